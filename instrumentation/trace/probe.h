@@ -1,0 +1,131 @@
+// The probe API a kernel includes to record its state into a trace (see trace_event.h).
+//
+//   ts::BlockProbe<kTrace> probe(params.trace, block_linear_index);   // every thread
+//   ...
+//   ts::ProbeEvent ev = probe.open(ts::Stage::fa1_step, index);  // every thread; index counts
+//                                                                   // this block's events of the stage
+//   if (ev) {                                     // block-uniform: on, not filtered, fits
+//     ev.m()[row] = m_row;  ev.l()[row] = l_row;  ev.o_row(row)[col] = acc;   // owners write
+//     if (is_first_thread) ev.header(hdr);       // one thread fills the coordinates
+//   }
+//
+// With kTrace == false every call is a compile-time constant and the probes vanish: the plain
+// kernel carries no cost from their existence. With kTrace == true and tracing off at run time
+// (view.headers == nullptr) a probe costs one uniform branch.
+//
+// Slots are assigned by the launcher (block_slot_base), not reserved with atomics at run time,
+// so a probe adds no synchronisation to the kernel it observes (a probe that called
+// __syncthreads would hide the very races tilescope looks for) and the buffer is in the
+// kernel's own order. An event whose slot is past the capacity is dropped and counted once.
+#pragma once
+
+#include "instrumentation/simt/cuda_compat.h"
+#include "instrumentation/trace/trace_event.h"
+
+namespace ts {
+
+namespace probe_detail {
+
+__device__ __forceinline__ int32_t where_am_i() {
+#if defined(__CUDA_ARCH__)
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  return static_cast<int32_t>(smid);
+#elif defined(TILESCOPE_SIMT_CPU)
+  return static_cast<int32_t>(::simt::worker_index());
+#else
+  return -1;
+#endif
+}
+
+__device__ __forceinline__ uint64_t now_ns() {
+#if defined(__CUDA_ARCH__)
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#elif defined(TILESCOPE_SIMT_CPU)
+  return ::simt::clock_ns();
+#else
+  return 0;
+#endif
+}
+
+__device__ __forceinline__ bool is_block_leader() {
+  return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
+}
+
+}  // namespace probe_detail
+
+// One open event: where the threads of a block write their parts of the payload.
+class ProbeEvent {
+ public:
+  __device__ ProbeEvent() = default;
+  __device__ ProbeEvent(const TraceDeviceView* view, int64_t slot) : view_(view), slot_(slot) {}
+
+  __device__ explicit operator bool() const { return view_ != nullptr; }
+  __device__ float* m() const { return view_->m + slot_ * view_->block_m; }
+  __device__ float* l() const { return view_->l + slot_ * view_->block_m; }
+  __device__ float* o_row(int row) const {
+    return view_->o + (slot_ * view_->block_m + row) * static_cast<int64_t>(view_->head_dim);
+  }
+  // Coordinates; `where` and `time_ns` are filled here. Call from one thread.
+  __device__ void header(EventHeader h) const {
+    h.where = probe_detail::where_am_i();
+    h.time_ns = probe_detail::now_ns();
+    view_->headers[slot_] = h;
+  }
+
+ private:
+  const TraceDeviceView* view_ = nullptr;
+  int64_t slot_ = -1;
+};
+
+template <bool kTrace>
+class BlockProbe {
+ public:
+  __device__ BlockProbe(const TraceDeviceView& view, int64_t block_linear)
+      : view_(&view), bases_(nullptr) {
+    if constexpr (kTrace) {
+      if (view.headers != nullptr && view.block_slot_base != nullptr)
+        bases_ = view.block_slot_base + block_linear * kNumStages;
+    } else {
+      (void)block_linear;
+    }
+  }
+
+  // Block-uniform: whether this block records events of this stage at all.
+  __device__ bool wants(Stage stage) const {
+    if constexpr (kTrace) {
+      return bases_ != nullptr && bases_[static_cast<int>(stage)] >= 0;
+    } else {
+      (void)stage;
+      return false;
+    }
+  }
+
+  // Every thread of the block calls it with the same arguments; `index` numbers this
+  // block's events of `stage` from 0. An empty event when the stage is not recorded; a
+  // dropped event (counted once, by the block's first thread) when the slot is past the
+  // buffer's capacity.
+  __device__ ProbeEvent open(Stage stage, int index) const {
+    if constexpr (kTrace) {
+      if (!wants(stage)) return ProbeEvent{};
+      const int64_t slot = bases_[static_cast<int>(stage)] + index;
+      if (slot >= view_->capacity) {
+        if (probe_detail::is_block_leader()) atomicAdd(view_->dropped, 1ull);
+        return ProbeEvent{};
+      }
+      return ProbeEvent{view_, slot};
+    } else {
+      (void)stage;
+      (void)index;
+      return ProbeEvent{};
+    }
+  }
+
+ private:
+  const TraceDeviceView* view_;
+  const int64_t* bases_;
+};
+
+}  // namespace ts

@@ -1,0 +1,198 @@
+#include "kernels/attention_config.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace ts {
+namespace {
+
+constexpr std::array<FaultInfo, 8> kFaults{{
+    {Fault::none, "none", "the correct kernel", true, true},
+    {Fault::double_count_l, "double_count_l",
+     "the Split-K reduce weights each split by its local sum l again (sums double-counted)",
+     false, true},
+    {Fault::masked_nan, "masked_nan",
+     "no guard for a fully masked tile under causal masking: exp(-inf - -inf) gives NaN", true,
+     true},
+    {Fault::empty_split, "empty_split",
+     "more splits than kv tiles; an empty split's unset state (m=0, l=0, O=garbage) poisons the "
+     "reduce",
+     false, true},
+    {Fault::partial_layout, "partial_layout",
+     "partial writer and reducer disagree on the partial buffer's layout: query 0 is right, the "
+     "error grows with the query index",
+     false, true},
+    {Fault::per_tile_softmax, "per_tile_softmax",
+     "FA-1 without online rescaling: each kv tile's softmax is used as is, right for one tile, "
+     "wrong after",
+     true, false},
+    {Fault::stale_accumulator, "stale_accumulator",
+     "accumulators not reset between splits / query tiles: a block's state leaks into the next",
+     true, true},
+    {Fault::missing_barrier, "missing_barrier",
+     "a shared-memory K/V tile is read before every thread has loaded it (a race)", true, true},
+}};
+
+template <typename Enum, size_t N>
+std::optional<Enum> lookup(std::string_view name,
+                           const std::array<std::pair<std::string_view, Enum>, N>& table) {
+  for (const auto& [n, e] : table)
+    if (n == name) return e;
+  return std::nullopt;
+}
+
+constexpr std::array<std::pair<std::string_view, KernelKind>, 2> kKernelNames{
+    {{"fa1", KernelKind::fa1}, {"splitk", KernelKind::splitk}}};
+constexpr std::array<std::pair<std::string_view, DType>, 3> kDTypeNames{
+    {{"fp32", DType::f32}, {"fp16", DType::f16}, {"bf16", DType::bf16}}};
+constexpr std::array<std::pair<std::string_view, Backend>, 3> kBackendNames{
+    {{"cpu", Backend::cpu}, {"gpu", Backend::gpu}, {"auto", Backend::auto_}}};
+
+template <typename Enum, size_t N>
+std::string_view name_of(Enum e, const std::array<std::pair<std::string_view, Enum>, N>& table) {
+  for (const auto& [n, v] : table)
+    if (v == e) return n;
+  return "?";
+}
+
+void check_positive(const char* field, int64_t value, int64_t limit) {
+  if (value < 1)
+    throw ConfigError(field, std::string(field) + " must be at least 1 (got " +
+                                 std::to_string(value) + ")");
+  if (value > limit)
+    throw ConfigError(field, std::string(field) + " must be at most " + std::to_string(limit) +
+                                 " (got " + std::to_string(value) + ")");
+}
+
+}  // namespace
+
+std::span<const FaultInfo> all_faults() { return kFaults; }
+
+const FaultInfo& fault_info(Fault fault) {
+  for (const auto& f : kFaults)
+    if (f.fault == fault) return f;
+  return kFaults[0];
+}
+
+std::optional<Fault> fault_from_name(std::string_view name) {
+  for (const auto& f : kFaults)
+    if (f.name == name) return f.fault;
+  return std::nullopt;
+}
+
+std::string_view to_string(KernelKind kind) { return name_of(kind, kKernelNames); }
+std::string_view to_string(DType dtype) { return name_of(dtype, kDTypeNames); }
+std::string_view to_string(Backend backend) { return name_of(backend, kBackendNames); }
+std::string_view to_string(Fault fault) { return fault_info(fault).name; }
+std::optional<KernelKind> kernel_from_name(std::string_view n) { return lookup(n, kKernelNames); }
+std::optional<DType> dtype_from_name(std::string_view n) { return lookup(n, kDTypeNames); }
+std::optional<Backend> backend_from_name(std::string_view n) { return lookup(n, kBackendNames); }
+
+size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
+
+double AttentionConfig::effective_scale() const {
+  return softmax_scale > 0.0 ? softmax_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+ConfigError::ConfigError(std::string field, const std::string& message)
+    : std::invalid_argument(message), field_(std::move(field)) {}
+
+void validate(const AttentionConfig& c) {
+  constexpr int64_t kMaxDim = int64_t{1} << 30;
+  check_positive("batch", c.batch, 65535);
+  check_positive("heads", c.heads, 65535);
+  check_positive("seq_q", c.seq_q, kMaxDim);
+  check_positive("seq_kv", c.seq_kv, kMaxDim);
+  bool head_dim_ok = false;
+  for (int d : kSupportedHeadDims) head_dim_ok |= (c.head_dim == d);
+  if (!head_dim_ok)
+    throw ConfigError("head_dim", "head_dim must be one of 32, 64, 128, 256 (got " +
+                                      std::to_string(c.head_dim) + ")");
+  if (c.num_splits < 0)
+    throw ConfigError("num_splits", "num_splits must be at least 1, or 0 for the heuristic (got " +
+                                        std::to_string(c.num_splits) + ")");
+  if (c.num_splits > 1024)
+    throw ConfigError("num_splits",
+                      "num_splits must be at most 1024 (got " + std::to_string(c.num_splits) + ")");
+  if (c.kernel == KernelKind::fa1 && c.num_splits > 1)
+    throw ConfigError("num_splits", "num_splits applies to the splitk kernel only (fa1 got " +
+                                        std::to_string(c.num_splits) + ")");
+  if (!std::isfinite(c.softmax_scale) || c.softmax_scale < 0.0)
+    throw ConfigError("softmax_scale", "softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim))");
+  const FaultInfo& f = fault_info(c.fault);
+  if ((c.kernel == KernelKind::fa1 && !f.fa1) || (c.kernel == KernelKind::splitk && !f.splitk))
+    throw ConfigError("fault", "fault '" + std::string(f.name) + "' does not apply to the " +
+                                   std::string(to_string(c.kernel)) + " kernel");
+
+  // Element counts of the largest tensor must fit the kernels' 32-bit in-tensor offsets.
+  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+  auto checked_product = [&](const char* what, std::initializer_list<int64_t> dims) {
+    int64_t p = 1;
+    for (int64_t d : dims) {
+      if (p > kMaxElements / d)
+        throw ConfigError(what, std::string("the ") + what +
+                                    " tensor would hold more than 2^31-1 elements; reduce batch, "
+                                    "heads, sequence length or head_dim");
+      p *= d;
+    }
+    return p;
+  };
+  checked_product("q", {c.batch, c.heads, c.seq_q, c.head_dim});
+  checked_product("kv", {c.batch, c.heads, c.seq_kv, c.head_dim});
+}
+
+void to_json(nlohmann::json& j, const AttentionConfig& c) {
+  j = nlohmann::json{{"kernel", to_string(c.kernel)},
+                     {"fault", to_string(c.fault)},
+                     {"batch", c.batch},
+                     {"heads", c.heads},
+                     {"seq_q", c.seq_q},
+                     {"seq_kv", c.seq_kv},
+                     {"head_dim", c.head_dim},
+                     {"dtype", to_string(c.dtype)},
+                     {"causal", c.causal},
+                     {"num_splits", c.num_splits},
+                     {"softmax_scale", c.softmax_scale}};
+}
+
+void from_json(const nlohmann::json& j, AttentionConfig& c) {
+  if (!j.is_object()) throw ConfigError("config", "config must be a JSON object");
+  auto str = [&](const char* key) -> std::string {
+    if (!j.contains(key) || !j.at(key).is_string())
+      throw ConfigError(key, std::string("config field '") + key + "' must be a string");
+    return j.at(key).get<std::string>();
+  };
+  auto integer = [&](const char* key) -> int64_t {
+    if (!j.contains(key) || !j.at(key).is_number_integer())
+      throw ConfigError(key, std::string("config field '") + key + "' must be an integer");
+    return j.at(key).get<int64_t>();
+  };
+  AttentionConfig out;
+  auto kernel = kernel_from_name(str("kernel"));
+  if (!kernel) throw ConfigError("kernel", "unknown kernel '" + str("kernel") + "' (fa1, splitk)");
+  out.kernel = *kernel;
+  auto fault = fault_from_name(str("fault"));
+  if (!fault) throw ConfigError("fault", "unknown fault '" + str("fault") + "'");
+  out.fault = *fault;
+  auto dtype = dtype_from_name(str("dtype"));
+  if (!dtype) throw ConfigError("dtype", "unknown dtype '" + str("dtype") + "' (fp32, fp16, bf16)");
+  out.dtype = *dtype;
+  out.batch = integer("batch");
+  out.heads = integer("heads");
+  out.seq_q = integer("seq_q");
+  out.seq_kv = integer("seq_kv");
+  out.head_dim = integer("head_dim");
+  out.num_splits = integer("num_splits");
+  if (!j.contains("causal") || !j.at("causal").is_boolean())
+    throw ConfigError("causal", "config field 'causal' must be a boolean");
+  out.causal = j.at("causal").get<bool>();
+  if (!j.contains("softmax_scale") || !j.at("softmax_scale").is_number())
+    throw ConfigError("softmax_scale", "config field 'softmax_scale' must be a number");
+  out.softmax_scale = j.at("softmax_scale").get<double>();
+  c = out;
+}
+
+}  // namespace ts

@@ -1,0 +1,104 @@
+// What a user asks tilescope to run: which attention kernel, which fault variant, which
+// shapes and dtype. Host-only (the kernels themselves see AttentionParams, a plain struct
+// the launchers fill from this). Shared by the launchers, the trace files' metadata, the
+// reference, the CLI and the GUI's launch panel.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ts {
+
+enum class KernelKind : int32_t {
+  fa1 = 0,     // one pass over the kv tiles with online softmax
+  splitk = 1,  // flash-decoding: partial pass over kv splits, then a log-sum-exp reduce
+};
+
+enum class DType : int32_t { f32 = 0, f16 = 1, bf16 = 2 };
+
+enum class Backend : int32_t {
+  cpu = 0,   // the SIMT runtime runs the CUDA source on host threads
+  gpu = 1,   // nvcc build on a CUDA device
+  auto_ = 2, // gpu when a device is present, else cpu
+};
+
+// The seeds' bugs, reproducible on demand. Each is a variant of a correct kernel; `none`
+// is the correct kernel, which is built without any of the faults' code.
+enum class Fault : int32_t {
+  none = 0,
+  double_count_l,     // Split-K reduce weights each split by its local sum twice
+  masked_nan,         // no guard for a fully masked tile: exp(-inf - -inf) = NaN
+  empty_split,        // more splits than kv tiles; an empty split's state poisons the reduce
+  partial_layout,     // partial writer and reducer disagree on the buffer layout
+  per_tile_softmax,   // FA-1 without online rescaling: right for one kv tile, wrong after
+  stale_accumulator,  // accumulators not reset between splits / kv tiles
+  missing_barrier,    // a shared-memory tile is read before every thread has loaded it
+};
+
+struct FaultInfo {
+  Fault fault;
+  std::string_view name;         // as typed on the command line: "double_count_l"
+  std::string_view description;  // one line: the bug it reproduces
+  bool fa1;                      // meaningful for the FA-1 kernel
+  bool splitk;                   // meaningful for the Split-K kernel
+};
+
+std::span<const FaultInfo> all_faults();
+const FaultInfo& fault_info(Fault fault);
+std::optional<Fault> fault_from_name(std::string_view name);
+
+std::string_view to_string(KernelKind kind);
+std::string_view to_string(DType dtype);
+std::string_view to_string(Backend backend);
+std::string_view to_string(Fault fault);
+std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk"
+std::optional<DType> dtype_from_name(std::string_view name);        // "fp32", "fp16", "bf16"
+std::optional<Backend> backend_from_name(std::string_view name);    // "cpu", "gpu", "auto"
+size_t dtype_size(DType dtype);
+
+// Head dims the kernels are instantiated for.
+inline constexpr int kSupportedHeadDims[] = {32, 64, 128, 256};
+
+struct AttentionConfig {
+  KernelKind kernel = KernelKind::fa1;
+  Fault fault = Fault::none;
+  int64_t batch = 1;
+  int64_t heads = 1;
+  int64_t seq_q = 128;
+  int64_t seq_kv = 128;
+  int64_t head_dim = 64;
+  DType dtype = DType::f32;
+  bool causal = false;          // aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q
+  int64_t num_splits = 0;       // Split-K only; 0 = chosen by the heuristic at launch
+  double softmax_scale = 0.0;   // 0 = 1 / sqrt(head_dim)
+
+  double effective_scale() const;
+  bool operator==(const AttentionConfig&) const = default;
+};
+
+// An invalid config: names the field, the value, and the limit it broke.
+class ConfigError : public std::invalid_argument {
+ public:
+  ConfigError(std::string field, const std::string& message);
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// Throws ConfigError for: sizes < 1, unsupported head dim, splits < 0, a fault that does
+// not apply to the kernel, sizes whose element counts overflow 2^31 per tensor (the kernels
+// index with 32-bit offsets within a tensor) or 2^62 bytes overall, a non-finite or negative
+// softmax scale.
+void validate(const AttentionConfig& config);
+
+void to_json(nlohmann::json& j, const AttentionConfig& config);
+void from_json(const nlohmann::json& j, AttentionConfig& config);  // validates field types
+
+}  // namespace ts
