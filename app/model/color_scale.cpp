@@ -1,0 +1,159 @@
+// Colour scales: value ranges, autofit, and value -> table index. The arithmetic here is
+// mirrored line by line in shaders/heatmap.frag (float, same order of operations), so the
+// GPU picks the same table entry (exactly in linear mode; log2 may differ by an ulp).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "app/model/colormap.h"
+
+namespace ts {
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+void validate(const ColorScale& s) {
+  if (!std::isfinite(s.min) || !std::isfinite(s.max))
+    throw ColorScaleError("colour scale bounds must be finite numbers (got min " + number(s.min) +
+                          ", max " + number(s.max) + ")");
+  if (s.min > s.max)
+    throw ColorScaleError("colour scale black point " + number(s.min) + " is above its white point " +
+                          number(s.max) + "; swap them");
+  if (s.log && !(std::isfinite(s.log_floor) && s.log_floor > 0))
+    throw ColorScaleError("log colour scale needs a positive floor (got " + number(s.log_floor) + ")");
+}
+
+double symmetric_bound(const ColorScale& s) {
+  return std::max(std::abs(static_cast<double>(s.min)), std::abs(static_cast<double>(s.max)));
+}
+
+}  // namespace
+
+ScaleMapping scale_mapping(const ColorScale& scale) {
+  validate(scale);
+  ScaleMapping m;
+  m.log = scale.log;
+  m.signed_log = scale.log && scale.symmetric;
+  double lo = scale.min, hi = scale.max;
+  if (scale.log) {
+    const double floor = scale.log_floor;
+    m.floor = scale.log_floor;
+    m.log2_floor = std::log2(scale.log_floor);
+    if (scale.symmetric) {
+      const double k = std::log2(std::max(symmetric_bound(scale), floor)) - std::log2(floor);
+      lo = -k;
+      hi = k;
+    } else {
+      lo = std::log2(std::max(lo, floor));
+      hi = std::log2(std::max(hi, floor));
+    }
+  } else if (scale.symmetric) {
+    hi = symmetric_bound(scale);
+    lo = -hi;
+  }
+  m.lo = static_cast<float>(lo);
+  const float width = static_cast<float>(hi) - m.lo;
+  if (width > 0 && std::isfinite(width)) {
+    m.gain = 1.0f / width;
+    m.bias = 0.0f;
+  } else if (hi > lo) {  // wider than a float can hold: still ordered, squeeze it
+    m.gain = static_cast<float>(1.0 / (hi - lo));
+    m.bias = 0.0f;
+  } else {  // zero width: everything maps to the middle
+    m.gain = 0.0f;
+    m.bias = 0.5f;
+  }
+  return m;
+}
+
+ScaleEnds scale_ends(const ColorScale& scale) {
+  validate(scale);
+  if (scale.symmetric) {
+    const auto m = static_cast<float>(symmetric_bound(scale));
+    return {-m, m};
+  }
+  if (scale.log) return {std::max(scale.min, scale.log_floor), std::max(scale.max, scale.log_floor)};
+  return {scale.min, scale.max};
+}
+
+ValueStats value_stats(std::span<const float> values, std::span<const uint8_t> mask) {
+  if (!mask.empty() && mask.size() != values.size())
+    throw ColorScaleError("mask has " + std::to_string(mask.size()) + " cells but the array has " +
+                          std::to_string(values.size()));
+  ValueStats s;
+  bool any = false;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    switch (classify_cell(v, !mask.empty() && mask[i] != 0)) {
+      case CellClass::masked: ++s.masked; continue;
+      case CellClass::nan: ++s.nan; continue;
+      case CellClass::pos_inf: ++s.pos_inf; continue;
+      case CellClass::neg_inf: ++s.neg_inf; continue;
+      case CellClass::finite: break;
+    }
+    ++s.finite;
+    const float a = std::abs(v);
+    if (!any) {
+      s.min = s.max = v;
+      s.max_abs = a;
+      any = true;
+    } else {
+      s.min = std::min(s.min, v);
+      s.max = std::max(s.max, v);
+      s.max_abs = std::max(s.max_abs, a);
+    }
+    if (a > 0 && (s.min_abs_nonzero == 0 || a < s.min_abs_nonzero)) s.min_abs_nonzero = a;
+  }
+  return s;
+}
+
+ColorScale autofit(std::span<const float> values, ColorScale base, std::span<const uint8_t> mask) {
+  const ValueStats s = value_stats(values, mask);
+  ColorScale out = base;
+  if (s.finite == 0) {
+    out.min = 0.0f;
+    out.max = 1.0f;
+  } else if (base.symmetric) {
+    out.min = -s.max_abs;
+    out.max = s.max_abs;
+  } else if (base.log) {  // magnitudes: the smallest non-zero |x| to the largest
+    out.min = s.min_abs_nonzero > 0 ? s.min_abs_nonzero : base.log_floor;
+    out.max = s.max_abs;
+  } else {
+    out.min = s.min;
+    out.max = s.max;
+  }
+  return out;
+}
+
+ColorMapper::ColorMapper(ColormapId colormap, const ColorScale& scale)
+    : table_(&colormap_table(colormap)), mapping_(scale_mapping(scale)) {}
+
+int ColorMapper::lut_index(float x) const {
+  const ScaleMapping& m = mapping_;
+  float u = x;
+  if (m.log) {
+    const float l2 = std::log2(std::max(std::abs(x), m.floor));
+    u = m.signed_log ? (x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f) * (l2 - m.log2_floor) : l2;
+  }
+  float t = (u - m.lo) * m.gain + m.bias;
+  t = t > 0.0f ? (t < 1.0f ? t : 1.0f) : 0.0f;  // also sends a NaN to 0
+  return std::min(static_cast<int>(t * 256.0f), 255);
+}
+
+Rgba8 ColorMapper::operator()(float value, bool masked) const {
+  const CellClass c = classify_cell(value, masked);
+  if (c != CellClass::finite) return special_color(c);
+  return (*table_)[static_cast<size_t>(lut_index(value))];
+}
+
+Rgba8 map_value(float value, ColormapId colormap, const ColorScale& scale, bool masked) {
+  return ColorMapper(colormap, scale)(value, masked);
+}
+
+}  // namespace ts

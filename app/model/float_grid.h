@@ -1,0 +1,42 @@
+// A read-only view of a 2-D float array (row-major, rows x cols) and its optional mask: what
+// heatmaps, PNG export and the GUI's textures take. Owns nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace ts {
+
+class GridShapeError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct FloatGridView {
+  std::span<const float> values;  // rows * cols, row-major
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::span<const uint8_t> mask;  // empty, or one byte per value (non-zero = masked)
+
+  // Throws GridShapeError when the sizes disagree or a dimension is not positive.
+  void validate() const {
+    if (rows <= 0 || cols <= 0)
+      throw GridShapeError("heatmap needs at least one row and one column (got " + std::to_string(rows) + " x " +
+                           std::to_string(cols) + ")");
+    if (static_cast<uint64_t>(rows) > values.size() / static_cast<uint64_t>(cols) ||
+        static_cast<size_t>(rows) * static_cast<size_t>(cols) != values.size())
+      throw GridShapeError("heatmap of " + std::to_string(rows) + " x " + std::to_string(cols) + " cells given " +
+                           std::to_string(values.size()) + " values");
+    if (!mask.empty() && mask.size() != values.size())
+      throw GridShapeError("heatmap mask has " + std::to_string(mask.size()) + " cells, the array " +
+                           std::to_string(values.size()));
+  }
+
+  size_t index(int64_t r, int64_t c) const { return static_cast<size_t>(r * cols + c); }
+  float at(int64_t r, int64_t c) const { return values[index(r, c)]; }
+  bool masked(int64_t r, int64_t c) const { return !mask.empty() && mask[index(r, c)] != 0; }
+};
+
+}  // namespace ts

@@ -1,0 +1,193 @@
+#include "app/model/heatmap_png.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/model/axis_ticks.h"
+#include "app/model/png_file.h"
+#include "app/model/text_raster.h"
+
+namespace ts {
+namespace {
+
+// The viewer's dark theme, so exports and screenshots look like one tool.
+constexpr Rgba8 kBackground{24, 25, 28, 255};
+constexpr Rgba8 kText{226, 228, 233, 255};
+constexpr Rgba8 kDimText{160, 164, 172, 255};
+constexpr Rgba8 kFrame{110, 114, 122, 255};
+
+constexpr int kPad = 20;
+constexpr int kLabelScale = 2;
+constexpr int kTitleScale = 3;
+constexpr int kTickLen = 5;
+constexpr int kColorbarW = 22;
+constexpr int kColorbarMinH = 200;
+
+std::string format_value(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
+std::string scale_description(ColormapId id, const ColorScale& s, int64_t rows, int64_t cols) {
+  std::string kind = s.log ? (s.symmetric ? "signed log" : "log |x|") : (s.symmetric ? "symmetric" : "linear");
+  if (s.log) kind += " (floor " + format_value(s.log_floor) + ")";
+  return std::to_string(rows) + " x " + std::to_string(cols) + " cells   " + std::string(colormap_name(id)) + ", " +
+         kind;
+}
+
+// The value at the colour bar's middle, for its centre label.
+double middle_value(const ColorScale& s) {
+  const ScaleEnds ends = scale_ends(s);
+  if (s.log && s.symmetric) return 0.0;
+  if (s.log) return std::sqrt(static_cast<double>(ends.low) * ends.high);  // geometric mean
+  return 0.5 * (static_cast<double>(ends.low) + ends.high);
+}
+
+int cells_px(int64_t count, int min_plot_px, int max_cell_px) {
+  const int64_t want = (min_plot_px + count - 1) / count;
+  return static_cast<int>(std::clamp<int64_t>(want, 1, std::max(1, max_cell_px)));
+}
+
+}  // namespace
+
+RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOptions& opt, HeatmapPngLayout* out) {
+  grid.validate();
+  const ColorScale scale = opt.autofit ? autofit(grid.values, opt.scale, grid.mask) : opt.scale;
+  const ColorMapper mapper(opt.colormap, scale);  // validates the scale
+  const ValueStats stats = value_stats(grid.values, grid.mask);
+
+  HeatmapPngLayout L;
+  L.scale = scale;
+  L.cell_w = cells_px(grid.cols, opt.min_plot_px, opt.max_cell_px);
+  L.cell_h = cells_px(grid.rows, opt.min_plot_px, opt.max_cell_px);
+  const int64_t plot_w64 = grid.cols * L.cell_w, plot_h64 = grid.rows * L.cell_h;
+  if (plot_w64 > opt.max_image_px || plot_h64 > opt.max_image_px)
+    throw PngWriteError("a " + std::to_string(grid.rows) + " x " + std::to_string(grid.cols) +
+                        " heatmap needs an image over " + std::to_string(opt.max_image_px) +
+                        " pixels on a side at one pixel per cell; export a slice of it");
+  const int plot_w = static_cast<int>(plot_w64), plot_h = static_cast<int>(plot_h64);
+
+  // Tick labels decide the left margin.
+  const int label_h = text_height(kLabelScale);
+  const std::vector<int64_t> row_ticks = axis_ticks(0, grid.rows, L.cell_h, label_h + 12);
+  int row_label_w = 0;
+  for (int64_t t : row_ticks) row_label_w = std::max(row_label_w, text_width(std::to_string(opt.first_row + t), kLabelScale));
+  const int widest_col = text_width(std::to_string(opt.first_col + grid.cols - 1), kLabelScale);
+  const std::vector<int64_t> col_ticks = axis_ticks(0, grid.cols, L.cell_w, widest_col + 18);
+
+  const int title_h = opt.title.empty() ? 0 : text_height(kTitleScale) + 10;
+  const int subtitle_h = label_h + 16;
+  L.plot_x = kPad + label_h + 12 + row_label_w + 6 + kTickLen;
+  L.plot_y = kPad + title_h + subtitle_h;
+
+  L.colorbar_x = L.plot_x + plot_w + 28;
+  L.colorbar_y = L.plot_y;
+  L.colorbar_w = kColorbarW;
+  L.colorbar_h = std::max(plot_h, kColorbarMinH);
+
+  const ScaleEnds ends = scale_ends(scale);
+  const std::array<std::string, 3> bar_labels = {format_value(ends.high), format_value(middle_value(scale)),
+                                                 format_value(ends.low)};
+  int bar_label_w = 0;
+  for (const auto& s : bar_labels) bar_label_w = std::max(bar_label_w, text_width(s, kLabelScale));
+
+  struct LegendEntry {
+    CellClass cls;
+    std::string text;
+    size_t count;
+  };
+  std::vector<LegendEntry> legend;
+  int legend_w = 0;
+  for (const auto& [cls, count] : {std::pair{CellClass::nan, stats.nan}, std::pair{CellClass::pos_inf, stats.pos_inf},
+                                   std::pair{CellClass::neg_inf, stats.neg_inf}, std::pair{CellClass::masked, stats.masked}}) {
+    legend.push_back({cls, std::string(cell_class_name(cls)) + " " + std::to_string(count), count});
+    legend_w += label_h + 6 + text_width(legend.back().text, kLabelScale) + 22;
+  }
+
+  const std::string subtitle = scale_description(opt.colormap, scale, grid.rows, grid.cols);
+  const int x_ticks_y = L.plot_y + plot_h + kTickLen + 4;
+  const int x_label_y = x_ticks_y + label_h + 10;
+  const int legend_y = std::max(x_label_y + label_h + 16, L.colorbar_y + L.colorbar_h + label_h);
+  L.width = std::max({L.colorbar_x + L.colorbar_w + 8 + bar_label_w + kPad,
+                      kPad + text_width(opt.title, kTitleScale) + kPad, kPad + text_width(subtitle, kLabelScale) + kPad,
+                      L.plot_x + text_width(opt.col_label, kLabelScale) + kPad, L.plot_x + legend_w + kPad});
+  L.height = legend_y + label_h + kPad;
+
+  RgbaImage img(L.width, L.height, kBackground);
+
+  // Title and the scale line under it.
+  if (!opt.title.empty()) draw_text(img, kPad, kPad, opt.title, kText, kTitleScale);
+  draw_text(img, kPad, kPad + title_h, subtitle, kDimText, kLabelScale);
+
+  // Cells.
+  for (int64_t r = 0; r < grid.rows; ++r)
+    for (int64_t c = 0; c < grid.cols; ++c) {
+      const int x = L.plot_x + static_cast<int>(c) * L.cell_w, y = L.plot_y + static_cast<int>(r) * L.cell_h;
+      img.fill_rect(x, y, x + L.cell_w, y + L.cell_h, mapper(grid.at(r, c), grid.masked(r, c)));
+    }
+  // Frame one pixel outside the plot, so edge cells keep their full size.
+  img.fill_rect(L.plot_x - 1, L.plot_y - 1, L.plot_x + plot_w + 1, L.plot_y, kFrame);
+  img.fill_rect(L.plot_x - 1, L.plot_y + plot_h, L.plot_x + plot_w + 1, L.plot_y + plot_h + 1, kFrame);
+  img.fill_rect(L.plot_x - 1, L.plot_y, L.plot_x, L.plot_y + plot_h, kFrame);
+  img.fill_rect(L.plot_x + plot_w, L.plot_y, L.plot_x + plot_w + 1, L.plot_y + plot_h, kFrame);
+
+  // Row axis: ticks at cell centres, numbers right-aligned, the label turned up the side.
+  for (int64_t t : row_ticks) {
+    const int y = L.plot_y + static_cast<int>(t) * L.cell_h + L.cell_h / 2;
+    img.fill_rect(L.plot_x - 1 - kTickLen, y, L.plot_x - 1, y + 1, kFrame);
+    const std::string s = std::to_string(opt.first_row + t);
+    draw_text(img, L.plot_x - 1 - kTickLen - 6 - text_width(s, kLabelScale), y - label_h / 2, s, kText, kLabelScale);
+  }
+  const int row_label_len = text_width(opt.row_label, kLabelScale);
+  draw_text_vertical(img, kPad, L.plot_y + std::max(0, (plot_h - row_label_len) / 2), opt.row_label, kDimText,
+                     kLabelScale);
+
+  // Column axis.
+  for (int64_t t : col_ticks) {
+    const int x = L.plot_x + static_cast<int>(t) * L.cell_w + L.cell_w / 2;
+    img.fill_rect(x, L.plot_y + plot_h + 1, x + 1, L.plot_y + plot_h + 1 + kTickLen, kFrame);
+    const std::string s = std::to_string(opt.first_col + t);
+    draw_text(img, x - text_width(s, kLabelScale) / 2, x_ticks_y, s, kText, kLabelScale);
+  }
+  const int col_label_len = text_width(opt.col_label, kLabelScale);
+  draw_text(img, L.plot_x + std::max(0, (plot_w - col_label_len) / 2), x_label_y, opt.col_label, kDimText,
+            kLabelScale);
+
+  // Colour bar: the table from high (top) to low, with its range.
+  const ColormapTable& table = colormap_table(opt.colormap);
+  for (int y = 0; y < L.colorbar_h; ++y) {
+    const double t = 1.0 - (y + 0.5) / L.colorbar_h;
+    const size_t index = std::min<size_t>(static_cast<size_t>(t * 256.0), 255);
+    img.fill_rect(L.colorbar_x, L.colorbar_y + y, L.colorbar_x + L.colorbar_w, L.colorbar_y + y + 1, table[index]);
+  }
+  const int bar_text_x = L.colorbar_x + L.colorbar_w + 8;
+  const std::array<int, 3> bar_label_y = {L.colorbar_y, L.colorbar_y + L.colorbar_h / 2 - label_h / 2,
+                                          L.colorbar_y + L.colorbar_h - label_h};
+  for (size_t i = 0; i < bar_labels.size(); ++i) draw_text(img, bar_text_x, bar_label_y[i], bar_labels[i], kText, kLabelScale);
+
+  // Legend: every special colour with its count (a zero is evidence too).
+  int x = L.plot_x;
+  for (const auto& [cls, text, count] : legend) {
+    img.fill_rect(x, legend_y, x + label_h, legend_y + label_h, special_color(cls));
+    draw_text(img, x + label_h + 6, legend_y, text, count ? kText : kDimText, kLabelScale);
+    x += label_h + 6 + text_width(text, kLabelScale) + 22;
+  }
+
+  if (out) *out = L;
+  return img;
+}
+
+HeatmapPngLayout write_heatmap_png(const std::filesystem::path& path, const FloatGridView& grid,
+                                   const HeatmapPngOptions& options) {
+  HeatmapPngLayout layout;
+  const RgbaImage image = render_heatmap_image(grid, options, &layout);
+  write_png_file(path, image);
+  return layout;
+}
+
+}  // namespace ts
