@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev                       # libFuzzer for the trace-reader fuzz target
   libboost-context-dev                           # fibers of the SIMT runtime
   nlohmann-json3-dev libcli11-dev libstb-dev     # trace headers / CLI / PNG export
+  libssl-dev                                     # SHA-256 of input files (static libcrypto)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libimgui-dev libglfw3-dev python3-glad libgl-dev   # the viewer
   xvfb xauth libgl1-mesa-dri                     # screenshot tests (Mesa llvmpipe under Xvfb)

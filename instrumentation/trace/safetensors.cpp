@@ -1,0 +1,142 @@
+#include "instrumentation/trace/safetensors.h"
+
+#include <algorithm>
+#include <bit>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "instrumentation/trace/atomic_file.h"
+#include "instrumentation/trace/safetensors_header.h"
+
+namespace ts {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data are little-endian; a big-endian host would need byte swaps");
+
+namespace {
+
+[[noreturn]] void refuse(const std::filesystem::path& path, const std::string& what) {
+  throw FileWriteError(path, "cannot write " + path.string() + ": " + what);
+}
+
+uint64_t byte_size_for_writing(const std::filesystem::path& path, const TensorToWrite& t) {
+  uint64_t bytes = elem_size(t.type);
+  for (int64_t d : t.shape) {
+    if (d < 0) refuse(path, "tensor '" + t.name + "' has a negative dimension");
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      refuse(path, "tensor '" + t.name + "' is too large: its byte size overflows");
+  }
+  if (bytes > 0 && t.data == nullptr) refuse(path, "tensor '" + t.name + "' has no data");
+  return bytes;
+}
+
+}  // namespace
+
+int64_t TensorInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;  // the reader checked that the byte size fits
+  return n;
+}
+
+void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  // Largest elements first: every offset is then a multiple of the element size at it, and
+  // the data buffer starts 8-aligned, so the reader's views need no copy.
+  std::vector<const TensorToWrite*> order;
+  std::set<std::string_view> names;
+  for (const TensorToWrite& t : tensors) {
+    if (t.name == "__metadata__") refuse(path, "\"__metadata__\" cannot name a tensor");
+    if (!names.insert(t.name).second) refuse(path, "tensor name '" + t.name + "' repeats");
+    order.push_back(&t);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const TensorToWrite* a, const TensorToWrite* b) {
+    return elem_size(a->type) > elem_size(b->type);
+  });
+
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) {
+    auto& meta = header["__metadata__"] = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+  }
+  uint64_t offset = 0;
+  for (const TensorToWrite* t : order) {
+    const uint64_t bytes = byte_size_for_writing(path, *t);
+    header[t->name] = {{"dtype", std::string(to_string(t->type))},
+                       {"shape", t->shape},
+                       {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception& e) {  // a name or a metadata string is not UTF-8
+    refuse(path, std::string("a tensor name or metadata string is not valid UTF-8 (") + e.what() +
+                     ")");
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');  // the data buffer starts 8-aligned
+
+  AtomicFileWriter out(path);
+  uint8_t length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(uint64_t{text.size()} >> (8 * i));
+  out.write(length, sizeof length);
+  out.write(text.data(), text.size());
+  for (const TensorToWrite* t : order) out.write(t->data, byte_size_for_writing(path, *t));
+  out.commit();
+}
+
+SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
+  return parse(MappedFile::open(path), path.string());
+}
+
+SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const ByteSource> source,
+                                       std::string display_name) {
+  SafetensorsFile file;
+  file.source_ = std::move(source);
+  file.name_ = std::move(display_name);
+  const std::span<const std::byte> bytes = file.source_->bytes();
+  if (bytes.size() < 8)
+    throw file.error("file of " + std::to_string(bytes.size()) +
+                     " bytes is too short to be a safetensors file (truncated?)");
+  uint64_t header_size = 0;
+  for (int i = 0; i < 8; ++i) header_size |= std::to_integer<uint64_t>(bytes[i]) << (8 * i);
+  if (header_size > kSafetensorsMaxHeaderBytes)
+    throw file.error("header length " + std::to_string(header_size) + " exceeds the limit of " +
+                     std::to_string(kSafetensorsMaxHeaderBytes) + " bytes (not a safetensors file?)");
+  if (header_size > bytes.size() - 8)
+    throw file.error("header length " + std::to_string(header_size) + " goes past the end of the " +
+                     std::to_string(bytes.size()) + "-byte file (truncated?)");
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, header_size);
+  file.data_start_ = 8 + header_size;
+  SafetensorsHeader header = parse_safetensors_header(text, bytes.size() - file.data_start_, file.name_);
+  file.tensors_ = std::move(header.tensors);
+  file.metadata_ = std::move(header.metadata);
+  return file;
+}
+
+const TensorInfo* SafetensorsFile::find(std::string_view name) const {
+  auto it = std::lower_bound(tensors_.begin(), tensors_.end(), name,
+                             [](const TensorInfo& t, std::string_view n) { return t.name < n; });
+  return it != tensors_.end() && it->name == name ? &*it : nullptr;
+}
+
+const TensorInfo& SafetensorsFile::at(std::string_view name) const {
+  if (const TensorInfo* t = find(name)) return *t;
+  throw error("no tensor named '" + std::string(name) + "'");
+}
+
+std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& tensor) const {
+  return source_->bytes().subspan(data_start_ + tensor.begin, tensor.size_bytes());
+}
+
+TraceFormatError SafetensorsFile::error(const std::string& what) const {
+  return TraceFormatError(name_, name_ + ": " + what);
+}
+
+void SafetensorsFile::check_type(const TensorInfo& tensor, ElemType expected) const {
+  if (tensor.type != expected)
+    throw error("tensor '" + tensor.name + "' has dtype " + std::string(to_string(tensor.type)) +
+                ", expected " + std::string(to_string(expected)));
+}
+
+}  // namespace ts
