@@ -56,6 +56,13 @@ ScaleMapping scale_mapping(const ColorScale& scale) {
     hi = symmetric_bound(scale);
     lo = -hi;
   }
+  if (scale.symmetric && hi > 0) {
+    // Centred form, so that 0 lands exactly on the middle entry: t = u * (0.5 / hi) + 0.5.
+    m.lo = 0.0f;
+    m.gain = static_cast<float>(0.5 / hi);
+    m.bias = 0.5f;
+    return m;
+  }
   m.lo = static_cast<float>(lo);
   const float width = static_cast<float>(hi) - m.lo;
   if (width > 0 && std::isfinite(width)) {

@@ -15,6 +15,10 @@ class GridShapeError : public std::runtime_error {
 };
 
 struct FloatGridView {
+  FloatGridView() = default;
+  FloatGridView(std::span<const float> v, int64_t r, int64_t c, std::span<const uint8_t> m = {})
+      : values(v), rows(r), cols(c), mask(m) {}
+
   std::span<const float> values;  // rows * cols, row-major
   int64_t rows = 0;
   int64_t cols = 0;

@@ -74,11 +74,14 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
 
   // Tick labels decide the left margin.
   const int label_h = text_height(kLabelScale);
-  const std::vector<int64_t> row_ticks = axis_ticks(0, grid.rows, L.cell_h, label_h + 12);
+  // Ticks fall on round numbers of the caller's numbering (first_row, first_col), then shift back.
+  std::vector<int64_t> row_ticks = axis_ticks(opt.first_row, opt.first_row + grid.rows, L.cell_h, label_h + 12);
+  for (int64_t& t : row_ticks) t -= opt.first_row;
   int row_label_w = 0;
   for (int64_t t : row_ticks) row_label_w = std::max(row_label_w, text_width(std::to_string(opt.first_row + t), kLabelScale));
   const int widest_col = text_width(std::to_string(opt.first_col + grid.cols - 1), kLabelScale);
-  const std::vector<int64_t> col_ticks = axis_ticks(0, grid.cols, L.cell_w, widest_col + 18);
+  std::vector<int64_t> col_ticks = axis_ticks(opt.first_col, opt.first_col + grid.cols, L.cell_w, widest_col + 18);
+  for (int64_t& t : col_ticks) t -= opt.first_col;
 
   const int title_h = opt.title.empty() ? 0 : text_height(kTitleScale) + 10;
   const int subtitle_h = label_h + 16;

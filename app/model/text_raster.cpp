@@ -52,7 +52,7 @@ int text_width(std::string_view text, int scale) {
   return (w > 0 ? w - 1 : 0) * scale;
 }
 
-int text_height(int scale) { return 8 * scale; }
+int text_height(int scale) { return 9 * scale; }  // ascenders at 0, descenders to 9
 
 void draw_text(RgbaImage& image, int x, int y, std::string_view text, Rgba8 color, int scale) {
   for (const Quad& q : glyph_quads(text))

@@ -1,0 +1,206 @@
+// PNG export: write a random heatmap with NaN / +-Inf / masked cells, decode the file with
+// stb_image, and check every cell's colour, the colour bar, the size, and the failure modes.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <stb_image.h>
+
+#include "app/model/heatmap_png.h"
+#include "app/model/png_file.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+RgbaImage load_png(const std::filesystem::path& path) {
+  int w = 0, h = 0, channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &w, &h, &channels, 4);
+  if (!data) throw std::runtime_error("cannot decode " + path.string());
+  RgbaImage img(w, h);
+  std::memcpy(img.pixels.data(), data, static_cast<size_t>(w) * h * 4);
+  stbi_image_free(data);
+  return img;
+}
+
+struct Grid {
+  int64_t rows, cols;
+  std::vector<float> values;
+  std::vector<uint8_t> mask;
+  FloatGridView view() const { return {values, rows, cols, mask}; }
+};
+
+// Random values with a NaN, a +Inf, a -Inf and a masked cell at random distinct places.
+Grid random_grid(std::mt19937_64& rng, int64_t rows, int64_t cols) {
+  Grid g{rows, cols, std::vector<float>(static_cast<size_t>(rows * cols)), std::vector<uint8_t>(static_cast<size_t>(rows * cols))};
+  std::normal_distribution<float> value(0.5f, 2.0f);
+  for (float& v : g.values) v = value(rng);
+  std::vector<size_t> cells(g.values.size());
+  std::iota(cells.begin(), cells.end(), size_t{0});
+  std::shuffle(cells.begin(), cells.end(), rng);
+  g.values[cells[0]] = kNaN;
+  g.values[cells[1]] = kInf;
+  g.values[cells[2]] = -kInf;
+  g.mask[cells[3]] = 1;
+  return g;
+}
+
+TEST(HeatmapPng, EveryCellHasItsColourInTheDecodedFile) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  testing::TempDir dir;
+  for (ColormapId cmap : all_colormaps()) {
+    SCOPED_TRACE(std::string(colormap_name(cmap)));
+    const Grid g = random_grid(rng, 13, 21);  // odd sizes: no accidental symmetry
+    HeatmapPngOptions opt;
+    opt.title = "trace O, split 3";
+    opt.row_label = "query row";
+    opt.col_label = "head-dim column";
+    opt.colormap = cmap;
+    opt.scale.symmetric = colormap_is_diverging(cmap);
+    const auto path = dir.path() / (std::string(colormap_name(cmap)) + ".png");
+    const HeatmapPngLayout L = write_heatmap_png(path, g.view(), opt);
+
+    const RgbaImage img = load_png(path);
+    ASSERT_EQ(img.width, L.width);
+    ASSERT_EQ(img.height, L.height);
+    ASSERT_GE(L.cell_w * g.cols, opt.min_plot_px) << "small arrays are upscaled";
+    ASSERT_GE(L.cell_h * g.rows, opt.min_plot_px);
+
+    // The autofit range is that of the finite, unmasked values.
+    float lo = kInf, hi = -kInf;
+    for (size_t i = 0; i < g.values.size(); ++i)
+      if (std::isfinite(g.values[i]) && !g.mask[i]) lo = std::min(lo, g.values[i]), hi = std::max(hi, g.values[i]);
+    if (opt.scale.symmetric) {
+      const float m = std::max(-lo, hi);
+      lo = -m, hi = m;
+    }
+    EXPECT_EQ(L.scale.min, lo);
+    EXPECT_EQ(L.scale.max, hi);
+
+    const ColorMapper mapper(cmap, L.scale);
+    for (int64_t r = 0; r < g.rows; ++r)
+      for (int64_t c = 0; c < g.cols; ++c) {
+        const float v = g.values[static_cast<size_t>(r * g.cols + c)];
+        const bool masked = g.mask[static_cast<size_t>(r * g.cols + c)] != 0;
+        // Every pixel of the cell, corners included: cells are whole pixels, no blending.
+        for (int dy : {0, L.cell_h - 1})
+          for (int dx : {0, L.cell_w / 2, L.cell_w - 1}) {
+            const Rgba8 got = img.at(L.plot_x + static_cast<int>(c) * L.cell_w + dx, L.plot_y + static_cast<int>(r) * L.cell_h + dy);
+            ASSERT_EQ(got, mapper(v, masked)) << "cell (" << r << ", " << c << ") value " << v;
+            // The documented colours, written out: the mapper is not checked against itself.
+            const Rgba8 documented = masked ? Rgba8{110, 110, 0, 255}
+                                     : std::isnan(v) ? Rgba8{255, 0, 255, 255}
+                                     : v == kInf ? Rgba8{0, 255, 0, 255}
+                                     : v == -kInf ? Rgba8{0, 255, 255, 255}
+                                     : got;
+            ASSERT_EQ(got, documented) << "cell (" << r << ", " << c << ")";
+          }
+      }
+    // The colour bar runs from the table's top entry down to its first.
+    const ColormapTable& table = colormap_table(cmap);
+    EXPECT_EQ(img.at(L.colorbar_x + L.colorbar_w / 2, L.colorbar_y), table[255]);
+    EXPECT_EQ(img.at(L.colorbar_x + L.colorbar_w / 2, L.colorbar_y + L.colorbar_h - 1), table[0]);
+  }
+}
+
+TEST(HeatmapPng, TallArraysGetOnePixelRowsAndKeepEveryNaN) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  Grid g = random_grid(rng, 2048, 16);
+  std::uniform_int_distribution<size_t> cell(0, g.values.size() - 1);
+  std::vector<size_t> nans;
+  for (int i = 0; i < 20; ++i) g.values[nans.emplace_back(cell(rng))] = kNaN;
+  HeatmapPngLayout L;
+  const RgbaImage img = render_heatmap_image(g.view(), {}, &L);
+  EXPECT_EQ(L.cell_h, 1);
+  EXPECT_EQ(L.cell_w, 32);
+  for (size_t i : nans) {
+    const auto r = static_cast<int>(i / 16), c = static_cast<int>(i % 16);
+    EXPECT_EQ(img.at(L.plot_x + c * L.cell_w + 3, L.plot_y + r), special_color(CellClass::nan));
+  }
+}
+
+TEST(HeatmapPng, FixedScaleIsUsedAsGiven) {
+  const std::vector<float> v = {0.0f, 0.5f, 1.0f, 2.0f};
+  HeatmapPngOptions opt;
+  opt.autofit = false;
+  opt.scale = {0.0f, 1.0f};
+  opt.colormap = ColormapId::gray;
+  HeatmapPngLayout L;
+  const RgbaImage img = render_heatmap_image({v, 1, 4}, opt, &L);
+  const ColormapTable& gray = colormap_table(ColormapId::gray);
+  EXPECT_EQ(img.at(L.plot_x + 0 * L.cell_w, L.plot_y), gray[0]);
+  EXPECT_EQ(img.at(L.plot_x + 1 * L.cell_w, L.plot_y), gray[128]);
+  EXPECT_EQ(img.at(L.plot_x + 2 * L.cell_w, L.plot_y), gray[255]);
+  EXPECT_EQ(img.at(L.plot_x + 3 * L.cell_w, L.plot_y), gray[255]) << "clamped at the white point";
+}
+
+TEST(HeatmapPng, UnwritablePathGivesAnErrorAndLeavesNothing) {
+  testing::TempDir dir;
+  const std::vector<float> v = {1.0f, 2.0f, 3.0f, 4.0f};
+  // A path under a regular file cannot be created, even by root.
+  const auto blocker = dir.path() / "not-a-folder";
+  std::ofstream(blocker) << "x";
+  const auto target = blocker / "out.png";
+  try {
+    write_heatmap_png(target, {v, 2, 2}, {});
+    FAIL() << "writing under a regular file succeeded";
+  } catch (const PngWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(target.string()), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(write_heatmap_png(dir.path() / "missing" / "out.png", {v, 2, 2}, {}), PngWriteError);
+  // Only the blocker is left: no temporary file, no partial PNG.
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(HeatmapPng, RewritingReplacesTheFileWhole) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "h.png";
+  const std::vector<float> a = {1.0f, 2.0f, 3.0f, 4.0f};
+  const std::vector<float> b(64 * 64, 1.0f);
+  write_heatmap_png(path, {a, 2, 2}, {});
+  const HeatmapPngLayout L = write_heatmap_png(path, {b, 64, 64}, {});
+  EXPECT_EQ(load_png(path).width, L.width);
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(HeatmapPng, BadInputIsRefusedWithAReason) {
+  const std::vector<float> v(6, 1.0f);
+  EXPECT_THROW(render_heatmap_image({v, 2, 4}, {}), GridShapeError);
+  EXPECT_THROW(render_heatmap_image({v, 0, 6}, {}), GridShapeError);
+  EXPECT_THROW(render_heatmap_image({v, 2, 3, std::vector<uint8_t>(5)}, {}), GridShapeError);
+  HeatmapPngOptions bad;
+  bad.autofit = false;
+  bad.scale = {1.0f, 0.0f};
+  EXPECT_THROW(render_heatmap_image({v, 2, 3}, bad), ColorScaleError);
+  HeatmapPngOptions small;
+  small.max_image_px = 4;
+  try {
+    render_heatmap_image({v, 2, 3}, small);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("slice"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ts
