@@ -1,5 +1,5 @@
-// A read-only view of a 2-D float array (row-major, rows x cols) and its optional mask: what
-// heatmaps, PNG export and the GUI's textures take. Owns nothing.
+// 2-D float arrays (row-major, rows x cols) with an optional mask: FloatGridView is what
+// heatmaps, PNG export and the GUI's textures take (owns nothing); FloatGrid owns its data.
 #pragma once
 
 #include <cstddef>
@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace ts {
 
@@ -41,6 +42,16 @@ struct FloatGridView {
   size_t index(int64_t r, int64_t c) const { return static_cast<size_t>(r * cols + c); }
   float at(int64_t r, int64_t c) const { return values[index(r, c)]; }
   bool masked(int64_t r, int64_t c) const { return !mask.empty() && mask[index(r, c)] != 0; }
+};
+
+// An owned array, for data that must outlive its producer (e.g. what a GUI view shows).
+struct FloatGrid {
+  std::vector<float> values;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<uint8_t> mask;  // empty, or rows * cols bytes
+
+  FloatGridView view() const { return {values, rows, cols, mask}; }
 };
 
 }  // namespace ts

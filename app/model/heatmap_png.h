@@ -49,7 +49,7 @@ struct HeatmapPngLayout {
 RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOptions& options,
                                HeatmapPngLayout* layout = nullptr);
 
-// render_heatmap_image + write_png_file (atomic; PngWriteError names the path and reason).
+// render_heatmap_image + write_png_file (atomic; FileWriteError names the path and reason).
 HeatmapPngLayout write_heatmap_png(const std::filesystem::path& path, const FloatGridView& grid,
                                    const HeatmapPngOptions& options);
 

@@ -18,6 +18,7 @@
 
 #include "app/model/heatmap_png.h"
 #include "app/model/png_file.h"
+#include "instrumentation/trace/file_error.h"
 #include "tests/model/temp_dir.h"
 #include "tests/model/test_seed.h"
 
@@ -160,10 +161,10 @@ TEST(HeatmapPng, UnwritablePathGivesAnErrorAndLeavesNothing) {
   try {
     write_heatmap_png(target, {v, 2, 2}, {});
     FAIL() << "writing under a regular file succeeded";
-  } catch (const PngWriteError& e) {
+  } catch (const FileWriteError& e) {
     EXPECT_NE(std::string(e.what()).find(target.string()), std::string::npos) << e.what();
   }
-  EXPECT_THROW(write_heatmap_png(dir.path() / "missing" / "out.png", {v, 2, 2}, {}), PngWriteError);
+  EXPECT_THROW(write_heatmap_png(dir.path() / "missing" / "out.png", {v, 2, 2}, {}), FileWriteError);
   // Only the blocker is left: no temporary file, no partial PNG.
   size_t entries = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
