@@ -95,10 +95,10 @@ struct TraceInputs {
 
 struct TraceContents {
   const CapturedEvents* events = nullptr;        // required
-  std::map<std::string, std::string> metadata;   // the caller's keys (trace_meta::config...)
+  std::map<std::string, std::string> metadata{};  // the caller's keys (trace_meta::config...)
   const TraceInputs* inputs = nullptr;           // optional
   const HostTensor* output = nullptr;            // optional: [batch, heads, seq_q, head_dim]
-  std::vector<TensorToWrite> extra;              // optional; names outside events./inputs./output.
+  std::vector<TensorToWrite> extra{};            // optional; names outside events./inputs./output.
 };
 
 // Writes a trace atomically. Throws FileWriteError naming the path and the problem when the

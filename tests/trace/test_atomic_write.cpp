@@ -1,0 +1,147 @@
+// Writes are atomic: a folder that cannot be written gives a clear error and no file; a write
+// that fails midway (a file-size limit standing in for a full disk) leaves neither a temporary
+// file nor a damaged destination; an existing file survives a failed overwrite.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "instrumentation/trace/atomic_file.h"
+#include "instrumentation/trace/npy.h"
+#include "instrumentation/trace/trace_file.h"
+#include "tests/trace/trace_test_util.h"
+
+namespace ts {
+namespace {
+
+using test::TempDir;
+
+CapturedEvents some_events(size_t n) {
+  std::mt19937_64 rng(test::test_seed());
+  return test::random_events(rng, n, 64, 128);
+}
+
+template <typename Fn>
+void expect_write_error(Fn&& write, const std::filesystem::path& path, const std::string& what) {
+  SCOPED_TRACE(what);
+  try {
+    write();
+    ADD_FAILURE() << "write succeeded";
+  } catch (const FileWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+TEST(AtomicWrite, MissingFolderGivesAClearErrorAndNoFile) {
+  TempDir dir;
+  const CapturedEvents ev = some_events(3);
+  const auto path = dir / "no/such/folder/run.trace.safetensors";
+  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path,
+                     "No such file or directory");
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(AtomicWrite, ParentIsAFileGivesAClearError) {
+  TempDir dir;
+  test::write_bytes(dir / "plain", "x", 1);
+  const float x[2] = {1, 2};
+  const int64_t shape[1] = {2};
+  const auto path = dir / "plain/a.npy";
+  expect_write_error([&] { write_npy(path, ElemType::F32, shape, x); }, path, "Not a directory");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"plain"});
+}
+
+TEST(AtomicWrite, ReadOnlyFolderGivesPermissionDenied) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores folder permissions";
+  TempDir dir;
+  std::filesystem::create_directory(dir / "ro");
+  ::chmod((dir / "ro").c_str(), 0500);
+  const CapturedEvents ev = some_events(3);
+  const auto path = dir / "ro/run.trace.safetensors";
+  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path, "Permission denied");
+  ::chmod((dir / "ro").c_str(), 0700);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "ro"));
+}
+
+// RLIMIT_FSIZE makes write() fail with EFBIG part-way through, as a full disk would (ENOSPC).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);  // else the kernel kills the process
+    ::getrlimit(RLIMIT_FSIZE, &old_);
+    rlimit lim = old_;
+    lim.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+
+ private:
+  rlimit old_{};
+  sighandler_t old_handler_;
+};
+
+TEST(AtomicWrite, FailedWriteLeavesNoTempFileAndKeepsTheOldFile) {
+  TS_SEED_TRACE();
+  TempDir dir;
+  const auto path = dir / "run.trace.safetensors";
+  const CapturedEvents small = some_events(2);
+  write_trace(path, {.events = &small});
+  const auto before = test::read_bytes(path);
+
+  const CapturedEvents big = some_events(64);  // ~2 MB of payload
+  {
+    FileSizeLimit limit(256 * 1024);
+    expect_write_error([&] { write_trace(path, {.events = &big}); }, path, "File too large");
+  }
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"run.trace.safetensors"});
+  EXPECT_EQ(test::read_bytes(path), before);
+  const TraceFile t = TraceFile::open(path);  // still the old, valid trace
+  EXPECT_EQ(t.num_events(), 2u);
+
+  {
+    FileSizeLimit limit(4096);
+    std::vector<float> data(100000, 1.0f);
+    const int64_t shape[1] = {100000};
+    const auto npy = dir / "a.npy";
+    expect_write_error([&] { write_npy(npy, ElemType::F32, shape, data.data()); }, npy,
+                       "File too large");
+  }
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"run.trace.safetensors"});
+}
+
+TEST(AtomicWrite, DestinationThatIsAFolderIsRefusedWithoutLeftovers) {
+  TempDir dir;
+  std::filesystem::create_directory(dir / "target");
+  test::write_bytes(dir / "target/keep", "k", 1);
+  const CapturedEvents ev = some_events(2);
+  const auto path = dir / "target";
+  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path, "renaming into place");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"target"});
+}
+
+TEST(AtomicWrite, UncommittedWriterRemovesItsTempFile) {
+  TempDir dir;
+  {
+    AtomicFileWriter w(dir / "x.bin");
+    w.write("hello", 5);
+    EXPECT_TRUE(std::filesystem::exists(w.temp_path()));
+    EXPECT_EQ(w.temp_path().parent_path(), dir.path());
+  }
+  EXPECT_TRUE(dir.entries().empty());
+  {
+    AtomicFileWriter w(dir / "x.bin");
+    w.write("hello", 5);
+    w.commit();
+  }
+  EXPECT_EQ(test::read_bytes(dir / "x.bin").size(), 5u);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"x.bin"});
+}
+
+}  // namespace
+}  // namespace ts
