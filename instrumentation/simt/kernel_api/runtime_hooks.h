@@ -1,0 +1,74 @@
+// The runtime's entry points that the kernel-facing headers call (namespace simt::detail).
+// Kernels never use these directly; they use the CUDA names built on them.
+#pragma once
+
+#include <cstdint>
+#include "instrumentation/simt/kernel_api/source_place.h"
+
+#include <vector_types.h>
+
+namespace simt::detail {
+
+// What `threadIdx` reads: the first member of the running fiber's record.
+struct ThreadCoordinates {
+  uint3 thread_idx;
+};
+
+// What `blockIdx`, `blockDim`, `gridDim` and dynamic shared memory read: the running block.
+struct BlockCoordinates {
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+  unsigned char* dynamic_shared;
+};
+
+// The calling OS thread's current CUDA thread and block. Outside a launch they point at
+// all-zero records, so host code that reads threadIdx gets zeros rather than a crash.
+extern constinit thread_local const ThreadCoordinates* current_thread;
+extern constinit thread_local const BlockCoordinates* current_block;
+
+inline unsigned char* dynamic_shared_memory() { return current_block->dynamic_shared; }
+
+// __syncthreads and its reducing forms.
+enum class BarrierOp : uint8_t { sync, count, all, any };
+int block_barrier(BarrierOp op, int predicate, const SourcePlace& where);
+
+// Warp-level exchanges: every lane named in the mask deposits a value, the last one computes
+// every lane's result (shuffle source, ballot, reduction...).
+enum class WarpOp : uint8_t {
+  sync,
+  shfl_idx,
+  shfl_up,
+  shfl_down,
+  shfl_xor,
+  ballot,
+  any,
+  all,
+  match_any,
+  match_all,
+  reduce_add,
+  reduce_min_unsigned,
+  reduce_min_signed,
+  reduce_max_unsigned,
+  reduce_max_signed,
+  reduce_and,
+  reduce_or,
+  reduce_xor,
+};
+struct WarpRequest {
+  WarpOp op;
+  unsigned value_bytes;  // size of the exchanged type, part of what lanes must agree on
+  unsigned mask;
+  uint64_t value;        // this lane's value (bits, zero-extended)
+  int lane_arg;          // shuffle source lane / delta / xor mask
+  int width;             // shuffle width (power of two, 1..32)
+};
+uint64_t warp_exchange(const WarpRequest& request, const SourcePlace& where);
+
+// The lanes of the caller's warp that exist and have not exited.
+unsigned active_lanes();
+
+// A kernel that asked to stop (__trap, a failed check): ends the launch with this message.
+[[noreturn]] void kernel_abort(const char* what, const SourcePlace& where);
+
+}  // namespace simt::detail

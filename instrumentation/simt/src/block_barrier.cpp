@@ -1,0 +1,88 @@
+// The block barrier (__syncthreads and its _count/_and/_or forms) and what a thread's exit
+// means for the threads still waiting.
+//
+// A counting barrier: it completes when every thread of the block has arrived from the same
+// place in the source. Arriving from another place (a divergent barrier), arriving after a
+// thread has exited, or exiting while others wait are failures: on a GPU they hang or
+// silently corrupt shared memory, so the runtime names the threads and places instead.
+#include "instrumentation/simt/src/block_run.h"
+#include "instrumentation/simt/src/diagnostics.h"
+
+namespace simt::detail {
+
+int BlockRun::barrier(BarrierOp op, int predicate, const SourcePlace& where) {
+  SimtThread& self = *running_;
+  const uint3 block = coordinates_.block_idx;
+  if (exited_count_ > 0) {
+    fail(thread_text(self.coordinates.thread_idx, block) + " reached __syncthreads at " +
+         place_text(where) + ", but thread " +
+         coordinates_text(threads_[first_exited_].coordinates.thread_idx) +
+         " has already exited: a barrier must be reached by every thread of the block "
+         "(the barrier is reached by only part of the block)");
+  }
+  if (barrier_arrived_ == 0) {
+    barrier_where_ = where;
+    barrier_op_ = op;
+    barrier_first_ = self.linear;
+    barrier_true_count_ = 0;
+  } else if (op != barrier_op_ || !same_place(where, barrier_where_)) {
+    fail("divergent __syncthreads in block " + coordinates_text(block) + ": thread " +
+         coordinates_text(self.coordinates.thread_idx) + " reached it at " + place_text(where) +
+         " while thread " + coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
+         " waits at " + place_text(barrier_where_) +
+         " (a barrier must be reached by all threads from the same place)");
+  }
+  barrier_true_count_ += predicate != 0 ? 1 : 0;
+  self.phase = ThreadPhase::at_barrier;
+  self.wait_where = where;
+
+  if (++barrier_arrived_ == thread_count_) {
+    barrier_arrived_ = 0;
+    switch (op) {
+      case BarrierOp::sync: barrier_result_ = 0; break;
+      case BarrierOp::count: barrier_result_ = barrier_true_count_; break;
+      case BarrierOp::all: barrier_result_ = barrier_true_count_ == static_cast<int>(thread_count_); break;
+      case BarrierOp::any: barrier_result_ = barrier_true_count_ > 0; break;
+    }
+    if (stop_requested()) {
+      record_failure(BlockOutcome::cancelled, "cancelled");
+      throw FiberUnwind{};
+    }
+    // Every thread waits here, so the ready queue is empty: refill it with all of them.
+    for (unsigned i = 0; i < thread_count_; ++i) release_scratch_[i] = i;
+    release(release_scratch_.data(), thread_count_);
+  }
+  wait_for_release(self);
+  return barrier_result_;
+}
+
+void BlockRun::on_thread_exit(SimtThread& self) {
+  const uint3 block = coordinates_.block_idx;
+  if (exited_count_++ == 0) first_exited_ = self.linear;
+  WarpState& warp = warps_[self.warp];
+  const unsigned bit = 1u << self.lane;
+  warp.exited |= bit;
+
+  if (barrier_arrived_ > 0) {
+    record_failure(BlockOutcome::failed,
+                   thread_text(self.coordinates.thread_idx, block) + " exited while " +
+                       std::to_string(barrier_arrived_) + " thread(s) wait at __syncthreads at " +
+                       place_text(barrier_where_) + " (first: thread " +
+                       coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
+                       "): the barrier is reached by only part of the block and can never complete");
+    return;
+  }
+  for (unsigned i = 0; i < warp.pending_count; ++i) {
+    const PendingExchange& p = warp.pending[i];
+    if ((p.mask & bit) == 0) continue;
+    record_failure(BlockOutcome::failed,
+                   thread_text(self.coordinates.thread_idx, block) + " (lane " +
+                       std::to_string(self.lane) + " of warp " + std::to_string(self.warp) +
+                       ") exited while lanes " + mask_text(p.arrived) + " wait for it in " +
+                       warp_op_name(p.op) + "(mask " + mask_text(p.mask) + ") at " +
+                       place_text(p.where));
+    return;
+  }
+}
+
+}  // namespace simt::detail

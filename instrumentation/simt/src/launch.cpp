@@ -1,0 +1,161 @@
+// simt::launch: workers take blocks from an atomic counter and run each to the end on their
+// own BlockRun; the first failure stops the others (at their next block or barrier);
+// progress is throttled and serialised; cancellation is checked before every block.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "instrumentation/simt/runtime.h"
+#include "instrumentation/simt/src/block_run.h"
+#include "instrumentation/simt/src/fiber_stack.h"
+#include "instrumentation/simt/src/launch_config_check.h"
+#include "instrumentation/simt/src/worker_context.h"
+
+namespace simt {
+
+unsigned worker_index() { return detail::active_worker_index; }
+
+uint64_t clock_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+namespace detail {
+
+namespace {
+
+constexpr uint64_t kProgressIntervalNs = 20'000'000;
+
+class Launch {
+ public:
+  Launch(const LaunchConfig& config, const LaunchOptions& options, const KernelInvocation& kernel)
+      : config_(config), options_(options), kernel_(kernel) {
+    total_blocks_ = uint64_t{config.grid.x} * config.grid.y * config.grid.z;
+  }
+
+  LaunchResult run() {
+    unsigned workers = options_.workers > 0 ? static_cast<unsigned>(options_.workers)
+                                            : std::max(1u, std::thread::hardware_concurrency());
+    workers = static_cast<unsigned>(std::min<uint64_t>(workers, total_blocks_));
+    std::vector<std::thread> helpers;
+    helpers.reserve(workers - 1);
+    for (unsigned w = 1; w < workers; ++w) helpers.emplace_back([this, w] { work(w); });
+    work(0);  // the calling thread is worker 0
+    for (std::thread& t : helpers) t.join();
+
+    if (status_ == LaunchResult::Status::ok) report_progress(total_blocks_);
+    return LaunchResult{status_, message_};
+  }
+
+ private:
+  void work(unsigned index) {
+    active_worker_index = index;
+    const size_t stack_bytes = effective_stack_bytes(options_.stack_bytes);
+    std::unique_ptr<StackSet> stacks;
+    try {
+      stacks = StackPool::instance().acquire(stack_bytes);
+      BlockRun block(BlockRunSetup{config_, kernel_, options_.perturb_seed, options_.cancel, &stop_,
+                                   stacks.get()});
+      for (;;) {
+        if (stop_.load(std::memory_order_relaxed)) break;
+        if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
+          record(LaunchResult::Status::cancelled, "");
+          break;
+        }
+        const uint64_t b = next_block_.fetch_add(1, std::memory_order_relaxed);
+        if (b >= total_blocks_) break;
+        const BlockOutcome outcome = block.run(b);
+        if (outcome == BlockOutcome::failed) {
+          record(LaunchResult::Status::failed, block.failure());
+          break;
+        }
+        if (outcome == BlockOutcome::cancelled) {
+          if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
+            record(LaunchResult::Status::cancelled, "");
+          }
+          break;
+        }
+        const uint64_t done = done_blocks_.fetch_add(1, std::memory_order_relaxed) + 1;
+        maybe_report_progress(done);
+      }
+    } catch (const std::exception& e) {
+      record(LaunchResult::Status::failed, std::string("SIMT worker ") + std::to_string(index) +
+                                               " failed: " + e.what());
+    }
+    if (stacks) StackPool::instance().release(std::move(stacks));
+    active_worker_index = 0;
+  }
+
+  // First failure wins over a cancellation; both stop the other workers.
+  void record(LaunchResult::Status status, const std::string& message) {
+    std::lock_guard lock(result_mutex_);
+    stop_.store(true, std::memory_order_relaxed);
+    if (status_ == LaunchResult::Status::failed) return;
+    if (status == LaunchResult::Status::cancelled && status_ == LaunchResult::Status::cancelled) return;
+    status_ = status;
+    message_ = status == LaunchResult::Status::cancelled
+                   ? "launch cancelled after " + std::to_string(done_blocks_.load()) + " of " +
+                         std::to_string(total_blocks_) + " blocks"
+                   : message;
+  }
+
+  void maybe_report_progress(uint64_t done) {
+    if (!options_.progress) return;
+    const uint64_t now = clock_ns();
+    uint64_t last = last_progress_ns_.load(std::memory_order_relaxed);
+    if (now - last < kProgressIntervalNs) return;
+    if (!last_progress_ns_.compare_exchange_strong(last, now)) return;  // another worker reports
+    report_progress(done);
+  }
+
+  void report_progress(uint64_t done) {
+    if (!options_.progress) return;
+    std::lock_guard lock(progress_mutex_);
+    try {
+      options_.progress(done, total_blocks_);
+    } catch (const std::exception& e) {
+      std::lock_guard result_lock(result_mutex_);
+      if (status_ != LaunchResult::Status::failed) {
+        status_ = LaunchResult::Status::failed;
+        message_ = std::string("the progress callback threw: ") + e.what();
+      }
+      stop_.store(true);
+    }
+  }
+
+  const LaunchConfig config_;
+  const LaunchOptions& options_;
+  const KernelInvocation kernel_;
+  uint64_t total_blocks_ = 0;
+
+  std::atomic<uint64_t> next_block_{0};
+  std::atomic<uint64_t> done_blocks_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> last_progress_ns_{0};
+  std::mutex progress_mutex_;
+
+  std::mutex result_mutex_;
+  LaunchResult::Status status_ = LaunchResult::Status::ok;
+  std::string message_;
+};
+
+}  // namespace
+
+LaunchResult launch_erased(const LaunchConfig& config, const LaunchOptions& options,
+                           const KernelInvocation& kernel) {
+  if (std::optional<std::string> problem = launch_problem(config, options)) {
+    return LaunchResult{LaunchResult::Status::failed, "invalid launch: " + *problem};
+  }
+  if (active_block_run != nullptr) {
+    return LaunchResult{LaunchResult::Status::failed,
+                        "invalid launch: simt::launch was called from kernel code; a kernel "
+                        "cannot launch another on the CPU"};
+  }
+  return Launch(config, options, kernel).run();
+}
+
+}  // namespace detail
+}  // namespace simt
