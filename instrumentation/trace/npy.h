@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "instrumentation/trace/elem_type.h"
+#include "instrumentation/trace/file_error.h"
 
 namespace ts {
 
