@@ -1,0 +1,74 @@
+#include "app/gui/color_bar.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <imgui.h>
+
+#include "app/gui/theme.h"
+#include "app/gui/value_format.h"
+
+namespace ts {
+namespace {
+
+ImU32 to_imgui(Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+
+double middle_value(const ColorScale& s) {
+  const ScaleEnds e = scale_ends(s);
+  if (s.log && s.symmetric) return 0.0;
+  if (s.log) return std::sqrt(static_cast<double>(e.low) * e.high);
+  return 0.5 * (static_cast<double>(e.low) + e.high);
+}
+
+}  // namespace
+
+void draw_color_bar(ColormapTextures& textures, const HeatmapDisplay& display, const ValueStats& stats, float width) {
+  const float bar_h = 10.0f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(textures.texture(display.colormap))),
+               ImVec2(width, bar_h));
+  dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + width + 1, p.y + bar_h + 1), theme::kFrame);
+
+  // Labels: low at the left end, the middle, high at the right end.
+  const ScaleEnds ends = scale_ends(display.scale);
+  const std::string lo = format_short(ends.low), mid = format_short(middle_value(display.scale)),
+                    hi = format_short(ends.high);
+  ImGui::PushFont(gui_fonts().mono);
+  const float y = ImGui::GetCursorScreenPos().y - 2;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddText(ImVec2(p.x, y), text, lo.c_str());
+  const float mw = ImGui::CalcTextSize(mid.c_str()).x, hw = ImGui::CalcTextSize(hi.c_str()).x;
+  dl->AddText(ImVec2(p.x + (width - mw) / 2, y), text, mid.c_str());
+  dl->AddText(ImVec2(p.x + width - hw, y), text, hi.c_str());
+  ImGui::PopFont();
+  std::string kind = display.scale.log ? (display.scale.symmetric ? "signed log" : "log |x|")
+                                       : (display.scale.symmetric ? "symmetric" : "linear");
+  const float kw = ImGui::CalcTextSize(kind.c_str()).x;
+  // Scale kind between the middle and the right label, dimmed.
+  if (p.x + (width + mw) / 2 + 12 + kw < p.x + width - hw - 12)
+    dl->AddText(ImVec2(p.x + (width * 3 / 4) - kw / 2, y), theme::kDimText, kind.c_str());
+  ImGui::Dummy(ImVec2(width, ImGui::GetTextLineHeight()));
+
+  // Legend of the special colours (a zero count is information too).
+  const std::pair<CellClass, size_t> counts[] = {{CellClass::nan, stats.nan},
+                                                 {CellClass::pos_inf, stats.pos_inf},
+                                                 {CellClass::neg_inf, stats.neg_inf},
+                                                 {CellClass::masked, stats.masked}};
+  const float sw = ImGui::GetTextLineHeight() - 4;
+  bool first = true;
+  for (const auto& [cls, count] : counts) {
+    if (!first) ImGui::SameLine(0, 14);
+    first = false;
+    const ImVec2 q = ImGui::GetCursorScreenPos();
+    dl->AddRectFilled(ImVec2(q.x, q.y + 2), ImVec2(q.x + sw, q.y + 2 + sw), to_imgui(special_color(cls)));
+    ImGui::Dummy(ImVec2(sw, sw));
+    ImGui::SameLine(0, 5);
+    const std::string label = std::string(cell_class_name(cls)) + " " + std::to_string(count);
+    if (count) ImGui::TextUnformatted(label.c_str());
+    else ImGui::TextDisabled("%s", label.c_str());
+  }
+}
+
+}  // namespace ts

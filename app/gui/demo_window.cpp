@@ -1,0 +1,162 @@
+#include "app/gui/demo_window.h"
+
+#include <array>
+#include <cstring>
+
+#include <imgui.h>
+
+#include "app/gui/color_bar.h"
+#include "app/gui/heatmap_controls.h"
+#include "app/gui/heatmap_readout.h"
+#include "app/gui/theme.h"
+#include "app/model/heatmap_png.h"
+
+namespace ts {
+
+DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.demo_rows, o.demo_cols, o.demo_seed)) {
+  description_ = "Synthetic data (" + std::to_string(o.demo_rows) + " x " + std::to_string(o.demo_cols) + ", seed " +
+                 std::to_string(o.demo_seed) +
+                 "): an error growing with the query row, NaN and infinite cells, a masked corner.";
+  trace_.set_data(std::make_shared<FloatGrid>(data_.trace), o.max_tile);
+  reference_.set_data(std::make_shared<FloatGrid>(data_.reference), o.max_tile);
+  diff_.set_data(std::make_shared<FloatGrid>(data_.diff), o.max_tile);
+  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = {"query row", "head-dim column", 0, 0};
+
+  values_display_.colormap = ColormapId::ember;
+  const std::array<FloatGridView, 2> both = {data_.trace.view(), data_.reference.view()};
+  values_display_.fit(both);
+  reference_display_ = values_display_;
+  diff_display_.colormap = ColormapId::diverging;
+  diff_display_.scale.symmetric = true;
+  const std::array<FloatGridView, 1> diff = {data_.diff.view()};
+  diff_display_.fit(diff);
+  if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.demo_rows - 1), std::min(o.pick->col, o.demo_cols - 1)};
+}
+
+std::vector<HeatmapViewLayout> DemoWindow::layouts() const { return {trace_.layout(), reference_.layout(), diff_.layout()}; }
+
+void DemoWindow::draw_toolbar() {
+  if (ImGui::Button("Fit")) nav_.request_fit();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Whole arrays in view (F, or double-click an image)");
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Square cells", &nav_.square_cells)) nav_.request_fit();
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Link ranges", &link_reference_) && !link_reference_) reference_display_ = values_display_;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Trace and reference share one colour range, so equal values look equal");
+  ImGui::SameLine();
+  if (ImGui::Button("Export PNG...")) export_requested_ = true;
+  ImGui::SameLine(0, 18);
+  ImGui::TextDisabled("%s", description_.c_str());
+}
+
+void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, ImVec2 size) {
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  if (focus_once_) ImGui::SetNextWindowFocus();
+  focus_once_ = false;
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  if (ImGui::Begin("Demo heatmaps", nullptr, flags)) {
+    guarded(errors, "demo heatmaps", [&] {
+      draw_toolbar();
+      ImGui::Spacing();
+      nav_.begin_frame();
+
+      const ImGuiStyle& style = ImGui::GetStyle();
+      const float line = ImGui::GetFrameHeightWithSpacing();
+      const float controls_h = 2 * line;
+      const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
+      const float readout_h = 3 * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 8;
+      const float view_h = std::max(120.0f, ImGui::GetContentRegionAvail().y - controls_h - bar_h - readout_h - 3 * style.ItemSpacing.y);
+
+      const std::array<FloatGridView, 2> values = {data_.trace.view(), data_.reference.view()};
+      const std::array<FloatGridView, 1> diffs = {data_.diff.view()};
+      if (ImGui::BeginTable("##views", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) {
+        const HeatmapDisplay& ref_display = link_reference_ ? values_display_ : reference_display_;
+        for (int c = 0; c < 3; ++c) {
+          ImGui::TableNextColumn();
+          const float width = ImGui::GetContentRegionAvail().x;
+          const float y0 = ImGui::GetCursorPosY();
+          ImGui::PushID(c);
+          if (c == 0) {
+            draw_heatmap_controls("values", values_display_, values, width);
+          } else if (c == 1) {
+            if (link_reference_) {
+              ImGui::AlignTextToFramePadding();
+              ImGui::TextDisabled("Colour range shared with the trace (toolbar: Link ranges)");
+            } else {
+              const std::array<FloatGridView, 1> ref = {data_.reference.view()};
+              draw_heatmap_controls("reference", reference_display_, ref, width);
+            }
+          } else {
+            draw_heatmap_controls("diff", diff_display_, diffs, width);
+          }
+          ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), y0 + controls_h));
+          HeatmapView& view = c == 0 ? trace_ : c == 1 ? reference_ : diff_;
+          const HeatmapDisplay& display = c == 0 ? values_display_ : c == 1 ? ref_display : diff_display_;
+          view.draw(renderer, nav_, display, ImVec2(width, view_h));
+          ImGui::Spacing();
+          const float bar_indent = view.layout().image_min_x - ImGui::GetCursorScreenPos().x;
+          ImGui::SetCursorPosX(ImGui::GetCursorPosX() + bar_indent);
+          draw_color_bar(renderer.colormaps(), display, view.stats(), width - bar_indent - 4);
+          ImGui::PopID();
+        }
+        ImGui::EndTable();
+      }
+      handle_heatmap_keys(nav_);
+      ImGui::Spacing();
+      const std::array<const HeatmapView*, 3> views = {&trace_, &reference_, &diff_};
+      draw_cell_readout(nav_, views);
+      draw_export_dialog(errors);
+    });
+  }
+  ImGui::End();
+}
+
+void DemoWindow::draw_export_dialog(ErrorLog& errors) {
+  if (export_requested_) {
+    ImGui::OpenPopup("Export heatmaps as PNG");
+    export_requested_ = false;
+    export_status_.clear();
+  }
+  ImGui::SetNextWindowSize(ImVec2(520, 0));
+  if (ImGui::BeginPopupModal("Export heatmaps as PNG", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+    ImGui::TextWrapped("Writes trace.png, reference.png and diff.png (colour bar, axes, title) with the current "
+                       "colormaps and ranges.");
+    char folder[1024];
+    std::snprintf(folder, sizeof folder, "%s", export_folder_.c_str());
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputText("##folder", folder, sizeof folder)) export_folder_ = folder;
+    if (!export_status_.empty()) ImGui::TextDisabled("%s", export_status_.c_str());
+    if (ImGui::Button("Export", ImVec2(120, 0))) export_pngs(errors);
+    ImGui::SameLine();
+    if (ImGui::Button("Close", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
+}
+
+void DemoWindow::export_pngs(ErrorLog& errors) {
+  const std::filesystem::path folder = export_folder_.empty() ? "." : export_folder_;
+  int written = 0;
+  for (const auto& [view, display, file] :
+       {std::tuple{&trace_, &values_display_, "trace.png"},
+        std::tuple{&reference_, link_reference_ ? &values_display_ : &reference_display_, "reference.png"},
+        std::tuple{&diff_, &diff_display_, "diff.png"}}) {
+    guarded(errors, "export PNG", [&] {
+      HeatmapPngOptions opt;
+      opt.title = view->name() + " (demo)";
+      opt.row_label = view->axes.row_label;
+      opt.col_label = view->axes.col_label;
+      opt.first_row = view->axes.first_row;
+      opt.first_col = view->axes.first_col;
+      opt.colormap = display->colormap;
+      opt.scale = display->scale;
+      opt.autofit = false;
+      write_heatmap_png(folder / file, view->data()->view(), opt);
+      ++written;
+    });
+  }
+  export_status_ = "Wrote " + std::to_string(written) + " of 3 files to " + folder.string();
+}
+
+}  // namespace ts

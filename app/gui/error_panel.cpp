@@ -1,0 +1,60 @@
+#include "app/gui/error_panel.h"
+
+#include <string>
+
+#include <imgui.h>
+
+#include "app/gui/theme.h"
+
+namespace ts {
+
+void draw_error_panel(ErrorLog& log, float bottom_margin) {
+  if (log.empty()) return;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float width = std::min(vp->WorkSize.x - 40.0f, 900.0f);
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float height = std::min(vp->WorkSize.y * 0.4f, line * (2.0f + 2.2f * static_cast<float>(log.entries().size())) + 24);
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + (vp->WorkSize.x - width) / 2,
+                                 vp->WorkPos.y + vp->WorkSize.y - bottom_margin - height - 12));
+  ImGui::SetNextWindowSize(ImVec2(width, height));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(52, 24, 26, 245));
+  ImGui::PushStyleColor(ImGuiCol_Border, theme::kError);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoTitleBar;
+  if (ImGui::Begin("Errors##panel", nullptr, flags)) {
+    const size_t n = log.entries().size();
+    ImGui::PushStyleColor(ImGuiCol_Text, theme::kError);
+    ImGui::Text("%zu error%s", n, n == 1 ? "" : "s");
+    ImGui::PopStyleColor();
+    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize("Dismiss all").x -
+                    2 * ImGui::GetStyle().FramePadding.x);
+    const bool dismiss_all = ImGui::SmallButton("Dismiss all");
+    ImGui::Separator();
+    for (size_t i = 0; i < log.entries().size(); ++i) {
+      const ErrorEntry& e = log.entries()[i];
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::SmallButton("x")) {
+        log.dismiss(i);
+        ImGui::PopID();
+        break;
+      }
+      ImGui::SameLine();
+      ImGui::TextUnformatted(e.where.c_str());
+      if (e.repeats > 1) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(%d times)", e.repeats);
+      }
+      ImGui::Indent(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x);
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextUnformatted(e.message.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::Unindent(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x);
+      ImGui::PopID();
+    }
+    if (dismiss_all) log.clear();
+  }
+  ImGui::End();
+  ImGui::PopStyleColor(2);
+}
+
+}  // namespace ts

@@ -1,0 +1,83 @@
+#include "app/gui/gui_options.h"
+
+#include <charconv>
+
+#include <CLI/CLI.hpp>
+
+namespace ts {
+namespace {
+
+// "AxB" with positive integers.
+bool parse_pair(const std::string& text, char sep, int64_t& a, int64_t& b) {
+  const size_t at = text.find(sep);
+  if (at == std::string::npos) return false;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  auto r1 = std::from_chars(begin, begin + at, a);
+  auto r2 = std::from_chars(begin + at + 1, end, b);
+  return r1.ec == std::errc() && r1.ptr == begin + at && r2.ec == std::errc() && r2.ptr == end;
+}
+
+}  // namespace
+
+GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
+  GuiOptions o;
+  std::string screenshot, frame_stats, layout_json, size, demo_size, pick;
+  CLI::App app{"tilescope-gui: the tilescope viewer (heatmaps of tiled attention kernels)."};
+  app.add_option("--screenshot", screenshot, "Render --frames frames (default 3), save the window as PNG, exit");
+  app.add_option("--frames", o.frames, "Exit after this many frames (default: run until closed)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--size", size, "Window size WxH (default 1600x900)");
+  app.add_option("--frame-stats", frame_stats, "Write per-frame CPU times (median, p99) as JSON on exit");
+  app.add_option("--layout-json", layout_json, "Write where each heatmap was drawn as JSON (tests)");
+  app.add_option("--demo-size", demo_size, "Rows x columns of the demo heatmaps, RxC (default 96x64)");
+  app.add_option("--demo-seed", o.demo_seed, "Seed of the demo heatmaps' values (default 1)");
+  app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--pick", pick, "Initially picked cell ROW,COL");
+  app.add_option("--inject-error", o.inject_errors, "Show this message in the error panel (docs, tests)");
+  bool no_vsync = false;
+  app.add_flag("--no-vsync", no_vsync, "Do not wait for the display between frames (timing runs)");
+
+  GuiOptionsResult result;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    result.output = app.help();
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.exit_code = 2;
+    result.output = std::string("tilescope-gui: ") + e.what() + "\nRun with --help for the options.";
+    return result;
+  }
+  auto fail = [&](const std::string& what) {
+    result.exit_code = 2;
+    result.output = "tilescope-gui: " + what;
+    return result;
+  };
+  if (!size.empty()) {
+    int64_t w = 0, h = 0;
+    if (!parse_pair(size, 'x', w, h) || w < 64 || h < 64 || w > 16384 || h > 16384)
+      return fail("--size wants WxH between 64x64 and 16384x16384 (got '" + size + "')");
+    o.width = static_cast<int>(w);
+    o.height = static_cast<int>(h);
+  }
+  if (!demo_size.empty() && (!parse_pair(demo_size, 'x', o.demo_rows, o.demo_cols) || o.demo_rows < 1 ||
+                             o.demo_cols < 1 || o.demo_rows > (int64_t{1} << 28) / o.demo_cols))
+    return fail("--demo-size wants RxC with 1 <= R*C <= 2^28 (got '" + demo_size + "')");
+  if (!pick.empty()) {
+    CellIndex cell;
+    if (!parse_pair(pick, ',', cell.row, cell.col) || cell.row < 0 || cell.col < 0)
+      return fail("--pick wants ROW,COL (got '" + pick + "')");
+    o.pick = cell;
+  }
+  if (!screenshot.empty()) o.screenshot = screenshot;
+  if (!frame_stats.empty()) o.frame_stats = frame_stats;
+  if (!layout_json.empty()) o.layout_json = layout_json;
+  if (o.screenshot && o.frames == 0) o.frames = 3;
+  o.vsync = !no_vsync;
+  result.options = o;
+  return result;
+}
+
+}  // namespace ts

@@ -1,0 +1,48 @@
+// The viewer's window: GLFW, an OpenGL 3.3 core context (glad), and Dear ImGui with its GLFW
+// and OpenGL 3 backends. One per process.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <imgui.h>
+
+struct GLFWwindow;
+
+namespace ts {
+
+// There is no display to open a window on (no $DISPLAY / $WAYLAND_DISPLAY, or the X server
+// cannot be reached). The message says what to do instead.
+class NoDisplayError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class GuiWindow {
+ public:
+  // Throws NoDisplayError, or GlError when no OpenGL 3.3 core context can be created.
+  GuiWindow(const char* title, int width, int height, bool vsync);
+  ~GuiWindow();
+  GuiWindow(const GuiWindow&) = delete;
+  GuiWindow& operator=(const GuiWindow&) = delete;
+
+  bool should_close() const;
+  void request_close();
+  void begin_frame();                  // poll events, start an ImGui frame
+  void end_frame(ImVec4 clear_color);  // render ImGui into the back buffer (not shown yet)
+  void swap();                         // show it
+
+  int framebuffer_width() const;
+  int framebuffer_height() const;
+  const std::string& gl_renderer() const { return renderer_; }
+  int max_texture_size() const { return max_texture_size_; }
+
+ private:
+  void shutdown();
+
+  GLFWwindow* window_ = nullptr;
+  bool imgui_glfw_ = false, imgui_gl_ = false;
+  std::string renderer_;
+  int max_texture_size_ = 0;
+};
+
+}  // namespace ts

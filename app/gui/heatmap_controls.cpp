@@ -1,0 +1,82 @@
+#include "app/gui/heatmap_controls.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <imgui.h>
+
+namespace ts {
+
+bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const FloatGridView> data, float width) {
+  ImGui::PushID(id);
+  bool changed = false, refit = false;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+
+  // Line 1: colormap, symmetric, log (+ floor).
+  ImGui::SetNextItemWidth(std::min(120.0f, width * 0.3f));
+  if (ImGui::BeginCombo("##colormap", std::string(colormap_name(d.colormap)).c_str())) {
+    for (ColormapId m : all_colormaps()) {
+      const bool selected = m == d.colormap;
+      if (ImGui::Selectable(std::string(colormap_name(m)).c_str(), selected)) {
+        d.colormap = m;
+        changed = true;
+      }
+      if (selected) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colormap");
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Symmetric", &d.scale.symmetric)) changed = true, refit = d.auto_range;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Range +-max|x| around 0 (for differences)");
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Log", &d.scale.log)) changed = true, refit = d.auto_range;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Log of |x| (signed log when symmetric)");
+  if (d.scale.log) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(std::max(60.0f, ImGui::GetContentRegionAvail().x));
+    float floor = d.scale.log_floor;
+    if (ImGui::InputFloat("##floor", &floor, 0, 0, "floor %.1e", ImGuiInputTextFlags_EnterReturnsTrue) &&
+        std::isfinite(floor) && floor > 0) {
+      d.scale.log_floor = floor;
+      changed = true;
+      refit = d.auto_range;
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Smallest |x| the log scale resolves");
+  }
+
+  // Line 2: black point, white point, auto, fit.
+  const float button_w = ImGui::CalcTextSize("Autofit").x + 2 * ImGui::GetStyle().FramePadding.x;
+  const float auto_w = ImGui::GetFrameHeight() + ImGui::CalcTextSize("Auto").x + ImGui::GetStyle().ItemInnerSpacing.x;
+  const float field_w = std::max(60.0f, (width - button_w - auto_w - 3 * gap) / 2);
+  float lo = d.scale.min, hi = d.scale.max;
+  ImGui::SetNextItemWidth(field_w);
+  const bool lo_edit = ImGui::DragFloat("##min", &lo, std::max(1e-6f, (hi - lo) / 500.0f), 0, 0, "%.5g");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Black point (value at the low end)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(field_w);
+  const bool hi_edit = ImGui::DragFloat("##max", &hi, std::max(1e-6f, (hi - lo) / 500.0f), 0, 0, "%.5g");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("White point (value at the high end)");
+  if ((lo_edit || hi_edit) && std::isfinite(lo) && std::isfinite(hi)) {
+    // Keep the scale valid while dragging: the points may meet but not cross.
+    if (lo_edit) lo = std::min(lo, hi);
+    if (hi_edit) hi = std::max(hi, lo);
+    d.scale.min = lo;
+    d.scale.max = hi;
+    d.auto_range = false;
+    changed = true;
+  }
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Auto", &d.auto_range) && d.auto_range) changed = refit = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the range to the data whenever it changes");
+  ImGui::SameLine();
+  if (ImGui::Button("Autofit")) changed = refit = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the range to the finite, unmasked values now");
+
+  if (refit) d.fit(data);
+  ImGui::PopID();
+  return changed;
+}
+
+}  // namespace ts

@@ -1,0 +1,52 @@
+#include "app/gui/heatmap_navigation.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ts {
+
+void HeatmapNavigation::prepare(int64_t r, int64_t c, double w, double h) {
+  const bool new_shape = r != rows || c != cols;
+  const bool new_size = w != view_w || h != view_h;
+  rows = r;
+  cols = c;
+  view_w = w;
+  view_h = h;
+  if (new_shape && picked && (picked->row >= rows || picked->col >= cols)) picked.reset();
+  if (fit_pending_ || new_shape || (fitted_ && new_size)) {
+    camera.fit(rows, cols, w, h, square_cells);
+    fit_pending_ = false;
+    fitted_ = true;
+  }
+}
+
+void HeatmapNavigation::zoom(double wheel_steps, double vx, double vy) {
+  if (wheel_steps == 0) return;
+  camera.zoom_at(std::pow(1.25, wheel_steps), vx, vy, rows, cols, view_w, view_h);
+  camera.keep_in_view(rows, cols, view_w, view_h);
+  fitted_ = false;
+}
+
+void HeatmapNavigation::pan(double dx, double dy) {
+  if (dx == 0 && dy == 0) return;
+  camera.pan_pixels(dx, dy);
+  camera.keep_in_view(rows, cols, view_w, view_h);
+  fitted_ = false;
+}
+
+void HeatmapNavigation::pick(std::optional<CellIndex> cell) {
+  if (cell) picked = cell;
+}
+
+void HeatmapNavigation::move_pick(int64_t drow, int64_t dcol) {
+  if (rows <= 0 || cols <= 0) return;
+  CellIndex p = picked.value_or(CellIndex{0, 0});
+  if (picked) {
+    p.row = std::clamp<int64_t>(p.row + drow, 0, rows - 1);
+    p.col = std::clamp<int64_t>(p.col + dcol, 0, cols - 1);
+  }
+  picked = p;
+  camera.reveal(p, view_w, view_h);
+}
+
+}  // namespace ts

@@ -1,0 +1,128 @@
+#include "app/gui/heatmap_renderer.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "app/gui/shader_program.h"
+#include "shaders/embedded_shaders.h"
+
+namespace ts {
+
+HeatmapRenderer::HeatmapRenderer()
+    : program_(build_shader_program("heatmap", shaders::heatmap_vert, shaders::heatmap_frag)),
+      vao_(GlVertexArray::create()),
+      vbo_(GlBuffer::create()) {
+  const GLuint p = program_.id();
+  u_ = {glGetUniformLocation(p, "u_projection"), glGetUniformLocation(p, "u_values"),
+        glGetUniformLocation(p, "u_classes"),    glGetUniformLocation(p, "u_colormap"),
+        glGetUniformLocation(p, "u_special"),    glGetUniformLocation(p, "u_log"),
+        glGetUniformLocation(p, "u_signed_log"), glGetUniformLocation(p, "u_floor"),
+        glGetUniformLocation(p, "u_log2_floor"), glGetUniformLocation(p, "u_lo"),
+        glGetUniformLocation(p, "u_gain"),       glGetUniformLocation(p, "u_bias")};
+  glBindVertexArray(vao_.id());
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), nullptr);
+  glEnableVertexAttribArray(1);
+  glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), reinterpret_cast<void*>(2 * sizeof(float)));
+  glBindVertexArray(0);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+void HeatmapRenderer::add(ImDrawList* draw_list, const HeatmapTexture& texture, ColormapId colormap,
+                          const ColorScale& scale, const HeatmapPlacement& where) {
+  if (texture.tiles().empty()) return;
+  requests_.push_back({this, &texture, colormap, scale_mapping(scale), where});
+  draw_list->AddCallback(&HeatmapRenderer::draw_callback, &requests_.back());
+  draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);  // give ImGui its GL state back
+}
+
+void HeatmapRenderer::draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
+  const auto* request = static_cast<const Request*>(cmd->UserCallbackData);
+  request->self->draw(*request, *cmd);
+}
+
+void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
+  const ImDrawData* dd = ImGui::GetDrawData();
+  if (!dd) return;
+  const HeatmapPlacement& w = r.where;
+  // The region, clipped by the window's own clip rectangle at the time of add().
+  const float x0 = std::max(w.clip_min.x, cmd.ClipRect.x), y0 = std::max(w.clip_min.y, cmd.ClipRect.y);
+  const float x1 = std::min(w.clip_max.x, cmd.ClipRect.z), y1 = std::min(w.clip_max.y, cmd.ClipRect.w);
+  if (x1 <= x0 || y1 <= y0) return;
+  const ImVec2 pos = dd->DisplayPos, size = dd->DisplaySize, scale = dd->FramebufferScale;
+  const float fb_h = size.y * scale.y;
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(static_cast<GLint>((x0 - pos.x) * scale.x), static_cast<GLint>(fb_h - (y1 - pos.y) * scale.y),
+            static_cast<GLsizei>((x1 - x0) * scale.x), static_cast<GLsizei>((y1 - y0) * scale.y));
+  glDisable(GL_BLEND);  // cells are opaque: their colour must reach the framebuffer unchanged
+
+  glUseProgram(program_.id());
+  // ImGui's own projection: screen coordinates, y down.
+  const float L = pos.x, R = pos.x + size.x, T = pos.y, B = pos.y + size.y;
+  const float ortho[16] = {2.0f / (R - L), 0, 0, 0, 0, 2.0f / (T - B), 0, 0, 0, 0, -1, 0,
+                           (R + L) / (L - R), (T + B) / (B - T), 0, 1};
+  glUniformMatrix4fv(u_.projection, 1, GL_FALSE, ortho);
+  glUniform1i(u_.values, 0);
+  glUniform1i(u_.classes, 1);
+  glUniform1i(u_.colormap, 2);
+  std::array<float, 4 * kCellClassCount> special{};
+  for (size_t k = 1; k < kCellClassCount; ++k) {
+    const Rgba8 c = special_color(static_cast<CellClass>(k));
+    special[4 * k + 0] = c.r / 255.0f;
+    special[4 * k + 1] = c.g / 255.0f;
+    special[4 * k + 2] = c.b / 255.0f;
+    special[4 * k + 3] = c.a / 255.0f;
+  }
+  glUniform4fv(u_.special, static_cast<GLsizei>(kCellClassCount), special.data());
+  const ScaleMapping& m = r.mapping;
+  glUniform1i(u_.log, m.log ? 1 : 0);
+  glUniform1i(u_.signed_log, m.signed_log ? 1 : 0);
+  glUniform1f(u_.floor, m.floor);
+  glUniform1f(u_.log2_floor, m.log2_floor);
+  glUniform1f(u_.lo, m.lo);
+  glUniform1f(u_.gain, m.gain);
+  glUniform1f(u_.bias, m.bias);
+  glActiveTexture(GL_TEXTURE2);
+  glBindTexture(GL_TEXTURE_2D, colormaps_.texture(r.colormap));
+
+  // The cells that can show through the clip rectangle; tiles outside it are skipped and
+  // quads are cut to it, so vertex coordinates stay small however far one zooms in.
+  const HeatmapTexture& tex = *r.texture;
+  auto range = [](double lo_px, double hi_px, double origin, double px_per_cell, int64_t n) {
+    const double a = std::floor((lo_px - origin) / px_per_cell), b = std::ceil((hi_px - origin) / px_per_cell);
+    return std::pair<int64_t, int64_t>{static_cast<int64_t>(std::clamp(a, 0.0, static_cast<double>(n))),
+                                       static_cast<int64_t>(std::clamp(b, 0.0, static_cast<double>(n)))};
+  };
+  const auto [c_begin, c_end] = range(x0, x1, w.origin_x, w.px_per_col, tex.cols());
+  const auto [r_begin, r_end] = range(y0, y1, w.origin_y, w.px_per_row, tex.rows());
+
+  glBindVertexArray(vao_.id());
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
+  for (const HeatmapTile& t : tex.tiles()) {
+    const int64_t ca = std::max(c_begin, t.col0), cb = std::min(c_end, t.col0 + t.cols);
+    const int64_t ra = std::max(r_begin, t.row0), rb = std::min(r_end, t.row0 + t.rows);
+    if (ca >= cb || ra >= rb) continue;
+    const auto sx = [&](int64_t c) { return static_cast<float>(w.origin_x + static_cast<double>(c) * w.px_per_col); };
+    const auto sy = [&](int64_t row) { return static_cast<float>(w.origin_y + static_cast<double>(row) * w.px_per_row); };
+    const auto u = [&](int64_t c) { return static_cast<float>(c - t.col0); };
+    const auto v = [&](int64_t row) { return static_cast<float>(row - t.row0); };
+    const float quad[16] = {sx(ca), sy(ra), u(ca), v(ra), sx(cb), sy(ra), u(cb), v(ra),
+                            sx(ca), sy(rb), u(ca), v(rb), sx(cb), sy(rb), u(cb), v(rb)};
+    glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, t.values.id());
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, t.classes.id());
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  }
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE2);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindVertexArray(0);
+}
+
+}  // namespace ts

@@ -1,0 +1,39 @@
+// A float 2-D array on the GPU: R32F value textures plus R8UI class textures (finite, NaN,
+// +Inf, -Inf, masked, decided on the CPU by classify_cell), cut into tiles no larger than
+// GL_MAX_TEXTURE_SIZE (or a smaller limit, which the tests use to exercise the tiling).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "app/gui/gl_objects.h"
+#include "app/model/float_grid.h"
+
+namespace ts {
+
+struct HeatmapTile {
+  int64_t row0 = 0, col0 = 0;  // first cell of the tile
+  int64_t rows = 0, cols = 0;
+  GlTexture values;            // R32F; NaN and Inf stored as 0 (their class says what they are)
+  GlTexture classes;           // R8UI: CellClass
+};
+
+class HeatmapTexture {
+ public:
+  // Uploads (or re-uploads) `grid`. max_tile_side 0 = the driver's GL_MAX_TEXTURE_SIZE; a
+  // larger value is capped to it. Throws GridShapeError for a bad grid, GlError when GL fails.
+  void upload(const FloatGridView& grid, int max_tile_side = 0);
+  void clear() { tiles_.clear(), rows_ = cols_ = 0; }
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int tile_side() const { return tile_side_; }
+  const std::vector<HeatmapTile>& tiles() const { return tiles_; }
+
+ private:
+  std::vector<HeatmapTile> tiles_;
+  int64_t rows_ = 0, cols_ = 0;
+  int tile_side_ = 0;
+};
+
+}  // namespace ts

@@ -1,0 +1,79 @@
+// One heatmap on screen: a float array drawn by the GPU shaders from float textures (tiled
+// past the GL texture limit), with zoom (mouse wheel, around the cursor), pan (drag with any
+// button), fit (double-click), a picked cell (click; the panel moves it with the arrow keys)
+// outlined, and numbered axes named by the caller.
+//
+// A panel shows several views of arrays of one shape side by side (trace | reference | diff)
+// with ONE HeatmapNavigation, so they zoom, pan and pick together:
+//
+//   nav.begin_frame();
+//   for (i...) { ImGui::TableNextColumn(); views[i].draw(renderer, nav, display_of(i), size); }
+//   handle_heatmap_keys(nav);                   // arrow keys, F to fit
+//   draw_cell_readout(nav, views);             // exact values under the cursor and picked
+//
+// The view reads exact values from the CPU array (data()), never from the colours.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <imgui.h>
+
+#include "app/gui/heatmap_display.h"
+#include "app/gui/heatmap_navigation.h"
+#include "app/gui/heatmap_renderer.h"
+#include "app/gui/heatmap_texture.h"
+#include "app/gui/heatmap_view_layout.h"
+#include "app/model/float_grid.h"
+
+namespace ts {
+
+struct HeatmapAxes {
+  std::string row_label = "row";     // e.g. "query row"
+  std::string col_label = "column";  // e.g. "head-dim column", "split", "kv tile"
+  int64_t first_row = 0;             // the numbers given to row 0 and column 0
+  int64_t first_col = 0;
+};
+
+class HeatmapView {
+ public:
+  explicit HeatmapView(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  // New data: statistics now, the texture upload at the next draw (GL context current).
+  // max_tile_side limits the texture tiles (0 = the GL limit).
+  void set_data(std::shared_ptr<const FloatGrid> grid, int max_tile_side = 0);
+  const FloatGrid* data() const { return grid_.get(); }
+  const ValueStats& stats() const { return stats_; }
+
+  HeatmapAxes axes;
+
+  // Lays the view out over `size` at the cursor (title line, axes, image), handles input into
+  // `nav` and queues the image with `renderer`. Throws GlError if the upload fails.
+  void draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const HeatmapDisplay& display, ImVec2 size);
+
+  const HeatmapViewLayout& layout() const { return layout_; }
+
+ private:
+  void handle_mouse(HeatmapNavigation& nav, ImVec2 image_min);
+  void draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const;
+  void draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const;
+
+  std::string name_;
+  std::shared_ptr<const FloatGrid> grid_;
+  ValueStats stats_;
+  HeatmapTexture texture_;
+  bool upload_pending_ = false;
+  int max_tile_side_ = 0;
+  bool dragging_ = false;
+  HeatmapViewLayout layout_;
+};
+
+// Arrow keys move the picked cell (Shift: by 8), F fits; while no text field has the keyboard.
+void handle_heatmap_keys(HeatmapNavigation& nav);
+
+// Text turned a quarter anticlockwise, reading upwards, its bounding box's bottom-left corner
+// at `bottom_left`.
+void add_text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const char* text);
+
+}  // namespace ts

@@ -1,0 +1,40 @@
+#include "app/gui/heatmap_view_layout.h"
+
+#include <nlohmann/json.hpp>
+
+#include "instrumentation/trace/atomic_file.h"
+
+namespace ts {
+
+void write_layout_json(const std::filesystem::path& path, const std::vector<HeatmapViewLayout>& views,
+                       float framebuffer_scale_x, float framebuffer_scale_y) {
+  nlohmann::json j;
+  j["framebuffer_scale"] = {framebuffer_scale_x, framebuffer_scale_y};
+  j["views"] = nlohmann::json::array();
+  for (const HeatmapViewLayout& v : views) {
+    j["views"].push_back({
+        {"name", v.name},
+        {"image_min", {v.image_min_x, v.image_min_y}},
+        {"image_max", {v.image_max_x, v.image_max_y}},
+        {"origin", {v.origin_x, v.origin_y}},
+        {"px_per_cell", {v.px_per_col, v.px_per_row}},
+        {"rows", v.rows},
+        {"cols", v.cols},
+        {"tiles", v.tiles},
+        {"tile_side", v.tile_side},
+        {"colormap", std::string(colormap_name(v.colormap))},
+        {"scale",
+         {{"min", v.scale.min},
+          {"max", v.scale.max},
+          {"log", v.scale.log},
+          {"log_floor", v.scale.log_floor},
+          {"symmetric", v.scale.symmetric}}},
+    });
+  }
+  const std::string text = j.dump(2) + "\n";
+  AtomicFileWriter out(path);
+  out.write(text.data(), text.size());
+  out.commit();
+}
+
+}  // namespace ts

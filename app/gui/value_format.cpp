@@ -1,0 +1,26 @@
+#include "app/gui/value_format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace ts {
+
+std::string format_cell_value(float value, bool masked) {
+  char text[64];
+  if (std::isnan(value)) {
+    std::snprintf(text, sizeof text, "NaN");
+  } else if (std::isinf(value)) {
+    std::snprintf(text, sizeof text, value > 0 ? "+Inf" : "-Inf");
+  } else {
+    std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
+  }
+  return masked ? "masked (" + std::string(text) + ")" : std::string(text);
+}
+
+std::string format_short(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+}  // namespace ts
