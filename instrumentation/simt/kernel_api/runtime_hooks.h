@@ -22,8 +22,8 @@ struct BlockCoordinates {
   unsigned char* dynamic_shared;
 };
 
-// The calling OS thread's current CUDA thread and block. Outside a launch they point at
-// all-zero records, so host code that reads threadIdx gets zeros rather than a crash.
+// The calling OS thread's current CUDA thread and block. Outside a launch they describe a
+// one-thread launch (indices 0, dimensions 1), so host code reading threadIdx does not crash.
 extern constinit thread_local const ThreadCoordinates* current_thread;
 extern constinit thread_local const BlockCoordinates* current_block;
 

@@ -35,7 +35,7 @@ inline uint64_t warp_bits(const T& value) {
 template <WarpValue T>
 inline T warp_value(uint64_t bits) {
   T value;
-  std::memcpy(&value, &bits, sizeof(T));
+  std::memcpy(static_cast<void*>(&value), &bits, sizeof(T));
   return value;
 }
 

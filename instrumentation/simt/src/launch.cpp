@@ -46,7 +46,7 @@ class Launch {
     work(0);  // the calling thread is worker 0
     for (std::thread& t : helpers) t.join();
 
-    if (status_ == LaunchResult::Status::ok) report_progress(total_blocks_);
+    if (status_ == LaunchResult::Status::ok) report_progress();
     return LaunchResult{status_, message_};
   }
 
@@ -78,8 +78,8 @@ class Launch {
           }
           break;
         }
-        const uint64_t done = done_blocks_.fetch_add(1, std::memory_order_relaxed) + 1;
-        maybe_report_progress(done);
+        done_blocks_.fetch_add(1, std::memory_order_relaxed);
+        maybe_report_progress();
       }
     } catch (const std::exception& e) {
       record(LaunchResult::Status::failed, std::string("SIMT worker ") + std::to_string(index) +
@@ -102,20 +102,21 @@ class Launch {
                    : message;
   }
 
-  void maybe_report_progress(uint64_t done) {
+  void maybe_report_progress() {
     if (!options_.progress) return;
     const uint64_t now = clock_ns();
     uint64_t last = last_progress_ns_.load(std::memory_order_relaxed);
     if (now - last < kProgressIntervalNs) return;
     if (!last_progress_ns_.compare_exchange_strong(last, now)) return;  // another worker reports
-    report_progress(done);
+    report_progress();
   }
 
-  void report_progress(uint64_t done) {
+  // The count is read under the lock, so successive calls never go backwards.
+  void report_progress() {
     if (!options_.progress) return;
     std::lock_guard lock(progress_mutex_);
     try {
-      options_.progress(done, total_blocks_);
+      options_.progress(done_blocks_.load(std::memory_order_relaxed), total_blocks_);
     } catch (const std::exception& e) {
       std::lock_guard result_lock(result_mutex_);
       if (status_ != LaunchResult::Status::failed) {

@@ -1,0 +1,58 @@
+// One launcher per test kernel (tests/simt/kernels/*.cuh), declared for the host-compiled test
+// bodies. kernel_launchers.inc defines them once; backend_cpu.cpp compiles that with the host
+// compiler (kernels run by the SIMT runtime), backend_gpu.cu with nvcc (kernels run natively).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "tests/simt/kernels/test_types.h"
+#include "tests/simt/test_backend.h"
+
+namespace simt_test {
+
+// block_reduce.cuh
+RunStatus run_block_sum(const Launch& launch, const float* in, float* out, int n);
+RunStatus run_block_vote(const Launch& launch, const int* pred, int* votes);
+// warp_shuffle.cuh (T: float, int, double, long long, __half, __nv_bfloat16)
+template <typename T>
+RunStatus run_shuffle_flavours(const Launch& launch, const T* in, T* out, unsigned mask, int lane_arg,
+                               int width);
+RunStatus run_warp_reduce(const Launch& launch, const int* in, int* out, int width);
+// warp_vote.cuh
+RunStatus run_warp_vote(const Launch& launch, const int* pred, const unsigned* key, unsigned* out,
+                        unsigned mask);
+// atomics.cuh
+RunStatus run_atomics(const Launch& launch, const int* ints, const float* floats, int n,
+                      AtomicTotals* totals);
+RunStatus run_histogram(const Launch& launch, const unsigned* values, int n, unsigned* bins,
+                        unsigned bin_count);
+// dynamic_shared.cuh
+RunStatus run_reverse_in_shared(const Launch& launch, const float* in, float* out_reversed,
+                                double* out_doubled, int* misaligned);
+RunStatus run_read_unwritten_shared(const Launch& launch, float* out);
+// grid_3d.cuh
+RunStatus run_coordinates(const Launch& launch, ThreadRecord* out);
+// missing_barrier.cuh
+RunStatus run_shifted_tile_sum(const Launch& launch, bool with_barrier, const float* in, float* out,
+                               int tiles);
+// schedule_order.cuh (CPU only)
+RunStatus run_tickets(const Launch& launch, unsigned* counters, unsigned* first, unsigned* second);
+// faulty_sync.cuh (CPU only: they hang or misbehave on a GPU)
+RunStatus run_deadlock(const Launch& launch, int* out);
+RunStatus run_divergent_barrier(const Launch& launch, int* out);
+RunStatus run_exit_before_barrier(const Launch& launch, int* out, unsigned exiting);
+RunStatus run_warp_mask_disagreement(const Launch& launch, int* out);
+RunStatus run_warp_op_disagreement(const Launch& launch, int* out);
+RunStatus run_mask_omits_lane(const Launch& launch, int* out);
+RunStatus run_bad_width(const Launch& launch, int* out);
+RunStatus run_exited_lane_in_mask(const Launch& launch, int* out);
+RunStatus run_trap(const Launch& launch, int* out, unsigned trapping);
+// intrinsics.cuh
+RunStatus run_float_intrinsics(const Launch& launch, const float* x, const float* y, float* out, int n);
+RunStatus run_float_to_int(const Launch& launch, const float* x, int* out, int n);
+RunStatus run_bit_intrinsics(const Launch& launch, const unsigned* a, const unsigned* b, unsigned* out,
+                             int n);
+RunStatus run_half_intrinsics(const Launch& launch, const float* x, const float* y, float* out, int n);
+
+}  // namespace simt_test
