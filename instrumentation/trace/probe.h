@@ -59,7 +59,7 @@ __device__ __forceinline__ bool is_block_leader() {
 // One open event: where the threads of a block write their parts of the payload.
 class ProbeEvent {
  public:
-  __device__ ProbeEvent() = default;
+  ProbeEvent() = default;
   __device__ ProbeEvent(const TraceDeviceView* view, int64_t slot) : view_(view), slot_(slot) {}
 
   __device__ explicit operator bool() const { return view_ != nullptr; }

@@ -31,6 +31,36 @@ uint64_t byte_size_for_writing(const std::filesystem::path& path, const TensorTo
   return bytes;
 }
 
+// Every tensor must sit at a multiple of its element size (the spec allows no padding between
+// tensors), so the reader's views need no copy. Largest tensor first when that keeps every
+// offset aligned: the bulk of the file then starts at the (page-aligned) data buffer, which
+// makes writing it a copy of whole pages. Otherwise, largest elements first, always aligned.
+void order_for_alignment(std::vector<const TensorToWrite*>& order, std::vector<uint64_t>& sizes) {
+  std::vector<size_t> idx(order.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  const auto aligned = [&] {
+    uint64_t offset = 0;
+    for (size_t i : idx) {
+      if (offset % elem_size(order[i]->type) != 0) return false;
+      offset += sizes[i];
+    }
+    return true;
+  };
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  if (!aligned())
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return elem_size(order[a]->type) > elem_size(order[b]->type);
+    });
+  std::vector<const TensorToWrite*> o;
+  std::vector<uint64_t> s;
+  for (size_t i : idx) {
+    o.push_back(order[i]);
+    s.push_back(sizes[i]);
+  }
+  order = std::move(o);
+  sizes = std::move(s);
+}
+
 }  // namespace
 
 int64_t TensorInfo::numel() const {
@@ -41,8 +71,6 @@ int64_t TensorInfo::numel() const {
 
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
                        const std::map<std::string, std::string>& metadata) {
-  // Largest elements first: every offset is then a multiple of the element size at it, and
-  // the data buffer starts 8-aligned, so the reader's views need no copy.
   std::vector<const TensorToWrite*> order;
   std::set<std::string_view> names;
   for (const TensorToWrite& t : tensors) {
@@ -50,9 +78,9 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     if (!names.insert(t.name).second) refuse(path, "tensor name '" + t.name + "' repeats");
     order.push_back(&t);
   }
-  std::stable_sort(order.begin(), order.end(), [](const TensorToWrite* a, const TensorToWrite* b) {
-    return elem_size(a->type) > elem_size(b->type);
-  });
+  std::vector<uint64_t> sizes;
+  for (const TensorToWrite* t : order) sizes.push_back(byte_size_for_writing(path, *t));
+  order_for_alignment(order, sizes);
 
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) {
@@ -60,8 +88,9 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     for (const auto& [k, v] : metadata) meta[k] = v;
   }
   uint64_t offset = 0;
-  for (const TensorToWrite* t : order) {
-    const uint64_t bytes = byte_size_for_writing(path, *t);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const TensorToWrite* t = order[i];
+    const uint64_t bytes = sizes[i];
     header[t->name] = {{"dtype", std::string(to_string(t->type))},
                        {"shape", t->shape},
                        {"data_offsets", {offset, offset + bytes}}};
@@ -74,14 +103,17 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     refuse(path, std::string("a tensor name or metadata string is not valid UTF-8 (") + e.what() +
                      ")");
   }
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data buffer starts 8-aligned
+  // Spaces (which the format allows) so that the data buffer starts aligned in the file: to
+  // 8 bytes at least, and to a page for large files, where the kernel copies whole pages.
+  const uint64_t align = offset >= (uint64_t{1} << 20) ? 4096 : 8;
+  text.append((align - (8 + text.size()) % align) % align, ' ');
 
   AtomicFileWriter out(path);
   uint8_t length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(uint64_t{text.size()} >> (8 * i));
   out.write(length, sizeof length);
   out.write(text.data(), text.size());
-  for (const TensorToWrite* t : order) out.write(t->data, byte_size_for_writing(path, *t));
+  for (size_t i = 0; i < order.size(); ++i) out.write(order[i]->data, sizes[i]);
   out.commit();
 }
 

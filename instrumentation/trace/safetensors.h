@@ -5,10 +5,13 @@
 // {string: string}}, padded with spaces; then the data buffer, which the tensors' byte ranges
 // (relative to its start) must cover exactly: no overlap, no hole. Little-endian, C order.
 //
-// The writer streams each tensor from the caller's memory (no copy) into an AtomicFileWriter,
-// ordered by element size (largest first) so that every tensor is aligned to its element size
-// in the file and in the reader's mapping. The reader maps the file read-only and checks every
-// header field before anything is used; each defect is a TraceFormatError naming the file,
+// The writer streams each tensor from the caller's memory (no copy) into an AtomicFileWriter.
+// It places every tensor at a multiple of its element size (largest tensor first when that
+// allows it, else largest elements first) and pads the header with spaces so that the data
+// buffer starts 8-aligned (page-aligned in files of 1 MiB of data or more): the reader's
+// views need no copy, and large files are written as whole pages. The reader maps the file
+// read-only and checks every header field before anything is used; each defect is a
+// TraceFormatError naming the file,
 // the tensor and the problem.
 #pragma once
 
