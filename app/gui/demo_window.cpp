@@ -22,7 +22,10 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.demo_ro
   diff_.set_data(std::make_shared<FloatGrid>(data_.diff), o.max_tile);
   for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = {"query row", "head-dim column", 0, 0};
 
-  values_display_.colormap = ColormapId::ember;
+  values_display_.colormap = o.values_colormap.value_or(ColormapId::ember);
+  values_display_.scale.log = o.values_scale == "log" || o.values_scale == "signed-log";
+  values_display_.scale.symmetric = o.values_scale == "symmetric" || o.values_scale == "signed-log";
+  values_display_.scale.log_floor = 1e-3f;
   const std::array<FloatGridView, 2> both = {data_.trace.view(), data_.reference.view()};
   values_display_.fit(both);
   reference_display_ = values_display_;

@@ -17,7 +17,7 @@ void draw_error_panel(ErrorLog& log, float bottom_margin) {
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + (vp->WorkSize.x - width) / 2,
                                  vp->WorkPos.y + vp->WorkSize.y - bottom_margin - height - 12));
   ImGui::SetNextWindowSize(ImVec2(width, height));
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(52, 24, 26, 245));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(52, 24, 26, 255));  // opaque: tests find it by colour
   ImGui::PushStyleColor(ImGuiCol_Border, theme::kError);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoTitleBar;

@@ -36,6 +36,10 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--pick", pick, "Initially picked cell ROW,COL");
   app.add_option("--inject-error", o.inject_errors, "Show this message in the error panel (docs, tests)");
+  std::string values_colormap;
+  app.add_option("--values-colormap", values_colormap, "Colormap of the trace and reference (default ember)");
+  app.add_option("--values-scale", o.values_scale, "Scale of the trace and reference: linear, log, symmetric, signed-log")
+      ->check(CLI::IsMember({"linear", "log", "symmetric", "signed-log"}));
   bool no_vsync = false;
   app.add_flag("--no-vsync", no_vsync, "Do not wait for the display between frames (timing runs)");
 
@@ -70,6 +74,13 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
     if (!parse_pair(pick, ',', cell.row, cell.col) || cell.row < 0 || cell.col < 0)
       return fail("--pick wants ROW,COL (got '" + pick + "')");
     o.pick = cell;
+  }
+  if (!values_colormap.empty()) {
+    try {
+      o.values_colormap = colormap_from_name(values_colormap);
+    } catch (const ColorScaleError& e) {
+      return fail(std::string("--values-colormap: ") + e.what());
+    }
   }
   if (!screenshot.empty()) o.screenshot = screenshot;
   if (!frame_stats.empty()) o.frame_stats = frame_stats;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/gui/heatmap_camera.h"
+#include "app/model/colormap.h"
 
 namespace ts {
 
@@ -28,6 +29,8 @@ struct GuiOptions {
   int max_tile = 0;                  // texture tile side limit; 0 = GL_MAX_TEXTURE_SIZE
   std::optional<CellIndex> pick;     // initially picked cell
   std::vector<std::string> inject_errors;  // shown in the error panel at start
+  std::optional<ColormapId> values_colormap;  // trace and reference: colormap...
+  std::string values_scale = "linear";        // ...and scale: linear, log, symmetric, signed-log
   bool vsync = true;
 
   bool headless_run() const { return screenshot || frames > 0; }

@@ -55,12 +55,16 @@ void HeatmapCamera::keep_in_view(int64_t rows, int64_t cols, double w, double h,
 }
 
 void HeatmapCamera::reveal(CellIndex cell, double w, double h) {
-  const double x0 = view_x(static_cast<double>(cell.col)), x1 = view_x(static_cast<double>(cell.col + 1));
-  const double y0 = view_y(static_cast<double>(cell.row)), y1 = view_y(static_cast<double>(cell.row + 1));
-  if (x0 < 0) pan_pixels(-x0, 0);
-  else if (x1 > w) pan_pixels(w - x1, 0);
-  if (y0 < 0) pan_pixels(0, -y0);
-  else if (y1 > h) pan_pixels(0, h - y1);
+  // Per axis: no move when the cell is inside; else the least pan that brings it in; a cell
+  // larger than the view is centred.
+  auto shift = [](double a, double b, double size) {
+    if (b - a > size) return size / 2 - (a + b) / 2;
+    if (a < 0) return -a;
+    if (b > size) return size - b;
+    return 0.0;
+  };
+  pan_pixels(shift(view_x(static_cast<double>(cell.col)), view_x(static_cast<double>(cell.col + 1)), w),
+             shift(view_y(static_cast<double>(cell.row)), view_y(static_cast<double>(cell.row + 1)), h));
 }
 
 }  // namespace ts

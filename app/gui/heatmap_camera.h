@@ -49,7 +49,8 @@ class HeatmapCamera {
   // Keeps at least `margin_px` of the array inside the view (it cannot be lost off-screen).
   void keep_in_view(int64_t rows, int64_t cols, double w, double h, double margin_px = 32.0);
 
-  // Pans as little as possible so that the whole cell is visible.
+  // Pans as little as possible so that the whole cell is visible (centred if it is larger
+  // than the view).
   void reveal(CellIndex cell, double w, double h);
 };
 

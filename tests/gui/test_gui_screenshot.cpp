@@ -1,0 +1,284 @@
+// The viewer as a person sees it: tilescope-gui renders the demo heatmaps (values drawn from a
+// fresh seed) in screenshot mode; the test rebuilds the same arrays, decodes the PNG and checks
+// every cell's pixel against the CPU colormap (the GPU shader must agree with map_value), the
+// special colours where NaN / Inf / masked cells are, that tiling past a small texture limit
+// changes nothing, and the error panel and failure modes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include "app/gui/demo_heatmaps.h"
+#include "app/model/colormap.h"
+#include "app/model/rgba_image.h"
+#include "tests/gui/gui_process.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+RgbaImage load_png(const std::filesystem::path& path) {
+  int w = 0, h = 0, channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &w, &h, &channels, 4);
+  if (!data) throw std::runtime_error("cannot decode " + path.string());
+  RgbaImage img(w, h);
+  std::memcpy(img.pixels.data(), data, static_cast<size_t>(w) * h * 4);
+  stbi_image_free(data);
+  return img;
+}
+
+nlohmann::json load_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+struct Shot {
+  RgbaImage image;
+  nlohmann::json layout;
+};
+
+// Runs the viewer on the demo arrays and returns its screenshot and layout.
+Shot screenshot(const testing::TempDir& dir, const std::string& name, uint64_t seed, const std::string& size,
+                std::vector<std::string> extra = {}) {
+  const auto png = dir.path() / (name + ".png"), json = dir.path() / (name + ".json");
+  std::vector<std::string> args = {"--screenshot", png.string(), "--layout-json", json.string(), "--size", "1400x860",
+                                   "--demo-seed", std::to_string(seed), "--demo-size", size};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const testing::ProcessResult r = testing::run_gui(args);
+  if (r.exit_code != 0) throw std::runtime_error("tilescope-gui failed (" + std::to_string(r.exit_code) + "): " + r.output);
+  return {load_png(png), load_json(json)};
+}
+
+const nlohmann::json& view_named(const nlohmann::json& layout, const std::string& name) {
+  for (const auto& v : layout["views"])
+    if (v["name"] == name) return v;
+  throw std::runtime_error("no view named " + name);
+}
+
+ColorScale scale_of(const nlohmann::json& v) {
+  const auto& s = v["scale"];
+  return {s["min"].get<float>(), s["max"].get<float>(), s["log"].get<bool>(), s["log_floor"].get<float>(),
+          s["symmetric"].get<bool>()};
+}
+
+// The colormap position t of a finite value under `s`, in float64 (independent of the
+// model's float arithmetic).
+double reference_t(double x, const ColorScale& s) {
+  if (s.log && s.symmetric) {
+    const double m = std::max(std::abs(double{s.min}), std::abs(double{s.max}));
+    const double k = std::log2(std::max(m, double{s.log_floor}) / s.log_floor);
+    const double u = (x > 0 ? 1 : x < 0 ? -1 : 0) * std::log2(std::max(std::abs(x), double{s.log_floor}) / s.log_floor);
+    return 0.5 + 0.5 * u / k;
+  }
+  if (s.log) {
+    const double f = s.log_floor, lo = std::log2(std::max(double{s.min}, f)), hi = std::log2(std::max(double{s.max}, f));
+    return (std::log2(std::max(std::abs(x), f)) - lo) / (hi - lo);
+  }
+  if (s.symmetric) {
+    const double m = std::max(std::abs(double{s.min}), std::abs(double{s.max}));
+    return 0.5 + 0.5 * x / m;
+  }
+  return (x - s.min) / (double{s.max} - s.min);
+}
+
+struct CellCheck {
+  size_t cells = 0, nan = 0, pos_inf = 0, neg_inf = 0, masked = 0, near_edge = 0, wrong = 0;
+};
+
+// Every cell of `grid` in view `v` of the screenshot: the pixel at its centre must be the CPU
+// colormap's colour. Where float rounding may pick the neighbouring table entry (the value sits
+// on a bin edge to within `edge_tolerance` of a bin), either neighbour is accepted.
+CellCheck check_cells(const Shot& shot, const nlohmann::json& v, const FloatGrid& grid, double edge_tolerance) {
+  CellCheck out;
+  const ColormapId cmap = colormap_from_name(v["colormap"].get<std::string>());
+  const ColorScale scale = scale_of(v);
+  const ColorMapper mapper(cmap, scale);
+  const ColormapTable& table = colormap_table(cmap);
+  const double fx = shot.layout["framebuffer_scale"][0], fy = shot.layout["framebuffer_scale"][1];
+  const double ox = v["origin"][0], oy = v["origin"][1], px = v["px_per_cell"][0], py = v["px_per_cell"][1];
+  EXPECT_GE(px, 4.0) << "cells too small to sample";
+  EXPECT_GE(py, 4.0) << "cells too small to sample";
+  const FloatGridView g = grid.view();
+  for (int64_t r = 0; r < g.rows; ++r)
+    for (int64_t c = 0; c < g.cols; ++c) {
+      const int x = static_cast<int>(std::floor((ox + (c + 0.5) * px) * fx));
+      const int y = static_cast<int>(std::floor((oy + (r + 0.5) * py) * fy));
+      if (!shot.image.contains(x, y)) {
+        ADD_FAILURE() << "cell (" << r << ", " << c << ") is off the screenshot";
+        return out;
+      }
+      const Rgba8 got = shot.image.at(x, y);
+      const float value = g.at(r, c);
+      const bool masked = g.masked(r, c);
+      ++out.cells;
+      const CellClass k = classify_cell(value, masked);
+      if (k != CellClass::finite) {
+        // The documented colours, written out.
+        const Rgba8 want = k == CellClass::nan       ? Rgba8{255, 0, 255, 255}
+                           : k == CellClass::pos_inf ? Rgba8{0, 255, 0, 255}
+                           : k == CellClass::neg_inf ? Rgba8{0, 255, 255, 255}
+                                                     : Rgba8{110, 110, 0, 255};
+        EXPECT_EQ(got, want) << cell_class_name(k) << " cell (" << r << ", " << c << ") in " << v["name"];
+        out.nan += k == CellClass::nan, out.pos_inf += k == CellClass::pos_inf, out.neg_inf += k == CellClass::neg_inf,
+            out.masked += k == CellClass::masked;
+        continue;
+      }
+      const double ti = std::clamp(reference_t(value, scale), 0.0, 1.0) * 256.0;
+      const int cpu = mapper.lut_index(value);
+      if (got == mapper(value)) continue;
+      if (ti > 0 && ti < 256 && std::abs(ti - std::round(ti)) < edge_tolerance) {
+        ++out.near_edge;
+        const int lo = std::max(0, cpu - 1), hi = std::min(255, cpu + 1);
+        bool neighbour = false;
+        for (int i = lo; i <= hi; ++i) neighbour |= got == table[static_cast<size_t>(i)];
+        EXPECT_TRUE(neighbour) << "cell (" << r << ", " << c << ") value " << value << " at a bin edge: got "
+                               << to_string(got) << ", CPU index " << cpu;
+        continue;
+      }
+      ADD_FAILURE() << v["name"] << " cell (" << r << ", " << c << ") value " << value << ": screen "
+                    << to_string(got) << ", CPU colormap " << to_string(mapper(value)) << " (index " << cpu
+                    << ", t*256 = " << ti << ")";
+      if (++out.wrong >= 20) return out;  // enough said
+    }
+  return out;
+}
+
+// min / max of the finite, unmasked values of several arrays (independent of autofit).
+std::pair<float, float> finite_range(std::initializer_list<const FloatGrid*> grids, bool magnitude) {
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  for (const FloatGrid* g : grids)
+    for (size_t i = 0; i < g->values.size(); ++i) {
+      float v = g->values[i];
+      if (!std::isfinite(v) || (!g->mask.empty() && g->mask[i])) continue;
+      if (magnitude) v = std::abs(v);
+      if (magnitude && v == 0) continue;
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  return {lo, hi};
+}
+
+TEST(GuiScreenshot, CellsHaveTheCpuColormapColours) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const int64_t rows = 37, cols = 29;  // odd sizes: no accidental symmetry
+  const Shot shot = screenshot(dir, "linear", seed, "37x29");
+  const DemoHeatmaps demo = make_demo_heatmaps(rows, cols, seed);
+
+  // The ranges the viewer chose are the data's: trace and reference share one.
+  const auto [lo, hi] = finite_range({&demo.trace, &demo.reference}, false);
+  for (const char* name : {"Trace", "Reference"}) {
+    const ColorScale s = scale_of(view_named(shot.layout, name));
+    EXPECT_EQ(s.min, lo) << name;
+    EXPECT_EQ(s.max, hi) << name;
+  }
+  const auto [dlo, dhi] = finite_range({&demo.diff}, true);
+  (void)dlo;
+  const ColorScale ds = scale_of(view_named(shot.layout, "Diff (trace - reference)"));
+  EXPECT_TRUE(ds.symmetric);
+  EXPECT_EQ(ds.max, dhi);
+
+  const CellCheck t = check_cells(shot, view_named(shot.layout, "Trace"), demo.trace, 1e-4);
+  const CellCheck r = check_cells(shot, view_named(shot.layout, "Reference"), demo.reference, 1e-4);
+  const CellCheck d = check_cells(shot, view_named(shot.layout, "Diff (trace - reference)"), demo.diff, 1e-4);
+  EXPECT_EQ(t.cells, static_cast<size_t>(rows * cols));
+  EXPECT_EQ(t.nan, demo.nan_cells.size());
+  EXPECT_GT(t.nan, 0u) << "the demo has NaN cells";
+  EXPECT_EQ(t.pos_inf, demo.pos_inf_cells.size());
+  EXPECT_EQ(t.neg_inf, demo.neg_inf_cells.size());
+  EXPECT_GT(t.masked, 0u);
+  EXPECT_EQ(d.nan, t.nan) << "NaN carries into the diff";
+  EXPECT_EQ(r.nan, 0u);
+  EXPECT_LT(t.near_edge + r.near_edge + d.near_edge, 20u);
+}
+
+TEST(GuiScreenshot, LogAndSignedLogScalesMatchTheCpu) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const DemoHeatmaps demo = make_demo_heatmaps(31, 23, seed);
+  for (const char* mode : {"log", "signed-log"}) {
+    SCOPED_TRACE(mode);
+    const Shot shot = screenshot(dir, mode, seed, "31x23", {"--values-scale", mode, "--values-colormap", "glacier"});
+    const nlohmann::json& v = view_named(shot.layout, "Trace");
+    EXPECT_EQ(v["colormap"], "glacier");
+    const ColorScale s = scale_of(v);
+    EXPECT_TRUE(s.log);
+    EXPECT_EQ(s.symmetric, std::string(mode) == "signed-log");
+    // GLSL's log2 may differ from the CPU's by an ulp or so: a wider edge band.
+    const CellCheck t = check_cells(shot, v, demo.trace, 5e-3);
+    check_cells(shot, view_named(shot.layout, "Reference"), demo.reference, 5e-3);
+    EXPECT_GT(t.nan, 0u);
+  }
+}
+
+TEST(GuiScreenshot, TiledTexturesDrawTheSameAsOne) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const Shot whole = screenshot(dir, "whole", seed, "37x29");
+  const Shot tiled = screenshot(dir, "tiled", seed, "37x29", {"--max-tile", "7"});
+  ASSERT_EQ(whole.image.width, tiled.image.width);
+  ASSERT_EQ(whole.image.height, tiled.image.height);
+  for (const auto& v : tiled.layout["views"]) {
+    EXPECT_EQ(v["tile_side"], 7);
+    EXPECT_EQ(v["tiles"], 6 * 5) << "37 x 29 cells in 7 x 7 tiles";
+  }
+  for (const auto& v : whole.layout["views"]) EXPECT_EQ(v["tiles"], 1);
+  size_t compared = 0;
+  for (const auto& v : whole.layout["views"]) {
+    const int x0 = static_cast<int>(v["image_min"][0].get<double>()), y0 = static_cast<int>(v["image_min"][1].get<double>());
+    const int x1 = static_cast<int>(v["image_max"][0].get<double>()), y1 = static_cast<int>(v["image_max"][1].get<double>());
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        ASSERT_EQ(whole.image.at(x, y), tiled.image.at(x, y)) << v["name"] << " pixel (" << x << ", " << y << ")";
+        ++compared;
+      }
+  }
+  EXPECT_GT(compared, 100000u);
+  // And the tiled run is right on its own (not merely equal to the other).
+  const DemoHeatmaps demo = make_demo_heatmaps(37, 29, seed);
+  check_cells(tiled, view_named(tiled.layout, "Trace"), demo.trace, 1e-4);
+}
+
+size_t count_pixels(const RgbaImage& img, Rgba8 c) {
+  return static_cast<size_t>(std::count(img.pixels.begin(), img.pixels.end(), c));
+}
+
+TEST(GuiScreenshot, ErrorsAreShownInTheWindow) {
+  testing::TempDir dir;
+  const Rgba8 panel{52, 24, 26, 255};
+  const Shot clean = screenshot(dir, "clean", 7, "16x16");
+  EXPECT_EQ(count_pixels(clean.image, panel), 0u);
+  const Shot failed = screenshot(dir, "error", 7, "16x16", {"--inject-error", "trace file 'x.trace.safetensors' is corrupt"});
+  EXPECT_GT(count_pixels(failed.image, panel), 20000u) << "the error panel is drawn";
+}
+
+TEST(GuiScreenshot, UnwritableScreenshotPathIsAnErrorAndLeavesNothing) {
+  testing::TempDir dir;
+  const auto target = dir.path() / "missing-folder" / "shot.png";
+  const testing::ProcessResult r = testing::run_gui({"--screenshot", target.string(), "--frames", "1"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(target.string()), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(target.parent_path()));
+}
+
+TEST(GuiScreenshot, FrameStatsAreRecorded) {
+  testing::TempDir dir;
+  const auto json = dir.path() / "frames.json";
+  const testing::ProcessResult r =
+      testing::run_gui({"--frame-stats", json.string(), "--frames", "12", "--size", "800x600", "--demo-size", "64x32"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = load_json(json);
+  EXPECT_EQ(j["frames_ms"].size(), 12u);
+  EXPECT_EQ(j["summary"]["frames"], 10) << "two warm-up frames left out";
+  EXPECT_GT(j["summary"]["median_ms"].get<double>(), 0.0);
+  EXPECT_GE(j["summary"]["p99_ms"].get<double>(), j["summary"]["median_ms"].get<double>());
+}
+
+}  // namespace
+}  // namespace ts
