@@ -12,6 +12,14 @@ uniform usampler2D u_classes;  // R8UI: 0 finite, 1 NaN, 2 +Inf, 3 -Inf, 4 maske
 uniform sampler2D u_colormap;  // 256 x 1 RGBA8: colormap_table()
 uniform vec4 u_special[5];     // special_color() of each class (entry 0 unused)
 
+// Zoomed out (several cells per pixel), NaN and Inf must not vanish between the sampled cells:
+// u_pooled holds the tile's NaN/Inf severity (3 NaN, 2 +Inf, 1 -Inf) max-pooled over blocks of
+// u_block cells; a pixel takes the special colour of the worst block its footprint touches.
+uniform bool u_pooling;
+uniform usampler2D u_pooled;
+uniform vec2 u_block;           // cells per pooled texel (2^kx, 2^ky)
+uniform vec2 u_half_footprint;  // half the cells one pixel spans, per axis
+
 // ScaleMapping (app/model/colormap.h)
 uniform bool u_log;
 uniform bool u_signed_log;
@@ -25,6 +33,17 @@ in vec2 v_cell;
 out vec4 frag_color;
 
 void main() {
+  if (u_pooling) {
+    ivec2 last = textureSize(u_pooled, 0) - ivec2(1);
+    ivec2 a = clamp(ivec2(floor((v_cell - u_half_footprint) / u_block)), ivec2(0), last);
+    ivec2 b = clamp(ivec2(floor((v_cell + u_half_footprint) / u_block)), ivec2(0), last);
+    uint worst = max(max(texelFetch(u_pooled, a, 0).r, texelFetch(u_pooled, ivec2(b.x, a.y), 0).r),
+                     max(texelFetch(u_pooled, ivec2(a.x, b.y), 0).r, texelFetch(u_pooled, b, 0).r));
+    if (worst != 0u) {
+      frag_color = u_special[worst == 3u ? 1 : (worst == 2u ? 2 : 3)];
+      return;
+    }
+  }
   ivec2 size = textureSize(u_values, 0);
   ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), size - ivec2(1));
   uint cell_class = texelFetch(u_classes, cell, 0).r;

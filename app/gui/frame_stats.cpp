@@ -10,10 +10,12 @@
 
 namespace ts {
 
-FrameSummary FrameStats::summary() const {
+namespace {
+
+FrameSummary summarise(const std::vector<double>& all, size_t warmup) {
   FrameSummary s;
-  if (frames_ms_.size() <= warmup_) return s;
-  std::vector<double> v(frames_ms_.begin() + static_cast<std::ptrdiff_t>(warmup_), frames_ms_.end());
+  if (all.size() <= warmup) return s;
+  std::vector<double> v(all.begin() + static_cast<std::ptrdiff_t>(warmup), all.end());
   std::sort(v.begin(), v.end());
   const auto rank = [&](double p) {  // nearest rank: the smallest value with p of the data at or below it
     const auto k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
@@ -28,12 +30,26 @@ FrameSummary FrameStats::summary() const {
   return s;
 }
 
+nlohmann::json to_json(const FrameSummary& s) {
+  return {{"frames", s.frames}, {"median_ms", s.median_ms}, {"p99_ms", s.p99_ms},
+          {"mean_ms", s.mean_ms}, {"min_ms", s.min_ms},     {"max_ms", s.max_ms}};
+}
+
+}  // namespace
+
+FrameSummary FrameStats::summary() const { return summarise(frames_ms_, warmup_); }
+
+FrameSummary FrameStats::part_summary(const std::string& part) const {
+  const auto it = parts_.find(part);
+  return it == parts_.end() ? FrameSummary{} : summarise(it->second, warmup_);
+}
+
 void FrameStats::write_json(const std::filesystem::path& path,
                             const std::vector<std::pair<std::string, std::string>>& context) const {
-  const FrameSummary s = summary();
   nlohmann::json j;
-  j["summary"] = {{"frames", s.frames}, {"median_ms", s.median_ms}, {"p99_ms", s.p99_ms}, {"mean_ms", s.mean_ms},
-                  {"min_ms", s.min_ms},  {"max_ms", s.max_ms}};
+  j["summary"] = to_json(summary());
+  j["parts"] = nlohmann::json::object();
+  for (const auto& [part, values] : parts_) j["parts"][part] = to_json(summarise(values, warmup_));
   j["warmup_frames"] = std::min(warmup_, frames_ms_.size());
   j["frames_ms"] = frames_ms_;
   nlohmann::json ctx = nlohmann::json::object();

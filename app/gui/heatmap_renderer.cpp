@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/gui/shader_program.h"
+#include "app/gui/special_cell_pooling.h"
 #include "shaders/embedded_shaders.h"
 
 namespace ts {
@@ -19,7 +20,9 @@ HeatmapRenderer::HeatmapRenderer()
         glGetUniformLocation(p, "u_special"),    glGetUniformLocation(p, "u_log"),
         glGetUniformLocation(p, "u_signed_log"), glGetUniformLocation(p, "u_floor"),
         glGetUniformLocation(p, "u_log2_floor"), glGetUniformLocation(p, "u_lo"),
-        glGetUniformLocation(p, "u_gain"),       glGetUniformLocation(p, "u_bias")};
+        glGetUniformLocation(p, "u_gain"),       glGetUniformLocation(p, "u_bias"),
+        glGetUniformLocation(p, "u_pooling"),    glGetUniformLocation(p, "u_pooled"),
+        glGetUniformLocation(p, "u_block"),      glGetUniformLocation(p, "u_half_footprint")};
   glBindVertexArray(vao_.id());
   glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
   glEnableVertexAttribArray(0);
@@ -67,6 +70,7 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
   glUniform1i(u_.values, 0);
   glUniform1i(u_.classes, 1);
   glUniform1i(u_.colormap, 2);
+  glUniform1i(u_.pooled, 3);  // its own unit: samplers of different types must not share one
   std::array<float, 4 * kCellClassCount> special{};
   for (size_t k = 1; k < kCellClassCount; ++k) {
     const Rgba8 c = special_color(static_cast<CellClass>(k));
@@ -98,6 +102,12 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
   const auto [c_begin, c_end] = range(x0, x1, w.origin_x, w.px_per_col, tex.cols());
   const auto [r_begin, r_end] = range(y0, y1, w.origin_y, w.px_per_row, tex.rows());
 
+  // Several cells per framebuffer pixel: NaN / Inf come from the pooled severity instead.
+  const double cell_px_x = w.px_per_col * scale.x, cell_px_y = w.px_per_row * scale.y;
+  const int kx = pooling_level(cell_px_x), ky = pooling_level(cell_px_y);
+  glUniform2f(u_.block, static_cast<float>(1 << kx), static_cast<float>(1 << ky));
+  glUniform2f(u_.half_footprint, static_cast<float>(0.5 / cell_px_x), static_cast<float>(0.5 / cell_px_y));
+
   glBindVertexArray(vao_.id());
   glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
   for (const HeatmapTile& t : tex.tiles()) {
@@ -115,11 +125,17 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
     glBindTexture(GL_TEXTURE_2D, t.values.id());
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, t.classes.id());
+    const bool pooling = (kx > 0 || ky > 0) && !t.severity.empty();
+    glUniform1i(u_.pooling, pooling ? 1 : 0);
+    glActiveTexture(GL_TEXTURE3);
+    glBindTexture(GL_TEXTURE_2D, pooling ? t.pooled_severity(kx, ky) : t.classes.id());
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
   }
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE2);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE3);
   glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE0);
   glBindVertexArray(0);

@@ -54,6 +54,7 @@ class HeatmapRenderer {
   ColormapTextures colormaps_;
   struct Uniforms {
     GLint projection, values, classes, colormap, special, log, signed_log, floor, log2_floor, lo, gain, bias;
+    GLint pooling, pooled, block, half_footprint;
   } u_{};
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "app/gui/special_cell_pooling.h"
 #include "app/model/colormap.h"
 
 namespace ts {
@@ -20,6 +21,21 @@ void set_nearest(GLenum target) {
 }
 
 }  // namespace
+
+GLuint HeatmapTile::pooled_severity(int kx, int ky) const {
+  GlTexture& tex = pooled[{kx, ky}];
+  if (!tex) {
+    const PooledSeverity p = max_pool_severity(severity, rows, cols, kx, ky);
+    tex = GlTexture::create();
+    glBindTexture(GL_TEXTURE_2D, tex.id());
+    set_nearest(GL_TEXTURE_2D);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, static_cast<GLsizei>(p.cols), static_cast<GLsizei>(p.rows), 0,
+                 GL_RED_INTEGER, GL_UNSIGNED_BYTE, p.values.data());
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  }
+  return tex.id();
+}
 
 void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
   grid.validate();
@@ -48,6 +64,7 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
       // Classify on the CPU and give the GPU only finite values.
       values.resize(static_cast<size_t>(t.rows * t.cols));
       classes.resize(values.size());
+      bool special = false;
       for (int64_t r = 0; r < t.rows; ++r)
         for (int64_t c = 0; c < t.cols; ++c) {
           const float v = grid.at(r0 + r, c0 + c);
@@ -55,7 +72,12 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
           const size_t i = static_cast<size_t>(r * t.cols + c);
           classes[i] = static_cast<uint8_t>(k);
           values[i] = std::isfinite(v) ? v : 0.0f;
+          special |= special_severity(k) != 0;
         }
+      if (special) {
+        t.severity.resize(classes.size());
+        for (size_t i = 0; i < classes.size(); ++i) t.severity[i] = special_severity(static_cast<CellClass>(classes[i]));
+      }
       const auto w = static_cast<GLsizei>(t.cols), h = static_cast<GLsizei>(t.rows);
       t.values = GlTexture::create();
       glBindTexture(GL_TEXTURE_2D, t.values.id());

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "app/gui/gl_objects.h"
@@ -16,6 +18,13 @@ struct HeatmapTile {
   int64_t rows = 0, cols = 0;
   GlTexture values;            // R32F; NaN and Inf stored as 0 (their class says what they are)
   GlTexture classes;           // R8UI: CellClass
+  // NaN / Inf severity of each cell (special_cell_pooling.h); empty when the tile has none.
+  std::vector<uint8_t> severity;
+  // Max-pooled severity textures (R8UI), made on first use for each (kx, ky).
+  mutable std::map<std::pair<int, int>, GlTexture> pooled;
+
+  // The pooled texture for blocks of 2^kx x 2^ky cells (needs the GL context).
+  GLuint pooled_severity(int kx, int ky) const;
 };
 
 class HeatmapTexture {

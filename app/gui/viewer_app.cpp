@@ -121,6 +121,7 @@ int run_viewer(const GuiOptions& o) {
     renderer->begin_frame();
     if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) state.quit = true;
 
+    const auto t_ui = clock::now();
     draw_menu_bar(state, demo);
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     const float status_h = ImGui::GetTextLineHeight() + 8;
@@ -128,7 +129,9 @@ int run_viewer(const GuiOptions& o) {
     draw_status_bar(*window, demo, last_ms, status_h);
     draw_help(state);
     draw_error_panel(errors, status_h);
+    const auto t_render = clock::now();
     window->end_frame(ImVec4(0.07f, 0.075f, 0.085f, 1.0f));
+    const auto t_rendered = clock::now();
 
     const bool last = o.frames > 0 && frame + 1 >= o.frames;
     if (last && o.screenshot) {
@@ -148,9 +151,16 @@ int run_viewer(const GuiOptions& o) {
         exit_code = 2;
       }
     }
+    const auto t_present = clock::now();
     window->swap();
-    last_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    const auto t1 = clock::now();
+    const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    last_ms = ms(t0, t1);
     stats.add(last_ms);
+    stats.add_part("events", ms(t0, t_ui));            // input, ImGui frame start
+    stats.add_part("ui", ms(t_ui, t_render));          // building the widgets
+    stats.add_part("render", ms(t_render, t_rendered));  // GL commands (and the driver's work)
+    stats.add_part("present", ms(t_present, t1));      // swap: the rasteriser finishing, the copy out
     if (last) break;
   }
 
@@ -163,6 +173,10 @@ int run_viewer(const GuiOptions& o) {
       const FrameSummary s = stats.summary();
       std::printf("frames %zu  median %.2f ms  p99 %.2f ms  mean %.2f ms  max %.2f ms\n", s.frames, s.median_ms,
                   s.p99_ms, s.mean_ms, s.max_ms);
+      for (const char* part : {"events", "ui", "render", "present"}) {
+        const FrameSummary p = stats.part_summary(part);
+        std::printf("  %-8s median %.2f ms  p99 %.2f ms\n", part, p.median_ms, p.p99_ms);
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tilescope-gui: frame stats: %s\n", e.what());
       exit_code = 2;

@@ -119,8 +119,28 @@ ValueStats value_stats(std::span<const float> values, std::span<const uint8_t> m
   return s;
 }
 
-ColorScale autofit(std::span<const float> values, ColorScale base, std::span<const uint8_t> mask) {
-  const ValueStats s = value_stats(values, mask);
+ValueStats combine(const ValueStats& a, const ValueStats& b) {
+  ValueStats s;
+  s.finite = a.finite + b.finite;
+  s.nan = a.nan + b.nan;
+  s.pos_inf = a.pos_inf + b.pos_inf;
+  s.neg_inf = a.neg_inf + b.neg_inf;
+  s.masked = a.masked + b.masked;
+  if (a.finite == 0 || b.finite == 0) {  // extremes come from the side that has any
+    const ValueStats& x = a.finite ? a : b;
+    s.min = x.min, s.max = x.max, s.max_abs = x.max_abs, s.min_abs_nonzero = x.min_abs_nonzero;
+    return s;
+  }
+  s.min = std::min(a.min, b.min);
+  s.max = std::max(a.max, b.max);
+  s.max_abs = std::max(a.max_abs, b.max_abs);
+  s.min_abs_nonzero = a.min_abs_nonzero == 0   ? b.min_abs_nonzero
+                      : b.min_abs_nonzero == 0 ? a.min_abs_nonzero
+                                               : std::min(a.min_abs_nonzero, b.min_abs_nonzero);
+  return s;
+}
+
+ColorScale fit_scale(const ValueStats& s, ColorScale base) {
   ColorScale out = base;
   if (s.finite == 0) {
     out.min = 0.0f;
@@ -136,6 +156,10 @@ ColorScale autofit(std::span<const float> values, ColorScale base, std::span<con
     out.max = s.max;
   }
   return out;
+}
+
+ColorScale autofit(std::span<const float> values, ColorScale base, std::span<const uint8_t> mask) {
+  return fit_scale(value_stats(values, mask), base);
 }
 
 ColorMapper::ColorMapper(ColormapId colormap, const ColorScale& scale)

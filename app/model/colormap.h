@@ -116,8 +116,13 @@ struct ValueStats {
 // mask's size differs from the values'.
 ValueStats value_stats(std::span<const float> values, std::span<const uint8_t> mask = {});
 
+// Statistics of two arrays taken together.
+ValueStats combine(const ValueStats& a, const ValueStats& b);
+
 // `base` with min/max fitted to the finite, unmasked values (its log/symmetric flags and
-// floor kept). With no finite value the range is [0, 1].
+// floor kept): [min, max]; symmetric: [-max|x|, max|x|]; log: [min non-zero |x|, max |x|].
+// With no finite value the range is [0, 1].
+ColorScale fit_scale(const ValueStats& stats, ColorScale base);
 ColorScale autofit(std::span<const float> values, ColorScale base = {},
                    std::span<const uint8_t> mask = {});
 

@@ -245,6 +245,41 @@ TEST(GuiScreenshot, TiledTexturesDrawTheSameAsOne) {
   check_cells(tiled, view_named(tiled.layout, "Trace"), demo.trace, 1e-4);
 }
 
+TEST(GuiScreenshot, NaNAndInfStayVisibleWhenZoomedOut) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  // 4096 rows in about 600 pixels: seven rows per pixel, so nearest-neighbour alone would
+  // usually miss a lone NaN row.
+  const Shot shot = screenshot(dir, "tall", seed, "4096x32");
+  const DemoHeatmaps demo = make_demo_heatmaps(4096, 32, seed);
+  const nlohmann::json& v = view_named(shot.layout, "Trace");
+  ASSERT_LT(v["px_per_cell"][1].get<double>(), 0.25);
+  const double ox = v["origin"][0], oy = v["origin"][1], px = v["px_per_cell"][0], py = v["px_per_cell"][1];
+  auto pixel = [&](CellIndex c) {
+    return shot.image.at(static_cast<int>(std::floor(ox + (c.col + 0.5) * px)), static_cast<int>(std::floor(oy + (c.row + 0.5) * py)));
+  };
+  const Rgba8 nan = special_color(CellClass::nan), pinf = special_color(CellClass::pos_inf),
+              ninf = special_color(CellClass::neg_inf);
+  ASSERT_FALSE(demo.nan_cells.empty());
+  for (CellIndex c : demo.nan_cells) EXPECT_EQ(pixel(c), nan) << "NaN at row " << c.row << " col " << c.col;
+  for (CellIndex c : demo.pos_inf_cells) EXPECT_TRUE(pixel(c) == pinf || pixel(c) == nan) << to_string(pixel(c));
+  for (CellIndex c : demo.neg_inf_cells)
+    EXPECT_TRUE(pixel(c) == ninf || pixel(c) == pinf || pixel(c) == nan) << to_string(pixel(c));
+  // The marks stay small: a few pixels around each odd cell, none elsewhere.
+  auto specials_in = [&](const nlohmann::json& view) {
+    size_t n = 0;
+    for (int y = static_cast<int>(view["image_min"][1].get<double>()); y < view["image_max"][1].get<double>(); ++y)
+      for (int x = static_cast<int>(view["image_min"][0].get<double>()); x < view["image_max"][0].get<double>(); ++x) {
+        const Rgba8 p = shot.image.at(x, y);
+        n += p == nan || p == pinf || p == ninf;
+      }
+    return n;
+  };
+  const size_t odd = demo.nan_cells.size() + demo.pos_inf_cells.size() + demo.neg_inf_cells.size();
+  EXPECT_LE(specials_in(v), odd * 4 * static_cast<size_t>(std::ceil(px) + 1));
+  EXPECT_EQ(specials_in(view_named(shot.layout, "Reference")), 0u);
+}
+
 size_t count_pixels(const RgbaImage& img, Rgba8 c) {
   return static_cast<size_t>(std::count(img.pixels.begin(), img.pixels.end(), c));
 }
