@@ -57,8 +57,10 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
   ImGui::SetNextWindowSize(size);
   if (focus_once_) ImGui::SetNextWindowFocus();
   focus_once_ = false;
+  // No background: it fills the whole window, and the frame is cleared to the same colour.
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoBackground;
   if (ImGui::Begin("Demo heatmaps", nullptr, flags)) {
     guarded(errors, "demo heatmaps", [&] {
       draw_toolbar();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 
 #include "app/gui/shader_program.h"
 #include "app/gui/special_cell_pooling.h"
@@ -10,19 +11,8 @@
 
 namespace ts {
 
-HeatmapRenderer::HeatmapRenderer()
-    : program_(build_shader_program("heatmap", shaders::heatmap_vert, shaders::heatmap_frag)),
-      vao_(GlVertexArray::create()),
-      vbo_(GlBuffer::create()) {
-  const GLuint p = program_.id();
-  u_ = {glGetUniformLocation(p, "u_projection"), glGetUniformLocation(p, "u_values"),
-        glGetUniformLocation(p, "u_classes"),    glGetUniformLocation(p, "u_colormap"),
-        glGetUniformLocation(p, "u_special"),    glGetUniformLocation(p, "u_log"),
-        glGetUniformLocation(p, "u_signed_log"), glGetUniformLocation(p, "u_floor"),
-        glGetUniformLocation(p, "u_log2_floor"), glGetUniformLocation(p, "u_lo"),
-        glGetUniformLocation(p, "u_gain"),       glGetUniformLocation(p, "u_bias"),
-        glGetUniformLocation(p, "u_pooling"),    glGetUniformLocation(p, "u_pooled"),
-        glGetUniformLocation(p, "u_block"),      glGetUniformLocation(p, "u_half_footprint")};
+HeatmapRenderer::HeatmapRenderer() : vao_(GlVertexArray::create()), vbo_(GlBuffer::create()) {
+  program_for(false, false, false);  // a driver that cannot compile the shaders fails here, at start
   glBindVertexArray(vao_.id());
   glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
   glEnableVertexAttribArray(0);
@@ -31,6 +21,61 @@ HeatmapRenderer::HeatmapRenderer()
   glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), reinterpret_cast<void*>(2 * sizeof(float)));
   glBindVertexArray(0);
   glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+HeatmapRenderer::Program& HeatmapRenderer::program_for(bool log, bool signed_log, bool pooling) {
+  std::unique_ptr<Program>& slot = programs_[(log ? 1 : 0) | (signed_log ? 2 : 0) | (pooling ? 4 : 0)];
+  if (!slot) {
+    // The variant's macros go right after the #version line, which must stay first.
+    std::string frag(shaders::heatmap_frag);
+    const size_t eol = frag.find('\n') + 1;
+    frag.insert(eol, std::string("#define TS_LOG ") + (log ? "1" : "0") + "\n#define TS_SIGNED_LOG " +
+                         (signed_log ? "1" : "0") + "\n#define TS_POOLING " + (pooling ? "1" : "0") + "\n");
+    auto p = std::make_unique<Program>();
+    p->program = build_shader_program("heatmap", shaders::heatmap_vert, frag);
+    const GLuint id = p->program.id();
+    const auto at = [id](const char* name) { return glGetUniformLocation(id, name); };
+    p->projection = at("u_projection");
+    p->cells = at("u_cells");
+    p->colormap = at("u_colormap");
+    p->special = at("u_special");
+    p->floor = at("u_floor");
+    p->log2_floor = at("u_log2_floor");
+    p->lo = at("u_lo");
+    p->gain = at("u_gain");
+    p->bias = at("u_bias");
+    p->pooled = at("u_pooled");
+    p->block = at("u_block");
+    p->half_footprint = at("u_half_footprint");
+    slot = std::move(p);
+  }
+  return *slot;
+}
+
+void HeatmapRenderer::use(Program& p, const Request& r, const float* projection, double cell_px_x, double cell_px_y,
+                          int kx, int ky) {
+  glUseProgram(p.program.id());
+  glUniformMatrix4fv(p.projection, 1, GL_FALSE, projection);
+  glUniform1i(p.cells, 0);
+  glUniform1i(p.colormap, 2);
+  glUniform1i(p.pooled, 3);  // its own unit: samplers of different types must not share one
+  std::array<float, 4 * kCellClassCount> special{};
+  for (size_t k = 1; k < kCellClassCount; ++k) {
+    const Rgba8 c = special_color(static_cast<CellClass>(k));
+    special[4 * k + 0] = c.r / 255.0f;
+    special[4 * k + 1] = c.g / 255.0f;
+    special[4 * k + 2] = c.b / 255.0f;
+    special[4 * k + 3] = c.a / 255.0f;
+  }
+  glUniform4fv(p.special, static_cast<GLsizei>(kCellClassCount), special.data());
+  const ScaleMapping& m = r.mapping;
+  glUniform1f(p.floor, m.floor);
+  glUniform1f(p.log2_floor, m.log2_floor);
+  glUniform1f(p.lo, m.lo);
+  glUniform1f(p.gain, m.gain);
+  glUniform1f(p.bias, m.bias);
+  glUniform2f(p.block, static_cast<float>(1 << kx), static_cast<float>(1 << ky));
+  glUniform2f(p.half_footprint, static_cast<float>(0.5 / cell_px_x), static_cast<float>(0.5 / cell_px_y));
 }
 
 void HeatmapRenderer::add(ImDrawList* draw_list, const HeatmapTexture& texture, ColormapId colormap,
@@ -61,35 +106,17 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
             static_cast<GLsizei>((x1 - x0) * scale.x), static_cast<GLsizei>((y1 - y0) * scale.y));
   glDisable(GL_BLEND);  // cells are opaque: their colour must reach the framebuffer unchanged
 
-  glUseProgram(program_.id());
   // ImGui's own projection: screen coordinates, y down.
   const float L = pos.x, R = pos.x + size.x, T = pos.y, B = pos.y + size.y;
   const float ortho[16] = {2.0f / (R - L), 0, 0, 0, 0, 2.0f / (T - B), 0, 0, 0, 0, -1, 0,
                            (R + L) / (L - R), (T + B) / (B - T), 0, 1};
-  glUniformMatrix4fv(u_.projection, 1, GL_FALSE, ortho);
-  glUniform1i(u_.values, 0);
-  glUniform1i(u_.classes, 1);
-  glUniform1i(u_.colormap, 2);
-  glUniform1i(u_.pooled, 3);  // its own unit: samplers of different types must not share one
-  std::array<float, 4 * kCellClassCount> special{};
-  for (size_t k = 1; k < kCellClassCount; ++k) {
-    const Rgba8 c = special_color(static_cast<CellClass>(k));
-    special[4 * k + 0] = c.r / 255.0f;
-    special[4 * k + 1] = c.g / 255.0f;
-    special[4 * k + 2] = c.b / 255.0f;
-    special[4 * k + 3] = c.a / 255.0f;
-  }
-  glUniform4fv(u_.special, static_cast<GLsizei>(kCellClassCount), special.data());
-  const ScaleMapping& m = r.mapping;
-  glUniform1i(u_.log, m.log ? 1 : 0);
-  glUniform1i(u_.signed_log, m.signed_log ? 1 : 0);
-  glUniform1f(u_.floor, m.floor);
-  glUniform1f(u_.log2_floor, m.log2_floor);
-  glUniform1f(u_.lo, m.lo);
-  glUniform1f(u_.gain, m.gain);
-  glUniform1f(u_.bias, m.bias);
   glActiveTexture(GL_TEXTURE2);
   glBindTexture(GL_TEXTURE_2D, colormaps_.texture(r.colormap));
+
+  // Several cells per framebuffer pixel: NaN / Inf come from the pooled severity too.
+  const double cell_px_x = w.px_per_col * scale.x, cell_px_y = w.px_per_row * scale.y;
+  const int kx = pooling_level(cell_px_x), ky = pooling_level(cell_px_y);
+  Program* current = nullptr;
 
   // The cells that can show through the clip rectangle; tiles outside it are skipped and
   // quads are cut to it, so vertex coordinates stay small however far one zooms in.
@@ -101,12 +128,6 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
   };
   const auto [c_begin, c_end] = range(x0, x1, w.origin_x, w.px_per_col, tex.cols());
   const auto [r_begin, r_end] = range(y0, y1, w.origin_y, w.px_per_row, tex.rows());
-
-  // Several cells per framebuffer pixel: NaN / Inf come from the pooled severity instead.
-  const double cell_px_x = w.px_per_col * scale.x, cell_px_y = w.px_per_row * scale.y;
-  const int kx = pooling_level(cell_px_x), ky = pooling_level(cell_px_y);
-  glUniform2f(u_.block, static_cast<float>(1 << kx), static_cast<float>(1 << ky));
-  glUniform2f(u_.half_footprint, static_cast<float>(0.5 / cell_px_x), static_cast<float>(0.5 / cell_px_y));
 
   glBindVertexArray(vao_.id());
   glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
@@ -121,18 +142,17 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
     const float quad[16] = {sx(ca), sy(ra), u(ca), v(ra), sx(cb), sy(ra), u(cb), v(ra),
                             sx(ca), sy(rb), u(ca), v(rb), sx(cb), sy(rb), u(cb), v(rb)};
     glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, t.values.id());
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, t.classes.id());
     const bool pooling = (kx > 0 || ky > 0) && !t.severity.empty();
-    glUniform1i(u_.pooling, pooling ? 1 : 0);
-    glActiveTexture(GL_TEXTURE3);
-    glBindTexture(GL_TEXTURE_2D, pooling ? t.pooled_severity(kx, ky) : t.classes.id());
+    Program& p = program_for(r.mapping.log, r.mapping.signed_log, pooling);
+    if (&p != current) use(p, r, ortho, cell_px_x, cell_px_y, kx, ky), current = &p;
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, t.cells.id());
+    if (pooling) {
+      glActiveTexture(GL_TEXTURE3);
+      glBindTexture(GL_TEXTURE_2D, t.pooled_severity(kx, ky));
+    }
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
   }
-  glActiveTexture(GL_TEXTURE1);
-  glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE2);
   glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE3);

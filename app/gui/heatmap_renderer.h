@@ -4,7 +4,9 @@
 // after it land on top) and clipped like them.
 #pragma once
 
+#include <array>
 #include <deque>
+#include <memory>
 
 #include <imgui.h>
 
@@ -24,7 +26,8 @@ struct HeatmapPlacement {
 
 class HeatmapRenderer {
  public:
-  // Compiles the embedded shaders: needs a current GL 3.3 context. Throws GlError.
+  // Compiles the embedded shaders (the linear variant now, others on first use): needs a
+  // current GL 3.3 context. Throws GlError.
   HeatmapRenderer();
 
   // Call once per frame before any add(): drops the previous frame's queued draws.
@@ -47,15 +50,20 @@ class HeatmapRenderer {
   static void draw_callback(const ImDrawList* list, const ImDrawCmd* cmd);
   void draw(const Request& request, const ImDrawCmd& cmd);
 
+  // One program per variant of shaders/heatmap.frag (scale kind x NaN/Inf pooling), compiled
+  // on first use.
+  struct Program {
+    GlProgram program;
+    GLint projection, cells, colormap, special, floor, log2_floor, lo, gain, bias, pooled, block, half_footprint;
+  };
+  Program& program_for(bool log, bool signed_log, bool pooling);
+  void use(Program& p, const Request& r, const float* projection, double cell_px_x, double cell_px_y, int kx, int ky);
+
   std::deque<Request> requests_;  // stable addresses: the callbacks point into it
-  GlProgram program_;
+  std::array<std::unique_ptr<Program>, 8> programs_;
   GlVertexArray vao_;
   GlBuffer vbo_;
   ColormapTextures colormaps_;
-  struct Uniforms {
-    GLint projection, values, classes, colormap, special, log, signed_log, floor, log2_floor, lo, gain, bias;
-    GLint pooling, pooled, block, half_footprint;
-  } u_{};
 };
 
 }  // namespace ts

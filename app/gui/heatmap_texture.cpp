@@ -50,7 +50,7 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
   tiles_.clear();
   rows_ = grid.rows;
   cols_ = grid.cols;
-  std::vector<float> values;
+  std::vector<float> cells;  // (value, class) pairs
   std::vector<uint8_t> classes;
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
@@ -62,8 +62,8 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
       t.rows = std::min(side, grid.rows - r0);
       t.cols = std::min(side, grid.cols - c0);
       // Classify on the CPU and give the GPU only finite values.
-      values.resize(static_cast<size_t>(t.rows * t.cols));
-      classes.resize(values.size());
+      classes.resize(static_cast<size_t>(t.rows * t.cols));
+      cells.resize(2 * classes.size());
       bool special = false;
       for (int64_t r = 0; r < t.rows; ++r)
         for (int64_t c = 0; c < t.cols; ++c) {
@@ -71,7 +71,8 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
           const CellClass k = classify_cell(v, grid.masked(r0 + r, c0 + c));
           const size_t i = static_cast<size_t>(r * t.cols + c);
           classes[i] = static_cast<uint8_t>(k);
-          values[i] = std::isfinite(v) ? v : 0.0f;
+          cells[2 * i] = std::isfinite(v) ? v : 0.0f;
+          cells[2 * i + 1] = static_cast<float>(k);
           special |= special_severity(k) != 0;
         }
       if (special) {
@@ -79,14 +80,10 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
         for (size_t i = 0; i < classes.size(); ++i) t.severity[i] = special_severity(static_cast<CellClass>(classes[i]));
       }
       const auto w = static_cast<GLsizei>(t.cols), h = static_cast<GLsizei>(t.rows);
-      t.values = GlTexture::create();
-      glBindTexture(GL_TEXTURE_2D, t.values.id());
+      t.cells = GlTexture::create();
+      glBindTexture(GL_TEXTURE_2D, t.cells.id());
       set_nearest(GL_TEXTURE_2D);
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, values.data());
-      t.classes = GlTexture::create();
-      glBindTexture(GL_TEXTURE_2D, t.classes.id());
-      set_nearest(GL_TEXTURE_2D);
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, w, h, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, classes.data());
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, w, h, 0, GL_RG, GL_FLOAT, cells.data());
       tiles_.push_back(std::move(t));
     }
   }

@@ -1,5 +1,5 @@
-// A float 2-D array on the GPU: R32F value textures plus R8UI class textures (finite, NaN,
-// +Inf, -Inf, masked, decided on the CPU by classify_cell), cut into tiles no larger than
+// A float 2-D array on the GPU: RG32F textures of (value, class) per cell, the class (finite,
+// NaN, +Inf, -Inf, masked) decided on the CPU by classify_cell, cut into tiles no larger than
 // GL_MAX_TEXTURE_SIZE (or a smaller limit, which the tests use to exercise the tiling).
 #pragma once
 
@@ -16,8 +16,9 @@ namespace ts {
 struct HeatmapTile {
   int64_t row0 = 0, col0 = 0;  // first cell of the tile
   int64_t rows = 0, cols = 0;
-  GlTexture values;            // R32F; NaN and Inf stored as 0 (their class says what they are)
-  GlTexture classes;           // R8UI: CellClass
+  // RG32F: (value, CellClass as a float); NaN and Inf values stored as 0 (the class says what
+  // they are). One fetch per pixel gets both.
+  GlTexture cells;
   // NaN / Inf severity of each cell (special_cell_pooling.h); empty when the tile has none.
   std::vector<uint8_t> severity;
   // Max-pooled severity textures (R8UI), made on first use for each (kx, ky).
