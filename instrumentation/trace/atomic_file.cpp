@@ -25,7 +25,8 @@ std::filesystem::path temp_name_for(const std::filesystem::path& destination, in
   std::snprintf(suffix, sizeof suffix, ".tmp-%d-%llu-%d-%08llx", static_cast<int>(::getpid()),
                 static_cast<unsigned long long>(counter.fetch_add(1)), attempt,
                 static_cast<unsigned long long>(rng() & 0xffffffffu));
-  return folder / (destination.filename().string() + suffix);
+  // Hidden, and short enough that the suffix never pushes it past NAME_MAX (255).
+  return folder / ("." + destination.filename().string().substr(0, 180) + suffix);
 }
 
 }  // namespace

@@ -143,5 +143,15 @@ TEST(AtomicWrite, UncommittedWriterRemovesItsTempFile) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"x.bin"});
 }
 
+TEST(AtomicWrite, LongFileNameStillWrites) {
+  TempDir dir;
+  const std::string name = std::string(240, 'n') + ".npy";  // a temp name must stay < 256
+  const float x[3] = {1.5f, -2.0f, 3.25f};
+  const int64_t shape[1] = {3};
+  write_npy(dir / name, ElemType::F32, shape, x);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{name});
+  EXPECT_EQ(read_npy(dir / name).bytes.size(), 12u);
+}
+
 }  // namespace
 }  // namespace ts
