@@ -33,6 +33,7 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.demo_ro
   diff_display_.scale.symmetric = true;
   const std::array<FloatGridView, 1> diff = {data_.diff.view()};
   diff_display_.fit(diff);
+  animate_ = o.animate;
   if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.demo_rows - 1), std::min(o.pick->col, o.demo_cols - 1)};
 }
 
@@ -66,6 +67,7 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
       draw_toolbar();
       ImGui::Spacing();
       nav_.begin_frame();
+      if (animate_ && nav_.rows > 0) nav_.pan(animate_step_ = -animate_step_, 0);
 
       const ImGuiStyle& style = ImGui::GetStyle();
       const float line = ImGui::GetFrameHeightWithSpacing();

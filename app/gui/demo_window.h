@@ -42,6 +42,8 @@ class DemoWindow {
   bool link_reference_ = true;
   bool export_requested_ = false;
   bool focus_once_ = true;
+  bool animate_ = false;
+  double animate_step_ = 1.0;
   std::string export_folder_ = ".";
   std::string export_status_;
 };

@@ -67,7 +67,17 @@ struct GlProgramTraits {
   static void destroy(GLuint id) { glDeleteProgram(id); }
 };
 
+struct GlFramebufferTraits {
+  static GLuint make() {
+    GLuint id = 0;
+    glGenFramebuffers(1, &id);
+    return id;
+  }
+  static void destroy(GLuint id) { glDeleteFramebuffers(1, &id); }
+};
+
 using GlTexture = GlObject<GlTextureTraits>;
+using GlFramebuffer = GlObject<GlFramebufferTraits>;
 using GlBuffer = GlObject<GlBufferTraits>;
 using GlVertexArray = GlObject<GlVertexArrayTraits>;
 using GlProgram = GlObject<GlProgramTraits>;

@@ -7,6 +7,7 @@
 
 #include "app/gui/shader_program.h"
 #include "app/gui/special_cell_pooling.h"
+#include "app/gui/theme.h"
 #include "shaders/embedded_shaders.h"
 
 namespace ts {
@@ -52,8 +53,8 @@ HeatmapRenderer::Program& HeatmapRenderer::program_for(bool log, bool signed_log
   return *slot;
 }
 
-void HeatmapRenderer::use(Program& p, const Request& r, const float* projection, double cell_px_x, double cell_px_y,
-                          int kx, int ky) {
+void HeatmapRenderer::use(Program& p, const ScaleMapping& m, const float* projection, int kx, int ky,
+                          double cell_px_x, double cell_px_y) {
   glUseProgram(p.program.id());
   glUniformMatrix4fv(p.projection, 1, GL_FALSE, projection);
   glUniform1i(p.cells, 0);
@@ -68,7 +69,6 @@ void HeatmapRenderer::use(Program& p, const Request& r, const float* projection,
     special[4 * k + 3] = c.a / 255.0f;
   }
   glUniform4fv(p.special, static_cast<GLsizei>(kCellClassCount), special.data());
-  const ScaleMapping& m = r.mapping;
   glUniform1f(p.floor, m.floor);
   glUniform1f(p.log2_floor, m.log2_floor);
   glUniform1f(p.lo, m.lo);
@@ -79,72 +79,133 @@ void HeatmapRenderer::use(Program& p, const Request& r, const float* projection,
 }
 
 void HeatmapRenderer::add(ImDrawList* draw_list, const HeatmapTexture& texture, ColormapId colormap,
-                          const ColorScale& scale, const HeatmapPlacement& where) {
-  if (texture.tiles().empty()) return;
-  requests_.push_back({this, &texture, colormap, scale_mapping(scale), where});
-  draw_list->AddCallback(&HeatmapRenderer::draw_callback, &requests_.back());
+                          const ColorScale& scale, const HeatmapPlacement& where, HeatmapRenderCache& cache) {
+  const ImVec2 fb_scale = ImGui::GetIO().DisplayFramebufferScale;
+  HeatmapRenderKey key;
+  key.texture_generation = texture.generation();
+  key.colormap = colormap;
+  key.mapping = scale_mapping(scale);
+  // The cache works in framebuffer pixels relative to the region's top-left corner.
+  key.origin_x = (where.origin_x - where.clip_min.x) * fb_scale.x;
+  key.origin_y = (where.origin_y - where.clip_min.y) * fb_scale.y;
+  key.px_per_col = where.px_per_col * fb_scale.x;
+  key.px_per_row = where.px_per_row * fb_scale.y;
+  key.width = static_cast<int>(std::lround((where.clip_max.x - where.clip_min.x) * fb_scale.x));
+  key.height = static_cast<int>(std::lround((where.clip_max.y - where.clip_min.y) * fb_scale.y));
+  if (key.width <= 0 || key.height <= 0 || texture.tiles().empty()) return;
+
+  if (!cache.framebuffer || cache.width != key.width || cache.height != key.height) {
+    if (!cache.framebuffer) cache.framebuffer = GlFramebuffer::create();
+    cache.color = GlTexture::create();
+    glBindTexture(GL_TEXTURE_2D, cache.color.id());
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, 0);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, key.width, key.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    GLint previous = 0;
+    glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
+    glBindFramebuffer(GL_FRAMEBUFFER, cache.framebuffer.id());
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, cache.color.id(), 0);
+    const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
+    if (status != GL_FRAMEBUFFER_COMPLETE) {
+      cache = HeatmapRenderCache{};
+      throw GlError("this GL driver cannot render a heatmap offscreen (framebuffer status " + std::to_string(status) +
+                    ")");
+    }
+    cache.width = key.width;
+    cache.height = key.height;
+    cache.valid = false;
+  }
+
+  requests_.push_back({this, &texture, &cache, colormap, key, where.clip_min, where.clip_max});
+  draw_list->AddCallback(&HeatmapRenderer::render_callback, &requests_.back());
   draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);  // give ImGui its GL state back
 }
 
-void HeatmapRenderer::draw_callback(const ImDrawList*, const ImDrawCmd* cmd) {
+void HeatmapRenderer::render_callback(const ImDrawList*, const ImDrawCmd* cmd) {
   const auto* request = static_cast<const Request*>(cmd->UserCallbackData);
-  request->self->draw(*request, *cmd);
+  request->self->render(*request);
+  request->self->blit(*request, *cmd);
 }
 
-void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
+void HeatmapRenderer::blit(const Request& r, const ImDrawCmd& cmd) {
+  // A framebuffer blit, not a textured quad: no shading, no blending, pixel for pixel.
   const ImDrawData* dd = ImGui::GetDrawData();
-  if (!dd) return;
-  const HeatmapPlacement& w = r.where;
-  // The region, clipped by the window's own clip rectangle at the time of add().
-  const float x0 = std::max(w.clip_min.x, cmd.ClipRect.x), y0 = std::max(w.clip_min.y, cmd.ClipRect.y);
-  const float x1 = std::min(w.clip_max.x, cmd.ClipRect.z), y1 = std::min(w.clip_max.y, cmd.ClipRect.w);
+  if (!dd || !r.cache->valid) return;
+  const ImVec2 pos = dd->DisplayPos, scale = dd->FramebufferScale;
+  const float fb_h = dd->DisplaySize.y * scale.y;
+  const float x0 = std::max(r.clip_min.x, cmd.ClipRect.x), y0 = std::max(r.clip_min.y, cmd.ClipRect.y);
+  const float x1 = std::min(r.clip_max.x, cmd.ClipRect.z), y1 = std::min(r.clip_max.y, cmd.ClipRect.w);
   if (x1 <= x0 || y1 <= y0) return;
-  const ImVec2 pos = dd->DisplayPos, size = dd->DisplaySize, scale = dd->FramebufferScale;
-  const float fb_h = size.y * scale.y;
-  glEnable(GL_SCISSOR_TEST);
+  glEnable(GL_SCISSOR_TEST);  // the window's clipping
   glScissor(static_cast<GLint>((x0 - pos.x) * scale.x), static_cast<GLint>(fb_h - (y1 - pos.y) * scale.y),
             static_cast<GLsizei>((x1 - x0) * scale.x), static_cast<GLsizei>((y1 - y0) * scale.y));
-  glDisable(GL_BLEND);  // cells are opaque: their colour must reach the framebuffer unchanged
+  const auto dx = static_cast<GLint>(std::lround((r.clip_min.x - pos.x) * scale.x));
+  const auto dy = static_cast<GLint>(std::lround(fb_h - (r.clip_max.y - pos.y) * scale.y));
+  GLint draw_fb = 0;
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &draw_fb);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, r.cache->framebuffer.id());
+  glBlitFramebuffer(0, 0, r.key.width, r.key.height, dx, dy, dx + r.key.width, dy + r.key.height, GL_COLOR_BUFFER_BIT,
+                    GL_NEAREST);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(draw_fb));
+}
 
-  // ImGui's own projection: screen coordinates, y down.
-  const float L = pos.x, R = pos.x + size.x, T = pos.y, B = pos.y + size.y;
-  const float ortho[16] = {2.0f / (R - L), 0, 0, 0, 0, 2.0f / (T - B), 0, 0, 0, 0, -1, 0,
-                           (R + L) / (L - R), (T + B) / (B - T), 0, 1};
+void HeatmapRenderer::render(const Request& r) {
+  HeatmapRenderCache& cache = *r.cache;
+  const HeatmapRenderKey& k = r.key;
+  if (cache.valid && cache.key == k) return;  // the picture is already there
+
+  GLint previous = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
+  glBindFramebuffer(GL_FRAMEBUFFER, cache.framebuffer.id());
+  glViewport(0, 0, k.width, k.height);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_BLEND);  // cells are opaque: their colour must reach the texture unchanged
+  const ImVec4 bg = ImGui::ColorConvertU32ToFloat4(theme::kImageBackground);
+  glClearColor(bg.x, bg.y, bg.z, bg.w);
+  glClear(GL_COLOR_BUFFER_BIT);
+
+  // Region pixels (y down) to clip space, top row at +1.
+  const float W = static_cast<float>(k.width), H = static_cast<float>(k.height);
+  const float ortho[16] = {2.0f / W, 0, 0, 0, 0, -2.0f / H, 0, 0, 0, 0, -1, 0, -1, 1, 0, 1};
   glActiveTexture(GL_TEXTURE2);
   glBindTexture(GL_TEXTURE_2D, colormaps_.texture(r.colormap));
 
-  // Several cells per framebuffer pixel: NaN / Inf come from the pooled severity too.
-  const double cell_px_x = w.px_per_col * scale.x, cell_px_y = w.px_per_row * scale.y;
-  const int kx = pooling_level(cell_px_x), ky = pooling_level(cell_px_y);
-  Program* current = nullptr;
+  // Several cells per pixel: NaN / Inf come from the pooled severity too.
+  const int kx = pooling_level(k.px_per_col), ky = pooling_level(k.px_per_row);
 
-  // The cells that can show through the clip rectangle; tiles outside it are skipped and
-  // quads are cut to it, so vertex coordinates stay small however far one zooms in.
+  // Only the cells in the region; tiles outside it are skipped and quads are cut to it, so
+  // vertex coordinates stay small however far one zooms in.
   const HeatmapTexture& tex = *r.texture;
-  auto range = [](double lo_px, double hi_px, double origin, double px_per_cell, int64_t n) {
-    const double a = std::floor((lo_px - origin) / px_per_cell), b = std::ceil((hi_px - origin) / px_per_cell);
+  auto range = [](double extent, double origin, double px_per_cell, int64_t n) {
+    const double a = std::floor(-origin / px_per_cell), b = std::ceil((extent - origin) / px_per_cell);
     return std::pair<int64_t, int64_t>{static_cast<int64_t>(std::clamp(a, 0.0, static_cast<double>(n))),
                                        static_cast<int64_t>(std::clamp(b, 0.0, static_cast<double>(n)))};
   };
-  const auto [c_begin, c_end] = range(x0, x1, w.origin_x, w.px_per_col, tex.cols());
-  const auto [r_begin, r_end] = range(y0, y1, w.origin_y, w.px_per_row, tex.rows());
+  const auto [c_begin, c_end] = range(W, k.origin_x, k.px_per_col, tex.cols());
+  const auto [r_begin, r_end] = range(H, k.origin_y, k.px_per_row, tex.rows());
 
+  Program* current = nullptr;
   glBindVertexArray(vao_.id());
   glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
   for (const HeatmapTile& t : tex.tiles()) {
     const int64_t ca = std::max(c_begin, t.col0), cb = std::min(c_end, t.col0 + t.cols);
     const int64_t ra = std::max(r_begin, t.row0), rb = std::min(r_end, t.row0 + t.rows);
     if (ca >= cb || ra >= rb) continue;
-    const auto sx = [&](int64_t c) { return static_cast<float>(w.origin_x + static_cast<double>(c) * w.px_per_col); };
-    const auto sy = [&](int64_t row) { return static_cast<float>(w.origin_y + static_cast<double>(row) * w.px_per_row); };
+    const auto sx = [&](int64_t c) { return static_cast<float>(k.origin_x + static_cast<double>(c) * k.px_per_col); };
+    const auto sy = [&](int64_t row) { return static_cast<float>(k.origin_y + static_cast<double>(row) * k.px_per_row); };
     const auto u = [&](int64_t c) { return static_cast<float>(c - t.col0); };
     const auto v = [&](int64_t row) { return static_cast<float>(row - t.row0); };
     const float quad[16] = {sx(ca), sy(ra), u(ca), v(ra), sx(cb), sy(ra), u(cb), v(ra),
                             sx(ca), sy(rb), u(ca), v(rb), sx(cb), sy(rb), u(cb), v(rb)};
     glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
     const bool pooling = (kx > 0 || ky > 0) && !t.severity.empty();
-    Program& p = program_for(r.mapping.log, r.mapping.signed_log, pooling);
-    if (&p != current) use(p, r, ortho, cell_px_x, cell_px_y, kx, ky), current = &p;
+    Program& p = program_for(k.mapping.log, k.mapping.signed_log, pooling);
+    if (&p != current) use(p, k.mapping, ortho, kx, ky, k.px_per_col, k.px_per_row), current = &p;
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, t.cells.id());
     if (pooling) {
@@ -159,6 +220,10 @@ void HeatmapRenderer::draw(const Request& r, const ImDrawCmd& cmd) {
   glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE0);
   glBindVertexArray(0);
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
+  cache.key = k;
+  cache.valid = true;
+  ++renders_;
 }
 
 }  // namespace ts

@@ -48,6 +48,7 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
   while (glGetError() != GL_NO_ERROR) {  // report only what this upload causes
   }
   tiles_.clear();
+  ++generation_;
   rows_ = grid.rows;
   cols_ = grid.cols;
   std::vector<float> cells;  // (value, class) pairs

@@ -33,17 +33,19 @@ class HeatmapTexture {
   // Uploads (or re-uploads) `grid`. max_tile_side 0 = the driver's GL_MAX_TEXTURE_SIZE; a
   // larger value is capped to it. Throws GridShapeError for a bad grid, GlError when GL fails.
   void upload(const FloatGridView& grid, int max_tile_side = 0);
-  void clear() { tiles_.clear(), rows_ = cols_ = 0; }
+  void clear() { tiles_.clear(), rows_ = cols_ = 0, ++generation_; }
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   int tile_side() const { return tile_side_; }
+  uint64_t generation() const { return generation_; }  // changes with every upload / clear
   const std::vector<HeatmapTile>& tiles() const { return tiles_; }
 
  private:
   std::vector<HeatmapTile> tiles_;
   int64_t rows_ = 0, cols_ = 0;
   int tile_side_ = 0;
+  uint64_t generation_ = 0;
 };
 
 }  // namespace ts

@@ -85,18 +85,7 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
     where.origin_y = image_min.y + cam.view_y(0);
     where.px_per_col = cam.px_per_col;
     where.px_per_row = cam.px_per_row;
-    // Background only where the array does not cover the image (a software rasteriser pays
-    // for every pixel drawn twice).
-    const float ax0 = std::clamp(static_cast<float>(where.origin_x), image_min.x, image_max.x);
-    const float ay0 = std::clamp(static_cast<float>(where.origin_y), image_min.y, image_max.y);
-    const float ax1 = std::clamp(static_cast<float>(image_min.x + cam.view_x(static_cast<double>(cols))), image_min.x, image_max.x);
-    const float ay1 = std::clamp(static_cast<float>(image_min.y + cam.view_y(static_cast<double>(rows))), image_min.y, image_max.y);
-    const ImU32 bg = theme::kImageBackground;
-    if (ay0 > image_min.y) dl->AddRectFilled(image_min, ImVec2(image_max.x, ay0), bg);
-    if (ay1 < image_max.y) dl->AddRectFilled(ImVec2(image_min.x, ay1), image_max, bg);
-    if (ax0 > image_min.x) dl->AddRectFilled(ImVec2(image_min.x, ay0), ImVec2(ax0, ay1), bg);
-    if (ax1 < image_max.x) dl->AddRectFilled(ImVec2(ax1, ay0), ImVec2(image_max.x, ay1), bg);
-    renderer.add(dl, texture_, display.colormap, display.scale, where);
+    renderer.add(dl, texture_, display.colormap, display.scale, where, cache_);  // background included
 
     draw_marks(dl, nav, image_min, image_max);
     draw_axes(dl, nav, image_min, image_max);

@@ -21,6 +21,7 @@
 
 #include "app/gui/heatmap_display.h"
 #include "app/gui/heatmap_navigation.h"
+#include "app/gui/heatmap_render_cache.h"
 #include "app/gui/heatmap_renderer.h"
 #include "app/gui/heatmap_texture.h"
 #include "app/gui/heatmap_view_layout.h"
@@ -63,6 +64,7 @@ class HeatmapView {
   std::shared_ptr<const FloatGrid> grid_;
   ValueStats stats_;
   HeatmapTexture texture_;
+  HeatmapRenderCache cache_;
   bool upload_pending_ = false;
   int max_tile_side_ = 0;
   bool dragging_ = false;

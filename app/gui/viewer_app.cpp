@@ -181,10 +181,13 @@ int run_viewer(const GuiOptions& o) {
       stats.write_json(*o.frame_stats, {{"renderer", window->gl_renderer()},
                                         {"window", std::to_string(o.width) + "x" + std::to_string(o.height)},
                                         {"demo_size", std::to_string(o.demo_rows) + "x" + std::to_string(o.demo_cols)},
-                                        {"views", "3"}});
+                                        {"views", "3"},
+                                        {"animate", o.animate ? "yes" : "no"},
+                                        {"heatmap_renders", std::to_string(renderer->renders())}});
       const FrameSummary s = stats.summary();
-      std::printf("frames %zu  median %.2f ms  p99 %.2f ms  mean %.2f ms  max %.2f ms\n", s.frames, s.median_ms,
-                  s.p99_ms, s.mean_ms, s.max_ms);
+      std::printf("frames %zu  median %.2f ms  p99 %.2f ms  mean %.2f ms  max %.2f ms  (heatmap renders %llu)\n",
+                  s.frames, s.median_ms, s.p99_ms, s.mean_ms, s.max_ms,
+                  static_cast<unsigned long long>(renderer->renders()));
       for (const char* part : {"events", "ui", "render", "present", "process_cpu"}) {
         const FrameSummary p = stats.part_summary(part);
         std::printf("  %-8s median %.2f ms  p99 %.2f ms\n", part, p.median_ms, p.p99_ms);
