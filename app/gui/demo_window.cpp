@@ -67,7 +67,10 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
       draw_toolbar();
       ImGui::Spacing();
       nav_.begin_frame();
-      if (animate_ && nav_.rows > 0) nav_.pan(animate_step_ = -animate_step_, 0);
+      if (animate_ && nav_.rows > 0) {
+        // Zoom in for 60 frames, out for 60, around the centre: every frame re-renders.
+        nav_.zoom((animate_frame_++ / 60) % 2 == 0 ? 0.125 : -0.125, nav_.view_w / 2, nav_.view_h / 2);
+      }
 
       const ImGuiStyle& style = ImGui::GetStyle();
       const float line = ImGui::GetFrameHeightWithSpacing();

@@ -43,7 +43,7 @@ class DemoWindow {
   bool export_requested_ = false;
   bool focus_once_ = true;
   bool animate_ = false;
-  double animate_step_ = 1.0;
+  int animate_frame_ = 0;
   std::string export_folder_ = ".";
   std::string export_status_;
 };

@@ -40,7 +40,7 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--values-colormap", values_colormap, "Colormap of the trace and reference (default ember)");
   app.add_option("--values-scale", o.values_scale, "Scale of the trace and reference: linear, log, symmetric, signed-log")
       ->check(CLI::IsMember({"linear", "log", "symmetric", "signed-log"}));
-  app.add_flag("--animate", o.animate, "Pan the heatmaps a pixel every frame, so that each frame re-renders them");
+  app.add_flag("--animate", o.animate, "Zoom the heatmaps a little every frame, so that each frame re-renders them");
   bool no_vsync = false;
   app.add_flag("--no-vsync", no_vsync, "Do not wait for the display between frames (timing runs)");
 

@@ -32,7 +32,7 @@ struct GuiOptions {
   std::optional<ColormapId> values_colormap;  // trace and reference: colormap...
   std::string values_scale = "linear";        // ...and scale: linear, log, symmetric, signed-log
   bool vsync = true;
-  bool animate = false;  // pan the views by a pixel every frame (timing of re-rendered frames)
+  bool animate = false;  // zoom the views a little every frame (timing of re-rendered frames)
 
   bool headless_run() const { return screenshot || frames > 0; }
 };

@@ -110,6 +110,9 @@ CellCheck check_cells(const Shot& shot, const nlohmann::json& v, const FloatGrid
     for (int64_t c = 0; c < g.cols; ++c) {
       const int x = static_cast<int>(std::floor((ox + (c + 0.5) * px) * fx));
       const int y = static_cast<int>(std::floor((oy + (r + 0.5) * py) * fy));
+      if (x < v["image_min"][0].get<double>() * fx || y < v["image_min"][1].get<double>() * fy ||
+          x >= v["image_max"][0].get<double>() * fx || y >= v["image_max"][1].get<double>() * fy)
+        continue;  // zoomed in: this cell is outside the view
       if (!shot.image.contains(x, y)) {
         ADD_FAILURE() << "cell (" << r << ", " << c << ") is off the screenshot";
         return out;
@@ -215,6 +218,19 @@ TEST(GuiScreenshot, LogAndSignedLogScalesMatchTheCpu) {
     check_cells(shot, view_named(shot.layout, "Reference"), demo.reference, 5e-3);
     EXPECT_GT(t.nan, 0u);
   }
+}
+
+TEST(GuiScreenshot, ZoomingReRendersTheCachedPicture) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  // Each frame zooms: a stale cached picture would show the previous frame's cells.
+  const Shot shot = screenshot(dir, "zoomed", seed, "37x29", {"--animate", "--frames", "6"});
+  const DemoHeatmaps demo = make_demo_heatmaps(37, 29, seed);
+  const nlohmann::json& v = view_named(shot.layout, "Trace");
+  const CellCheck t = check_cells(shot, v, demo.trace, 1e-4);
+  EXPECT_LT(t.cells, static_cast<size_t>(37 * 29)) << "zoomed in: some cells are out of view";
+  EXPECT_GT(t.cells, 100u);
+  check_cells(shot, view_named(shot.layout, "Diff (trace - reference)"), demo.diff, 1e-4);
 }
 
 TEST(GuiScreenshot, TiledTexturesDrawTheSameAsOne) {
