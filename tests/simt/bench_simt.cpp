@@ -2,11 +2,17 @@
 //   * per thread per __syncthreads (a kernel looping over barriers),
 //   * per lane per warp shuffle (a kernel looping over __shfl_xor_sync),
 //   * per thread of an empty kernel (fiber start and finish, block set-up).
-// Each counter is in seconds per operation (printed with an SI prefix: "12.3n" = 12.3 ns).
-// Figures and the command are recorded in docs/perf.md ("CPU SIMT runtime").
+// Each counter is in seconds of CPU time per operation (printed with an SI prefix: "12.3n" =
+// 12.3 ns), over all worker threads (process CPU time): on a shared machine wall time also
+// counts other processes' time slices. With --benchmark_repetitions=N the "min" row is the
+// least disturbed run. Figures and the command are in docs/perf.md ("CPU SIMT runtime").
 //
 //   build/release/tests/simt/bench_simt --benchmark_counters_tabular=true
+//       --benchmark_repetitions=10 --benchmark_report_aggregates_only=true   (one line)
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "instrumentation/simt/cuda_compat.h"
 
@@ -37,9 +43,8 @@ simt::LaunchOptions with_workers(benchmark::State& state) {
 }
 
 void per_operation(benchmark::State& state, const char* name, double operations_per_launch) {
-  state.counters[name] = benchmark::Counter(operations_per_launch,
-                                            benchmark::Counter::kIsIterationInvariantRate |
-                                                benchmark::Counter::kInvert);
+  state.counters[name] = benchmark::Counter(
+      operations_per_launch, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_Barrier(benchmark::State& state) {
@@ -79,7 +84,8 @@ void block_sizes(benchmark::internal::Benchmark* b) {
   for (int workers : {1, 2}) {
     for (int threads : {32, 128, 256, 1024}) b->Args({threads, workers});
   }
-  b->ArgNames({"threads", "workers"})->UseRealTime();
+  b->ArgNames({"threads", "workers"})->MeasureProcessCPUTime();
+  b->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
 }
 
 BENCHMARK(BM_Barrier)->Apply(block_sizes);

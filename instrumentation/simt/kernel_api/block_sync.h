@@ -10,9 +10,7 @@
 
 #include "instrumentation/simt/kernel_api/runtime_hooks.h"
 
-inline void __syncthreads(TS_SIMT_CALLER_PLACE) {
-  ::simt::detail::block_barrier(::simt::detail::BarrierOp::sync, 1, where);
-}
+inline void __syncthreads(TS_SIMT_CALLER_PLACE) { ::simt::detail::block_sync(where); }
 inline int __syncthreads_count(int predicate, TS_SIMT_CALLER_PLACE) {
   return ::simt::detail::block_barrier(::simt::detail::BarrierOp::count, predicate, where);
 }

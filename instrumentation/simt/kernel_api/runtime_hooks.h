@@ -32,6 +32,7 @@ inline unsigned char* dynamic_shared_memory() { return current_block->dynamic_sh
 // __syncthreads and its reducing forms.
 enum class BarrierOp : uint8_t { sync, count, all, any };
 int block_barrier(BarrierOp op, int predicate, const SourcePlace& where);
+void block_sync(const SourcePlace& where);  // block_barrier(sync, 1, where), specialised
 
 // Warp-level exchanges: every lane named in the mask deposits a value, the last one computes
 // every lane's result (shuffle source, ballot, reduction...).
@@ -55,15 +56,16 @@ enum class WarpOp : uint8_t {
   reduce_or,
   reduce_xor,
 };
-struct WarpRequest {
+// What lanes of one exchange must agree on: the operation and the size of the value.
+struct WarpOpKind {
   WarpOp op;
-  unsigned value_bytes;  // size of the exchanged type, part of what lanes must agree on
-  unsigned mask;
-  uint64_t value;        // this lane's value (bits, zero-extended)
-  int lane_arg;          // shuffle source lane / delta / xor mask
-  int width;             // shuffle width (power of two, 1..32)
+  uint8_t value_bytes;
 };
-uint64_t warp_exchange(const WarpRequest& request, const SourcePlace& where);
+// Six arguments, so that all travel in registers: the hot path of every shuffle.
+//   mask: the lanes taking part; value: this lane's value (bits, zero-extended);
+//   lane_arg: shuffle source lane / delta / xor mask; width: shuffle width (1..32, power of 2).
+uint64_t warp_exchange(WarpOpKind kind, unsigned mask, uint64_t value, int lane_arg, int width,
+                       const SourcePlace& where);
 
 // The lanes of the caller's warp that exist and have not exited.
 unsigned active_lanes();

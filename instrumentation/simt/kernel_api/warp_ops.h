@@ -42,13 +42,12 @@ inline T warp_value(uint64_t bits) {
 template <WarpValue T>
 inline T warp_shuffle(WarpOp op, unsigned mask, const T& var, int lane_arg, int width,
                       const SourcePlace& where) {
-  const WarpRequest request{op, sizeof(T), mask, warp_bits(var), lane_arg, width};
-  return warp_value<T>(warp_exchange(request, where));
+  return warp_value<T>(warp_exchange({op, sizeof(T)}, mask, warp_bits(var), lane_arg, width, where));
 }
 
 inline uint64_t warp_vote(WarpOp op, unsigned mask, uint64_t value, unsigned bytes,
                           const SourcePlace& where) {
-  return warp_exchange(WarpRequest{op, bytes, mask, value, 0, 32}, where);
+  return warp_exchange({op, static_cast<uint8_t>(bytes)}, mask, value, 0, 32, where);
 }
 
 }  // namespace simt::detail

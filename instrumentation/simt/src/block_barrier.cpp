@@ -7,34 +7,48 @@
 // silently corrupt shared memory, so the runtime names the threads and places instead.
 #include "instrumentation/simt/src/block_run.h"
 #include "instrumentation/simt/src/diagnostics.h"
+#include "instrumentation/simt/src/worker_context.h"
 
 namespace simt::detail {
 
-int BlockRun::barrier(BarrierOp op, int predicate, const SourcePlace& where) {
+
+void BlockRun::fail_barrier_after_exit(const SimtThread& self, const SourcePlace& where) {
+  fail(thread_text(self.coordinates.thread_idx, coordinates_.block_idx) + " reached __syncthreads at " +
+       place_text(where) + ", but thread " +
+       coordinates_text(threads_[first_exited_].coordinates.thread_idx) +
+       " has already exited: a barrier must be reached by every thread of the block "
+       "(the barrier is reached by only part of the block)");
+}
+
+void BlockRun::fail_divergent_barrier(const SimtThread& self, const SourcePlace& where) {
+  fail("divergent __syncthreads in block " + coordinates_text(coordinates_.block_idx) + ": thread " +
+       coordinates_text(self.coordinates.thread_idx) + " reached it at " + place_text(where) +
+       " while thread " + coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
+       " waits at " + place_text(barrier_where_) +
+       " (a barrier must be reached by all threads from the same place)");
+}
+
+void BlockRun::stop_at_barrier() {
+  record_failure(BlockOutcome::cancelled, "cancelled");
+  throw FiberUnwind{};
+}
+
+// Inline into the two hooks below: __syncthreads gets a copy specialised for BarrierOp::sync.
+[[gnu::always_inline]] inline int BlockRun::barrier(BarrierOp op, int predicate, const SourcePlace& where) {
   SimtThread& self = *running_;
-  const uint3 block = coordinates_.block_idx;
-  if (exited_count_ > 0) {
-    fail(thread_text(self.coordinates.thread_idx, block) + " reached __syncthreads at " +
-         place_text(where) + ", but thread " +
-         coordinates_text(threads_[first_exited_].coordinates.thread_idx) +
-         " has already exited: a barrier must be reached by every thread of the block "
-         "(the barrier is reached by only part of the block)");
-  }
   if (barrier_arrived_ == 0) {
+    // Checked by the first arrival only: a thread exiting later, while others wait, is
+    // reported by on_thread_exit.
+    if (exited_count_ > 0) fail_barrier_after_exit(self, where);
     barrier_where_ = where;
     barrier_op_ = op;
     barrier_first_ = self.linear;
     barrier_true_count_ = 0;
   } else if (op != barrier_op_ || !same_place(where, barrier_where_)) {
-    fail("divergent __syncthreads in block " + coordinates_text(block) + ": thread " +
-         coordinates_text(self.coordinates.thread_idx) + " reached it at " + place_text(where) +
-         " while thread " + coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
-         " waits at " + place_text(barrier_where_) +
-         " (a barrier must be reached by all threads from the same place)");
+    fail_divergent_barrier(self, where);
   }
   barrier_true_count_ += predicate != 0 ? 1 : 0;
   self.phase = ThreadPhase::at_barrier;
-  self.wait_where = where;
 
   if (++barrier_arrived_ == thread_count_) {
     barrier_arrived_ = 0;
@@ -44,16 +58,20 @@ int BlockRun::barrier(BarrierOp op, int predicate, const SourcePlace& where) {
       case BarrierOp::all: barrier_result_ = barrier_true_count_ == static_cast<int>(thread_count_); break;
       case BarrierOp::any: barrier_result_ = barrier_true_count_ > 0; break;
     }
-    if (stop_requested()) {
-      record_failure(BlockOutcome::cancelled, "cancelled");
-      throw FiberUnwind{};
-    }
+    if (stop_requested()) stop_at_barrier();
     // Every thread waits here, so the ready queue is empty: refill it with all of them.
-    for (unsigned i = 0; i < thread_count_; ++i) release_scratch_[i] = i;
-    release(release_scratch_.data(), thread_count_);
+    queue_every_thread();
   }
   wait_for_release(self);
   return barrier_result_;
+}
+
+int block_barrier(BarrierOp op, int predicate, const SourcePlace& where) {
+  return block_of_caller("__syncthreads", where).barrier(op, predicate, where);
+}
+
+void block_sync(const SourcePlace& where) {
+  block_of_caller("__syncthreads", where).barrier(BarrierOp::sync, 1, where);
 }
 
 void BlockRun::on_thread_exit(SimtThread& self) {

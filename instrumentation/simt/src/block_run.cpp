@@ -14,6 +14,12 @@ namespace {
 
 constexpr size_t kDynamicSharedAlignment = 64;  // >= the 16 bytes CUDA guarantees
 
+// Where a fiber's frames start below the top of its stack. Stacks are page-aligned and the same
+// size, so without an offset the hot top frames of every fiber fall in the same few L1 cache
+// sets and evict each other at every switch; offsets of 64-byte steps spread them over the
+// whole 4 KiB set range.
+size_t stack_color_bytes(unsigned thread) { return (thread * 9u % 64u) * 64u; }
+
 void fiber_entry(fctx::transfer_t arrival) {
   note_arrival(arrival);
   asan_finish_switch(nullptr, nullptr, nullptr);
@@ -34,19 +40,18 @@ BlockRun::BlockRun(const BlockRunSetup& setup) : setup_(setup) {
     SimtThread& t = threads_[i];
     t.coordinates.thread_idx = uint3{i % block.x, (i / block.x) % block.y, i / (block.x * block.y)};
     t.linear = i;
-    t.warp = i / 32;
-    t.lane = i % 32;
+    t.warp = static_cast<uint16_t>(i / 32);
+    t.lane = static_cast<uint8_t>(i % 32);
     FiberStack& stack = (*setup_.stacks)[i];
-    t.context.stack_bottom = stack.bottom();
-    t.context.stack_size = stack.size();
+    t.context.set_stack(stack.bottom(), stack.size());
   }
   warps_.resize((thread_count_ + 31) / 32);
   for (unsigned w = 0; w < warps_.size(); ++w) {
     const unsigned lanes = std::min(32u, thread_count_ - w * 32);
     warps_[w].present = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
   }
-  ready_.resize(thread_count_);
-  release_scratch_.resize(thread_count_);
+  for (unsigned i = 0; i < thread_count_; ++i) every_thread_[i] = &threads_[i];
+  prefetch_ = thread_count_ > 64;
 
   dynamic_shared_bytes_ = setup.config.dynamic_shared_bytes;
   dynamic_shared_storage_.resize(dynamic_shared_bytes_ + kDynamicSharedAlignment);
@@ -69,9 +74,10 @@ void BlockRun::start_block(uint64_t block_linear) {
   for (unsigned i = 0; i < thread_count_; ++i) {
     SimtThread& t = threads_[i];
     FiberStack& stack = (*setup_.stacks)[i];
-    t.context.suspended = fctx::make_fcontext(stack.top(), stack.size(), fiber_entry);
+    const size_t color = stack_color_bytes(i);
+    t.context.suspended =
+        fctx::make_fcontext(static_cast<char*>(stack.top()) - color, stack.size() - color, fiber_entry);
     t.phase = ThreadPhase::not_started;
-    t.started = false;
   }
   for (WarpState& w : warps_) {
     w.exited = 0;
@@ -84,12 +90,12 @@ void BlockRun::start_block(uint64_t block_linear) {
   abandoning_ = false;
   failure_.clear();
   if (perturb_) rng_.seed(*setup_.perturb_seed, block_linear);
-  fill_initial_queue();
+  queue_every_thread();
 }
 
-void BlockRun::fill_initial_queue() {
-  for (unsigned i = 0; i < thread_count_; ++i) ready_[i] = i;
-  if (perturb_) rng_.shuffle(ready_.data(), thread_count_);
+void BlockRun::queue_every_thread() {
+  std::memcpy(ready_, every_thread_, thread_count_ * sizeof(SimtThread*));
+  if (perturb_) rng_.shuffle(ready_, thread_count_);
   ready_head_ = 0;
   ready_count_ = thread_count_;
 }
@@ -102,7 +108,6 @@ BlockOutcome BlockRun::run(uint64_t block_linear) {
   SimtThread& first = *pop_ready();
   running_ = &first;
   current_thread = &first.coordinates;
-  first.started = true;
   switch_context(scheduler_, first.context);
   // Back on the worker's stack: every thread finished, or the block failed or was cancelled.
   if (outcome_ != BlockOutcome::finished) abandon_suspended_threads();
@@ -117,9 +122,10 @@ BlockOutcome BlockRun::run(uint64_t block_linear) {
 void BlockRun::abandon_suspended_threads() {
   abandoning_ = true;
   for (SimtThread& t : threads_) {
-    if (!t.started || t.phase == ThreadPhase::done) continue;
+    if (t.phase == ThreadPhase::done) continue;
     // It resumes inside a barrier or warp operation, which throws FiberUnwind; its stack
-    // unwinds (destructors run) and it switches back here.
+    // unwinds (destructors run) and it switches back here. A thread that never ran starts,
+    // sees the block abandoned and finishes without running the kernel.
     running_ = &t;
     current_thread = &t.coordinates;
     switch_context(scheduler_, t.context);
@@ -158,7 +164,6 @@ void BlockRun::leave_thread(SimtThread& self) {
     if (SimtThread* next = pop_ready()) {
       running_ = next;
       current_thread = &next->coordinates;
-      next->started = true;
       leave_context(self.context, next->context);
     }
     if (finished_count_ == thread_count_) {
@@ -168,30 +173,6 @@ void BlockRun::leave_thread(SimtThread& self) {
     }
   }
   leave_context(self.context, scheduler_);
-}
-
-void BlockRun::wait_for_release(SimtThread& self) {
-  SimtThread* next = pop_ready();
-  if (next == nullptr) fail(deadlock_report());
-  if (next != &self) switch_to(self, *next);
-  if (abandoning_) throw FiberUnwind{};
-  self.phase = ThreadPhase::running;
-}
-
-void BlockRun::switch_to(SimtThread& self, SimtThread& next) {
-  running_ = &next;
-  current_thread = &next.coordinates;
-  next.started = true;
-  switch_context(self.context, next.context);
-  // Resumed: whoever switched here has set running_ and current_thread to this thread.
-}
-
-void BlockRun::release(unsigned* released, unsigned count) {
-  if (perturb_) rng_.shuffle(released, count);
-  for (unsigned i = 0; i < count; ++i) {
-    threads_[released[i]].phase = ThreadPhase::ready;
-    push_ready(released[i]);
-  }
 }
 
 void BlockRun::record_failure(BlockOutcome outcome, const std::string& message) {
@@ -209,6 +190,8 @@ bool BlockRun::stop_requested() const {
   return (setup_.cancel != nullptr && setup_.cancel->load(std::memory_order_relaxed)) ||
          (setup_.stop != nullptr && setup_.stop->load(std::memory_order_relaxed));
 }
+
+void BlockRun::fail_deadlock() { fail(deadlock_report()); }
 
 void BlockRun::abort_from_kernel(const std::string& what, const SourcePlace& where) {
   fail(thread_text(running_->coordinates.thread_idx, coordinates_.block_idx) + ": " + what +

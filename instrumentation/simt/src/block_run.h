@@ -14,11 +14,11 @@
 
 #include <cstdint>
 #include <memory>
-#include "instrumentation/simt/kernel_api/source_place.h"
 #include <string>
 #include <vector>
 
 #include "instrumentation/simt/kernel_api/runtime_hooks.h"
+#include "instrumentation/simt/kernel_api/source_place.h"
 #include "instrumentation/simt/runtime.h"
 #include "instrumentation/simt/src/fiber_context.h"
 #include "instrumentation/simt/src/fiber_stack.h"
@@ -30,22 +30,25 @@ namespace simt::detail {
 // cancellation). Deliberately not a std::exception: kernel code catching those must not stop it.
 struct FiberUnwind {};
 
-enum class ThreadPhase : uint8_t { not_started, ready, running, at_barrier, in_warp_op, done };
+enum class ThreadPhase : uint8_t { not_started, running, at_barrier, in_warp_op, done };
 
-struct SimtThread {
-  ThreadCoordinates coordinates;  // what threadIdx reads
+// One CUDA thread. Everything a switch, a barrier or a shuffle touches is in this record,
+// and it is one cache line in non-ASan builds: with hundreds of fibers switched in turn, each
+// record is cold when its thread resumes, and every extra line is another miss.
+struct alignas(64) SimtThread {
   Context context;
-  unsigned linear = 0;  // index in the block (x fastest)
-  unsigned warp = 0;
-  unsigned lane = 0;
+  ThreadCoordinates coordinates;  // what threadIdx reads
+  uint16_t warp = 0;
+  uint8_t lane = 0;
+  // Why it waits (at_barrier: the block's barrier; in_warp_op: the warp's pending exchange
+  // whose `arrived` holds its lane), which the deadlock report reads.
   ThreadPhase phase = ThreadPhase::not_started;
-  bool started = false;  // has a stack frame to unwind
-  // What it waits on, for reports.
-  ::simt::detail::SourcePlace wait_where;
-  // Its part of the current warp exchange.
-  WarpRequest request{};
-  uint64_t warp_result = 0;
+  unsigned linear = 0;  // index in the block (x fastest)
 };
+
+#if !defined(TS_SIMT_ASAN)
+static_assert(sizeof(SimtThread) == 64, "a thread's record should be one cache line");
+#endif
 
 // A warp exchange some lanes have reached and others have not yet.
 struct PendingExchange {
@@ -56,11 +59,20 @@ struct PendingExchange {
   ::simt::detail::SourcePlace where;  // of the first lane to arrive
 };
 
+// A warp's lanes' parts of their exchanges, side by side: the lane completing an exchange
+// reads every lane's value and writes every lane's result in a few cache lines, not in 32
+// thread records. A lane's slots are only written by itself (value) and by the exchange it is
+// in (result), and it reads its result as soon as it resumes, so no exchange can overwrite a
+// slot still in use.
 struct WarpState {
+  uint64_t values[32];
+  uint64_t results[32];
+  int32_t shuffle_args[32];
+  uint8_t shuffle_widths[32];
   unsigned present = 0;  // lanes that exist (a partial last warp has fewer)
   unsigned exited = 0;
   unsigned pending_count = 0;
-  PendingExchange pending[32];  // at most one per waiting lane
+  PendingExchange pending[32];  // at most one per waiting lane; [0] is the usual one
 };
 
 enum class BlockOutcome : uint8_t { running, finished, failed, cancelled };
@@ -88,7 +100,8 @@ class BlockRun {
   // --- called from kernel code through the hooks, on the running fiber ---
   SimtThread& running() { return *running_; }
   int barrier(BarrierOp op, int predicate, const SourcePlace& where);
-  uint64_t warp_exchange(const WarpRequest& request, const SourcePlace& where);
+  uint64_t warp_exchange(WarpOpKind kind, unsigned requested_mask, uint64_t value, int lane_arg, int width,
+                         const SourcePlace& where);
   unsigned active_lanes() const;
   [[noreturn]] void abort_from_kernel(const std::string& what, const SourcePlace& where);
 
@@ -102,8 +115,9 @@ class BlockRun {
   void finish_block();
   void abandon_suspended_threads();
 
-  // Ready queue (a ring of thread indices; a thread is in it at most once).
-  void push_ready(unsigned thread) {
+  // Ready queue: a ring of thread records (pointers, kept inside this object, so that the
+  // next thread's record is one load away at every switch); a thread is in it at most once.
+  void push_ready(SimtThread* thread) {
     unsigned slot = ready_head_ + ready_count_;
     if (slot >= thread_count_) slot -= thread_count_;
     ready_[slot] = thread;
@@ -111,17 +125,62 @@ class BlockRun {
   }
   SimtThread* pop_ready() {
     if (ready_count_ == 0) return nullptr;
-    const unsigned thread = ready_[ready_head_];
+    SimtThread* thread = ready_[ready_head_];
     if (++ready_head_ == thread_count_) ready_head_ = 0;
     --ready_count_;
-    return &threads_[thread];
+    return thread;
   }
-  // Puts `count` released threads at the back of the queue, shuffled in perturbation mode.
-  void release(unsigned* threads, unsigned count);
+  // In a large block the thread after the one about to run has gone cold (the whole block
+  // ran since it stopped): start loading its record and the top of its stack (the saved
+  // registers, the frames of the barrier or warp call and of the kernel) during this switch.
+  // Small blocks stay in L1, where the prefetches would only cost instructions.
+  // (always_inline: as a function of its own GCC finds it free of side effects and drops it.)
+  [[gnu::always_inline]] void prefetch_next_ready() const {
+    if (!prefetch_ || ready_count_ == 0) return;
+    const SimtThread* after = ready_[ready_head_];
+    __builtin_prefetch(after);
+    const char* top = static_cast<const char*>(after->context.suspended);
+    __builtin_prefetch(top);
+    __builtin_prefetch(top + 64);
+    __builtin_prefetch(top + 128);
+  }
 
-  // Blocks the running thread (its phase already says why) and runs the next ready one.
-  void wait_for_release(SimtThread& self);
-  void switch_to(SimtThread& self, SimtThread& next);
+  // Puts the lanes of `mask` in warp `warp` at the back of the queue, in lane order or, in
+  // perturbation mode, a seeded random order. (Their phase still says where they waited; it
+  // is rewritten when they next block.)
+  void release_lanes(unsigned warp, unsigned mask) {
+    SimtThread* first = &threads_[warp * 32];
+    SimtThread** released = release_scratch_;
+    unsigned count = 0;
+    for (unsigned m = mask; m != 0; m &= m - 1) released[count++] = first + __builtin_ctz(m);
+    if (perturb_) rng_.shuffle(released, count);
+    // Locals, so that the stores into the ring do not force reloads of the members.
+    SimtThread** ring = ready_;
+    unsigned slot = ready_head_ + ready_count_;
+    if (slot >= thread_count_) slot -= thread_count_;
+    for (unsigned i = 0; i < count; ++i) {
+      ring[slot] = released[i];
+      if (++slot == thread_count_) slot = 0;
+    }
+    ready_count_ += count;
+  }
+
+  // Blocks the running thread (its phase already says why) and runs the next
+  // ready one; returns when this thread is released. Inline: it is the hot path of every
+  // barrier and warp operation.
+  void wait_for_release(SimtThread& self) {
+    SimtThread* next = pop_ready();
+    if (next == nullptr) fail_deadlock();
+    if (next != &self) switch_to(self, *next);
+    if (abandoning_) throw FiberUnwind{};
+  }
+  void switch_to(SimtThread& self, SimtThread& next) {
+    prefetch_next_ready();
+    running_ = &next;
+    current_thread = &next.coordinates;
+    switch_context(self.context, next.context);
+    // Resumed: whoever switched here has set running_ and current_thread to this thread.
+  }
   [[noreturn]] void leave_thread(SimtThread& self);
 
   // Failures: record the first, then unwind the calling fiber.
@@ -129,19 +188,45 @@ class BlockRun {
   void record_failure(BlockOutcome outcome, const std::string& message);
   bool stop_requested() const;
 
+  // Failure reports: out of line and cold, so the hot paths keep small stack frames (every
+  // fiber's frames are cache lines touched at each switch).
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_barrier_after_exit(const SimtThread& self,
+                                                                       const SourcePlace& where);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_divergent_barrier(const SimtThread& self,
+                                                                      const SourcePlace& where);
+  [[noreturn, gnu::noinline, gnu::cold]] void stop_at_barrier();
+  enum class WarpCallProblem { mask_omits_caller, bad_width, exited_lane_in_mask };
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_call(const SimtThread& self, WarpOpKind kind,
+                                                              unsigned requested_mask, int width,
+                                                              const SourcePlace& where,
+                                                              WarpCallProblem problem);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_disagreement(const SimtThread& self, WarpOpKind kind,
+                                                                      unsigned requested_mask,
+                                                                      const SourcePlace& where,
+                                                                      const PendingExchange& waiting);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_deadlock();
+  std::string lane_text(const SimtThread& self) const;
+
   void on_thread_exit(SimtThread& self);
   void complete_exchange(WarpState& warp, unsigned warp_index, unsigned pending_index);
+  // The exchange the lane joins (opening one if none matches), after the disagreement checks.
+  unsigned find_exchange(WarpState& warp, const SimtThread& self, WarpOpKind kind, unsigned requested_mask,
+                         unsigned mask, const SourcePlace& where);
   std::string deadlock_report() const;
 
-  void fill_initial_queue();
+  // Queues threads 0..N-1 (shuffled in perturbation mode): at a block's start and when a
+  // barrier releases everyone (the queue is empty then).
+  void queue_every_thread();
 
   BlockRunSetup setup_;
   BlockCoordinates coordinates_{};
   unsigned thread_count_ = 0;
   std::vector<SimtThread> threads_;
   std::vector<WarpState> warps_;
-  std::vector<unsigned> ready_;
-  std::vector<unsigned> release_scratch_;
+  SimtThread* ready_[kMaxThreadsPerBlock];
+  SimtThread* every_thread_[kMaxThreadsPerBlock];  // in order: copied into ready_ when a barrier releases all
+  SimtThread* release_scratch_[32];
+  bool prefetch_ = false;
   unsigned ready_head_ = 0;
   unsigned ready_count_ = 0;
   SimtThread* running_ = nullptr;

@@ -34,13 +34,17 @@ std::string BlockRun::deadlock_report() const {
   for (const SimtThread& t : threads_) {
     std::string what;
     if (t.phase == ThreadPhase::at_barrier) {
-      what = "__syncthreads at " + place_text(t.wait_where);
+      what = "__syncthreads at " + place_text(barrier_where_);
     } else if (t.phase == ThreadPhase::in_warp_op) {
-      what = std::string(warp_op_name(t.request.op)) + "(mask " + mask_text(t.request.mask) +
-             ") at " + place_text(t.wait_where);
-    } else {
-      continue;
+      const WarpState& warp = warps_[t.warp];
+      for (unsigned i = 0; i < warp.pending_count; ++i) {
+        const PendingExchange& p = warp.pending[i];
+        if ((p.arrived >> t.lane) & 1u) {
+          what = std::string(warp_op_name(p.op)) + "(mask " + mask_text(p.mask) + ") at " + place_text(p.where);
+        }
+      }
     }
+    if (what.empty()) continue;
     auto group = std::find_if(groups.begin(), groups.end(), [&](const WaitGroup& g) { return g.what == what; });
     if (group == groups.end()) group = groups.insert(groups.end(), WaitGroup{what, {}});
     group->threads.push_back(t.linear);

@@ -43,16 +43,6 @@ const char* warp_op_name(WarpOp op) {
   return "warp operation";
 }
 
-bool is_shuffle(WarpOp op) {
-  return op == WarpOp::shfl_idx || op == WarpOp::shfl_up || op == WarpOp::shfl_down ||
-         op == WarpOp::shfl_xor;
-}
-
-bool same_place(const SourcePlace& a, const SourcePlace& b) {
-  return a.line() == b.line() && a.column() == b.column() &&
-         (a.file_name() == b.file_name() || std::strcmp(a.file_name(), b.file_name()) == 0);
-}
-
 std::string thread_text(const uint3& thread, const uint3& block) {
   return "thread " + coordinates_text(thread) + " of block " + coordinates_text(block);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "instrumentation/simt/kernel_api/source_place.h"
+#include <cstring>
 #include <string>
 
 #include "instrumentation/simt/kernel_api/runtime_hooks.h"
@@ -14,9 +15,14 @@ std::string coordinates_text(const uint3& c);
 std::string place_text(const SourcePlace& where);
 std::string mask_text(unsigned mask);
 const char* warp_op_name(WarpOp op);
-bool is_shuffle(WarpOp op);
-// Two barrier calls from the same place in the source.
-bool same_place(const SourcePlace& a, const SourcePlace& b);
+inline bool is_shuffle(WarpOp op) { return op >= WarpOp::shfl_idx && op <= WarpOp::shfl_xor; }
+// Two barrier calls from the same place in the source (inline: every barrier asks).
+inline bool same_place(const SourcePlace& a, const SourcePlace& b) {
+  // Fast path: the same call site gives a bitwise-identical location (GCC's is one pointer).
+  if (std::memcmp(&a, &b, sizeof(SourcePlace)) == 0) return true;
+  return a.line() == b.line() && a.column() == b.column() &&
+         (a.file_name() == b.file_name() || std::strcmp(a.file_name(), b.file_name()) == 0);
+}
 // "thread (3,0,0) of block (1,0,0)"
 std::string thread_text(const uint3& thread, const uint3& block);
 

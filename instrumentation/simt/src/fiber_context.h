@@ -18,9 +18,22 @@ namespace fctx = boost::context::detail;
 
 struct Context {
   fctx::fcontext_t suspended = nullptr;  // where this context resumes
-  const void* stack_bottom = nullptr;    // its stack, for AddressSanitizer
+#if defined(TS_SIMT_ASAN)
+  // Its stack and ASan's fake stack. Only ASan builds carry them: elsewhere a thread's record
+  // fits one cache line.
+  const void* stack_bottom = nullptr;
   size_t stack_size = 0;
   void* asan_fake_stack = nullptr;
+#endif
+  void set_stack(const void* bottom, size_t size) {
+#if defined(TS_SIMT_ASAN)
+    stack_bottom = bottom;
+    stack_size = size;
+#else
+    (void)bottom;
+    (void)size;
+#endif
+  }
 };
 
 // Records where the context that just jumped to us stopped.
@@ -30,15 +43,21 @@ inline void note_arrival(fctx::transfer_t arrival) {
 
 // Leaves `from` for `to`; returns when something switches back to `from`.
 inline void switch_context(Context& from, Context& to) {
+#if defined(TS_SIMT_ASAN)
   asan_start_switch(&from.asan_fake_stack, to.stack_bottom, to.stack_size);
+#endif
   const fctx::transfer_t arrival = fctx::jump_fcontext(to.suspended, &from);
+#if defined(TS_SIMT_ASAN)
   asan_finish_switch(from.asan_fake_stack, nullptr, nullptr);
+#endif
   note_arrival(arrival);
 }
 
 // Leaves `from` for good (a finished fiber): ASan may free its fake stack.
 [[noreturn]] inline void leave_context(Context& from, Context& to) {
+#if defined(TS_SIMT_ASAN)
   asan_start_switch(nullptr, to.stack_bottom, to.stack_size);
+#endif
   fctx::jump_fcontext(to.suspended, &from);
   __builtin_unreachable();
 }

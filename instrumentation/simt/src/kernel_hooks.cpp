@@ -1,5 +1,6 @@
-// The runtime's entry points called from kernel code (runtime_hooks.h), and the per-OS-thread
-// state they read.
+// The per-OS-thread state of the runtime and the rarely used entry points of kernel code.
+// (The hot ones, block_barrier and warp_exchange, are defined beside what they call, so that
+// the compiler can inline it.)
 #include <stdexcept>
 #include <string>
 
@@ -15,26 +16,10 @@ constinit thread_local const BlockCoordinates* current_block = &kOutsideBlock;
 constinit thread_local BlockRun* active_block_run = nullptr;
 constinit thread_local unsigned active_worker_index = 0;
 
-namespace {
-
-// A CUDA device function called from host code (not inside a launch) has no block to act on.
-BlockRun& block_of_caller(const char* what, const SourcePlace& where) {
-  if (active_block_run == nullptr) {
-    throw std::runtime_error(std::string(what) + " called at " + place_text(where) +
-                             " outside a SIMT kernel launch; call it from kernel code run by "
-                             "simt::launch");
-  }
-  return *active_block_run;
-}
-
-}  // namespace
-
-int block_barrier(BarrierOp op, int predicate, const SourcePlace& where) {
-  return block_of_caller("__syncthreads", where).barrier(op, predicate, where);
-}
-
-uint64_t warp_exchange(const WarpRequest& request, const SourcePlace& where) {
-  return block_of_caller(warp_op_name(request.op), where).warp_exchange(request, where);
+void throw_outside_launch(const char* what, const SourcePlace& where) {
+  throw std::runtime_error(std::string(what) + " called at " + place_text(where) +
+                           " outside a SIMT kernel launch; call it from kernel code run by "
+                           "simt::launch");
 }
 
 unsigned active_lanes() {

@@ -10,6 +10,7 @@
 
 #include "instrumentation/simt/src/block_run.h"
 #include "instrumentation/simt/src/diagnostics.h"
+#include "instrumentation/simt/src/worker_context.h"
 
 namespace simt::detail {
 
@@ -20,87 +21,143 @@ uint64_t poison_bits(unsigned bytes) {
 }
 
 // shfl.sync's source lane for `lane` (PTX ISA, "shfl.sync"); `lane` itself when the source
-// falls outside the lane's segment for up/down/xor.
-unsigned shuffle_source(WarpOp op, unsigned lane, int lane_arg, int width) {
-  const unsigned segment_mask = static_cast<unsigned>(32 - width) & 31u;
+// falls outside the lane's segment for up/down/xor. A template, so that the completing lane's
+// loop over 32 lanes has no switch inside.
+template <WarpOp kOp>
+unsigned shuffle_source(unsigned lane, int lane_arg, unsigned width) {
+  const unsigned segment_mask = (32u - width) & 31u;
   const int64_t min_lane = lane & segment_mask;
   const int64_t max_lane = min_lane | (31u & ~segment_mask);
   const int64_t b = static_cast<uint32_t>(lane_arg);
   int64_t source = lane;
   bool in_segment = true;
-  switch (op) {
-    case WarpOp::shfl_idx: source = min_lane | (b & 31 & ~static_cast<int64_t>(segment_mask)); break;
-    case WarpOp::shfl_up: source = lane - b; in_segment = source >= min_lane; break;
-    case WarpOp::shfl_down: source = lane + b; in_segment = source <= max_lane; break;
-    case WarpOp::shfl_xor: source = lane ^ b; in_segment = source <= max_lane; break;
-    default: break;
+  if constexpr (kOp == WarpOp::shfl_idx) {
+    source = min_lane | (b & 31 & ~static_cast<int64_t>(segment_mask));
+  } else if constexpr (kOp == WarpOp::shfl_up) {
+    source = lane - b;
+    in_segment = source >= min_lane;
+  } else if constexpr (kOp == WarpOp::shfl_down) {
+    source = lane + b;
+    in_segment = source <= max_lane;
+  } else {
+    source = lane ^ b;
+    in_segment = source <= max_lane;
   }
   return in_segment ? static_cast<unsigned>(source) : lane;
 }
 
+template <WarpOp kOp>
+void shuffle_results(WarpState& warp, unsigned mask, uint64_t poison) {
+  for (unsigned m = mask; m != 0; m &= m - 1) {
+    const auto lane = static_cast<unsigned>(__builtin_ctz(m));
+    const unsigned source = shuffle_source<kOp>(lane, warp.shuffle_args[lane], warp.shuffle_widths[lane]);
+    warp.results[lane] = ((mask >> source) & 1u) != 0 ? warp.values[source] : poison;
+  }
+}
+
 }  // namespace
 
-uint64_t BlockRun::warp_exchange(const WarpRequest& request, const SourcePlace& where) {
-  SimtThread& self = *running_;
-  WarpState& warp = warps_[self.warp];
+std::string BlockRun::lane_text(const SimtThread& self) const {
+  return thread_text(self.coordinates.thread_idx, coordinates_.block_idx) + " (lane " +
+         std::to_string(self.lane) + " of warp " + std::to_string(self.warp) + ")";
+}
+
+void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned requested_mask, int width,
+                              const SourcePlace& where, WarpCallProblem problem) {
+  const WarpState& warp = warps_[self.warp];
+  std::string text = lane_text(self) + " called " + warp_op_name(kind.op) + "(mask " +
+                     mask_text(requested_mask) + ") at " + place_text(where);
+  switch (problem) {
+    case WarpCallProblem::mask_omits_caller: text += ", but the mask omits the calling lane"; break;
+    case WarpCallProblem::bad_width:
+      text += " with width " + std::to_string(width) + ": width must be a power of two from 1 to 32";
+      break;
+    case WarpCallProblem::exited_lane_in_mask:
+      text += ", but lanes " + mask_text(requested_mask & warp.present & warp.exited) +
+              " named in the mask have exited and can never take part";
+      break;
+  }
+  fail(text);
+}
+
+void BlockRun::fail_warp_disagreement(const SimtThread& self, WarpOpKind kind, unsigned requested_mask,
+                                      const SourcePlace& where, const PendingExchange& waiting) {
+  const bool same_mask = waiting.mask == (requested_mask & warps_[self.warp].present);
+  fail(std::string("warp lanes disagree on the ") + (same_mask ? "operation: " : "mask: ") + lane_text(self) +
+       " called " + warp_op_name(kind.op) + "(mask " + mask_text(requested_mask) + ") at " +
+       place_text(where) + " while lanes " + mask_text(waiting.arrived) + " wait for it in " +
+       warp_op_name(waiting.op) + "(mask " + mask_text(waiting.mask) + ") at " + place_text(waiting.where) +
+       (same_mask && waiting.op == kind.op ? " with a value of another size" : ""));
+}
+
+unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOpKind kind,
+                                 unsigned requested_mask, unsigned mask, const SourcePlace& where) {
   const unsigned bit = 1u << self.lane;
-  const auto who = [&] {
-    return thread_text(self.coordinates.thread_idx, coordinates_.block_idx) + " (lane " +
-           std::to_string(self.lane) + " of warp " + std::to_string(self.warp) + ")";
-  };
-  const std::string call = std::string(warp_op_name(request.op)) + "(mask " + mask_text(request.mask) + ")";
-
-  if ((request.mask & bit) == 0) {
-    fail(who() + " called " + call + " at " + place_text(where) +
-         ", but the mask omits the calling lane");
-  }
-  if (is_shuffle(request.op) &&
-      (request.width < 1 || request.width > 32 || (request.width & (request.width - 1)) != 0)) {
-    fail(who() + " called " + call + " at " + place_text(where) + " with width " +
-         std::to_string(request.width) + ": width must be a power of two from 1 to 32");
-  }
-  const unsigned mask = request.mask & warp.present;
-  if ((mask & warp.exited) != 0) {
-    fail(who() + " called " + call + " at " + place_text(where) + ", but lanes " +
-         mask_text(mask & warp.exited) + " named in the mask have exited and can never take part");
-  }
-
   unsigned joined = warp.pending_count;
   for (unsigned i = 0; i < warp.pending_count; ++i) {
     const PendingExchange& p = warp.pending[i];
     if (p.mask == mask) {
-      if (p.op != request.op || p.value_bytes != request.value_bytes) {
-        fail("warp lanes disagree on the operation: " + who() + " called " + call + " at " +
-             place_text(where) + " while lanes " + mask_text(p.arrived) + " wait in " +
-             warp_op_name(p.op) + "(mask " + mask_text(p.mask) + ") at " + place_text(p.where) +
-             (p.op == request.op ? " with a value of another size" : ""));
+      if (p.op != kind.op || p.value_bytes != kind.value_bytes) {
+        fail_warp_disagreement(self, kind, requested_mask, where, p);
       }
       joined = i;
     } else if ((p.mask & bit) != 0 && (p.arrived & mask) != 0) {
-      fail("warp lanes disagree on the mask: " + who() + " called " + call + " at " +
-           place_text(where) + " while lanes " + mask_text(p.arrived) + " wait for it in " +
-           warp_op_name(p.op) + "(mask " + mask_text(p.mask) + ") at " + place_text(p.where));
+      fail_warp_disagreement(self, kind, requested_mask, where, p);
     }
   }
   if (joined == warp.pending_count) {
-    warp.pending[warp.pending_count++] = PendingExchange{request.op, request.value_bytes, mask, 0, where};
+    warp.pending[warp.pending_count++] = PendingExchange{kind.op, kind.value_bytes, mask, 0, where};
+  }
+  return joined;
+}
+
+// Inline into the hook below, its only caller: one call from kernel code, arguments in registers.
+[[gnu::always_inline]] inline uint64_t BlockRun::warp_exchange(WarpOpKind kind, unsigned requested_mask,
+                                                               uint64_t value, int lane_arg, int width,
+                                                               const SourcePlace& where) {
+  SimtThread& self = *running_;
+  WarpState& warp = warps_[self.warp];
+  const unsigned bit = 1u << self.lane;
+  if ((requested_mask & bit) == 0) {
+    fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::mask_omits_caller);
+  }
+  if (is_shuffle(kind.op) && (static_cast<unsigned>(width - 1) > 31u || (width & (width - 1)) != 0)) {
+    fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::bad_width);
+  }
+  const unsigned mask = requested_mask & warp.present;
+  if ((mask & warp.exited) != 0) {
+    fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::exited_lane_in_mask);
   }
 
-  self.request = request;
-  self.request.mask = mask;
+  // Almost always one exchange is open and this lane joins it.
+  unsigned joined = 0;
+  const PendingExchange& open = warp.pending[0];
+  if (warp.pending_count != 1 || open.mask != mask || open.op != kind.op ||
+      open.value_bytes != kind.value_bytes) [[unlikely]] {
+    joined = find_exchange(warp, self, kind, requested_mask, mask, where);
+  }
+
+  const unsigned lane = self.lane;
+  warp.values[lane] = value;
+  warp.shuffle_args[lane] = lane_arg;
+  warp.shuffle_widths[lane] = static_cast<uint8_t>(width);  // checked above for shuffles
   self.phase = ThreadPhase::in_warp_op;
-  self.wait_where = where;
   PendingExchange& exchange = warp.pending[joined];
   exchange.arrived |= bit;
   if (exchange.arrived == mask) complete_exchange(warp, self.warp, joined);
   wait_for_release(self);
-  return self.warp_result;
+  return warp.results[lane];
+}
+
+uint64_t warp_exchange(WarpOpKind kind, unsigned mask, uint64_t value, int lane_arg, int width,
+                       const SourcePlace& where) {
+  if (active_block_run == nullptr) [[unlikely]] throw_outside_launch(warp_op_name(kind.op), where);
+  return active_block_run->warp_exchange(kind, mask, value, lane_arg, width, where);
 }
 
 void BlockRun::complete_exchange(WarpState& warp, unsigned warp_index, unsigned pending_index) {
   const PendingExchange exchange = warp.pending[pending_index];
   warp.pending[pending_index] = warp.pending[--warp.pending_count];
-  SimtThread* lanes = &threads_[warp_index * 32];
   const unsigned mask = exchange.mask;
   const auto each_lane = [mask](auto&& fn) {
     for (unsigned m = mask; m != 0; m &= m - 1) fn(static_cast<unsigned>(__builtin_ctz(m)));
@@ -108,25 +165,26 @@ void BlockRun::complete_exchange(WarpState& warp, unsigned warp_index, unsigned 
 
   if (is_shuffle(exchange.op)) {
     const uint64_t poison = poison_bits(exchange.value_bytes);
-    each_lane([&](unsigned lane) {
-      const WarpRequest& r = lanes[lane].request;
-      const unsigned source = shuffle_source(exchange.op, lane, r.lane_arg, r.width);
-      lanes[lane].warp_result = ((mask >> source) & 1u) != 0 ? lanes[source].request.value : poison;
-    });
+    switch (exchange.op) {
+      case WarpOp::shfl_idx: shuffle_results<WarpOp::shfl_idx>(warp, mask, poison); break;
+      case WarpOp::shfl_up: shuffle_results<WarpOp::shfl_up>(warp, mask, poison); break;
+      case WarpOp::shfl_down: shuffle_results<WarpOp::shfl_down>(warp, mask, poison); break;
+      default: shuffle_results<WarpOp::shfl_xor>(warp, mask, poison); break;
+    }
   } else if (exchange.op == WarpOp::match_any || exchange.op == WarpOp::match_all) {
     bool all_equal = true;
-    const uint64_t first = lanes[__builtin_ctz(mask)].request.value;
-    each_lane([&](unsigned lane) { all_equal = all_equal && lanes[lane].request.value == first; });
+    const uint64_t first = warp.values[__builtin_ctz(mask)];
+    each_lane([&](unsigned lane) { all_equal = all_equal && warp.values[lane] == first; });
     each_lane([&](unsigned lane) {
       if (exchange.op == WarpOp::match_all) {
-        lanes[lane].warp_result = all_equal ? (uint64_t{1} << 32) | mask : 0;
+        warp.results[lane] = all_equal ? (uint64_t{1} << 32) | mask : 0;
         return;
       }
       unsigned same = 0;
       each_lane([&](unsigned other) {
-        if (lanes[other].request.value == lanes[lane].request.value) same |= 1u << other;
+        if (warp.values[other] == warp.values[lane]) same |= 1u << other;
       });
-      lanes[lane].warp_result = same;
+      warp.results[lane] = same;
     });
   } else {
     // Votes and reductions: one result for every lane.
@@ -136,7 +194,7 @@ void BlockRun::complete_exchange(WarpState& warp, unsigned warp_index, unsigned 
     uint32_t umin = ~0u, umax = 0;
     int32_t smin = INT32_MAX, smax = INT32_MIN;
     each_lane([&](unsigned lane) {
-      const uint64_t v = lanes[lane].request.value;
+      const uint64_t v = warp.values[lane];
       const auto u = static_cast<uint32_t>(v);
       const auto s = static_cast<int32_t>(u);
       if (v != 0) ballot |= 1u << lane;
@@ -163,12 +221,10 @@ void BlockRun::complete_exchange(WarpState& warp, unsigned warp_index, unsigned 
       case WarpOp::reduce_xor: result = bits_xor; break;
       default: break;  // __syncwarp: no result
     }
-    each_lane([&](unsigned lane) { lanes[lane].warp_result = result; });
+    each_lane([&](unsigned lane) { warp.results[lane] = result; });
   }
 
-  unsigned count = 0;
-  each_lane([&](unsigned lane) { release_scratch_[count++] = warp_index * 32 + lane; });
-  release(release_scratch_.data(), count);
+  release_lanes(warp_index, mask);
 }
 
 unsigned BlockRun::active_lanes() const {
