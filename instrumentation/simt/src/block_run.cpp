@@ -61,6 +61,7 @@ BlockRun::BlockRun(const BlockRunSetup& setup) : setup_(setup) {
   coordinates_.dynamic_shared = dynamic_shared_;
 
   perturb_ = setup.perturb_seed.has_value();
+  set_to_current_thread_stack(scheduler_);  // constructed on the worker thread that runs it
 }
 
 void BlockRun::start_block(uint64_t block_linear) {

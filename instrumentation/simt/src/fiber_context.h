@@ -36,6 +36,10 @@ struct Context {
   }
 };
 
+// The calling OS thread's own stack, for the Context that stands for it (under ASan, switching
+// back to it must name its real bounds, or ASan loses track of the thread's stack).
+void set_to_current_thread_stack(Context& context);
+
 // Records where the context that just jumped to us stopped.
 inline void note_arrival(fctx::transfer_t arrival) {
   static_cast<Context*>(arrival.data)->suspended = arrival.fctx;

@@ -1,5 +1,6 @@
 #include "instrumentation/simt/src/fiber_stack.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "instrumentation/simt/src/fiber_context.h"
 #include "instrumentation/simt/src/sanitizer.h"
 
 namespace simt::detail {
@@ -62,6 +64,17 @@ FiberStack::FiberStack(FiberStack&& other) noexcept
       usable_bottom_(other.usable_bottom_),
       usable_bytes_(other.usable_bytes_) {
   other.mapping_ = nullptr;
+}
+
+void set_to_current_thread_stack(Context& context) {
+  void* bottom = nullptr;
+  size_t size = 0;
+  pthread_attr_t attributes;
+  if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+    pthread_attr_getstack(&attributes, &bottom, &size);
+    pthread_attr_destroy(&attributes);
+  }
+  context.set_stack(bottom, size);
 }
 
 void StackSet::reserve(size_t count) {
