@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -26,7 +27,11 @@ std::filesystem::path temp_name_for(const std::filesystem::path& destination, in
                 static_cast<unsigned long long>(counter.fetch_add(1)), attempt,
                 static_cast<unsigned long long>(rng() & 0xffffffffu));
   // Hidden, and short enough that the suffix never pushes it past NAME_MAX (255).
-  return folder / ("." + destination.filename().string().substr(0, 180) + suffix);
+  const std::string base = destination.filename().string();
+  std::string name = ".";
+  name.append(base, 0, std::min<size_t>(base.size(), 180));
+  name.append(suffix);
+  return folder / name;
 }
 
 }  // namespace
