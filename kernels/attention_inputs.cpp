@@ -1,0 +1,76 @@
+#include "kernels/attention_inputs.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace ts {
+
+InputError::InputError(std::string tensor, const std::string& message)
+    : std::runtime_error(message), tensor_(std::move(tensor)) {}
+
+namespace {
+
+std::string index_string(const std::vector<int64_t>& shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    idx[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return shape_string(idx);
+}
+
+template <typename Bits>
+int64_t first_non_finite_bits(const std::byte* data, int64_t n, Bits exponent_mask) {
+  for (int64_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, data + i * static_cast<int64_t>(sizeof(Bits)), sizeof(Bits));
+    if ((b & exponent_mask) == exponent_mask) return i;
+  }
+  return -1;
+}
+
+int64_t first_non_finite(const HostTensor& t) {
+  switch (t.dtype) {
+    case DType::f32: return first_non_finite_bits<uint32_t>(t.bytes.data(), t.numel(), 0x7f800000u);
+    case DType::f16: return first_non_finite_bits<uint16_t>(t.bytes.data(), t.numel(), 0x7c00u);
+    case DType::bf16: return first_non_finite_bits<uint16_t>(t.bytes.data(), t.numel(), 0x7f80u);
+  }
+  return -1;
+}
+
+void check_one(const char* name, const HostTensor& t, const std::vector<int64_t>& shape,
+               DType dtype) {
+  if (t.shape != shape)
+    throw InputError(name, std::string("input ") + name + " has shape " + shape_string(t.shape) +
+                               " but the config needs " + shape_string(shape) +
+                               " ([batch, heads, seq, head_dim])");
+  if (t.dtype != dtype)
+    throw InputError(name, std::string("input ") + name + " is " + std::string(to_string(t.dtype)) +
+                               " but the config's dtype is " + std::string(to_string(dtype)));
+  if (t.bytes.size() != static_cast<size_t>(t.numel()) * t.element_size())
+    throw InputError(name, std::string("input ") + name + " holds " +
+                               std::to_string(t.bytes.size()) + " bytes, not the " +
+                               std::to_string(t.numel() * static_cast<int64_t>(t.element_size())) +
+                               " its shape needs");
+  // Scan the exponent bits (all ones: NaN or Inf) rather than converting every element.
+  const int64_t bad = first_non_finite(t);
+  if (bad >= 0) {
+    const float x = t.get_float(bad);
+    throw InputError(name, std::string("input ") + name + " holds " +
+                               (std::isnan(x) ? "NaN" : "Inf") + " at index " +
+                               index_string(t.shape, bad) +
+                               "; the kernels need finite inputs (replace or mask it)");
+  }
+}
+
+}  // namespace
+
+void check_inputs(const AttentionConfig& c, const AttentionInputs& in) {
+  check_one("q", in.q, {c.batch, c.heads, c.seq_q, c.head_dim}, c.dtype);
+  check_one("k", in.k, {c.batch, c.heads, c.seq_kv, c.head_dim}, c.dtype);
+  check_one("v", in.v, {c.batch, c.heads, c.seq_kv, c.head_dim}, c.dtype);
+}
+
+}  // namespace ts

@@ -1,0 +1,33 @@
+// The inputs of one attention launch (Q, K, V as host tensors) and their check against the
+// config: shape [batch, heads, seq, head_dim], dtype, and finite values.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/attention_config.h"
+#include "kernels/host_tensor.h"
+
+namespace ts {
+
+struct AttentionInputs {
+  HostTensor q;  // [batch, heads, seq_q,  head_dim]
+  HostTensor k;  // [batch, heads, seq_kv, head_dim]
+  HostTensor v;  // [batch, heads, seq_kv, head_dim]
+};
+
+// Inputs that do not fit the config, or hold NaN / Inf. The message names the tensor and the
+// problem (the first bad index, as [b, h, s, d]); tensor() is "q", "k" or "v".
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string tensor, const std::string& message);
+  const std::string& tensor() const { return tensor_; }
+
+ private:
+  std::string tensor_;
+};
+
+// Throws InputError on the first problem found (shape, then dtype, then values; q, k, v).
+void check_inputs(const AttentionConfig& config, const AttentionInputs& inputs);
+
+}  // namespace ts

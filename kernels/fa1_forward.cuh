@@ -1,0 +1,317 @@
+// FA-1 forward: one pass of attention with online softmax (FlashAttention's first algorithm).
+//
+// What it computes: for every (batch, head) and query row i,
+//   O[i] = softmax(scale * q_i . K^T, masked) V,   LSE[i] = log sum_j exp(scale * q_i . k_j),
+// with causal masking aligned bottom-right (query i sees keys j <= i + seq_kv - seq_q); a row
+// that sees no key gets O = 0 and LSE = -inf. Inputs fp32 / fp16 / bf16, fp32 arithmetic.
+//
+// How: one block of 128 threads per (query tile of block_m rows, head, batch); grid
+// (num_q_tiles, heads, batch). The block keeps Q in shared memory and walks the kv tiles a
+// causal query tile can see, each in four phases separated by barriers:
+//   1. load the K and V tile into shared memory (float, zero past seq_kv);
+//   2. S = Q K^T, a 4x8 (or 2x4) register tile per thread, masked entries -inf;
+//   3. online softmax per row (2 or 4 threads a row): new max m, P = exp(S - m), l, and the
+//      factor alpha = exp(m_old - m) that rescales the previous state;
+//   4. O = alpha * O + P V, a register tile of rows x columns per thread;
+// then O / l and LSE are written. No tensor cores: the same source runs on the CPU SIMT
+// runtime, and the state after every step is what the probes record.
+//
+// Variants (template KernelVariant): plain (no probes), traced (probes: an `fa1.step` event
+// after every kv tile holding the unnormalised m, l, O over kv tiles [0, j+1), and a `final`
+// event with LSE and the output as written), faulty (probes + the fault in params.fault):
+//   masked_nan        no guard when a row has seen no key yet: exp(-inf - -inf) = NaN
+//                     (rows that see no key at all, seq_q > seq_kv under causal masking);
+//   per_tile_softmax  no online rescaling: each tile's exponents use that tile's own max
+//                     and the previous state is never rescaled; right after one tile only;
+//   stale_accumulator the P V accumulator of a tile is not cleared before the next tile;
+//   missing_barrier   no barrier between the last reads of a K/V tile and the loads of the
+//                     next one over it (write-after-read race).
+//
+// Run it: `tilescope capture --kernel fa1 ...`, or ts::launch_attention (kernels/launcher.h)
+// with config.kernel = KernelKind::fa1; tests in tests/kernels/.
+#pragma once
+
+#include "instrumentation/simt/cuda_compat.h"
+#include "kernels/device/unroll.cuh"
+#include "instrumentation/trace/probe.h"
+#include "kernels/attention_params.h"
+#include "kernels/device/kernel_traits.cuh"
+#include "kernels/device/smem_vec.cuh"
+#include "kernels/device/softmax_math.cuh"
+#include "kernels/device/tile_loader.cuh"
+#include "kernels/device/vec_io.cuh"
+#include "kernels/kernel_smem.h"
+#include "kernels/tile_shapes.h"
+
+namespace ts {
+
+namespace fa1_detail {
+
+// The faulty build's second accumulator for stale_accumulator (P V of the tile, kept apart
+// so that it can fail to be cleared); the correct builds hold nothing.
+template <bool kFaulty, int kRows, int kCols>
+struct TileProduct {
+  __device__ __forceinline__ void clear() {}
+  __device__ __forceinline__ float& at(int, int) { return dummy; }
+  float dummy;
+};
+template <int kRows, int kCols>
+struct TileProduct<true, kRows, kCols> {
+  __device__ __forceinline__ void clear() {
+TS_UNROLL
+    for (int i = 0; i < kRows; ++i)
+TS_UNROLL
+      for (int c = 0; c < kCols; ++c) v[i][c] = 0.0f;
+  }
+  __device__ __forceinline__ float& at(int i, int c) { return v[i][c]; }
+  float v[kRows][kCols];
+};
+
+}  // namespace fa1_detail
+
+template <typename T, int kD, KernelVariant kVariant>
+__global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const AttentionParams p) {
+  using Traits = device::VariantTraits<kVariant>;
+  constexpr int kBM = fa1_block_m(kD);
+  constexpr int kBN = fa1_block_n(kD);
+  constexpr int kLD = qkv_tile_ld(kD);
+  constexpr int kLS = score_tile_ld(kBN);
+  // Register tiles: threads as 16 rows x 8 columns of the block's tiles.
+  constexpr int kTY = 16, kTX = 8;
+  constexpr int kMR = kBM / kTY;  // query rows per thread: ty + 16 i
+  constexpr int kNS = kBN / kTX;  // keys per thread in S: tx + 8 k
+  constexpr int kNO = kD / kTX;   // output columns per thread: 4 at tx*4 + 32 k
+  constexpr int kRowThreads = kKernelThreads / kBM;  // softmax threads per row
+  static_assert(kMR * kTY == kBM && kNS * kTX == kBN && kNO % 4 == 0, "tile shape");
+  static_assert(kRowThreads * kBM == kKernelThreads && kRowThreads <= 32, "softmax mapping");
+
+  TS_DYNAMIC_SHARED(float, smem);
+  float* q_s = smem;
+  float* k_s = q_s + kBM * kLD;
+  float* v_s = k_s + kBN * kLD;
+  float* s_s = v_s + kBN * kLD;
+  float* m_s = s_s + kBM * kLS;
+  float* l_s = m_s + kBM;
+  float* alpha_s = l_s + kBM;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int ty = tid / kTX, tx = tid % kTX;
+  const int q_tile = static_cast<int>(blockIdx.x);
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int rows = rows_in_q_tile(p.seq_q, kBM, q_tile);
+  const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
+  const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
+               q0 * p.q_row_stride;
+  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
+  const int64_t block = device::block_linear_index();
+  const BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const bool guard = !Traits::has(p, Fault::masked_nan);
+  const bool per_tile_softmax = Traits::has(p, Fault::per_tile_softmax);
+  const bool stale = Traits::has(p, Fault::stale_accumulator);
+  const bool keep_war_barrier = !Traits::has(p, Fault::missing_barrier);
+
+  // Q tile, pre-multiplied by the softmax scale; rows past seq_q are zeros.
+  device::load_tile<T, kD, kBM, kKernelThreads, kLD>(q, p.q_row_stride, rows, q_s, tid, p.scale);
+  for (int r = tid; r < kBM; r += kKernelThreads) {
+    m_s[r] = device::kNegInf;
+    l_s[r] = 0.0f;
+  }
+  __syncthreads();
+
+  float o_acc[kMR][kNO];
+TS_UNROLL
+  for (int i = 0; i < kMR; ++i)
+TS_UNROLL
+    for (int c = 0; c < kNO; ++c) o_acc[i][c] = 0.0f;
+  fa1_detail::TileProduct<Traits::kFaulty, kMR, kNO> tile_pv;
+  tile_pv.clear();
+
+  const int kv_end = causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, kBM, kBN,
+                                        p.num_kv_tiles, q_tile);
+  const int64_t causal_offset = static_cast<int64_t>(p.seq_kv) - p.seq_q;
+
+  for (int t = 0; t < kv_end; ++t) {
+    // 1. K and V tile.
+    const int64_t j0 = static_cast<int64_t>(t) * kBN;
+    const int keys = static_cast<int>(p.seq_kv - j0 < kBN ? p.seq_kv - j0 : kBN);
+    device::load_tile<T, kD, kBN, kKernelThreads, kLD>(k + j0 * p.k_row_stride, p.k_row_stride,
+                                                       keys, k_s, tid);
+    device::load_tile<T, kD, kBN, kKernelThreads, kLD>(v + j0 * p.v_row_stride, p.v_row_stride,
+                                                       keys, v_s, tid);
+    __syncthreads();
+
+    // 2. S = Q K^T on this thread's rows ty + 16 i and keys tx + 8 k.
+    {
+      float s_acc[kMR][kNS];
+TS_UNROLL
+      for (int i = 0; i < kMR; ++i)
+TS_UNROLL
+        for (int n = 0; n < kNS; ++n) s_acc[i][n] = 0.0f;
+TS_UNROLL_N(4)
+      for (int c = 0; c < kD; c += 4) {
+        float4 qv[kMR], kv[kNS];
+TS_UNROLL
+        for (int i = 0; i < kMR; ++i) qv[i] = device::load_f4(q_s + (ty + kTY * i) * kLD + c);
+TS_UNROLL
+        for (int n = 0; n < kNS; ++n) kv[n] = device::load_f4(k_s + (tx + kTX * n) * kLD + c);
+TS_UNROLL
+        for (int i = 0; i < kMR; ++i)
+TS_UNROLL
+          for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::dot4(qv[i], kv[n], s_acc[i][n]);
+      }
+TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const int r = ty + kTY * i;
+        const int64_t last_key = q0 + r + causal_offset;  // the row's causal limit
+TS_UNROLL
+        for (int n = 0; n < kNS; ++n) {
+          const int j = tx + kTX * n;
+          const bool masked = j >= keys || (p.causal && j0 + j > last_key);
+          s_s[r * kLS + j] = masked ? device::kNegInf : s_acc[i][n];
+        }
+      }
+    }
+    __syncthreads();
+
+    // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
+    const ProbeEvent step_event = probe.open(Stage::fa1_step, t);
+    {
+      const int r = tid / kRowThreads, part = tid % kRowThreads;
+      float* srow = s_s + r * kLS;
+      // Read the row's state before the shuffles: part 0 overwrites it after them.
+      const float m_old = m_s[r], l_old = l_s[r];
+      float tile_max = device::kNegInf;
+      for (int j = part; j < kBN; j += kRowThreads) tile_max = fmaxf(tile_max, srow[j]);
+TS_UNROLL
+      for (int off = kRowThreads / 2; off > 0; off /= 2)
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off, kRowThreads));
+      float m_new, shift, alpha;
+      if (per_tile_softmax) {
+        // The bug: the tile's own max, and the old state kept as is (alpha = 1).
+        m_new = tile_max == device::kNegInf ? m_old : tile_max;
+        shift = device::softmax_shift(tile_max, true);
+        alpha = 1.0f;
+      } else {
+        m_new = fmaxf(m_old, tile_max);
+        shift = device::softmax_shift(m_new, guard);
+        alpha = expf(m_old - shift);
+      }
+      float sum = 0.0f;
+      for (int j = part; j < kBN; j += kRowThreads) {
+        const float e = expf(srow[j] - shift);
+        srow[j] = e;
+        sum += e;
+      }
+TS_UNROLL
+      for (int off = kRowThreads / 2; off > 0; off /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, off, kRowThreads);
+      const float l_new = l_old * alpha + sum;
+      if (part == 0) {
+        m_s[r] = m_new;
+        l_s[r] = l_new;
+        alpha_s[r] = alpha;
+        if (step_event && r < rows) {
+          step_event.m()[r] = m_new;
+          step_event.l()[r] = l_new;
+        }
+      }
+    }
+    __syncthreads();
+
+    // 4. O = alpha * O + P V on this thread's rows and columns tx*4 + 32 k4 + e.
+    {
+      float pv[kMR][kNO];
+TS_UNROLL
+      for (int i = 0; i < kMR; ++i)
+TS_UNROLL
+        for (int c = 0; c < kNO; ++c) pv[i][c] = 0.0f;
+TS_UNROLL_N(2)
+      for (int j = 0; j < kBN; ++j) {
+        float pj[kMR];
+TS_UNROLL
+        for (int i = 0; i < kMR; ++i) pj[i] = s_s[(ty + kTY * i) * kLS + j];
+TS_UNROLL
+        for (int c4 = 0; c4 < kNO / 4; ++c4) {
+          const float4 vv = device::load_f4(v_s + j * kLD + tx * 4 + 32 * c4);
+TS_UNROLL
+          for (int i = 0; i < kMR; ++i) {
+            pv[i][4 * c4 + 0] = pj[i] * vv.x + pv[i][4 * c4 + 0];
+            pv[i][4 * c4 + 1] = pj[i] * vv.y + pv[i][4 * c4 + 1];
+            pv[i][4 * c4 + 2] = pj[i] * vv.z + pv[i][4 * c4 + 2];
+            pv[i][4 * c4 + 3] = pj[i] * vv.w + pv[i][4 * c4 + 3];
+          }
+        }
+      }
+TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const float alpha = alpha_s[ty + kTY * i];
+TS_UNROLL
+        for (int c = 0; c < kNO; ++c) {
+          float add = pv[i][c];
+          if constexpr (Traits::kFaulty) {
+            // stale_accumulator: the tile's product accumulates onto the previous tiles'.
+            if (!stale) tile_pv.at(i, c) = 0.0f;
+            tile_pv.at(i, c) += pv[i][c];
+            add = tile_pv.at(i, c);
+          }
+          o_acc[i][c] = o_acc[i][c] * alpha + add;
+        }
+      }
+    }
+    if (step_event) {
+TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const int r = ty + kTY * i;
+        if (r < rows) {
+          float* out = step_event.o_row(r);
+TS_UNROLL
+          for (int c4 = 0; c4 < kNO / 4; ++c4)
+TS_UNROLL
+            for (int e = 0; e < 4; ++e) out[tx * 4 + 32 * c4 + e] = o_acc[i][4 * c4 + e];
+        }
+      }
+      if (tid == 0)
+        step_event.header(device::event_header(Stage::fa1_step, Convention::unnormalized, batch,
+                                               head, q_tile, 0, t + 1, -1, t, rows, block));
+    }
+    // The K/V tiles are overwritten by the next iteration's loads: wait for every reader.
+    if (keep_war_barrier) __syncthreads();
+  }
+
+  // Final output: O / l in the input dtype, LSE in float32.
+  const ProbeEvent final_event = probe.open(Stage::final_output, 0);
+  T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+TS_UNROLL
+  for (int i = 0; i < kMR; ++i) {
+    const int r = ty + kTY * i;
+    if (r < rows) {
+      const float l = l_s[r];
+      T* orow = o + (q0 + r) * p.o_row_stride;
+TS_UNROLL
+      for (int c4 = 0; c4 < kNO / 4; ++c4)
+TS_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int c = tx * 4 + 32 * c4 + e;
+          const T out = device::from_float<T>(device::normalise(o_acc[i][4 * c4 + e], l, guard));
+          orow[c] = out;
+          if (final_event) final_event.o_row(r)[c] = device::to_float(out);
+        }
+    }
+  }
+  const int64_t lse_row0 = (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
+  for (int r = tid; r < rows; r += kKernelThreads) {
+    const float lse = device::log_sum_exp(m_s[r], l_s[r], guard);
+    p.lse[lse_row0 + r] = lse;
+    if (final_event) {
+      final_event.m()[r] = lse;
+      final_event.l()[r] = 1.0f;
+    }
+  }
+  if (final_event && tid == 0)
+    final_event.header(device::event_header(Stage::final_output, Convention::normalized, batch,
+                                            head, q_tile, 0, kv_end, -1, 0, rows, block));
+}
+
+}  // namespace ts

@@ -1,0 +1,70 @@
+// What a launch will do, decided on the host before anything runs, and shared by both
+// backends so that they cannot disagree: the resolved config and tiling, the kernel variant,
+// each kernel's grid and shared memory, the buffer sizes, and — when tracing — the slot table
+// that places every event a block will record (filters applied, in the kernels' own order:
+// block after block, and within a block in the order its stages occur).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "instrumentation/trace/trace_capture.h"
+#include "kernels/attention_config.h"
+#include "kernels/attention_params.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/tiling.h"
+
+namespace ts {
+
+struct PlannedKernel {
+  KernelStage stage = KernelStage::fa1;
+  uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
+  size_t smem_bytes = 0;
+  // When tracing: [block linear index][kNumStages] -> first slot of the block's events of that
+  // stage, or -1 (filtered out, or a stage the block does not have). Empty otherwise.
+  std::vector<int64_t> slot_base;
+
+  uint64_t blocks() const { return uint64_t{grid_x} * grid_y * grid_z; }
+};
+
+struct LaunchPlan {
+  AttentionConfig config;  // num_splits resolved
+  Tiling tiling;
+  KernelVariant variant = KernelVariant::plain;
+  std::vector<PlannedKernel> kernels;  // in launch order (Split-K: partial, then reduce)
+
+  int64_t o_elements = 0;        // batch * heads * seq_q * head_dim
+  int64_t lse_elements = 0;      // batch * heads * seq_q
+  int64_t partial_rows = 0;      // Split-K: batch * heads * seq_q * num_splits; else 0
+
+  bool tracing = false;
+  int64_t trace_requested = 0;   // events the filters keep
+  int64_t trace_slots = 0;       // events the buffer holds: min(requested, capacity)
+  int32_t event_rows = 0;        // rows of an event's payload (block_m)
+
+  uint64_t total_blocks() const;
+  // Bytes of the buffers a backend allocates for outputs, partials and the trace.
+  size_t output_bytes() const;
+  size_t trace_bytes() const;
+};
+
+// The variant a config and trace request need: faulty when a fault is selected, else traced
+// when tracing, else plain.
+KernelVariant variant_for(const AttentionConfig& config, bool tracing);
+
+// Throws ConfigError (invalid config, a grid the GPU cannot launch) or LaunchError (too_large:
+// a trace buffer over kMaxTraceBytes).
+LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceRequest& trace);
+
+inline constexpr size_t kMaxTraceBytes = size_t{16} << 30;
+
+// Sizes, strides (contiguous [batch, heads, seq, head_dim]), tiling and fault; no pointers.
+AttentionParams base_params(const LaunchPlan& plan);
+
+// The events of a finished launch, from the trace buffers as the kernels left them (slots
+// whose header still has the poison stage -1 were never written and are skipped).
+CapturedEvents collect_events(const LaunchPlan& plan, const EventHeader* headers, const float* m,
+                              const float* l, const float* o, uint64_t dropped);
+
+}  // namespace ts

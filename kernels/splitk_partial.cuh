@@ -1,0 +1,259 @@
+// Split-K (flash-decoding) partial pass: each split of the kv tiles computes its own
+// unnormalised attention state, which splitk_reduce.cuh then merges.
+//
+// What it computes: for every (batch, head), query row i and split s (kv tiles
+// [s * per_split, (s + 1) * per_split) clipped to the run), over the keys of the split that
+// row i sees (causal masking aligned bottom-right):
+//   m = max_j scale * q_i . k_j,   l = sum_j exp(scale * q_i . k_j - m),
+//   O = sum_j exp(scale * q_i . k_j - m) v_j          (NOT divided by l)
+// into float32 partial buffers laid out [batch, heads, seq_q, num_splits, (head_dim)]. A split
+// that sees no key (empty, or past the causal limit) writes m = -inf, l = 0, O = 0.
+//
+// How: one block of 128 threads per (query tile, split, head, batch); grid
+// (num_q_tiles * num_splits, heads, batch), split fastest. Designed for the memory-bound
+// decode case (seq_q = 1, long kv): a query tile has at most 16 rows and only as many as the
+// queries (block_m = min(16, seq_q)), and work is spread over the valid (row, key) and (row,
+// column) pairs only, so a single query row keeps every thread busy loading. Each kv tile
+// (8192 elements of K and of V: 16 KiB each in bf16) is fetched with 16-byte vector loads,
+// consecutive threads on consecutive vectors, into registers one tile ahead: the next tile's
+// loads are in flight while the current one is computed. Per tile: S = Q K^T (one
+// (row, key) dot product per thread and step), the online softmax (a warp per row), and
+// O = alpha * O + P V (one (row, column) per thread and step).
+//
+// Variants (template KernelVariant): plain (no probes), traced (a `splitk.partial` event per
+// block at the end of its split: m, l, unnormalised O over the split's kv tiles), faulty
+// (probes + the fault in params.fault):
+//   masked_nan        the split visits every tile, also those past the causal limit, with no
+//                     guard for a row that has seen no key: exp(-inf - -inf) = NaN;
+//   empty_split       a split with no kv tile returns without writing its state, so the
+//                     reduce reads the launcher's NaN poison;
+//   stale_accumulator the P V accumulator of a tile is not cleared before the next tile;
+//   missing_barrier   no barrier between the last reads of a K/V tile and the stores of the
+//                     next one over it (write-after-read race).
+//
+// Run it: `tilescope capture --kernel splitk ...`, or ts::launch_attention
+// (kernels/launcher.h) with config.kernel = KernelKind::splitk; tests in tests/kernels/.
+#pragma once
+
+#include "instrumentation/simt/cuda_compat.h"
+#include "kernels/device/unroll.cuh"
+#include "instrumentation/trace/probe.h"
+#include "kernels/attention_params.h"
+#include "kernels/device/kernel_traits.cuh"
+#include "kernels/device/smem_vec.cuh"
+#include "kernels/device/softmax_math.cuh"
+#include "kernels/device/tile_loader.cuh"
+#include "kernels/kernel_smem.h"
+#include "kernels/tile_shapes.h"
+
+namespace ts {
+
+namespace splitk_detail {
+
+// See fa1_forward.cuh: the faulty build's separately kept tile product (stale_accumulator).
+template <bool kFaulty, int kN>
+struct TileProduct {
+  __device__ __forceinline__ float& at(int) { return dummy; }
+  float dummy;
+};
+template <int kN>
+struct TileProduct<true, kN> {
+  __device__ __forceinline__ float& at(int i) { return v[i]; }
+  float v[kN] = {};
+};
+
+}  // namespace splitk_detail
+
+template <typename T, int kD, KernelVariant kVariant>
+__global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const AttentionParams p) {
+  using Traits = device::VariantTraits<kVariant>;
+  constexpr int kBM = kSplitkMaxBlockM;  // tile capacity; p.block_m <= kBM rows are used
+  constexpr int kBN = splitk_block_n(kD);
+  constexpr int kLD = qkv_tile_ld(kD);
+  constexpr int kLS = score_tile_ld(kBN);
+  constexpr int kWarps = kKernelThreads / 32;
+  constexpr int kKeysPerLane = kBN / 32;                     // softmax: a warp per row
+  constexpr int kScoreSteps = kBM * kBN / kKernelThreads;    // (row, key) pairs per thread
+  constexpr int kOutSteps = kBM * kD / kKernelThreads;       // (row, column) pairs per thread
+  static_assert(kKeysPerLane * 32 == kBN && kScoreSteps * kKernelThreads == kBM * kBN &&
+                    kOutSteps * kKernelThreads == kBM * kD,
+                "tile shape");
+
+  TS_DYNAMIC_SHARED(float, smem);
+  float* q_s = smem;
+  float* k_s = q_s + kBM * kLD;
+  float* v_s = k_s + kBN * kLD;
+  float* s_s = v_s + kBN * kLD;
+  float* m_s = s_s + kBM * kLS;
+  float* l_s = m_s + kBM;
+  float* alpha_s = l_s + kBM;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int q_tile = static_cast<int>(blockIdx.x) / p.num_splits;
+  const int split = static_cast<int>(blockIdx.x) % p.num_splits;
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int rows = rows_in_q_tile(p.seq_q, p.block_m, q_tile);
+  const int64_t q0 = static_cast<int64_t>(q_tile) * p.block_m;
+  const int64_t block = device::block_linear_index();
+  const BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const bool guard = !Traits::has(p, Fault::masked_nan);
+  const bool stale = Traits::has(p, Fault::stale_accumulator);
+  const bool keep_war_barrier = !Traits::has(p, Fault::missing_barrier);
+
+  const KvTileRange range = split_kv_tile_range(split, p.kv_tiles_per_split, p.num_kv_tiles);
+  if (Traits::has(p, Fault::empty_split) && range.empty()) return;  // the bug: state never written
+  // Tiles past the query tile's causal limit hold no visible key: skipped, unless masked_nan.
+  int visit_end = range.end;
+  if (guard) {
+    const int causal_end = causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, p.block_m, kBN,
+                                              p.num_kv_tiles, q_tile);
+    visit_end = causal_end < visit_end ? causal_end : visit_end;
+  }
+
+  const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
+               q0 * p.q_row_stride;
+  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
+
+  device::load_tile<T, kD, kBM, kKernelThreads, kLD>(q, p.q_row_stride, rows, q_s, tid, p.scale);
+  for (int r = tid; r < kBM; r += kKernelThreads) {
+    m_s[r] = device::kNegInf;
+    l_s[r] = 0.0f;
+  }
+  __syncthreads();
+
+  float acc[kOutSteps];
+TS_UNROLL
+  for (int i = 0; i < kOutSteps; ++i) acc[i] = 0.0f;
+  splitk_detail::TileProduct<Traits::kFaulty, kOutSteps> tile_pv;
+
+  const int64_t causal_offset = static_cast<int64_t>(p.seq_kv) - p.seq_q;
+  auto keys_in = [&](int t) {
+    const int64_t left = p.seq_kv - static_cast<int64_t>(t) * kBN;
+    return static_cast<int>(left < kBN ? left : kBN);
+  };
+  device::TileLoader<T, kD, kBN, kKernelThreads> k_next, v_next;
+  if (range.begin < visit_end) {
+    const int64_t j0 = static_cast<int64_t>(range.begin) * kBN;
+    k_next.fetch(k + j0 * p.k_row_stride, p.k_row_stride, keys_in(range.begin), tid);
+    v_next.fetch(v + j0 * p.v_row_stride, p.v_row_stride, keys_in(range.begin), tid);
+  }
+
+  for (int t = range.begin; t < visit_end; ++t) {
+    const int64_t j0 = static_cast<int64_t>(t) * kBN;
+    const int keys = keys_in(t);
+    k_next.template store<kLD>(k_s, tid);
+    v_next.template store<kLD>(v_s, tid);
+    __syncthreads();
+    if (t + 1 < visit_end) {  // the next tile's loads fly while this one is computed
+      const int64_t j1 = j0 + kBN;
+      k_next.fetch(k + j1 * p.k_row_stride, p.k_row_stride, keys_in(t + 1), tid);
+      v_next.fetch(v + j1 * p.v_row_stride, p.v_row_stride, keys_in(t + 1), tid);
+    }
+
+    // S = Q K^T over the valid (row, key) pairs.
+TS_UNROLL
+    for (int step = 0; step < kScoreSteps; ++step) {
+      const int e = tid + step * kKernelThreads;
+      const int r = e / kBN, j = e % kBN;
+      if (r < rows) {
+        float s = 0.0f;
+TS_UNROLL_N(8)
+        for (int c = 0; c < kD; c += 4)
+          s = device::dot4(device::load_f4(q_s + r * kLD + c), device::load_f4(k_s + j * kLD + c), s);
+        const bool masked = j >= keys || (p.causal && j0 + j > q0 + r + causal_offset);
+        s_s[r * kLS + j] = masked ? device::kNegInf : s;
+      }
+    }
+    __syncthreads();
+
+    // Online softmax, a warp per row: lanes hold keys lane + 32 x.
+    for (int r = warp; r < rows; r += kWarps) {
+      float* srow = s_s + r * kLS;
+      const float m_old = m_s[r], l_old = l_s[r];
+      float sv[kKeysPerLane];
+      float tile_max = device::kNegInf;
+TS_UNROLL
+      for (int x = 0; x < kKeysPerLane; ++x) {
+        sv[x] = srow[lane + 32 * x];
+        tile_max = fmaxf(tile_max, sv[x]);
+      }
+TS_UNROLL
+      for (int off = 16; off > 0; off /= 2)
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
+      const float m_new = fmaxf(m_old, tile_max);
+      const float shift = device::softmax_shift(m_new, guard);
+      const float alpha = expf(m_old - shift);
+      float sum = 0.0f;
+TS_UNROLL
+      for (int x = 0; x < kKeysPerLane; ++x) {
+        const float e = expf(sv[x] - shift);
+        srow[lane + 32 * x] = e;
+        sum += e;
+      }
+TS_UNROLL
+      for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (lane == 0) {
+        m_s[r] = m_new;
+        l_s[r] = l_old * alpha + sum;
+        alpha_s[r] = alpha;
+      }
+    }
+    __syncthreads();
+
+    // O = alpha * O + P V over the valid (row, column) pairs.
+TS_UNROLL
+    for (int step = 0; step < kOutSteps; ++step) {
+      const int e = tid + step * kKernelThreads;
+      const int r = e / kD, c = e % kD;
+      if (r < rows) {
+        const float* prow = s_s + r * kLS;
+        float pv0 = 0.0f, pv1 = 0.0f;  // two chains: the adds of one key wait on the previous
+TS_UNROLL_N(8)
+        for (int j = 0; j < kBN; j += 2) {
+          pv0 = prow[j] * v_s[j * kLD + c] + pv0;
+          pv1 = prow[j + 1] * v_s[(j + 1) * kLD + c] + pv1;
+        }
+        float add = pv0 + pv1;
+        if constexpr (Traits::kFaulty) {
+          // stale_accumulator: the tile's product accumulates onto the previous tiles'.
+          if (!stale) tile_pv.at(step) = 0.0f;
+          tile_pv.at(step) += add;
+          add = tile_pv.at(step);
+        }
+        acc[step] = acc[step] * alpha_s[r] + add;
+      }
+    }
+    // The next iteration stores the next K/V tile over this one: wait for every reader.
+    if (keep_war_barrier) __syncthreads();
+  }
+
+  // The split's state, unnormalised, one buffer row per (query, split).
+  const int64_t row0 =
+      ((static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0) * p.num_splits + split;
+  const ProbeEvent event = probe.open(Stage::splitk_partial, 0);
+TS_UNROLL
+  for (int step = 0; step < kOutSteps; ++step) {
+    const int e = tid + step * kKernelThreads;
+    const int r = e / kD, c = e % kD;
+    if (r < rows) {
+      p.partial_o[(row0 + static_cast<int64_t>(r) * p.num_splits) * kD + c] = acc[step];
+      if (event) event.o_row(r)[c] = acc[step];
+    }
+  }
+  for (int r = tid; r < rows; r += kKernelThreads) {
+    p.partial_m[row0 + static_cast<int64_t>(r) * p.num_splits] = m_s[r];
+    p.partial_l[row0 + static_cast<int64_t>(r) * p.num_splits] = l_s[r];
+    if (event) {
+      event.m()[r] = m_s[r];
+      event.l()[r] = l_s[r];
+    }
+  }
+  if (event && tid == 0)
+    event.header(device::event_header(Stage::splitk_partial, Convention::unnormalized, batch, head,
+                                      q_tile, range.begin, range.end, split, 0, rows, block));
+}
+
+}  // namespace ts
