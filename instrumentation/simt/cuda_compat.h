@@ -14,9 +14,9 @@
 
 #if defined(__CUDACC__)
 
-#include <cuda_runtime.h>
-#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 // One untyped extern array reinterpreted: nvcc rejects `extern __shared__` arrays of different
 // types with the same name, and kernels want float, __half... views of the same bytes.
@@ -28,14 +28,14 @@
 
 #define TILESCOPE_SIMT_CPU 1
 
+#include "instrumentation/simt/kernel_api/atomics.h"
+#include "instrumentation/simt/kernel_api/block_sync.h"
+#include "instrumentation/simt/kernel_api/half_intrinsics.h"
 #include "instrumentation/simt/kernel_api/host_headers.h"
+#include "instrumentation/simt/kernel_api/math_intrinsics.h"
 #include "instrumentation/simt/kernel_api/qualifiers.h"
 #include "instrumentation/simt/kernel_api/thread_index.h"
-#include "instrumentation/simt/kernel_api/block_sync.h"
 #include "instrumentation/simt/kernel_api/warp_ops.h"
-#include "instrumentation/simt/kernel_api/atomics.h"
-#include "instrumentation/simt/kernel_api/math_intrinsics.h"
-#include "instrumentation/simt/kernel_api/half_intrinsics.h"
 #include "instrumentation/simt/runtime.h"
 
 #define TS_DYNAMIC_SHARED(type, name) \

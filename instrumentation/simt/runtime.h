@@ -100,7 +100,8 @@ LaunchResult launch(const LaunchConfig& config, const LaunchOptions& options,
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "simt::launch: the number of arguments differs from the kernel's parameters");
   if (kernel == nullptr) {
-    return LaunchResult{LaunchResult::Status::failed, "invalid launch: the kernel is a null pointer"};
+    return LaunchResult{LaunchResult::Status::failed,
+                        "invalid launch: the kernel is a null pointer"};
   }
   using Arguments = std::tuple<std::remove_cvref_t<Params>...>;
   const detail::BoundKernel<void (*)(Params...), Arguments> bound{

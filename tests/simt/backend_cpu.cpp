@@ -11,7 +11,9 @@ namespace simt_test {
 
 namespace {
 
-RunStatus to_status(const simt::LaunchResult& result) { return RunStatus{result.ok(), result.message}; }
+RunStatus to_status(const simt::LaunchResult& result) {
+  return RunStatus{result.ok(), result.message};
+}
 
 simt::LaunchOptions options_of(const Launch& launch) {
   simt::LaunchOptions options;
@@ -40,9 +42,9 @@ void copy_to_host(void* host, const void* device, size_t bytes) {
 
 }  // namespace simt_test
 
-#define SIMT_TEST_LAUNCH(launch, kernel, ...)                                                  \
-  ::simt_test::to_status(::simt::launch(                                                      \
-      ::simt::LaunchConfig{(launch).grid, (launch).block, (launch).dynamic_shared_bytes},     \
+#define SIMT_TEST_LAUNCH(launch, kernel, ...)                                             \
+  ::simt_test::to_status(::simt::launch(                                                  \
+      ::simt::LaunchConfig{(launch).grid, (launch).block, (launch).dynamic_shared_bytes}, \
       ::simt_test::options_of(launch), kernel, __VA_ARGS__))
 
 #include "tests/simt/kernel_launchers.inc"

@@ -22,8 +22,9 @@ template <typename... Params, typename... Args>
 RunStatus launch_on_gpu(const Launch& launch, void (*kernel)(Params...), Args... args) {
   constexpr size_t kDefaultDynamicSharedLimit = 48 * 1024;
   if (launch.dynamic_shared_bytes > kDefaultDynamicSharedLimit) {
-    const cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(launch.dynamic_shared_bytes));
+    const cudaError_t error =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(launch.dynamic_shared_bytes));
     if (error != cudaSuccess) return RunStatus{false, cudaGetErrorString(error)};
   }
   kernel<<<launch.grid, launch.block, launch.dynamic_shared_bytes>>>(args...);
@@ -51,6 +52,7 @@ void copy_to_host(void* host, const void* device, size_t bytes) {
 
 }  // namespace simt_test
 
-#define SIMT_TEST_LAUNCH(launch, kernel, ...) ::simt_test::launch_on_gpu(launch, kernel, __VA_ARGS__)
+#define SIMT_TEST_LAUNCH(launch, kernel, ...) \
+  ::simt_test::launch_on_gpu(launch, kernel, __VA_ARGS__)
 
 #include "tests/simt/kernel_launchers.inc"

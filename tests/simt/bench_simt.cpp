@@ -43,8 +43,9 @@ simt::LaunchOptions with_workers(benchmark::State& state) {
 }
 
 void per_operation(benchmark::State& state, const char* name, double operations_per_launch) {
-  state.counters[name] = benchmark::Counter(
-      operations_per_launch, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters[name] =
+      benchmark::Counter(operations_per_launch, benchmark::Counter::kIsIterationInvariantRate |
+                                                    benchmark::Counter::kInvert);
 }
 
 void BM_Barrier(benchmark::State& state) {
@@ -52,7 +53,8 @@ void BM_Barrier(benchmark::State& state) {
   const unsigned blocks = 16;
   const simt::LaunchOptions options = with_workers(state);
   for (auto _ : state) {
-    run_or_skip(state, simt::launch({dim3(blocks), dim3(threads)}, options, barrier_loop_kernel, kIterations));
+    run_or_skip(state, simt::launch({dim3(blocks), dim3(threads)}, options, barrier_loop_kernel,
+                                    kIterations));
   }
   per_operation(state, "per_thread_barrier", double(blocks) * threads * kIterations);
 }
@@ -63,8 +65,8 @@ void BM_Shuffle(benchmark::State& state) {
   const simt::LaunchOptions options = with_workers(state);
   float sink = 0.0f;
   for (auto _ : state) {
-    run_or_skip(state,
-                simt::launch({dim3(blocks), dim3(threads)}, options, shuffle_loop_kernel, &sink, kIterations));
+    run_or_skip(state, simt::launch({dim3(blocks), dim3(threads)}, options, shuffle_loop_kernel,
+                                    &sink, kIterations));
   }
   per_operation(state, "per_lane_shuffle", double(blocks) * threads * kIterations);
 }
@@ -85,7 +87,8 @@ void block_sizes(benchmark::internal::Benchmark* b) {
     for (int threads : {32, 128, 256, 1024}) b->Args({threads, workers});
   }
   b->ArgNames({"threads", "workers"})->MeasureProcessCPUTime();
-  b->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+  b->ComputeStatistics(
+      "min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
 }
 
 BENCHMARK(BM_Barrier)->Apply(block_sizes);

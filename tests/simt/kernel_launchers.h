@@ -16,8 +16,8 @@ RunStatus run_block_sum(const Launch& launch, const float* in, float* out, int n
 RunStatus run_block_vote(const Launch& launch, const int* pred, int* votes);
 // warp_shuffle.cuh (T: float, int, double, long long, __half, __nv_bfloat16)
 template <typename T>
-RunStatus run_shuffle_flavours(const Launch& launch, const T* in, T* out, unsigned mask, int lane_arg,
-                               int width);
+RunStatus run_shuffle_flavours(const Launch& launch, const T* in, T* out, unsigned mask,
+                               int lane_arg, int width);
 RunStatus run_warp_reduce(const Launch& launch, const int* in, int* out, int width);
 // warp_vote.cuh
 RunStatus run_warp_vote(const Launch& launch, const int* pred, const unsigned* key, unsigned* out,
@@ -49,10 +49,12 @@ RunStatus run_bad_width(const Launch& launch, int* out);
 RunStatus run_exited_lane_in_mask(const Launch& launch, int* out);
 RunStatus run_trap(const Launch& launch, int* out, unsigned trapping);
 // intrinsics.cuh
-RunStatus run_float_intrinsics(const Launch& launch, const float* x, const float* y, float* out, int n);
+RunStatus run_float_intrinsics(const Launch& launch, const float* x, const float* y, float* out,
+                               int n);
 RunStatus run_float_to_int(const Launch& launch, const float* x, int* out, int n);
-RunStatus run_bit_intrinsics(const Launch& launch, const unsigned* a, const unsigned* b, unsigned* out,
-                             int n);
-RunStatus run_half_intrinsics(const Launch& launch, const float* x, const float* y, float* out, int n);
+RunStatus run_bit_intrinsics(const Launch& launch, const unsigned* a, const unsigned* b,
+                             unsigned* out, int n);
+RunStatus run_half_intrinsics(const Launch& launch, const float* x, const float* y, float* out,
+                              int n);
 
 }  // namespace simt_test

@@ -20,7 +20,8 @@ TEST(BlockReduce, SumsEveryBlockForManyBlockSizes) {
     DeviceArray<float> d_in(in);
     DeviceArray<float> d_out(poisoned<float>(blocks));
 
-    const RunStatus status = run_block_sum({dim3(blocks), dim3(threads)}, d_in.get(), d_out.get(), n);
+    const RunStatus status =
+        run_block_sum({dim3(blocks), dim3(threads)}, d_in.get(), d_out.get(), n);
     ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
 
     const std::vector<float> out = d_out.to_host();
@@ -50,7 +51,8 @@ TEST(BlockReduce, SyncthreadsCountAndAllAndAnyOverTheBlock) {
   DeviceArray<int> d_pred(pred);
   DeviceArray<int> d_votes(poisoned<int>(3 * blocks));
 
-  const RunStatus status = run_block_vote({dim3(blocks), dim3(threads)}, d_pred.get(), d_votes.get());
+  const RunStatus status =
+      run_block_vote({dim3(blocks), dim3(threads)}, d_pred.get(), d_votes.get());
   ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
 
   const std::vector<int> votes = d_votes.to_host();

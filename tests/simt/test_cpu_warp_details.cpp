@@ -20,8 +20,8 @@ TEST(CpuWarpDetails, PartialLastWarpWithAFullMask) {
   DeviceArray<int> d_in(in);
   for (unsigned width : {1u, 2u, 4u, 8u, 16u}) {
     DeviceArray<int> d_out(poisoned<int>(4 * threads));
-    const RunStatus status =
-        run_warp_reduce({dim3(1), dim3(threads), 0, 1}, d_in.get(), d_out.get(), static_cast<int>(width));
+    const RunStatus status = run_warp_reduce({dim3(1), dim3(threads), 0, 1}, d_in.get(),
+                                             d_out.get(), static_cast<int>(width));
     ASSERT_TRUE(status.ok) << status.message;
     const std::vector<int> out = d_out.to_host();
     for (unsigned i = 0; i < threads; ++i) {
@@ -39,8 +39,8 @@ TEST(CpuWarpDetails, ShuffleFromALaneOutsideTheMaskIsPoison) {
   DeviceArray<float> d_in(in);
   DeviceArray<float> d_out(poisoned<float>(4 * 32));
   // Lanes 0..15 shuffle down by 16: every source (16..31) is outside the mask.
-  const RunStatus status = run_shuffle_flavours<float>({dim3(1), dim3(32), 0, 1}, d_in.get(), d_out.get(),
-                                                       0x0000ffffu, 16, 32);
+  const RunStatus status = run_shuffle_flavours<float>({dim3(1), dim3(32), 0, 1}, d_in.get(),
+                                                       d_out.get(), 0x0000ffffu, 16, 32);
   ASSERT_TRUE(status.ok) << status.message;
   const std::vector<float> out = d_out.to_host();
   for (unsigned lane = 0; lane < 16; ++lane) {
@@ -55,8 +55,8 @@ TEST(CpuWarpDetails, UnwrittenDynamicSharedMemoryReadsNanInEveryBlock) {
   const unsigned blocks = 6, threads = 64;
   DeviceArray<float> d_out(poisoned<float>(blocks * threads));
   for (int workers : {1, 2}) {
-    const RunStatus status =
-        run_read_unwritten_shared({dim3(blocks), dim3(threads), threads * sizeof(float), workers}, d_out.get());
+    const RunStatus status = run_read_unwritten_shared(
+        {dim3(blocks), dim3(threads), threads * sizeof(float), workers}, d_out.get());
     ASSERT_TRUE(status.ok) << status.message;
     const std::vector<float> out = d_out.to_host();
     for (unsigned i = 0; i < blocks * threads; ++i) {

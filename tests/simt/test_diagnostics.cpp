@@ -67,10 +67,11 @@ TEST(Diagnostics, DivergentBarrierNamesBothThreadsAndPlaces) {
   DeviceArray<int> out(poisoned<int>(64));
   const RunStatus status = run_divergent_barrier(one_worker(dim3(1), dim3(64)), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("divergent __syncthreads in block (0,0,0)"),
-                    HasSubstr("thread (1,0,0) reached it at"), HasSubstr(marker_place(kFaulty, "divergent odd")),
-                    HasSubstr("thread (0,0,0) waits at"), HasSubstr(marker_place(kFaulty, "divergent even"))))
+  EXPECT_THAT(status.message, AllOf(HasSubstr("divergent __syncthreads in block (0,0,0)"),
+                                    HasSubstr("thread (1,0,0) reached it at"),
+                                    HasSubstr(marker_place(kFaulty, "divergent odd")),
+                                    HasSubstr("thread (0,0,0) waits at"),
+                                    HasSubstr(marker_place(kFaulty, "divergent even"))))
       << status.message;
   expect_runtime_still_works();
 }
@@ -79,10 +80,11 @@ TEST(Diagnostics, BarrierAfterAThreadExitedIsReported) {
   DeviceArray<int> out(poisoned<int>(64));
   const RunStatus status = run_exit_before_barrier(one_worker(dim3(1), dim3(64)), out.get(), 0);
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("thread (1,0,0) of block (0,0,0) reached __syncthreads at"),
-                    HasSubstr(marker_place(kFaulty, "exit barrier")),
-                    HasSubstr("thread (0,0,0) has already exited"), HasSubstr("only part of the block")))
+  EXPECT_THAT(
+      status.message,
+      AllOf(HasSubstr("thread (1,0,0) of block (0,0,0) reached __syncthreads at"),
+            HasSubstr(marker_place(kFaulty, "exit barrier")),
+            HasSubstr("thread (0,0,0) has already exited"), HasSubstr("only part of the block")))
       << status.message;
   expect_runtime_still_works();
 }
@@ -102,7 +104,8 @@ TEST(Diagnostics, ThreadExitingWhileOthersWaitIsReported) {
 TEST(Diagnostics, ExitBeforeABarrierIsReportedInAnyOrder) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     DeviceArray<int> out(poisoned<int>(64));
-    const RunStatus status = run_exit_before_barrier({dim3(1), dim3(64), 0, 1, seed}, out.get(), 17);
+    const RunStatus status =
+        run_exit_before_barrier({dim3(1), dim3(64), 0, 1, seed}, out.get(), 17);
     ASSERT_FALSE(status.ok) << "seed " << seed;
     EXPECT_THAT(status.message, AllOf(HasSubstr("thread (17,0,0)"), HasSubstr("exited"),
                                       HasSubstr(marker_place(kFaulty, "exit barrier"))))
@@ -114,10 +117,11 @@ TEST(Diagnostics, WarpLanesDisagreeingOnTheMask) {
   DeviceArray<int> out(poisoned<int>(32));
   const RunStatus status = run_warp_mask_disagreement(one_worker(dim3(1), dim3(32)), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("warp lanes disagree on the mask"), HasSubstr("thread (1,0,0) of block (0,0,0)"),
-                    HasSubstr("__syncwarp(mask 0x0000ffff)"), HasSubstr("__syncwarp(mask 0xffffffff)"),
-                    HasSubstr(marker_place(kFaulty, "mask disagreement"))))
+  EXPECT_THAT(status.message, AllOf(HasSubstr("warp lanes disagree on the mask"),
+                                    HasSubstr("thread (1,0,0) of block (0,0,0)"),
+                                    HasSubstr("__syncwarp(mask 0x0000ffff)"),
+                                    HasSubstr("__syncwarp(mask 0xffffffff)"),
+                                    HasSubstr(marker_place(kFaulty, "mask disagreement"))))
       << status.message;
   expect_runtime_still_works();
 }
@@ -126,10 +130,11 @@ TEST(Diagnostics, WarpLanesDisagreeingOnTheOperation) {
   DeviceArray<int> out(poisoned<int>(32));
   const RunStatus status = run_warp_op_disagreement(one_worker(dim3(1), dim3(32)), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("warp lanes disagree on the operation"), HasSubstr("thread (1,0,0)"),
-                    HasSubstr("__ballot_sync"), HasSubstr(marker_place(kFaulty, "op disagreement ballot")),
-                    HasSubstr("__shfl_xor_sync"), HasSubstr(marker_place(kFaulty, "op disagreement shuffle"))))
+  EXPECT_THAT(status.message, AllOf(HasSubstr("warp lanes disagree on the operation"),
+                                    HasSubstr("thread (1,0,0)"), HasSubstr("__ballot_sync"),
+                                    HasSubstr(marker_place(kFaulty, "op disagreement ballot")),
+                                    HasSubstr("__shfl_xor_sync"),
+                                    HasSubstr(marker_place(kFaulty, "op disagreement shuffle"))))
       << status.message;
   expect_runtime_still_works();
 }
@@ -138,9 +143,10 @@ TEST(Diagnostics, MaskWithoutTheCallingLane) {
   DeviceArray<int> out(poisoned<int>(32));
   const RunStatus status = run_mask_omits_lane(one_worker(dim3(1), dim3(32)), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("thread (0,0,0) of block (0,0,0)"), HasSubstr("__shfl_sync(mask 0x00000002)"),
-                    HasSubstr("the mask omits the calling lane"), HasSubstr(marker_place(kFaulty, "mask omits lane"))))
+  EXPECT_THAT(status.message, AllOf(HasSubstr("thread (0,0,0) of block (0,0,0)"),
+                                    HasSubstr("__shfl_sync(mask 0x00000002)"),
+                                    HasSubstr("the mask omits the calling lane"),
+                                    HasSubstr(marker_place(kFaulty, "mask omits lane"))))
       << status.message;
 }
 
@@ -167,8 +173,9 @@ TEST(Diagnostics, TrapEndsTheLaunch) {
   DeviceArray<int> out(poisoned<int>(3 * 32));
   const RunStatus status = run_trap(one_worker(dim3(3), dim3(32)), out.get(), 5);
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message, AllOf(HasSubstr("thread (5,0,0) of block (0,0,0)"), HasSubstr("__trap() called"),
-                                    HasSubstr(marker_place(kFaulty, "trap"))))
+  EXPECT_THAT(status.message,
+              AllOf(HasSubstr("thread (5,0,0) of block (0,0,0)"), HasSubstr("__trap() called"),
+                    HasSubstr(marker_place(kFaulty, "trap"))))
       << status.message;
   const std::vector<int> values = out.to_host();
   for (unsigned i = 32; i < values.size(); ++i) {
@@ -187,7 +194,8 @@ __global__ void throwing_kernel(int* out) {
 
 TEST(Diagnostics, ExceptionFromKernelCodeIsReported) {
   std::vector<int> out = poisoned<int>(32);
-  const simt::LaunchResult result = simt::launch({dim3(1), dim3(32)}, {.workers = 1}, throwing_kernel, out.data());
+  const simt::LaunchResult result =
+      simt::launch({dim3(1), dim3(32)}, {.workers = 1}, throwing_kernel, out.data());
   ASSERT_EQ(result.status, simt::LaunchResult::Status::failed);
   EXPECT_THAT(result.message, AllOf(HasSubstr("thread (3,0,0) of block (0,0,0)"),
                                     HasSubstr("the kernel threw an exception: boom from thread 3")))

@@ -26,7 +26,9 @@ void expect_every_thread_sees_its_coordinates(dim3 grid, dim3 block) {
           for (unsigned ty = 0; ty < block.y; ++ty)
             for (unsigned tx = 0; tx < block.x; ++tx, ++g) {
               const ThreadRecord& r = out[g];
-              const ThreadRecord want{{tx, ty, tz}, {bx, by, bz}, {block.x, block.y, block.z},
+              const ThreadRecord want{{tx, ty, tz},
+                                      {bx, by, bz},
+                                      {block.x, block.y, block.z},
                                       {grid.x, grid.y, grid.z}};
               ASSERT_EQ(std::memcmp(&r, &want, sizeof r), 0)
                   << "record " << g << " holds thread (" << r.thread[0] << "," << r.thread[1] << ","

@@ -24,8 +24,8 @@ TEST(Intrinsics, FastFloatMathWithinTheGpuErrorBounds) {
   const std::vector<float> y = random.floats(n, 0.5f, 2.0f);
   DeviceArray<float> d_x(x), d_y(y);
   DeviceArray<float> d_out(poisoned<float>(8 * n));
-  const RunStatus status =
-      run_float_intrinsics({dim3(blocks_for(n)), dim3(kThreads)}, d_x.get(), d_y.get(), d_out.get(), n);
+  const RunStatus status = run_float_intrinsics({dim3(blocks_for(n)), dim3(kThreads)}, d_x.get(),
+                                                d_y.get(), d_out.get(), n);
   ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
   const std::vector<float> out = d_out.to_host();
 
@@ -60,13 +60,15 @@ TEST(Intrinsics, FloatToIntRoundsSaturatesAndMapsNanToZero) {
   TestRandom random;
   SCOPED_TRACE(random.trace());
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> x = {std::nanf(""), inf, -inf, 3e9f, -3e9f, 5e9f, 2.5f, 3.5f, -2.5f, -0.4f, 0.5f};
+  std::vector<float> x = {std::nanf(""), inf,  -inf,  3e9f,  -3e9f, 5e9f,
+                          2.5f,          3.5f, -2.5f, -0.4f, 0.5f};
   for (float v : random.floats(4000, -3e9f, 3e9f)) x.push_back(v);
   for (float v : random.floats(4000, -10.0f, 10.0f)) x.push_back(v);
   const int n = static_cast<int>(x.size());
   DeviceArray<float> d_x(x);
   DeviceArray<int> d_out(poisoned<int>(5 * n));
-  const RunStatus status = run_float_to_int({dim3(blocks_for(n)), dim3(kThreads)}, d_x.get(), d_out.get(), n);
+  const RunStatus status =
+      run_float_to_int({dim3(blocks_for(n)), dim3(kThreads)}, d_x.get(), d_out.get(), n);
   ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
   const std::vector<int> out = d_out.to_host();
 
@@ -78,7 +80,8 @@ TEST(Intrinsics, FloatToIntRoundsSaturatesAndMapsNanToZero) {
     EXPECT_EQ(out[5 * i + 1], expected_to_int(std::trunc(v))) << "__float2int_rz";
     EXPECT_EQ(out[5 * i + 2], expected_to_int(std::floor(v))) << "__float2int_rd";
     EXPECT_EQ(out[5 * i + 3], expected_to_int(std::ceil(v))) << "__float2int_ru";
-    EXPECT_EQ(static_cast<unsigned>(out[5 * i + 4]), expected_to_unsigned(half_even)) << "__float2uint_rn";
+    EXPECT_EQ(static_cast<unsigned>(out[5 * i + 4]), expected_to_unsigned(half_even))
+        << "__float2uint_rn";
   }
 }
 
@@ -93,8 +96,8 @@ TEST(Intrinsics, BitOperationsMatchTheirDefinitions) {
   const int n = static_cast<int>(a.size());
   DeviceArray<unsigned> d_a(a), d_b(b);
   DeviceArray<unsigned> d_out(poisoned<unsigned>(6 * n));
-  const RunStatus status =
-      run_bit_intrinsics({dim3(blocks_for(n)), dim3(kThreads)}, d_a.get(), d_b.get(), d_out.get(), n);
+  const RunStatus status = run_bit_intrinsics({dim3(blocks_for(n)), dim3(kThreads)}, d_a.get(),
+                                              d_b.get(), d_out.get(), n);
   ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
   const std::vector<unsigned> out = d_out.to_host();
 
@@ -132,12 +135,12 @@ TEST(Intrinsics, HalfAndBfloat16FunctionsWithinTwoUnitsInTheLastPlace) {
   const std::vector<float> y = random.floats(n, 0.5f, 2.0f);
   DeviceArray<float> d_x(x), d_y(y);
   DeviceArray<float> d_out(poisoned<float>(6 * n));
-  const RunStatus status =
-      run_half_intrinsics({dim3(blocks_for(n)), dim3(kThreads)}, d_x.get(), d_y.get(), d_out.get(), n);
+  const RunStatus status = run_half_intrinsics({dim3(blocks_for(n)), dim3(kThreads)}, d_x.get(),
+                                               d_y.get(), d_out.get(), n);
   ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
   const std::vector<float> out = d_out.to_host();
 
-  constexpr double kHalfUlp = 1.0 / 1024;    // 2^-10: one unit in the last place, relative
+  constexpr double kHalfUlp = 1.0 / 1024;     // 2^-10: one unit in the last place, relative
   constexpr double kBfloat16Ulp = 1.0 / 128;  // 2^-7
   for (int i = 0; i < n; ++i) {
     const double hx = __half2float(__float2half_rn(x[i]));
@@ -150,7 +153,10 @@ TEST(Intrinsics, HalfAndBfloat16FunctionsWithinTwoUnitsInTheLastPlace) {
     for (int k = 0; k < 6; ++k) {
       const double ulp = k < 3 ? kHalfUlp : kBfloat16Ulp;
       EXPECT_NEAR(out[6 * i + k], want[k], 2 * ulp * std::fabs(want[k]) + 1e-4)
-          << (k % 3 == 0 ? "hexp" : k % 3 == 1 ? "__hfma" : "hsqrt") << (k < 3 ? " (half)" : " (bfloat16)");
+          << (k % 3 == 0   ? "hexp"
+              : k % 3 == 1 ? "__hfma"
+                           : "hsqrt")
+          << (k < 3 ? " (half)" : " (bfloat16)");
     }
   }
 }

@@ -44,21 +44,25 @@ TEST(LaunchControl, InvalidConfigurationsFailWithAMessageAndRunNothing) {
       {{dim3(1), dim3(64, 32)}, {}, "block (64,32,1) has 2048 threads; a block has at most 1024"},
       {{dim3(1), dim3(1, 1, 65)}, {}, "z <= 64"},
       {{dim3(1, 70000), dim3(32)}, {}, "grid (1,70000,1) exceeds the limits"},
-      {{dim3(1), dim3(32), simt::kMaxDynamicSharedBytes + 1}, {}, "dynamic shared memory of 232449 bytes"},
+      {{dim3(1), dim3(32), simt::kMaxDynamicSharedBytes + 1},
+       {},
+       "dynamic shared memory of 232449 bytes"},
       {{dim3(1), dim3(32)}, negative_workers, "workers = -1 is negative"},
       {{dim3(1), dim3(32)}, small_stack, "stack_bytes = 4096 is below the minimum"},
   };
   for (const BadLaunch& bad : cases) {
     std::vector<float> out = poisoned<float>(1);
     const std::vector<float> in(32, 1.0f);
-    const simt::LaunchResult result = simt::launch(bad.config, bad.options, block_total_kernel, in.data(), out.data());
+    const simt::LaunchResult result =
+        simt::launch(bad.config, bad.options, block_total_kernel, in.data(), out.data());
     EXPECT_EQ(result.status, simt::LaunchResult::Status::failed) << bad.expected;
     EXPECT_THAT(result.message, HasSubstr("invalid launch: "));
     EXPECT_THAT(result.message, HasSubstr(bad.expected));
     EXPECT_TRUE(is_poison(out[0])) << bad.expected << ": the kernel ran";
   }
   void (*no_kernel)(const float*, float*) = nullptr;
-  const simt::LaunchResult result = simt::launch({dim3(1), dim3(32)}, {}, no_kernel, nullptr, nullptr);
+  const simt::LaunchResult result =
+      simt::launch({dim3(1), dim3(32)}, {}, no_kernel, nullptr, nullptr);
   EXPECT_THAT(result.message, HasSubstr("null pointer"));
 }
 
@@ -68,7 +72,8 @@ TEST(LaunchControl, CancelledBeforeTheStartRunsNoBlock) {
   options.cancel = &cancel;
   const std::vector<float> in(64 * 8, 1.0f);
   std::vector<float> out = poisoned<float>(8);
-  const simt::LaunchResult result = simt::launch({dim3(8), dim3(64)}, options, block_total_kernel, in.data(), out.data());
+  const simt::LaunchResult result =
+      simt::launch({dim3(8), dim3(64)}, options, block_total_kernel, in.data(), out.data());
   EXPECT_EQ(result.status, simt::LaunchResult::Status::cancelled);
   EXPECT_THAT(result.message, HasSubstr("cancelled after 0 of 8 blocks"));
   for (float v : out) EXPECT_TRUE(is_poison(v));
@@ -88,7 +93,8 @@ TEST(LaunchControl, CancelledFromTheProgressCallbackStopsEarlyAndKeepsFinishedBl
   options.progress = [&cancel](uint64_t done, uint64_t) {
     if (done > 0) cancel.store(true);
   };
-  const simt::LaunchResult result = simt::launch({dim3(blocks), dim3(threads)}, options, block_total_kernel, in.data(), out.data());
+  const simt::LaunchResult result = simt::launch({dim3(blocks), dim3(threads)}, options,
+                                                 block_total_kernel, in.data(), out.data());
   EXPECT_EQ(result.status, simt::LaunchResult::Status::cancelled) << result.message;
   EXPECT_THAT(result.message, HasSubstr("of 4000 blocks"));
 
@@ -118,7 +124,8 @@ TEST(LaunchControl, ProgressIsSerialisedMonotonicAndEndsAtTheTotal) {
     calls.emplace_back(done, total);
     inside.fetch_sub(1);
   };
-  const simt::LaunchResult result = simt::launch({dim3(blocks), dim3(threads)}, options, block_total_kernel, in.data(), out.data());
+  const simt::LaunchResult result = simt::launch({dim3(blocks), dim3(threads)}, options,
+                                                 block_total_kernel, in.data(), out.data());
   ASSERT_TRUE(result.ok()) << result.message;
   ASSERT_FALSE(calls.empty());
   EXPECT_FALSE(overlapped) << "two progress calls ran at once";
@@ -142,7 +149,8 @@ TEST(LaunchControl, WorkerIndexIsBelowTheWorkerCount) {
     std::vector<unsigned> seen = poisoned<unsigned>(200);
     simt::LaunchOptions options;
     options.workers = worker_count;
-    ASSERT_TRUE(simt::launch({dim3(200), dim3(32)}, options, worker_index_kernel, seen.data()).ok());
+    ASSERT_TRUE(
+        simt::launch({dim3(200), dim3(32)}, options, worker_index_kernel, seen.data()).ok());
     for (unsigned w : seen) EXPECT_LT(w, static_cast<unsigned>(worker_count));
   }
   EXPECT_EQ(simt::worker_index(), 0u);
@@ -154,7 +162,8 @@ constexpr unsigned kBigFrameFloats = 160000;  // 640 KB: more than any default f
 
 __global__ void big_frame_kernel(float* out) {
   volatile float frame[kBigFrameFloats];
-  for (unsigned i = 0; i < kBigFrameFloats; i += 997) frame[i] = static_cast<float>(i + threadIdx.x);
+  for (unsigned i = 0; i < kBigFrameFloats; i += 997)
+    frame[i] = static_cast<float>(i + threadIdx.x);
   __syncthreads();
   float sum = 0.0f;
   for (unsigned i = 0; i < kBigFrameFloats; i += 997) sum += frame[i];
@@ -166,7 +175,8 @@ TEST(LaunchControl, LargerStacksOnRequest) {
   simt::LaunchOptions options;
   options.workers = 1;
   options.stack_bytes = 4 * 1024 * 1024;
-  const simt::LaunchResult result = simt::launch({dim3(1), dim3(8)}, options, big_frame_kernel, out.data());
+  const simt::LaunchResult result =
+      simt::launch({dim3(1), dim3(8)}, options, big_frame_kernel, out.data());
   ASSERT_TRUE(result.ok()) << result.message;
   for (unsigned t = 0; t < 8; ++t) {
     float want = 0.0f;

@@ -58,7 +58,8 @@ TEST(Scheduling, PerturbationIsASeededPermutationThatWorkersDoNotChange) {
   EXPECT_NE(a.first, b.first);
   for (unsigned block = 0; block < 4; ++block) {
     for (const std::vector<unsigned>* tickets : {&a.first, &a.second}) {
-      std::vector<unsigned> order(tickets->begin() + block * 64, tickets->begin() + (block + 1) * 64);
+      std::vector<unsigned> order(tickets->begin() + block * 64,
+                                  tickets->begin() + (block + 1) * 64);
       EXPECT_NE(order, iota(64)) << "block " << block << " ran in thread order";
       std::sort(order.begin(), order.end());
       EXPECT_EQ(order, iota(64)) << "block " << block << ": tickets are not a permutation";
@@ -68,7 +69,8 @@ TEST(Scheduling, PerturbationIsASeededPermutationThatWorkersDoNotChange) {
   EXPECT_NE(a.first, a.second);
 }
 
-std::vector<float> tile_sums(const std::vector<float>& in, unsigned blocks, unsigned threads, int tiles) {
+std::vector<float> tile_sums(const std::vector<float>& in, unsigned blocks, unsigned threads,
+                             int tiles) {
   std::vector<float> out(blocks * threads);
   for (unsigned b = 0; b < blocks; ++b) {
     for (unsigned t = 0; t < threads; ++t) {
@@ -94,11 +96,13 @@ TEST(Scheduling, MissingBarrierChangesTheResultWithTheSeedAndTheBarrierFixesIt) 
     for (bool with_barrier : {false, true}) {
       DeviceArray<float> d_out(poisoned<float>(blocks * threads));
       const Launch launch{dim3(blocks), dim3(threads), threads * sizeof(float), 1, seed};
-      const RunStatus status = run_shifted_tile_sum(launch, with_barrier, d_in.get(), d_out.get(), tiles);
+      const RunStatus status =
+          run_shifted_tile_sum(launch, with_barrier, d_in.get(), d_out.get(), tiles);
       ASSERT_TRUE(status.ok) << status.message;
       const std::vector<float> out = d_out.to_host();
       if (with_barrier) {
-        EXPECT_EQ(out, expected) << "seed " << seed << ": the correct kernel depends on the schedule";
+        EXPECT_EQ(out, expected) << "seed " << seed
+                                 << ": the correct kernel depends on the schedule";
       } else {
         std::vector<uint32_t> bits(out.size());
         std::memcpy(bits.data(), out.data(), out.size() * sizeof(float));
@@ -120,8 +124,8 @@ TEST(Scheduling, OneWorkerIsBitIdenticalAcrossRuns) {
   std::vector<AtomicTotals> runs;
   for (int run = 0; run < 3; ++run) {
     DeviceArray<AtomicTotals> d_totals(std::vector<AtomicTotals>{AtomicTotals{}});
-    const RunStatus status = run_atomics({dim3(n / 64), dim3(64), 0, 1}, d_ints.get(), d_floats.get(), n,
-                                         d_totals.get());
+    const RunStatus status = run_atomics({dim3(n / 64), dim3(64), 0, 1}, d_ints.get(),
+                                         d_floats.get(), n, d_totals.get());
     ASSERT_TRUE(status.ok) << status.message;
     runs.push_back(d_totals.to_host()[0]);
   }
@@ -140,11 +144,13 @@ TEST(Scheduling, SeveralWorkersGiveTheSingleWorkersResults) {
   std::vector<std::vector<float>> results;
   for (int workers : {1, 2, 4, 0}) {
     DeviceArray<float> d_out(poisoned<float>(blocks));
-    const RunStatus status = run_block_sum({dim3(blocks), dim3(threads), 0, workers}, d_in.get(), d_out.get(), n);
+    const RunStatus status =
+        run_block_sum({dim3(blocks), dim3(threads), 0, workers}, d_in.get(), d_out.get(), n);
     ASSERT_TRUE(status.ok) << status.message;
     results.push_back(d_out.to_host());
   }
-  for (size_t i = 1; i < results.size(); ++i) EXPECT_EQ(results[i], results[0]) << "worker setting " << i;
+  for (size_t i = 1; i < results.size(); ++i)
+    EXPECT_EQ(results[i], results[0]) << "worker setting " << i;
 }
 
 TEST(Scheduling, ConcurrentLaunchesFromTwoHostThreads) {
@@ -162,11 +168,13 @@ TEST(Scheduling, ConcurrentLaunchesFromTwoHostThreads) {
   const std::vector<double> want_a = expected_sums(in_a), want_b = expected_sums(in_b);
 
   std::atomic<int> failures{0};
-  const auto launcher = [&](const std::vector<float>& in, const std::vector<double>& want, bool also_deadlock) {
+  const auto launcher = [&](const std::vector<float>& in, const std::vector<double>& want,
+                            bool also_deadlock) {
     DeviceArray<float> d_in(in);
     for (int round = 0; round < 20; ++round) {
       DeviceArray<float> d_out(poisoned<float>(blocks));
-      const RunStatus status = run_block_sum({dim3(blocks), dim3(threads), 0, 2}, d_in.get(), d_out.get(), n);
+      const RunStatus status =
+          run_block_sum({dim3(blocks), dim3(threads), 0, 2}, d_in.get(), d_out.get(), n);
       const std::vector<float> out = d_out.to_host();
       bool right = status.ok;
       for (unsigned b = 0; b < blocks && right; ++b) right = std::fabs(out[b] - want[b]) < 1e-4;

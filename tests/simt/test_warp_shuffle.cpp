@@ -46,8 +46,8 @@ TYPED_TEST(WarpShuffle, EveryFlavourWidthAndMask) {
         SCOPED_TRACE("mask " + std::to_string(mask) + " width " + std::to_string(width) + " arg " +
                      std::to_string(arg));
         DeviceArray<T> d_out(poisoned<T>(4 * threads));
-        const RunStatus status = run_shuffle_flavours<T>({dim3(1), dim3(threads)}, d_in.get(), d_out.get(),
-                                                         mask, arg, static_cast<int>(width));
+        const RunStatus status = run_shuffle_flavours<T>(
+            {dim3(1), dim3(threads)}, d_in.get(), d_out.get(), mask, arg, static_cast<int>(width));
         ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
         const std::vector<T> out = d_out.to_host();
 
@@ -64,7 +64,8 @@ TYPED_TEST(WarpShuffle, EveryFlavourWidthAndMask) {
             if (((mask >> source) & 1u) == 0) continue;  // undefined on a GPU
             const T& want = in[i - lane + source];
             EXPECT_EQ(std::memcmp(&got, &want, sizeof(T)), 0)
-                << "flavour " << f << ", lane " << lane << " should hold lane " << source << "'s value";
+                << "flavour " << f << ", lane " << lane << " should hold lane " << source
+                << "'s value";
           }
         }
       }
@@ -82,8 +83,8 @@ TEST(WarpReduce, ButterflyDownScanAndBroadcastForEveryWidth) {
   for (unsigned width : {1u, 2u, 4u, 8u, 16u, 32u}) {
     SCOPED_TRACE("width " + std::to_string(width));
     DeviceArray<int> d_out(poisoned<int>(4 * threads * blocks));
-    const RunStatus status =
-        run_warp_reduce({dim3(blocks), dim3(threads)}, d_in.get(), d_out.get(), static_cast<int>(width));
+    const RunStatus status = run_warp_reduce({dim3(blocks), dim3(threads)}, d_in.get(), d_out.get(),
+                                             static_cast<int>(width));
     ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
     const std::vector<int> out = d_out.to_host();
     for (unsigned i = 0; i < threads * blocks; ++i) {

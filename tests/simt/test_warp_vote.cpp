@@ -46,7 +46,8 @@ TEST(WarpVote, BallotAnyAllMatchAndReduceOverTheMask) {
         }
         unsigned same_key = 0;
         for (unsigned other = 0; other < 32; ++other) {
-          if (((mask >> other) & 1u) != 0 && key[warp * 32 + other] == key[i]) same_key |= 1u << other;
+          if (((mask >> other) & 1u) != 0 && key[warp * 32 + other] == key[i])
+            same_key |= 1u << other;
         }
         EXPECT_EQ(out[5 * i + 0], ballot) << "ballot, thread " << i;
         EXPECT_EQ(out[5 * i + 1], ballot != 0 ? 1u : 0u) << "any, thread " << i;

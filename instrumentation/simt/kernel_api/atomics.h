@@ -107,7 +107,9 @@ inline unsigned atomicSub(unsigned* a, unsigned v) { return ::simt::detail::atom
 
 // atomicExch
 inline int atomicExch(int* a, int v) { return ::simt::detail::atomic_exchange(a, v); }
-inline unsigned atomicExch(unsigned* a, unsigned v) { return ::simt::detail::atomic_exchange(a, v); }
+inline unsigned atomicExch(unsigned* a, unsigned v) {
+  return ::simt::detail::atomic_exchange(a, v);
+}
 inline unsigned long long atomicExch(unsigned long long* a, unsigned long long v) {
   return ::simt::detail::atomic_exchange(a, v);
 }
@@ -129,7 +131,8 @@ inline unsigned long long atomicMax(unsigned long long* a, unsigned long long v)
 
 // atomicInc / atomicDec (wrap at `limit`, as CUDA defines them)
 inline unsigned atomicInc(unsigned* a, unsigned limit) {
-  return ::simt::detail::atomic_update(a, [limit](unsigned old) { return old >= limit ? 0u : old + 1; });
+  return ::simt::detail::atomic_update(
+      a, [limit](unsigned old) { return old >= limit ? 0u : old + 1; });
 }
 inline unsigned atomicDec(unsigned* a, unsigned limit) {
   return ::simt::detail::atomic_update(
@@ -137,7 +140,9 @@ inline unsigned atomicDec(unsigned* a, unsigned limit) {
 }
 
 // atomicCAS
-inline int atomicCAS(int* a, int compare, int v) { return ::simt::detail::atomic_cas(a, compare, v); }
+inline int atomicCAS(int* a, int compare, int v) {
+  return ::simt::detail::atomic_cas(a, compare, v);
+}
 inline unsigned atomicCAS(unsigned* a, unsigned compare, unsigned v) {
   return ::simt::detail::atomic_cas(a, compare, v);
 }
@@ -167,11 +172,15 @@ inline unsigned long long atomicXor(unsigned long long* a, unsigned long long v)
 }
 
 // Scoped variants (_block, _system): every scope is the same memory on the CPU.
-#define TS_SIMT_SCOPED_ATOMIC(name)                                                   \
-  template <typename... Args>                                                        \
-  inline auto name##_block(Args... args)->decltype(name(args...)) { return name(args...); } \
-  template <typename... Args>                                                        \
-  inline auto name##_system(Args... args)->decltype(name(args...)) { return name(args...); }
+#define TS_SIMT_SCOPED_ATOMIC(name)                                  \
+  template <typename... Args>                                        \
+  inline auto name##_block(Args... args)->decltype(name(args...)) {  \
+    return name(args...);                                            \
+  }                                                                  \
+  template <typename... Args>                                        \
+  inline auto name##_system(Args... args)->decltype(name(args...)) { \
+    return name(args...);                                            \
+  }
 TS_SIMT_SCOPED_ATOMIC(atomicAdd)
 TS_SIMT_SCOPED_ATOMIC(atomicSub)
 TS_SIMT_SCOPED_ATOMIC(atomicExch)

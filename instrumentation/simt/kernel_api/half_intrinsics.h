@@ -50,7 +50,8 @@ inline typename Traits::Pair unary2(typename Traits::Pair x, Fn fn) {
 template <typename Traits>
 inline typename Traits::Scalar fma(typename Traits::Scalar a, typename Traits::Scalar b,
                                    typename Traits::Scalar c) {
-  const double r = static_cast<double>(Traits::to_float(a)) * Traits::to_float(b) + Traits::to_float(c);
+  const double r =
+      static_cast<double>(Traits::to_float(a)) * Traits::to_float(b) + Traits::to_float(c);
   return Traits::from_double(r);
 }
 inline float saturate01(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
@@ -60,12 +61,16 @@ inline float relu(float x) { return std::isnan(x) ? x : (x > 0.0f ? x : 0.0f); }
 
 // One definition of every function for __half/__half2 and for __nv_bfloat16/__nv_bfloat162.
 #define TS_SIMT_HALF_MATH(Traits, Scalar, Pair)                                                    \
-  inline Scalar __hfma(Scalar a, Scalar b, Scalar c) { return ::simt::detail::fma<Traits>(a, b, c); } \
+  inline Scalar __hfma(Scalar a, Scalar b, Scalar c) {                                             \
+    return ::simt::detail::fma<Traits>(a, b, c);                                                   \
+  }                                                                                                \
   inline Scalar __hfma_sat(Scalar a, Scalar b, Scalar c) {                                         \
-    return ::simt::detail::unary<Traits>(::simt::detail::fma<Traits>(a, b, c), ::simt::detail::saturate01); \
+    return ::simt::detail::unary<Traits>(::simt::detail::fma<Traits>(a, b, c),                     \
+                                         ::simt::detail::saturate01);                              \
   }                                                                                                \
   inline Scalar __hfma_relu(Scalar a, Scalar b, Scalar c) {                                        \
-    return ::simt::detail::unary<Traits>(::simt::detail::fma<Traits>(a, b, c), ::simt::detail::relu); \
+    return ::simt::detail::unary<Traits>(::simt::detail::fma<Traits>(a, b, c),                     \
+                                         ::simt::detail::relu);                                    \
   }                                                                                                \
   inline Pair __hfma2(Pair a, Pair b, Pair c) {                                                    \
     return Traits::pair(__hfma(Traits::low(a), Traits::low(b), Traits::low(c)),                    \
@@ -81,24 +86,28 @@ inline float relu(float x) { return std::isnan(x) ? x : (x > 0.0f ? x : 0.0f); }
   }                                                                                                \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hexp, h2exp, [](float x) { return std::exp(x); })       \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hexp2, h2exp2, [](float x) { return std::exp2(x); })    \
-  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hexp10, h2exp10, [](float x) { return std::pow(10.0f, x); }) \
+  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hexp10, h2exp10,                                        \
+                     [](float x) { return std::pow(10.0f, x); })                                   \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hlog, h2log, [](float x) { return std::log(x); })       \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hlog2, h2log2, [](float x) { return std::log2(x); })    \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hlog10, h2log10, [](float x) { return std::log10(x); }) \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hsqrt, h2sqrt, [](float x) { return std::sqrt(x); })    \
-  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hrsqrt, h2rsqrt, [](float x) { return 1.0f / std::sqrt(x); }) \
+  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hrsqrt, h2rsqrt,                                        \
+                     [](float x) { return 1.0f / std::sqrt(x); })                                  \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hrcp, h2rcp, [](float x) { return 1.0f / x; })          \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hsin, h2sin, [](float x) { return std::sin(x); })       \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hcos, h2cos, [](float x) { return std::cos(x); })       \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, htanh, h2tanh, [](float x) { return std::tanh(x); })    \
-  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, htanh_approx, h2tanh_approx, [](float x) { return std::tanh(x); }) \
+  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, htanh_approx, h2tanh_approx,                            \
+                     [](float x) { return std::tanh(x); })                                         \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hceil, h2ceil, [](float x) { return std::ceil(x); })    \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hfloor, h2floor, [](float x) { return std::floor(x); }) \
-  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hrint, h2rint, [](float x) { return std::nearbyint(x); }) \
+  TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, hrint, h2rint,                                          \
+                     [](float x) { return std::nearbyint(x); })                                    \
   TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, htrunc, h2trunc, [](float x) { return std::trunc(x); })
 
-#define TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, name, name2, fn)                         \
-  inline Scalar name(Scalar x) { return ::simt::detail::unary<Traits>(x, fn); }           \
+#define TS_SIMT_HALF_UNARY(Traits, Scalar, Pair, name, name2, fn)               \
+  inline Scalar name(Scalar x) { return ::simt::detail::unary<Traits>(x, fn); } \
   inline Pair name2(Pair x) { return ::simt::detail::unary2<Traits>(x, fn); }
 
 TS_SIMT_HALF_MATH(::simt::detail::HalfTraits, __half, __half2)
@@ -108,23 +117,23 @@ TS_SIMT_HALF_MATH(::simt::detail::BFloat16Traits, __nv_bfloat16, __nv_bfloat162)
 #undef TS_SIMT_HALF_MATH
 
 // Rounding conversions to integers (the _rz ones compile on the host from CUDA's headers).
-#define TS_SIMT_HALF_TO_INT(Scalar, to_float, prefix)                                                          \
-  inline int prefix##2int_rn(Scalar h) { return __float2int_rn(to_float(h)); }                               \
-  inline int prefix##2int_rd(Scalar h) { return __float2int_rd(to_float(h)); }                               \
-  inline int prefix##2int_ru(Scalar h) { return __float2int_ru(to_float(h)); }                               \
-  inline unsigned prefix##2uint_rn(Scalar h) { return __float2uint_rn(to_float(h)); }                        \
-  inline unsigned prefix##2uint_rd(Scalar h) {                                                               \
-    return ::simt::detail::saturate_to_integer<unsigned>(std::floor(to_float(h)));                           \
-  }                                                                                                          \
-  inline unsigned prefix##2uint_ru(Scalar h) {                                                               \
-    return ::simt::detail::saturate_to_integer<unsigned>(std::ceil(to_float(h)));                            \
-  }                                                                                                          \
-  inline long long prefix##2ll_rn(Scalar h) { return __float2ll_rn(to_float(h)); }                           \
-  inline long long prefix##2ll_rd(Scalar h) {                                                                \
-    return ::simt::detail::saturate_to_integer<long long>(std::floor(to_float(h)));                          \
-  }                                                                                                          \
-  inline long long prefix##2ll_ru(Scalar h) {                                                                \
-    return ::simt::detail::saturate_to_integer<long long>(std::ceil(to_float(h)));                           \
+#define TS_SIMT_HALF_TO_INT(Scalar, to_float, prefix)                                 \
+  inline int prefix##2int_rn(Scalar h) { return __float2int_rn(to_float(h)); }        \
+  inline int prefix##2int_rd(Scalar h) { return __float2int_rd(to_float(h)); }        \
+  inline int prefix##2int_ru(Scalar h) { return __float2int_ru(to_float(h)); }        \
+  inline unsigned prefix##2uint_rn(Scalar h) { return __float2uint_rn(to_float(h)); } \
+  inline unsigned prefix##2uint_rd(Scalar h) {                                        \
+    return ::simt::detail::saturate_to_integer<unsigned>(std::floor(to_float(h)));    \
+  }                                                                                   \
+  inline unsigned prefix##2uint_ru(Scalar h) {                                        \
+    return ::simt::detail::saturate_to_integer<unsigned>(std::ceil(to_float(h)));     \
+  }                                                                                   \
+  inline long long prefix##2ll_rn(Scalar h) { return __float2ll_rn(to_float(h)); }    \
+  inline long long prefix##2ll_rd(Scalar h) {                                         \
+    return ::simt::detail::saturate_to_integer<long long>(std::floor(to_float(h)));   \
+  }                                                                                   \
+  inline long long prefix##2ll_ru(Scalar h) {                                         \
+    return ::simt::detail::saturate_to_integer<long long>(std::ceil(to_float(h)));    \
   }
 
 TS_SIMT_HALF_TO_INT(__half, __half2float, __half)

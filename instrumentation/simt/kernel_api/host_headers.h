@@ -7,6 +7,7 @@
 // warnings do not break -Werror builds.
 #pragma once
 
+#include <math.h>  // the unqualified ::isnan, ::fmaxf... kernels call as on a GPU
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -20,14 +21,13 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <math.h>  // the unqualified ::isnan, ::fmaxf... kernels call as on a GPU
 #include <memory>
 #include <optional>
-#include "instrumentation/simt/kernel_api/source_place.h"
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include "instrumentation/simt/kernel_api/source_place.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

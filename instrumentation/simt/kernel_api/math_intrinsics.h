@@ -79,10 +79,18 @@ inline double __drcp_rn(double x) { return 1.0 / x; }
 inline double __dsqrt_rn(double x) { return std::sqrt(x); }
 
 // --- conversions and reinterpretation --------------------------------------------------------
-inline int __float2int_rn(float x) { return ::simt::detail::saturate_to_integer<int>(std::nearbyint(x)); }
-inline int __float2int_rz(float x) { return ::simt::detail::saturate_to_integer<int>(std::trunc(x)); }
-inline int __float2int_rd(float x) { return ::simt::detail::saturate_to_integer<int>(std::floor(x)); }
-inline int __float2int_ru(float x) { return ::simt::detail::saturate_to_integer<int>(std::ceil(x)); }
+inline int __float2int_rn(float x) {
+  return ::simt::detail::saturate_to_integer<int>(std::nearbyint(x));
+}
+inline int __float2int_rz(float x) {
+  return ::simt::detail::saturate_to_integer<int>(std::trunc(x));
+}
+inline int __float2int_rd(float x) {
+  return ::simt::detail::saturate_to_integer<int>(std::floor(x));
+}
+inline int __float2int_ru(float x) {
+  return ::simt::detail::saturate_to_integer<int>(std::ceil(x));
+}
 inline unsigned __float2uint_rn(float x) {
   return ::simt::detail::saturate_to_integer<unsigned>(std::nearbyint(x));
 }
@@ -95,8 +103,12 @@ inline long long __float2ll_rn(float x) {
 inline long long __float2ll_rz(float x) {
   return ::simt::detail::saturate_to_integer<long long>(std::trunc(x));
 }
-inline int __double2int_rn(double x) { return ::simt::detail::saturate_to_integer<int>(std::nearbyint(x)); }
-inline int __double2int_rz(double x) { return ::simt::detail::saturate_to_integer<int>(std::trunc(x)); }
+inline int __double2int_rn(double x) {
+  return ::simt::detail::saturate_to_integer<int>(std::nearbyint(x));
+}
+inline int __double2int_rz(double x) {
+  return ::simt::detail::saturate_to_integer<int>(std::trunc(x));
+}
 inline float __double2float_rn(double x) { return static_cast<float>(x); }
 inline float __int2float_rn(int x) { return static_cast<float>(x); }
 inline float __uint2float_rn(unsigned x) { return static_cast<float>(x); }
@@ -155,38 +167,60 @@ inline unsigned __umulhi(unsigned x, unsigned y) {
   return static_cast<unsigned>((static_cast<uint64_t>(x) * static_cast<uint64_t>(y)) >> 32);
 }
 inline long long __mul64hi(long long x, long long y) {
-  return static_cast<long long>((static_cast<::simt::detail::int128>(x) * static_cast<::simt::detail::int128>(y)) >> 64);
+  return static_cast<long long>(
+      (static_cast<::simt::detail::int128>(x) * static_cast<::simt::detail::int128>(y)) >> 64);
 }
 inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y) {
   return static_cast<unsigned long long>(
       (static_cast<::simt::detail::uint128>(x) * static_cast<::simt::detail::uint128>(y)) >> 64);
 }
 inline unsigned __sad(int x, int y, unsigned z) {
-  return z + static_cast<unsigned>(x > y ? static_cast<int64_t>(x) - y : static_cast<int64_t>(y) - x);
+  return z +
+         static_cast<unsigned>(x > y ? static_cast<int64_t>(x) - y : static_cast<int64_t>(y) - x);
 }
 inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return z + (x > y ? x - y : y - x); }
 
 // --- loads and stores with cache hints (plain memory on the CPU) -------------------------------
 template <typename T>
-inline T __ldg(const T* p) { return *p; }
+inline T __ldg(const T* p) {
+  return *p;
+}
 template <typename T>
-inline T __ldca(const T* p) { return *p; }
+inline T __ldca(const T* p) {
+  return *p;
+}
 template <typename T>
-inline T __ldcg(const T* p) { return *p; }
+inline T __ldcg(const T* p) {
+  return *p;
+}
 template <typename T>
-inline T __ldcs(const T* p) { return *p; }
+inline T __ldcs(const T* p) {
+  return *p;
+}
 template <typename T>
-inline T __ldlu(const T* p) { return *p; }
+inline T __ldlu(const T* p) {
+  return *p;
+}
 template <typename T>
-inline T __ldcv(const T* p) { return *p; }
+inline T __ldcv(const T* p) {
+  return *p;
+}
 template <typename T>
-inline void __stwb(T* p, T v) { *p = v; }
+inline void __stwb(T* p, T v) {
+  *p = v;
+}
 template <typename T>
-inline void __stcg(T* p, T v) { *p = v; }
+inline void __stcg(T* p, T v) {
+  *p = v;
+}
 template <typename T>
-inline void __stcs(T* p, T v) { *p = v; }
+inline void __stcs(T* p, T v) {
+  *p = v;
+}
 template <typename T>
-inline void __stwt(T* p, T v) { *p = v; }
+inline void __stwt(T* p, T v) {
+  *p = v;
+}
 
 // --- clocks ----------------------------------------------------------------------------------
 inline long long clock64() {

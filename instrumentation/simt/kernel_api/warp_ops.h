@@ -15,8 +15,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include "instrumentation/simt/kernel_api/source_place.h"
 #include <type_traits>
+#include "instrumentation/simt/kernel_api/source_place.h"
 
 #include "instrumentation/simt/kernel_api/runtime_hooks.h"
 
@@ -42,7 +42,8 @@ inline T warp_value(uint64_t bits) {
 template <WarpValue T>
 inline T warp_shuffle(WarpOp op, unsigned mask, const T& var, int lane_arg, int width,
                       const SourcePlace& where) {
-  return warp_value<T>(warp_exchange({op, sizeof(T)}, mask, warp_bits(var), lane_arg, width, where));
+  return warp_value<T>(
+      warp_exchange({op, sizeof(T)}, mask, warp_bits(var), lane_arg, width, where));
 }
 
 inline uint64_t warp_vote(WarpOp op, unsigned mask, uint64_t value, unsigned bytes,
@@ -58,8 +59,8 @@ inline void __syncwarp(unsigned mask = 0xffffffffu, TS_SIMT_CALLER_PLACE) {
 
 template <::simt::detail::WarpValue T>
 inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32, TS_SIMT_CALLER_PLACE) {
-  return ::simt::detail::warp_shuffle(::simt::detail::WarpOp::shfl_idx, mask, var, src_lane,
-                                      width, where);
+  return ::simt::detail::warp_shuffle(::simt::detail::WarpOp::shfl_idx, mask, var, src_lane, width,
+                                      where);
 }
 template <::simt::detail::WarpValue T>
 inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32,
@@ -76,13 +77,13 @@ inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32,
 template <::simt::detail::WarpValue T>
 inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32,
                          TS_SIMT_CALLER_PLACE) {
-  return ::simt::detail::warp_shuffle(::simt::detail::WarpOp::shfl_xor, mask, var, lane_mask,
-                                      width, where);
+  return ::simt::detail::warp_shuffle(::simt::detail::WarpOp::shfl_xor, mask, var, lane_mask, width,
+                                      where);
 }
 
 inline unsigned __ballot_sync(unsigned mask, int predicate, TS_SIMT_CALLER_PLACE) {
-  return static_cast<unsigned>(::simt::detail::warp_vote(::simt::detail::WarpOp::ballot, mask,
-                                                         predicate != 0, 4, where));
+  return static_cast<unsigned>(
+      ::simt::detail::warp_vote(::simt::detail::WarpOp::ballot, mask, predicate != 0, 4, where));
 }
 inline int __any_sync(unsigned mask, int predicate, TS_SIMT_CALLER_PLACE) {
   return static_cast<int>(
@@ -97,14 +98,17 @@ inline unsigned __activemask() { return ::simt::detail::active_lanes(); }
 
 // sm_70 match: lanes whose value equals the caller's / whether all values are equal.
 template <typename T>
-  requires(std::is_integral_v<T> || std::is_floating_point_v<T>) && (sizeof(T) == 4 || sizeof(T) == 8)
-inline unsigned __match_any_sync(unsigned mask, T value, TS_SIMT_CALLER_PLACE) {
+requires(std::is_integral_v<T> || std::is_floating_point_v<T>) &&
+    (sizeof(T) == 4 || sizeof(T) == 8) inline unsigned __match_any_sync(unsigned mask, T value,
+                                                                        TS_SIMT_CALLER_PLACE) {
   return static_cast<unsigned>(::simt::detail::warp_vote(
       ::simt::detail::WarpOp::match_any, mask, ::simt::detail::warp_bits(value), sizeof(T), where));
 }
 template <typename T>
-  requires(std::is_integral_v<T> || std::is_floating_point_v<T>) && (sizeof(T) == 4 || sizeof(T) == 8)
-inline unsigned __match_all_sync(unsigned mask, T value, int* predicate, TS_SIMT_CALLER_PLACE) {
+requires(std::is_integral_v<T> || std::is_floating_point_v<T>) &&
+    (sizeof(T) == 4 || sizeof(T) == 8) inline unsigned __match_all_sync(unsigned mask, T value,
+                                                                        int* predicate,
+                                                                        TS_SIMT_CALLER_PLACE) {
   const uint64_t result = ::simt::detail::warp_vote(
       ::simt::detail::WarpOp::match_all, mask, ::simt::detail::warp_bits(value), sizeof(T), where);
   *predicate = static_cast<int>(result >> 32);
@@ -117,24 +121,24 @@ inline unsigned __reduce_add_sync(unsigned mask, unsigned value, TS_SIMT_CALLER_
       ::simt::detail::warp_vote(::simt::detail::WarpOp::reduce_add, mask, value, 4, where));
 }
 inline int __reduce_add_sync(unsigned mask, int value, TS_SIMT_CALLER_PLACE) {
-  return static_cast<int>(::simt::detail::warp_vote(
-      ::simt::detail::WarpOp::reduce_add, mask, static_cast<uint32_t>(value), 4, where));
+  return static_cast<int>(::simt::detail::warp_vote(::simt::detail::WarpOp::reduce_add, mask,
+                                                    static_cast<uint32_t>(value), 4, where));
 }
 inline unsigned __reduce_min_sync(unsigned mask, unsigned value, TS_SIMT_CALLER_PLACE) {
   return static_cast<unsigned>(::simt::detail::warp_vote(
       ::simt::detail::WarpOp::reduce_min_unsigned, mask, value, 4, where));
 }
 inline int __reduce_min_sync(unsigned mask, int value, TS_SIMT_CALLER_PLACE) {
-  return static_cast<int>(::simt::detail::warp_vote(::simt::detail::WarpOp::reduce_min_signed,
-                                                    mask, static_cast<uint32_t>(value), 4, where));
+  return static_cast<int>(::simt::detail::warp_vote(::simt::detail::WarpOp::reduce_min_signed, mask,
+                                                    static_cast<uint32_t>(value), 4, where));
 }
 inline unsigned __reduce_max_sync(unsigned mask, unsigned value, TS_SIMT_CALLER_PLACE) {
   return static_cast<unsigned>(::simt::detail::warp_vote(
       ::simt::detail::WarpOp::reduce_max_unsigned, mask, value, 4, where));
 }
 inline int __reduce_max_sync(unsigned mask, int value, TS_SIMT_CALLER_PLACE) {
-  return static_cast<int>(::simt::detail::warp_vote(::simt::detail::WarpOp::reduce_max_signed,
-                                                    mask, static_cast<uint32_t>(value), 4, where));
+  return static_cast<int>(::simt::detail::warp_vote(::simt::detail::WarpOp::reduce_max_signed, mask,
+                                                    static_cast<uint32_t>(value), 4, where));
 }
 inline unsigned __reduce_and_sync(unsigned mask, unsigned value, TS_SIMT_CALLER_PLACE) {
   return static_cast<unsigned>(

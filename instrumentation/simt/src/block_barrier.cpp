@@ -11,20 +11,20 @@
 
 namespace simt::detail {
 
-
 void BlockRun::fail_barrier_after_exit(const SimtThread& self, const SourcePlace& where) {
-  fail(thread_text(self.coordinates.thread_idx, coordinates_.block_idx) + " reached __syncthreads at " +
-       place_text(where) + ", but thread " +
+  fail(thread_text(self.coordinates.thread_idx, coordinates_.block_idx) +
+       " reached __syncthreads at " + place_text(where) + ", but thread " +
        coordinates_text(threads_[first_exited_].coordinates.thread_idx) +
        " has already exited: a barrier must be reached by every thread of the block "
        "(the barrier is reached by only part of the block)");
 }
 
 void BlockRun::fail_divergent_barrier(const SimtThread& self, const SourcePlace& where) {
-  fail("divergent __syncthreads in block " + coordinates_text(coordinates_.block_idx) + ": thread " +
-       coordinates_text(self.coordinates.thread_idx) + " reached it at " + place_text(where) +
-       " while thread " + coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
-       " waits at " + place_text(barrier_where_) +
+  fail("divergent __syncthreads in block " + coordinates_text(coordinates_.block_idx) +
+       ": thread " + coordinates_text(self.coordinates.thread_idx) + " reached it at " +
+       place_text(where) + " while thread " +
+       coordinates_text(threads_[barrier_first_].coordinates.thread_idx) + " waits at " +
+       place_text(barrier_where_) +
        " (a barrier must be reached by all threads from the same place)");
 }
 
@@ -34,7 +34,8 @@ void BlockRun::stop_at_barrier() {
 }
 
 // Inline into the two hooks below: __syncthreads gets a copy specialised for BarrierOp::sync.
-[[gnu::always_inline]] inline int BlockRun::barrier(BarrierOp op, int predicate, const SourcePlace& where) {
+[[gnu::always_inline]] inline int BlockRun::barrier(BarrierOp op, int predicate,
+                                                    const SourcePlace& where) {
   SimtThread& self = *running_;
   if (barrier_arrived_ == 0) {
     // Checked by the first arrival only: a thread exiting later, while others wait, is
@@ -55,7 +56,9 @@ void BlockRun::stop_at_barrier() {
     switch (op) {
       case BarrierOp::sync: barrier_result_ = 0; break;
       case BarrierOp::count: barrier_result_ = barrier_true_count_; break;
-      case BarrierOp::all: barrier_result_ = barrier_true_count_ == static_cast<int>(thread_count_); break;
+      case BarrierOp::all:
+        barrier_result_ = barrier_true_count_ == static_cast<int>(thread_count_);
+        break;
       case BarrierOp::any: barrier_result_ = barrier_true_count_ > 0; break;
     }
     if (stop_requested()) stop_at_barrier();
@@ -82,23 +85,24 @@ void BlockRun::on_thread_exit(SimtThread& self) {
   warp.exited |= bit;
 
   if (barrier_arrived_ > 0) {
-    record_failure(BlockOutcome::failed,
-                   thread_text(self.coordinates.thread_idx, block) + " exited while " +
-                       std::to_string(barrier_arrived_) + " thread(s) wait at __syncthreads at " +
-                       place_text(barrier_where_) + " (first: thread " +
-                       coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
-                       "): the barrier is reached by only part of the block and can never complete");
+    record_failure(
+        BlockOutcome::failed,
+        thread_text(self.coordinates.thread_idx, block) + " exited while " +
+            std::to_string(barrier_arrived_) + " thread(s) wait at __syncthreads at " +
+            place_text(barrier_where_) + " (first: thread " +
+            coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
+            "): the barrier is reached by only part of the block and can never complete");
     return;
   }
   for (unsigned i = 0; i < warp.pending_count; ++i) {
     const PendingExchange& p = warp.pending[i];
     if ((p.mask & bit) == 0) continue;
-    record_failure(BlockOutcome::failed,
-                   thread_text(self.coordinates.thread_idx, block) + " (lane " +
-                       std::to_string(self.lane) + " of warp " + std::to_string(self.warp) +
-                       ") exited while lanes " + mask_text(p.arrived) + " wait for it in " +
-                       warp_op_name(p.op) + "(mask " + mask_text(p.mask) + ") at " +
-                       place_text(p.where));
+    record_failure(BlockOutcome::failed, thread_text(self.coordinates.thread_idx, block) +
+                                             " (lane " + std::to_string(self.lane) + " of warp " +
+                                             std::to_string(self.warp) + ") exited while lanes " +
+                                             mask_text(p.arrived) + " wait for it in " +
+                                             warp_op_name(p.op) + "(mask " + mask_text(p.mask) +
+                                             ") at " + place_text(p.where));
     return;
   }
 }

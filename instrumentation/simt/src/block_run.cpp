@@ -56,8 +56,9 @@ BlockRun::BlockRun(const BlockRunSetup& setup) : setup_(setup) {
   dynamic_shared_bytes_ = setup.config.dynamic_shared_bytes;
   dynamic_shared_storage_.resize(dynamic_shared_bytes_ + kDynamicSharedAlignment);
   const auto address = reinterpret_cast<uintptr_t>(dynamic_shared_storage_.data());
-  dynamic_shared_ = dynamic_shared_storage_.data() +
-                    (kDynamicSharedAlignment - address % kDynamicSharedAlignment) % kDynamicSharedAlignment;
+  dynamic_shared_ =
+      dynamic_shared_storage_.data() +
+      (kDynamicSharedAlignment - address % kDynamicSharedAlignment) % kDynamicSharedAlignment;
   coordinates_.dynamic_shared = dynamic_shared_;
 
   perturb_ = setup.perturb_seed.has_value();
@@ -76,8 +77,8 @@ void BlockRun::start_block(uint64_t block_linear) {
     SimtThread& t = threads_[i];
     FiberStack& stack = (*setup_.stacks)[i];
     const size_t color = stack_color_bytes(i);
-    t.context.suspended =
-        fctx::make_fcontext(static_cast<char*>(stack.top()) - color, stack.size() - color, fiber_entry);
+    t.context.suspended = fctx::make_fcontext(static_cast<char*>(stack.top()) - color,
+                                              stack.size() - color, fiber_entry);
     t.phase = ThreadPhase::not_started;
   }
   for (WarpState& w : warps_) {

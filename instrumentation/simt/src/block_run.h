@@ -54,8 +54,8 @@ static_assert(sizeof(SimtThread) == 64, "a thread's record should be one cache l
 struct PendingExchange {
   WarpOp op;
   unsigned value_bytes;
-  unsigned mask;     // lanes taking part (present lanes of the requested mask)
-  unsigned arrived;  // lanes waiting in it
+  unsigned mask;                      // lanes taking part (present lanes of the requested mask)
+  unsigned arrived;                   // lanes waiting in it
   ::simt::detail::SourcePlace where;  // of the first lane to arrive
 };
 
@@ -100,8 +100,8 @@ class BlockRun {
   // --- called from kernel code through the hooks, on the running fiber ---
   SimtThread& running() { return *running_; }
   int barrier(BarrierOp op, int predicate, const SourcePlace& where);
-  uint64_t warp_exchange(WarpOpKind kind, unsigned requested_mask, uint64_t value, int lane_arg, int width,
-                         const SourcePlace& where);
+  uint64_t warp_exchange(WarpOpKind kind, unsigned requested_mask, uint64_t value, int lane_arg,
+                         int width, const SourcePlace& where);
   unsigned active_lanes() const;
   [[noreturn]] void abort_from_kernel(const std::string& what, const SourcePlace& where);
 
@@ -191,27 +191,27 @@ class BlockRun {
   // Failure reports: out of line and cold, so the hot paths keep small stack frames (every
   // fiber's frames are cache lines touched at each switch).
   [[noreturn, gnu::noinline, gnu::cold]] void fail_barrier_after_exit(const SimtThread& self,
-                                                                       const SourcePlace& where);
-  [[noreturn, gnu::noinline, gnu::cold]] void fail_divergent_barrier(const SimtThread& self,
                                                                       const SourcePlace& where);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_divergent_barrier(const SimtThread& self,
+                                                                     const SourcePlace& where);
   [[noreturn, gnu::noinline, gnu::cold]] void stop_at_barrier();
   enum class WarpCallProblem { mask_omits_caller, bad_width, exited_lane_in_mask };
-  [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_call(const SimtThread& self, WarpOpKind kind,
-                                                              unsigned requested_mask, int width,
-                                                              const SourcePlace& where,
-                                                              WarpCallProblem problem);
-  [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_disagreement(const SimtThread& self, WarpOpKind kind,
-                                                                      unsigned requested_mask,
-                                                                      const SourcePlace& where,
-                                                                      const PendingExchange& waiting);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_call(const SimtThread& self,
+                                                             WarpOpKind kind,
+                                                             unsigned requested_mask, int width,
+                                                             const SourcePlace& where,
+                                                             WarpCallProblem problem);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_disagreement(
+      const SimtThread& self, WarpOpKind kind, unsigned requested_mask, const SourcePlace& where,
+      const PendingExchange& waiting);
   [[noreturn, gnu::noinline, gnu::cold]] void fail_deadlock();
   std::string lane_text(const SimtThread& self) const;
 
   void on_thread_exit(SimtThread& self);
   void complete_exchange(WarpState& warp, unsigned warp_index, unsigned pending_index);
   // The exchange the lane joins (opening one if none matches), after the disagreement checks.
-  unsigned find_exchange(WarpState& warp, const SimtThread& self, WarpOpKind kind, unsigned requested_mask,
-                         unsigned mask, const SourcePlace& where);
+  unsigned find_exchange(WarpState& warp, const SimtThread& self, WarpOpKind kind,
+                         unsigned requested_mask, unsigned mask, const SourcePlace& where);
   std::string deadlock_report() const;
 
   // Queues threads 0..N-1 (shuffled in perturbation mode): at a block's start and when a
@@ -224,7 +224,8 @@ class BlockRun {
   std::vector<SimtThread> threads_;
   std::vector<WarpState> warps_;
   SimtThread* ready_[kMaxThreadsPerBlock];
-  SimtThread* every_thread_[kMaxThreadsPerBlock];  // in order: copied into ready_ when a barrier releases all
+  SimtThread* every_thread_[kMaxThreadsPerBlock];  // in order: copied into ready_ when a barrier
+                                                   // releases all
   SimtThread* release_scratch_[32];
   bool prefetch_ = false;
   unsigned ready_head_ = 0;

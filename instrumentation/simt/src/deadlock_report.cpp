@@ -23,7 +23,8 @@ std::string thread_list(const std::vector<SimtThread>& all, const std::vector<un
     if (i > 0) text += ", ";
     text += coordinates_text(all[ids[i]].coordinates.thread_idx);
   }
-  if (ids.size() > kShown) text += ", ... " + coordinates_text(all[ids.back()].coordinates.thread_idx);
+  if (ids.size() > kShown)
+    text += ", ... " + coordinates_text(all[ids.back()].coordinates.thread_idx);
   return text;
 }
 
@@ -40,12 +41,14 @@ std::string BlockRun::deadlock_report() const {
       for (unsigned i = 0; i < warp.pending_count; ++i) {
         const PendingExchange& p = warp.pending[i];
         if ((p.arrived >> t.lane) & 1u) {
-          what = std::string(warp_op_name(p.op)) + "(mask " + mask_text(p.mask) + ") at " + place_text(p.where);
+          what = std::string(warp_op_name(p.op)) + "(mask " + mask_text(p.mask) + ") at " +
+                 place_text(p.where);
         }
       }
     }
     if (what.empty()) continue;
-    auto group = std::find_if(groups.begin(), groups.end(), [&](const WaitGroup& g) { return g.what == what; });
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const WaitGroup& g) { return g.what == what; });
     if (group == groups.end()) group = groups.insert(groups.end(), WaitGroup{what, {}});
     group->threads.push_back(t.linear);
   }

@@ -3,9 +3,9 @@
 // the block, the thread(s) and the kernel's source location.
 #pragma once
 
-#include "instrumentation/simt/kernel_api/source_place.h"
 #include <cstring>
 #include <string>
+#include "instrumentation/simt/kernel_api/source_place.h"
 
 #include "instrumentation/simt/kernel_api/runtime_hooks.h"
 

@@ -46,8 +46,9 @@ FiberStack::FiberStack(size_t usable_bytes) {
   if (mprotect(mapping, guard, PROT_NONE) != 0) {
     const int error = errno;
     munmap(mapping, mapping_bytes_);
-    throw std::runtime_error(std::string("SIMT runtime: cannot protect a fiber stack's guard page (") +
-                             std::strerror(error) + ")");
+    throw std::runtime_error(
+        std::string("SIMT runtime: cannot protect a fiber stack's guard page (") +
+        std::strerror(error) + ")");
   }
   mapping_ = mapping;
   usable_bottom_ = static_cast<char*>(mapping) + guard;

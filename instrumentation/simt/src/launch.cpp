@@ -82,8 +82,8 @@ class Launch {
         maybe_report_progress();
       }
     } catch (const std::exception& e) {
-      record(LaunchResult::Status::failed, std::string("SIMT worker ") + std::to_string(index) +
-                                               " failed: " + e.what());
+      record(LaunchResult::Status::failed,
+             std::string("SIMT worker ") + std::to_string(index) + " failed: " + e.what());
     }
     if (stacks) StackPool::instance().release(std::move(stacks));
     active_worker_index = 0;
@@ -94,7 +94,8 @@ class Launch {
     std::lock_guard lock(result_mutex_);
     stop_.store(true, std::memory_order_relaxed);
     if (status_ == LaunchResult::Status::failed) return;
-    if (status == LaunchResult::Status::cancelled && status_ == LaunchResult::Status::cancelled) return;
+    if (status == LaunchResult::Status::cancelled && status_ == LaunchResult::Status::cancelled)
+      return;
     status_ = status;
     message_ = status == LaunchResult::Status::cancelled
                    ? "launch cancelled after " + std::to_string(done_blocks_.load()) + " of " +

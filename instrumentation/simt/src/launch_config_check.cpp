@@ -16,14 +16,17 @@ std::string dims_text(const dim3& d) { return coordinates_text(uint3{d.x, d.y, d
 
 }  // namespace
 
-std::optional<std::string> launch_problem(const LaunchConfig& config, const LaunchOptions& options) {
+std::optional<std::string> launch_problem(const LaunchConfig& config,
+                                          const LaunchOptions& options) {
   const dim3 g = config.grid;
   const dim3 b = config.block;
   if (g.x == 0 || g.y == 0 || g.z == 0) {
-    return "grid " + dims_text(g) + " has a zero dimension; every grid dimension must be at least 1";
+    return "grid " + dims_text(g) +
+           " has a zero dimension; every grid dimension must be at least 1";
   }
   if (b.x == 0 || b.y == 0 || b.z == 0) {
-    return "block " + dims_text(b) + " has a zero dimension; every block dimension must be at least 1";
+    return "block " + dims_text(b) +
+           " has a zero dimension; every block dimension must be at least 1";
   }
   if (g.x > kMaxGridX || g.y > kMaxGridYZ || g.z > kMaxGridYZ) {
     return "grid " + dims_text(g) + " exceeds the limits (x <= 2147483647, y and z <= 65535)";
@@ -38,7 +41,8 @@ std::optional<std::string> launch_problem(const LaunchConfig& config, const Laun
   }
   if (config.dynamic_shared_bytes > kMaxDynamicSharedBytes) {
     return "dynamic shared memory of " + std::to_string(config.dynamic_shared_bytes) +
-           " bytes exceeds the maximum of " + std::to_string(kMaxDynamicSharedBytes) + " bytes (227 KiB)";
+           " bytes exceeds the maximum of " + std::to_string(kMaxDynamicSharedBytes) +
+           " bytes (227 KiB)";
   }
   if (options.workers < 0) {
     return "workers = " + std::to_string(options.workers) +

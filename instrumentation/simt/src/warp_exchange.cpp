@@ -50,7 +50,8 @@ template <WarpOp kOp>
 void shuffle_results(WarpState& warp, unsigned mask, uint64_t poison) {
   for (unsigned m = mask; m != 0; m &= m - 1) {
     const auto lane = static_cast<unsigned>(__builtin_ctz(m));
-    const unsigned source = shuffle_source<kOp>(lane, warp.shuffle_args[lane], warp.shuffle_widths[lane]);
+    const unsigned source =
+        shuffle_source<kOp>(lane, warp.shuffle_args[lane], warp.shuffle_widths[lane]);
     warp.results[lane] = ((mask >> source) & 1u) != 0 ? warp.values[source] : poison;
   }
 }
@@ -62,15 +63,16 @@ std::string BlockRun::lane_text(const SimtThread& self) const {
          std::to_string(self.lane) + " of warp " + std::to_string(self.warp) + ")";
 }
 
-void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned requested_mask, int width,
-                              const SourcePlace& where, WarpCallProblem problem) {
+void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned requested_mask,
+                              int width, const SourcePlace& where, WarpCallProblem problem) {
   const WarpState& warp = warps_[self.warp];
   std::string text = lane_text(self) + " called " + warp_op_name(kind.op) + "(mask " +
                      mask_text(requested_mask) + ") at " + place_text(where);
   switch (problem) {
     case WarpCallProblem::mask_omits_caller: text += ", but the mask omits the calling lane"; break;
     case WarpCallProblem::bad_width:
-      text += " with width " + std::to_string(width) + ": width must be a power of two from 1 to 32";
+      text +=
+          " with width " + std::to_string(width) + ": width must be a power of two from 1 to 32";
       break;
     case WarpCallProblem::exited_lane_in_mask:
       text += ", but lanes " + mask_text(requested_mask & warp.present & warp.exited) +
@@ -80,13 +82,15 @@ void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned 
   fail(text);
 }
 
-void BlockRun::fail_warp_disagreement(const SimtThread& self, WarpOpKind kind, unsigned requested_mask,
-                                      const SourcePlace& where, const PendingExchange& waiting) {
+void BlockRun::fail_warp_disagreement(const SimtThread& self, WarpOpKind kind,
+                                      unsigned requested_mask, const SourcePlace& where,
+                                      const PendingExchange& waiting) {
   const bool same_mask = waiting.mask == (requested_mask & warps_[self.warp].present);
-  fail(std::string("warp lanes disagree on the ") + (same_mask ? "operation: " : "mask: ") + lane_text(self) +
-       " called " + warp_op_name(kind.op) + "(mask " + mask_text(requested_mask) + ") at " +
-       place_text(where) + " while lanes " + mask_text(waiting.arrived) + " wait for it in " +
-       warp_op_name(waiting.op) + "(mask " + mask_text(waiting.mask) + ") at " + place_text(waiting.where) +
+  fail(std::string("warp lanes disagree on the ") + (same_mask ? "operation: " : "mask: ") +
+       lane_text(self) + " called " + warp_op_name(kind.op) + "(mask " + mask_text(requested_mask) +
+       ") at " + place_text(where) + " while lanes " + mask_text(waiting.arrived) +
+       " wait for it in " + warp_op_name(waiting.op) + "(mask " + mask_text(waiting.mask) +
+       ") at " + place_text(waiting.where) +
        (same_mask && waiting.op == kind.op ? " with a value of another size" : ""));
 }
 
@@ -112,8 +116,10 @@ unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOp
 }
 
 // Inline into the hook below, its only caller: one call from kernel code, arguments in registers.
-[[gnu::always_inline]] inline uint64_t BlockRun::warp_exchange(WarpOpKind kind, unsigned requested_mask,
-                                                               uint64_t value, int lane_arg, int width,
+[[gnu::always_inline]] inline uint64_t BlockRun::warp_exchange(WarpOpKind kind,
+                                                               unsigned requested_mask,
+                                                               uint64_t value, int lane_arg,
+                                                               int width,
                                                                const SourcePlace& where) {
   SimtThread& self = *running_;
   WarpState& warp = warps_[self.warp];
@@ -121,7 +127,8 @@ unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOp
   if ((requested_mask & bit) == 0) {
     fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::mask_omits_caller);
   }
-  if (is_shuffle(kind.op) && (static_cast<unsigned>(width - 1) > 31u || (width & (width - 1)) != 0)) {
+  if (is_shuffle(kind.op) &&
+      (static_cast<unsigned>(width - 1) > 31u || (width & (width - 1)) != 0)) {
     fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::bad_width);
   }
   const unsigned mask = requested_mask & warp.present;
@@ -151,7 +158,8 @@ unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOp
 
 uint64_t warp_exchange(WarpOpKind kind, unsigned mask, uint64_t value, int lane_arg, int width,
                        const SourcePlace& where) {
-  if (active_block_run == nullptr) [[unlikely]] throw_outside_launch(warp_op_name(kind.op), where);
+  if (active_block_run == nullptr) [[unlikely]]
+    throw_outside_launch(warp_op_name(kind.op), where);
   return active_block_run->warp_exchange(kind, mask, value, lane_arg, width, where);
 }
 

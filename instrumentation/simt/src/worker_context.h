@@ -20,7 +20,8 @@ extern constinit thread_local unsigned active_worker_index;
 [[noreturn]] void throw_outside_launch(const char* what, const SourcePlace& where);
 
 inline BlockRun& block_of_caller(const char* what, const SourcePlace& where) {
-  if (active_block_run == nullptr) [[unlikely]] throw_outside_launch(what, where);
+  if (active_block_run == nullptr) [[unlikely]]
+    throw_outside_launch(what, where);
   return *active_block_run;
 }
 

@@ -60,7 +60,8 @@ __global__ void atomics_kernel(const int* ints, const float* floats, int n, Atom
   atomicExch(&totals->exchanged, v);
 }
 
-__global__ void histogram_kernel(const unsigned* values, int n, unsigned* bins, unsigned bin_count) {
+__global__ void histogram_kernel(const unsigned* values, int n, unsigned* bins,
+                                 unsigned bin_count) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) atomicAdd(&bins[values[i] % bin_count], 1u);
 }

@@ -72,13 +72,15 @@ __global__ void mask_omits_lane_kernel(int* out) {
 
 __global__ void bad_width_kernel(int* out) {
   const int v = static_cast<int>(threadIdx.x);
-  out[blockIdx.x * blockDim.x + threadIdx.x] = __shfl_down_sync(0xffffffffu, v, 1, 12);  // marker: bad width
+  out[blockIdx.x * blockDim.x + threadIdx.x] =
+      __shfl_down_sync(0xffffffffu, v, 1, 12);  // marker: bad width
 }
 
 __global__ void exited_lane_in_mask_kernel(int* out) {
   if (threadIdx.x % 32 == 0) return;
   const int v = static_cast<int>(threadIdx.x);
-  out[blockIdx.x * blockDim.x + threadIdx.x] = __shfl_down_sync(0xffffffffu, v, 1);  // marker: exited lane
+  out[blockIdx.x * blockDim.x + threadIdx.x] =
+      __shfl_down_sync(0xffffffffu, v, 1);  // marker: exited lane
 }
 
 __global__ void trap_kernel(int* out, unsigned trapping) {

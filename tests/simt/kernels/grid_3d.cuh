@@ -13,7 +13,8 @@ namespace simt_test {
 
 __global__ void coordinates_kernel(ThreadRecord* out) {
   const unsigned threads_per_block = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned thread_linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned thread_linear =
+      threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const unsigned block_linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   ThreadRecord& r = out[block_linear * threads_per_block + thread_linear];
   r.thread[0] = threadIdx.x;

@@ -18,7 +18,8 @@
 namespace simt_test {
 
 template <typename T>
-__global__ void shuffle_flavours_kernel(const T* in, T* out, unsigned mask, int lane_arg, int width) {
+__global__ void shuffle_flavours_kernel(const T* in, T* out, unsigned mask, int lane_arg,
+                                        int width) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned lane = threadIdx.x % 32;
   if (((mask >> lane) & 1u) == 0) return;

@@ -12,7 +12,8 @@
 
 namespace simt_test {
 
-__global__ void warp_vote_kernel(const int* pred, const unsigned* key, unsigned* out, unsigned mask) {
+__global__ void warp_vote_kernel(const int* pred, const unsigned* key, unsigned* out,
+                                 unsigned mask) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (((mask >> (threadIdx.x % 32)) & 1u) == 0) return;
   const int p = pred[i];
