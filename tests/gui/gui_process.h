@@ -1,9 +1,12 @@
-// Runs the tilescope-gui binary for a test and captures its exit code and output. With a
-// display wanted and none set ($DISPLAY empty), the run goes through `xvfb-run -a`; without,
-// DISPLAY and WAYLAND_DISPLAY are removed from its environment.
+// Runs the tilescope-gui binary for a test and captures its exit code and output. Without a
+// display wanted, DISPLAY and WAYLAND_DISPLAY are removed from its environment. With one
+// wanted and none set, the test program starts its own Xvfb once (VirtualDisplay) and points
+// DISPLAY at it: sturdier than an `xvfb-run` per run, which now and then fails cleaning up.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,10 +31,47 @@ inline bool display_available() {
   return d && *d;
 }
 
+// An Xvfb server for the lifetime of the test program, started when DISPLAY is unset.
+class VirtualDisplay {
+ public:
+  static void ensure() {
+    static VirtualDisplay instance;  // stopped at exit
+  }
+
+ private:
+  VirtualDisplay() {
+    if (display_available()) return;
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      const std::string fd = std::to_string(fds[1]);
+      // -displayfd: Xvfb picks a free display number and writes it to the pipe when ready.
+      ::execlp("Xvfb", "Xvfb", "-displayfd", fd.c_str(), "-screen", "0", "1920x1080x24", "-nolisten", "tcp",
+               static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    std::string number;
+    char c;
+    while (pid_ > 0 && ::read(fds[0], &c, 1) == 1 && c != '\n') number += c;
+    ::close(fds[0]);
+    if (!number.empty()) ::setenv("DISPLAY", (":" + number).c_str(), 1);
+  }
+  ~VirtualDisplay() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid_ = -1;
+};
+
 inline ProcessResult run_gui(const std::vector<std::string>& args, bool with_display = true) {
   std::string cmd = "timeout 240 ";
   if (!with_display) cmd += "env -u DISPLAY -u WAYLAND_DISPLAY ";
-  else if (!display_available()) cmd += "xvfb-run -a -s '-screen 0 1920x1080x24' ";
+  else VirtualDisplay::ensure();
   cmd += shell_quote(TILESCOPE_GUI_BINARY);
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   cmd += " 2>&1";
