@@ -15,25 +15,28 @@ constexpr std::array<FaultInfo, 8> kFaults{{
      "the Split-K reduce weights each split by its local sum l again (sums double-counted)",
      false, true},
     {Fault::masked_nan, "masked_nan",
-     "no guard for a fully masked tile under causal masking: exp(-inf - -inf) gives NaN", true,
-     true},
+     "no guard for a fully masked tile or split under causal masking: exp(-inf - -inf) gives NaN",
+     true, true},
     {Fault::empty_split, "empty_split",
-     "more splits than kv tiles; an empty split's unset state (m=0, l=0, O=garbage) poisons the "
-     "reduce",
+     "more splits than kv tiles; an empty split exits without writing its state, and the reduce "
+     "reads the unset (NaN) partials",
      false, true},
     {Fault::partial_layout, "partial_layout",
-     "partial writer and reducer disagree on the partial buffer's layout: query 0 is right, the "
-     "error grows with the query index",
+     "the reducer's query stride in the partial buffers forgets the split count: query 0 is right, "
+     "later queries read other queries' partials",
      false, true},
     {Fault::per_tile_softmax, "per_tile_softmax",
      "FA-1 without online rescaling: each kv tile's softmax is used as is, right for one tile, "
      "wrong after",
      true, false},
     {Fault::stale_accumulator, "stale_accumulator",
-     "accumulators not reset between splits / query tiles: a block's state leaks into the next",
+     "the P.V accumulator is not cleared between kv tiles: O is right after one tile, wrong after "
+     "(m and l stay right)",
      true, true},
     {Fault::missing_barrier, "missing_barrier",
-     "a shared-memory K/V tile is read before every thread has loaded it (a race)", true, true},
+     "no barrier before a shared-memory K/V tile is overwritten by the next: slower threads read "
+     "the next tile's values (a race)",
+     true, true},
 }};
 
 template <typename Enum, size_t N>

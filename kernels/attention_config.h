@@ -35,10 +35,10 @@ enum class Fault : int32_t {
   double_count_l,     // Split-K reduce weights each split by its local sum twice
   masked_nan,         // no guard for a fully masked tile: exp(-inf - -inf) = NaN
   empty_split,        // more splits than kv tiles; an empty split's state poisons the reduce
-  partial_layout,     // partial writer and reducer disagree on the buffer layout
+  partial_layout,     // partial writer and reducer disagree on the buffer layout (query stride)
   per_tile_softmax,   // FA-1 without online rescaling: right for one kv tile, wrong after
-  stale_accumulator,  // accumulators not reset between splits / kv tiles
-  missing_barrier,    // a shared-memory tile is read before every thread has loaded it
+  stale_accumulator,  // the P.V accumulator is not reset between kv tiles
+  missing_barrier,    // a shared-memory tile is overwritten before every thread has read it
 };
 
 struct FaultInfo {
