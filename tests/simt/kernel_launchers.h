@@ -27,6 +27,7 @@ RunStatus run_atomics(const Launch& launch, const int* ints, const float* floats
                       AtomicTotals* totals);
 RunStatus run_histogram(const Launch& launch, const unsigned* values, int n, unsigned* bins,
                         unsigned bin_count);
+RunStatus run_contended_counters(const Launch& launch, unsigned* counters, int iterations);
 // dynamic_shared.cuh
 RunStatus run_reverse_in_shared(const Launch& launch, const float* in, float* out_reversed,
                                 double* out_doubled, int* misaligned);

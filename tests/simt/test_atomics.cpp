@@ -90,5 +90,17 @@ TEST(Atomics, HistogramCountsEveryValue) {
   EXPECT_EQ(d_bins.to_host(), expected);
 }
 
+TEST(Atomics, NoUpdateIsLostUnderContention) {
+  const unsigned blocks = 64, threads = 64;
+  const int iterations = 100;
+  const unsigned total = blocks * threads * iterations;
+  DeviceArray<unsigned> d_counters(std::vector<unsigned>{0, 0, 0, total});
+  const RunStatus status =
+      run_contended_counters({dim3(blocks), dim3(threads)}, d_counters.get(), iterations);
+  ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
+  EXPECT_EQ(d_counters.to_host(), (std::vector<unsigned>{total, total, total, 0}))
+      << "atomicAdd, atomicInc, atomicCAS loop, atomicSub";
+}
+
 }  // namespace
 }  // namespace simt_test

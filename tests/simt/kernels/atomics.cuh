@@ -6,6 +6,9 @@
 //     built from atomicCAS loops, and atomicExch (the last value swapped in must be one of
 //     the inputs).
 //   histogram_kernel: bins[values[i] % bin_count] += 1 with unsigned atomicAdd.
+//   contended_counters_kernel: every thread bumps the same four counters `iterations` times:
+//     counters[0] by atomicAdd, [1] by atomicInc (no wrap), [2] by an atomicCAS loop, and
+//     [3] down by atomicSub; a lost update on any worker shows in the totals.
 //
 // Run by tests/simt/test_kernels.cpp on both backends.
 #pragma once
@@ -64,6 +67,20 @@ __global__ void histogram_kernel(const unsigned* values, int n, unsigned* bins,
                                  unsigned bin_count) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) atomicAdd(&bins[values[i] % bin_count], 1u);
+}
+
+__global__ void contended_counters_kernel(unsigned* counters, int iterations) {
+  for (int i = 0; i < iterations; ++i) {
+    atomicAdd(&counters[0], 1u);
+    atomicInc(&counters[1], 0xffffffffu);
+    unsigned expected = 0;  // a guess; a failed atomicCAS returns the current value
+    for (;;) {
+      const unsigned seen = atomicCAS(&counters[2], expected, expected + 1);
+      if (seen == expected) break;
+      expected = seen;
+    }
+    atomicSub(&counters[3], 1u);
+  }
 }
 
 }  // namespace simt_test
