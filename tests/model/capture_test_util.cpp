@@ -1,0 +1,92 @@
+#include "tests/model/capture_test_util.h"
+
+#include <cstring>
+#include <memory>
+
+#include "app/model/capture/capture_inputs.h"
+#include "app/model/capture/capture_metadata.h"
+#include "app/model/capture/run_capture.h"
+
+namespace ts::testing {
+
+AttentionConfig random_small_config(std::mt19937_64& rng, bool with_fault) {
+  auto pick = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  AttentionConfig c;
+  c.kernel = pick(0, 1) ? KernelKind::splitk : KernelKind::fa1;
+  c.batch = pick(1, 2);
+  c.heads = pick(1, 3);
+  c.seq_q = c.kernel == KernelKind::splitk && pick(0, 1) ? pick(1, 4) : pick(1, 100);
+  c.seq_kv = pick(1, 200);
+  c.head_dim = pick(0, 1) ? 64 : 32;
+  c.dtype = static_cast<DType>(pick(0, 2));
+  c.causal = pick(0, 1) == 1;
+  c.num_splits = c.kernel == KernelKind::splitk ? pick(0, 5) : 0;
+  c.softmax_scale = pick(0, 1) ? 0.0 : std::uniform_real_distribution<double>(0.05, 0.5)(rng);
+  if (with_fault) {
+    std::vector<Fault> applicable;
+    for (const FaultInfo& f : all_faults())
+      if (c.kernel == KernelKind::fa1 ? f.fa1 : f.splitk) applicable.push_back(f.fault);
+    c.fault = applicable[static_cast<size_t>(pick(0, static_cast<int64_t>(applicable.size()) - 1))];
+  }
+  return c;
+}
+
+std::vector<std::string> config_args(const AttentionConfig& c) {
+  std::vector<std::string> a = {"--kernel",   std::string(to_string(c.kernel)),
+                                "--fault",    std::string(to_string(c.fault)),
+                                "--batch",    std::to_string(c.batch),
+                                "--heads",    std::to_string(c.heads),
+                                "--seq-q",    std::to_string(c.seq_q),
+                                "--seq-kv",   std::to_string(c.seq_kv),
+                                "--head-dim", std::to_string(c.head_dim),
+                                "--dtype",    std::string(to_string(c.dtype)),
+                                "--splits",   std::to_string(c.num_splits),
+                                "--scale",    exact_decimal(c.softmax_scale)};
+  if (c.causal) a.push_back("--causal");
+  return a;
+}
+
+std::string event_difference(const RunView& a, size_t i, const RunView& b, size_t j) {
+  const EventHeader &x = a.headers[i], &y = b.headers[j];
+  const bool same_header = x.stage == y.stage && x.convention == y.convention &&
+                           x.batch == y.batch && x.head == y.head && x.q_tile == y.q_tile &&
+                           x.kv_tile_begin == y.kv_tile_begin && x.kv_tile_end == y.kv_tile_end &&
+                           x.split == y.split && x.step == y.step && x.rows == y.rows &&
+                           x.block == y.block;
+  if (!same_header) return "event " + std::to_string(i) + "/" + std::to_string(j) + ": headers differ";
+  if (a.block_m != b.block_m || a.head_dim != b.head_dim) return "block_m or head_dim differ";
+  const RunEvent ea = a.event(i), eb = b.event(j);
+  const size_t rows = static_cast<size_t>(x.rows), d = static_cast<size_t>(a.head_dim);
+  if (std::memcmp(ea.m.data(), eb.m.data(), rows * sizeof(float)) != 0)
+    return "event " + std::to_string(i) + ": m differs";
+  if (std::memcmp(ea.l.data(), eb.l.data(), rows * sizeof(float)) != 0)
+    return "event " + std::to_string(i) + ": l differs";
+  if (std::memcmp(ea.o.data(), eb.o.data(), rows * d * sizeof(float)) != 0)
+    return "event " + std::to_string(i) + ": O differs";
+  return {};
+}
+
+std::string run_events_difference(const RunView& a, const RunView& b) {
+  if (a.num_events() != b.num_events())
+    return "event counts differ: " + std::to_string(a.num_events()) + " vs " +
+           std::to_string(b.num_events());
+  for (size_t i = 0; i < a.num_events(); ++i) {
+    std::string d = event_difference(a, i, b, i);
+    if (!d.empty()) return d;
+  }
+  return {};
+}
+
+RunView launch_view(const LaunchRequest& request, const AttentionInputs& inputs) {
+  LaunchOutcome out = launch_attention(request, inputs);
+  auto events = std::make_shared<CapturedEvents>(std::move(out.events));
+  return run_view_from_capture(events, out, traced_pair_inputs(out.config, inputs, TraceFilter{}), {});
+}
+
+bool same_bytes(const HostTensor& a, const HostTensor& b) {
+  return a.dtype == b.dtype && a.shape == b.shape && a.bytes == b.bytes;
+}
+
+}  // namespace ts::testing

@@ -1,0 +1,246 @@
+// The capture pipeline in process: run_capture's view and metadata, the inputs it keeps,
+// progress and cancel, request checks, and the trace filter's JSON form.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <nlohmann/json.hpp>
+
+#include "app/model/capture/capture_error.h"
+#include "app/model/capture/capture_inputs.h"
+#include "app/model/capture/capture_metadata.h"
+#include "app/model/capture/run_capture.h"
+#include "app/model/capture/tool_version.h"
+#include "instrumentation/trace/file_error.h"
+#include "instrumentation/trace/npy.h"
+#include "instrumentation/trace/tensor_files.h"
+#include "tests/model/capture_test_util.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+CaptureSpec small_spec(std::mt19937_64& rng, bool with_fault) {
+  CaptureSpec spec;
+  spec.config = testing::random_small_config(rng, with_fault);
+  spec.backend = Backend::cpu;
+  spec.cpu_workers = 2;
+  spec.inputs = RandomInputSpec{.seed = rng()};
+  return spec;
+}
+
+TEST(Capture, ViewAndMetadataDescribeTheLaunch) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 4; ++round) {
+    CaptureSpec spec = small_spec(rng, /*with_fault=*/true);
+    SCOPED_TRACE(nlohmann::json(spec.config).dump());
+    // Half the rounds trace a random sub-range of batch and heads.
+    if (round % 2 == 1) {
+      spec.trace.filter.batch_begin = static_cast<int64_t>(rng() % static_cast<uint64_t>(spec.config.batch));
+      spec.trace.filter.head_begin = static_cast<int64_t>(rng() % static_cast<uint64_t>(spec.config.heads));
+      spec.trace.filter.head_end = spec.trace.filter.head_begin + 1;
+    }
+    const CaptureResult r = run_capture(spec);
+    const RunView& v = r.view;
+    EXPECT_EQ(v.label, "capture");
+    EXPECT_EQ(v.config, r.outcome.config);
+    EXPECT_EQ(v.tiling, r.outcome.tiling);
+    EXPECT_EQ(v.block_m, v.tiling.block_m);
+    EXPECT_EQ(v.head_dim, spec.config.head_dim);
+    EXPECT_TRUE(r.outcome.events.headers.empty());  // moved into r.events
+    ASSERT_EQ(v.num_events(), r.events->size());
+    EXPECT_EQ(v.m.data(), r.events->m.data());  // views, not copies
+    EXPECT_EQ(v.o.size(), r.events->o.size());
+    for (const EventHeader& h : v.headers)
+      EXPECT_TRUE(spec.trace.filter.keeps(h.batch, h.head, h.q_tile));
+    ASSERT_TRUE(v.output.has_value());
+    EXPECT_TRUE(testing::same_bytes(*v.output, r.outcome.o));
+
+    // The inputs kept: exactly the filter's pairs, equal to those pairs' slices.
+    const AttentionInputs full = make_random_inputs(spec.config, std::get<RandomInputSpec>(spec.inputs));
+    const auto pairs = traced_pairs(spec.config, spec.trace.filter);
+    EXPECT_EQ(v.inputs.pairs, pairs);
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      const int64_t bh = pairs[p][0] * spec.config.heads + pairs[p][1];
+      const int64_t n = spec.config.seq_kv * spec.config.head_dim;
+      for (int64_t i = 0; i < n; i += 7)
+        ASSERT_EQ(v.inputs.k.get_float(static_cast<int64_t>(p) * n + i), full.k.get_float(bh * n + i));
+    }
+
+    const auto& m = v.metadata;
+    EXPECT_EQ(m.at("config"), nlohmann::json(r.outcome.config).dump());
+    EXPECT_EQ(m.at("tiling"), nlohmann::json(r.outcome.tiling).dump());
+    EXPECT_EQ(m.at("kernel"), to_string(spec.config.kernel));
+    EXPECT_EQ(m.at("fault"), to_string(spec.config.fault));
+    EXPECT_EQ(m.at("backend"), "cpu");
+    EXPECT_EQ(m.at("device"), r.outcome.device);
+    EXPECT_EQ(m.at("inputs_seed"), std::to_string(std::get<RandomInputSpec>(spec.inputs).seed));
+    EXPECT_EQ(m.at("tool_version"), tool_version());
+    EXPECT_EQ(m.at("cpu_workers"), "2");
+    EXPECT_FALSE(m.contains("perturb_seed"));
+    const TraceRequest back = trace_request_from_json(nlohmann::json::parse(m.at("trace_filter")));
+    EXPECT_EQ(back.filter.batch_begin, spec.trace.filter.batch_begin);
+    EXPECT_EQ(back.filter.head_end, spec.trace.filter.head_end);
+    EXPECT_EQ(std::stoll(m.at("trace_capacity")), spec.trace.capacity_events);
+    for (const auto& [key, value] : m) EXPECT_FALSE(value.empty()) << key;
+  }
+}
+
+TEST(Capture, ProgressReachesTheTotalAndCancelStopsTheRun) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  CaptureSpec spec = small_spec(rng, false);
+  uint64_t last_done = 0, last_total = 0, calls = 0;
+  bool monotonic = true;
+  run_capture(spec, [&](uint64_t done, uint64_t total) {
+    monotonic &= done >= last_done && done <= total;
+    last_done = done;
+    last_total = total;
+    ++calls;
+  });
+  EXPECT_GT(calls, 0u);
+  EXPECT_TRUE(monotonic);
+  EXPECT_EQ(last_done, last_total);
+
+  const std::atomic<bool> cancel{true};
+  try {
+    run_capture(spec, {}, &cancel);
+    FAIL() << "a cancelled capture returned";
+  } catch (const LaunchError& e) {
+    EXPECT_TRUE(e.cancelled());
+  }
+}
+
+TEST(Capture, PerturbSeedAndWorkersAreRecorded) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  CaptureSpec spec = small_spec(rng, false);
+  spec.cpu_workers = 1;
+  spec.perturb_seed = rng();
+  const CaptureResult r = run_capture(spec);
+  EXPECT_EQ(r.view.metadata.at("perturb_seed"), std::to_string(*spec.perturb_seed));
+  EXPECT_EQ(r.view.metadata.at("cpu_workers"), "1");
+}
+
+TEST(Capture, RequestsThatCannotRunAreRefusedBeforeRunning) {
+  CaptureSpec spec;
+  spec.config.batch = 2;
+  spec.config.heads = 2;
+  spec.config.seq_q = 100;  // 2 query tiles of 64
+  spec.backend = Backend::cpu;
+  auto refused = [](const CaptureSpec& s, const std::string& message) {
+    try {
+      run_capture(s);
+      ADD_FAILURE() << "accepted; expected: " << message;
+    } catch (const CaptureError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  CaptureSpec s = spec;
+  s.trace.filter.batch_begin = 2;
+  refused(s, "keeps nothing");
+  s = spec;
+  s.trace.filter.head_begin = 1;
+  s.trace.filter.head_end = 1;
+  refused(s, "empty");
+  s = spec;
+  s.trace.filter.q_tile_begin = 2;
+  refused(s, "query tiles");
+  s = spec;
+  s.trace.filter.stage_mask = stage_bit(Stage::splitk_reduce);
+  refused(s, "not produced by the fa1 kernel");
+  s = spec;
+  s.trace.capacity_events = -5;
+  refused(s, "capacity");
+  s = spec;
+  s.cpu_workers = -1;
+  refused(s, "--workers");
+  s = spec;
+  s.backend = Backend::gpu;
+  s.perturb_seed = 1;
+  refused(s, "--perturb-seed");
+  s = spec;
+  s.inputs = InputFiles{{"a.npy", "b.npy"}};
+  refused(s, "got 2 files");
+  s = spec;
+  s.config.head_dim = 65;
+  EXPECT_THROW(run_capture(s), ConfigError);
+}
+
+TEST(CaptureInputs, FileErrorsNameTheFileAndTensor) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  AttentionConfig c;
+  c.seq_q = 10;
+  c.seq_kv = 12;
+  c.head_dim = 32;
+  c.dtype = DType::f16;
+  const AttentionInputs in = make_random_inputs(c, {.seed = seed});
+  const auto q = dir.path() / "q16.npy", k = dir.path() / "k16.npy", v = dir.path() / "v16.npy";
+  write_npy(q, ElemType::F16, in.q.shape, in.q.bytes.data());
+  write_npy(k, ElemType::F16, in.k.shape, in.k.bytes.data());
+  write_npy(v, ElemType::F16, in.v.shape, in.v.bytes.data());
+  const LoadedInputs ok = load_capture_inputs(c, InputFiles{{q, k, v}});
+  EXPECT_TRUE(testing::same_bytes(ok.tensors.v, in.v));
+  EXPECT_EQ(nlohmann::json::parse(ok.provenance.at("inputs_sha256"))[2], sha256_file(v));
+
+  try {
+    load_capture_inputs(c, InputFiles{{q, v, v}});  // v is [.., seq_kv, ..]: fine as k
+    AttentionConfig c2 = c;
+    c2.seq_kv = 13;
+    load_capture_inputs(c2, InputFiles{{q, k, v}});
+    FAIL() << "a shape mismatch was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.tensor(), "k");
+    EXPECT_NE(std::string(e.what()).find("k16.npy"), std::string::npos) << e.what();
+  }
+  AttentionConfig c32 = c;
+  c32.dtype = DType::f32;
+  try {
+    load_capture_inputs(c32, InputFiles{{q, k, v}});
+    FAIL() << "a dtype mismatch was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("q16.npy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--dtype"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_capture_inputs(c, InputFiles{{q, dir.path() / "nope.npy", v}}), FileReadError);
+}
+
+TEST(CaptureMetadata, TraceFilterJsonRoundTrips) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 50; ++i) {
+    TraceRequest r;
+    r.enabled = rng() % 2 == 0;
+    auto range = [&](int64_t& b, int64_t& e) {
+      b = static_cast<int64_t>(rng() % 100);
+      if (rng() % 2) e = b + 1 + static_cast<int64_t>(rng() % 100);
+    };
+    range(r.filter.batch_begin, r.filter.batch_end);
+    range(r.filter.head_begin, r.filter.head_end);
+    range(r.filter.q_tile_begin, r.filter.q_tile_end);
+    r.filter.stage_mask = 1u + static_cast<uint32_t>(rng() % kAllStages);
+    const TraceRequest back = trace_request_from_json(nlohmann::json::parse(trace_filter_to_json(r).dump()));
+    EXPECT_EQ(back.enabled, r.enabled);
+    EXPECT_EQ(back.filter.batch_begin, r.filter.batch_begin);
+    EXPECT_EQ(back.filter.batch_end, r.filter.batch_end);
+    EXPECT_EQ(back.filter.head_begin, r.filter.head_begin);
+    EXPECT_EQ(back.filter.head_end, r.filter.head_end);
+    EXPECT_EQ(back.filter.q_tile_begin, r.filter.q_tile_begin);
+    EXPECT_EQ(back.filter.q_tile_end, r.filter.q_tile_end);
+    EXPECT_EQ(back.filter.stage_mask, r.filter.stage_mask);
+    EXPECT_EQ(stage_mask_from_names(stage_mask_names(r.filter.stage_mask)), r.filter.stage_mask);
+  }
+  EXPECT_THROW(trace_request_from_json(nlohmann::json::parse(R"({"enabled": true})")), CaptureError);
+  EXPECT_THROW(trace_request_from_json(nlohmann::json::parse(
+                   R"({"enabled": true, "batch": [3, 1], "head": [0, null], "q_tile": [0, null], "stages": []})")),
+               CaptureError);
+  EXPECT_THROW(stage_mask_from_names("final,,fa1.step"), CaptureError);
+  for (double x : {0.125, 1e-5, 0.1, 1.0 / 3.0, 12345.678})
+    EXPECT_EQ(std::stod(exact_decimal(x)), x);
+}
+
+}  // namespace
+}  // namespace ts
