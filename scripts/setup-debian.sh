@@ -13,6 +13,7 @@ packages=(
   libssl-dev                                     # SHA-256 of input files (static libcrypto)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libimgui-dev libglfw3-dev python3-glad libgl-dev   # the viewer
+  fonts-dejavu-core                              # the viewer's UI font (else ImGui's built-in one)
   xvfb xauth libgl1-mesa-dri                     # screenshot tests (Mesa llvmpipe under Xvfb)
   python3 python3-numpy                          # traces load with numpy and no tilescope code
 )
