@@ -68,14 +68,27 @@ FiberStack::FiberStack(FiberStack&& other) noexcept
 }
 
 void set_to_current_thread_stack(Context& context) {
-  void* bottom = nullptr;
-  size_t size = 0;
-  pthread_attr_t attributes;
-  if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
-    pthread_attr_getstack(&attributes, &bottom, &size);
-    pthread_attr_destroy(&attributes);
+  if constexpr (kAddressSanitizer) {
+    // pthread_getattr_np parses /proc/self/maps for the main thread (slow, and there are many
+    // fiber stacks mapped): once per OS thread.
+    struct Bounds {
+      void* bottom = nullptr;
+      size_t size = 0;
+      bool known = false;
+    };
+    thread_local Bounds bounds;
+    if (!bounds.known) {
+      pthread_attr_t attributes;
+      if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+        pthread_attr_getstack(&attributes, &bounds.bottom, &bounds.size);
+        pthread_attr_destroy(&attributes);
+      }
+      bounds.known = true;
+    }
+    context.set_stack(bounds.bottom, bounds.size);
+  } else {
+    (void)context;  // only ASan needs to know a stack's bounds
   }
-  context.set_stack(bottom, size);
 }
 
 void StackSet::reserve(size_t count) {
