@@ -148,9 +148,10 @@ ColorScale fit_scale(const ValueStats& s, ColorScale base) {
   } else if (base.symmetric) {
     out.min = -s.max_abs;
     out.max = s.max_abs;
-  } else if (base.log) {  // magnitudes: the smallest non-zero |x| to the largest
-    out.min = s.min_abs_nonzero > 0 ? s.min_abs_nonzero : base.log_floor;
-    out.max = s.max_abs;
+  } else if (base.log) {  // magnitudes: the smallest non-zero |x| (not below the floor, which
+                          // is where the scale stops resolving) to the largest
+    out.min = std::max(s.min_abs_nonzero, base.log_floor);
+    out.max = std::max(s.max_abs, out.min);
   } else {
     out.min = s.min;
     out.max = s.max;

@@ -120,7 +120,8 @@ ValueStats value_stats(std::span<const float> values, std::span<const uint8_t> m
 ValueStats combine(const ValueStats& a, const ValueStats& b);
 
 // `base` with min/max fitted to the finite, unmasked values (its log/symmetric flags and
-// floor kept): [min, max]; symmetric: [-max|x|, max|x|]; log: [min non-zero |x|, max |x|].
+// floor kept): [min, max]; symmetric: [-max|x|, max|x|]; log: [min non-zero |x|, max |x|]
+// with both at least the log floor.
 // With no finite value the range is [0, 1].
 ColorScale fit_scale(const ValueStats& stats, ColorScale base);
 ColorScale autofit(std::span<const float> values, ColorScale base = {},

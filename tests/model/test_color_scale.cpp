@@ -187,8 +187,10 @@ TEST(ColorScale, AutofitIgnoresNaNInfAndMaskedCells) {
   EXPECT_TRUE(sym.symmetric) << "flags are kept";
 
   const ColorScale lg = autofit(s.values, {0, 1, true, 1e-6f, false}, s.mask);
-  EXPECT_EQ(lg.min, s.min_abs_nonzero);
+  EXPECT_EQ(lg.min, std::max(s.min_abs_nonzero, 1e-6f));
   EXPECT_EQ(lg.max, s.max_abs);
+  const ColorScale floored = autofit(s.values, {0, 1, true, 0.5f, false}, s.mask);
+  EXPECT_EQ(floored.min, 0.5f) << "the black point does not go below the floor";
 
   const ValueStats st = value_stats(s.values, s.mask);
   EXPECT_EQ(st.nan, s.nan);
@@ -199,6 +201,27 @@ TEST(ColorScale, AutofitIgnoresNaNInfAndMaskedCells) {
 
   // Without the mask, the masked cells' huge values would win: the mask matters.
   EXPECT_EQ(autofit(s.values).max, 1e9f);
+}
+
+TEST(ColorScale, CombinedStatisticsAreThoseOfTheConcatenation) {
+  TS_SEEDED(seed);
+  const Sprinkled a = sprinkled(seed, 1500), b = sprinkled(seed ^ 0x5555, 2500);
+  std::vector<float> both = a.values;
+  both.insert(both.end(), b.values.begin(), b.values.end());
+  std::vector<uint8_t> mask = a.mask;
+  mask.insert(mask.end(), b.mask.begin(), b.mask.end());
+  const ValueStats c = combine(value_stats(a.values, a.mask), value_stats(b.values, b.mask));
+  const ValueStats w = value_stats(both, mask);
+  EXPECT_EQ(c.finite, w.finite);
+  EXPECT_EQ(c.nan, w.nan);
+  EXPECT_EQ(c.masked, w.masked);
+  EXPECT_EQ(c.min, w.min);
+  EXPECT_EQ(c.max, w.max);
+  EXPECT_EQ(c.max_abs, w.max_abs);
+  EXPECT_EQ(c.min_abs_nonzero, w.min_abs_nonzero);
+  const std::vector<float> none = {kNaN};
+  const ValueStats n = combine(value_stats(none), value_stats(a.values, a.mask));
+  EXPECT_EQ(n.min, a.min) << "an array with no finite value adds no extremes";
 }
 
 TEST(ColorScale, AutofitOfNothingFiniteIsTheUnitRange) {

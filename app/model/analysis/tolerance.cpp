@@ -1,0 +1,108 @@
+#include "app/model/analysis/tolerance.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace ts {
+namespace {
+
+double parse_bound(std::string_view text, const char* what) {
+  const std::string s(text);
+  if (s.empty())
+    throw ToleranceError(std::string("--tol: the ") + what +
+                         " is empty; write atol or atol,rtol, e.g. --tol 1e-3,1e-2");
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || errno == ERANGE)
+    throw ToleranceError(std::string("--tol: the ") + what + " '" + s +
+                         "' is not a number; write atol or atol,rtol, e.g. --tol 1e-3,1e-2");
+  if (!std::isfinite(v) || v < 0.0)
+    throw ToleranceError(std::string("--tol: the ") + what + " must be a finite number >= 0 (got " +
+                         s + ")");
+  return v;
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
+}  // namespace
+
+ToleranceOverride parse_tolerance(std::string_view text) {
+  ToleranceOverride t;
+  const size_t comma = text.find(',');
+  if (comma == std::string_view::npos) {
+    t.atol = parse_bound(text, "atol");
+    return t;
+  }
+  if (text.find(',', comma + 1) != std::string_view::npos)
+    throw ToleranceError("--tol takes at most two numbers, atol,rtol (got '" + std::string(text) + "')");
+  t.atol = parse_bound(text.substr(0, comma), "atol");
+  t.rtol = parse_bound(text.substr(comma + 1), "rtol");
+  return t;
+}
+
+double tolerance_floor(DType precision) {
+  switch (precision) {
+    case DType::f32: return 1e-6;   // ~8 float32 ulps of 1
+    case DType::f16: return 1e-5;
+    case DType::bf16: return 1e-4;
+  }
+  return 1e-6;
+}
+
+Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype) {
+  Tolerance t;
+  t.from_rule = true;
+  t.naive = naive;
+  t.floor_intermediate = tolerance_floor(DType::f32);
+  t.floor_final = tolerance_floor(dtype);
+
+  // Intermediate states (float32 arithmetic). The score bar (m, and LSE) is the naive LSE
+  // error: both come from the rounding of q.k. l = sum exp(s - m) inherits the error of the
+  // scores and of m, each at most one score bar: its relative bar is two. O/l is an average of
+  // V rows, held to the naive output's error; raw O = (O/l) * l combines both.
+  const double score = 2.0 * naive.lse_f32 + t.floor_intermediate;
+  const double o_norm = 2.0 * naive.o_f32 + t.floor_intermediate;
+  t.intermediate.m = {score, 0.0, false};
+  t.intermediate.l = {0.0, 2.0 * score, false};
+  t.intermediate.o_norm = {o_norm, 0.0, false};
+  t.intermediate.o_raw = {o_norm, 2.0 * score, true};
+
+  // The final output (normalised: the m channel holds LSE, l holds 1, O is the output).
+  const double lse = 2.0 * naive.lse_dtype + t.floor_final;
+  const double out = 2.0 * naive.o_dtype + t.floor_final;
+  t.final_stage.m = {lse, 0.0, false};
+  t.final_stage.l = {t.floor_final, 0.0, false};
+  t.final_stage.o_norm = {out, 0.0, false};
+  t.final_stage.o_raw = {out, 0.0, false};
+  return t;
+}
+
+Tolerance override_tolerance(const ToleranceOverride& bounds) {
+  Tolerance t;
+  t.from_rule = false;
+  t.override_bounds = bounds;
+  const QuantityBar bar{bounds.atol, bounds.rtol, false};
+  t.intermediate = {bar, bar, bar, bar};
+  t.final_stage = t.intermediate;
+  return t;
+}
+
+std::string Tolerance::describe() const {
+  if (!from_rule)
+    return "explicit: |error| <= " + number(override_bounds.atol) + " + " + number(override_bounds.rtol) +
+           " x |reference| (per row)";
+  return "rule: error <= 2 x naive error + floor; intermediate stages vs float32 naive (O/l " +
+         number(intermediate.o_norm.atol) + ", m " + number(intermediate.m.atol) +
+         "), final vs input-dtype naive (O " + number(final_stage.o_norm.atol) + ", LSE " +
+         number(final_stage.m.atol) + ")";
+}
+
+}  // namespace ts

@@ -1,0 +1,88 @@
+// How close a traced value must be to the float64 reference to count as right.
+//
+// The default is the correctness rule of flash-attention's tests: a kernel's error against the
+// float64 reference may be at most 2x the error of a naive implementation of the same precision
+// on the same inputs, plus a tiny absolute floor; NaN never passes. The "same precision" is
+//   - float32 for the intermediate stages (fa1.step, splitk.partial, splitk.reduce): the kernels
+//     hold their running state in float32 whatever the input dtype (inputs are exact in
+//     float32), so a float32 textbook attention is the fair yardstick; holding them to a bf16
+//     baseline would let a wrong state hide under bf16's 8-bit mantissa;
+//   - the input dtype for the final output: the kernel rounds O to that dtype when it writes it,
+//     exactly as the textbook implementation in that dtype does.
+// `--tol atol[,rtol]` replaces the rule with explicit bounds.
+//
+// A bar is applied per query row: |got - want| <= atol + rtol * scale, where scale is the row's
+// largest reference magnitude of the quantity (the error of a sum of products scales with the
+// row's magnitude, not with each element's, which may cancel to ~0). Under the rule, raw
+// unnormalised O is held to atol * l_ref (O grows with the row's sum l).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "instrumentation/trace/trace_event.h"
+#include "kernels/attention_config.h"
+
+namespace ts {
+
+class ToleranceError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct QuantityBar {
+  double atol = 0.0;
+  double rtol = 0.0;
+  bool atol_per_l = false;  // atol is per unit of the row's reference l (raw unnormalised O)
+
+  // The largest error allowed for a row whose reference has magnitude `ref_scale` and sum l_ref.
+  double bar(double ref_scale, double l_ref) const {
+    return (atol_per_l ? atol * l_ref : atol) + rtol * ref_scale;
+  }
+};
+
+// The four compared quantities of a state: m (LSE in the normalised convention), l, O/l and
+// raw O.
+struct StageBars {
+  QuantityBar m, l, o_norm, o_raw;
+};
+
+// Max |naive - float64 reference| over the compared rows (O: over every element; LSE: over
+// rows that see a key), of the two naive baselines.
+struct NaiveErrors {
+  double o_f32 = 0.0, lse_f32 = 0.0;      // textbook attention in float32
+  double o_dtype = 0.0, lse_dtype = 0.0;  // textbook attention in the input dtype
+};
+
+struct ToleranceOverride {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+// Parses "atol" or "atol,rtol" (non-negative finite numbers). Throws ToleranceError naming
+// the problem.
+ToleranceOverride parse_tolerance(std::string_view text);
+
+struct Tolerance {
+  bool from_rule = true;  // false: an explicit --tol override
+  NaiveErrors naive{};    // what the rule's bars were made from
+  double floor_intermediate = 0.0, floor_final = 0.0;
+  ToleranceOverride override_bounds{};  // when !from_rule
+  StageBars intermediate{};  // fa1.step, splitk.partial, splitk.reduce
+  StageBars final_stage{};   // final (normalised O and LSE)
+
+  const StageBars& for_stage(Stage stage) const {
+    return stage == Stage::final_output ? final_stage : intermediate;
+  }
+  std::string describe() const;  // one line, for reports
+};
+
+// The absolute floor of the rule: an O(1) value's last few bits in the given precision (it
+// matters where the naive error is 0, e.g. a row that sees one key: O = V exactly).
+double tolerance_floor(DType precision);
+
+// The rule's bars from the naive baselines' errors; `dtype` is the run's input dtype.
+Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype);
+Tolerance override_tolerance(const ToleranceOverride& bounds);
+
+}  // namespace ts

@@ -1,0 +1,112 @@
+#include "app/model/capture/capture_inputs.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "app/model/capture/capture_error.h"
+#include "app/model/capture/capture_metadata.h"
+#include "instrumentation/trace/file_error.h"
+#include "instrumentation/trace/tensor_files.h"
+
+namespace ts {
+namespace {
+
+LoadedInputs generate(const AttentionConfig& config, const RandomInputSpec& spec) {
+  LoadedInputs out;
+  out.tensors = make_random_inputs(config, spec);
+  out.provenance[std::string(trace_meta::inputs_seed)] = std::to_string(spec.seed);
+  out.provenance[std::string(capture_meta::inputs_distribution)] = to_string(spec.distribution);
+  out.provenance[std::string(capture_meta::inputs_scale)] = exact_decimal(spec.scale);
+  out.provenance[std::string(capture_meta::inputs_preset)] = to_string(spec.preset);
+  return out;
+}
+
+LoadedInputs load_files(const AttentionConfig& config, const InputFiles& files) {
+  const auto& paths = files.paths;
+  if (paths.size() != 1 && paths.size() != 3)
+    throw CaptureError("inputs: got " + std::to_string(paths.size()) +
+                       " files; give three files in q k v order (.npy or single-tensor "
+                       ".safetensors), or one .safetensors holding tensors named q, k and v");
+  LoadedInputs out;
+  HostTensor* targets[3] = {&out.tensors.q, &out.tensors.k, &out.tensors.v};
+  const char* names[3] = {"q", "k", "v"};
+  // Which file each tensor came from, for the error messages.
+  std::filesystem::path source_of[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::filesystem::path& p = paths.size() == 3 ? paths[static_cast<size_t>(i)] : paths[0];
+    source_of[i] = p;
+    try {
+      *targets[i] = paths.size() == 3 ? load_tensor_file(p) : load_tensor_file(p, names[i]);
+    } catch (const TensorFileError& e) {
+      if (paths.size() == 1)
+        throw TensorFileError(p, std::string(e.what()) +
+                                     " (one input file must be a .safetensors holding tensors "
+                                     "named q, k and v; or give three files in q k v order)");
+      throw;
+    }
+  }
+  try {
+    check_inputs(config, out.tensors);
+  } catch (const InputError& e) {
+    int i = e.tensor() == "k" ? 1 : e.tensor() == "v" ? 2 : 0;
+    std::string hint;
+    if (std::string(e.what()).find("dtype") != std::string::npos)
+      hint = " (pass --dtype to match the file, or convert the file; .npy holds fp32 or fp16, "
+             "bf16 needs a .safetensors)";
+    throw InputError(e.tensor(), source_of[i].string() + ": " + e.what() + hint);
+  }
+  nlohmann::json file_list = nlohmann::json::array(), hashes = nlohmann::json::array();
+  for (const auto& p : paths) {
+    file_list.push_back(p.string());
+    hashes.push_back(sha256_file(p));
+  }
+  out.provenance[std::string(trace_meta::inputs_files)] = file_list.dump();
+  out.provenance[std::string(trace_meta::inputs_sha256)] = hashes.dump();
+  return out;
+}
+
+}  // namespace
+
+LoadedInputs load_capture_inputs(const AttentionConfig& config, const InputSource& source) {
+  validate(config);
+  if (const auto* random = std::get_if<RandomInputSpec>(&source)) return generate(config, *random);
+  return load_files(config, std::get<InputFiles>(source));
+}
+
+std::vector<std::array<int32_t, 2>> traced_pairs(const AttentionConfig& config,
+                                                 const TraceFilter& filter) {
+  std::vector<std::array<int32_t, 2>> pairs;
+  const int64_t b0 = std::max<int64_t>(0, filter.batch_begin);
+  const int64_t b1 = std::min(config.batch, filter.batch_end);
+  const int64_t h0 = std::max<int64_t>(0, filter.head_begin);
+  const int64_t h1 = std::min(config.heads, filter.head_end);
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t h = h0; h < h1; ++h)
+      pairs.push_back({static_cast<int32_t>(b), static_cast<int32_t>(h)});
+  return pairs;
+}
+
+TraceInputs traced_pair_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
+                               const TraceFilter& filter) {
+  TraceInputs out;
+  out.pairs = traced_pairs(config, filter);
+  const int64_t p = static_cast<int64_t>(out.pairs.size());
+  auto slice = [&](const HostTensor& full, int64_t seq) {
+    HostTensor t = HostTensor::zeros(full.dtype, {p, seq, config.head_dim});
+    const size_t pair_bytes = static_cast<size_t>(seq * config.head_dim) * full.element_size();
+    for (size_t i = 0; i < out.pairs.size(); ++i) {
+      const int64_t bh = out.pairs[i][0] * config.heads + out.pairs[i][1];
+      std::memcpy(t.bytes.data() + i * pair_bytes,
+                  full.bytes.data() + static_cast<size_t>(bh) * pair_bytes, pair_bytes);
+    }
+    return t;
+  };
+  out.q = slice(inputs.q, config.seq_q);
+  out.k = slice(inputs.k, config.seq_kv);
+  out.v = slice(inputs.v, config.seq_kv);
+  return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,42 @@
+// The metadata a capture writes into its trace beyond the trace layer's own keys
+// (instrumentation/trace/trace_file.h, ts::trace_meta): how the random inputs were drawn, the
+// trace request, the CPU runtime's options, timing. Every value is a string; JSON values are
+// compact JSON text. The trace filter's JSON form is shared with readers (info, the GUI).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "instrumentation/trace/trace_capture.h"
+
+namespace ts {
+
+namespace capture_meta {
+inline constexpr std::string_view inputs_distribution = "inputs_distribution";  // normal | uniform
+inline constexpr std::string_view inputs_scale = "inputs_scale";                // decimal
+inline constexpr std::string_view inputs_preset = "inputs_preset";  // none | large_logits | ...
+inline constexpr std::string_view trace_capacity = "trace_capacity";  // events the buffer held
+inline constexpr std::string_view elapsed_ms = "elapsed_ms";          // the kernels' time
+inline constexpr std::string_view cpu_workers = "cpu_workers";        // CPU backend only
+inline constexpr std::string_view perturb_seed = "perturb_seed";      // CPU backend, when set
+inline constexpr std::string_view captured_at = "captured_at";        // UTC, ISO 8601
+}  // namespace capture_meta
+
+// {"enabled": true, "batch": [0, null], "head": [1, 3], "q_tile": [0, null],
+//  "stages": ["fa1.step", "final"]}: half-open ranges, null = to the end.
+nlohmann::json trace_filter_to_json(const TraceRequest& request);
+// The inverse (capacity is stored under its own key); throws CaptureError naming the
+// field when the JSON does not have this form.
+TraceRequest trace_request_from_json(const nlohmann::json& json);
+
+// "fa1.step,final" -> stage mask; throws CaptureError naming an unknown stage.
+uint32_t stage_mask_from_names(std::string_view comma_separated);
+std::string stage_mask_names(uint32_t mask);  // "fa1.step,final"
+
+// Decimal text of a double that reads back to the same value ("0.125", "1e-05").
+std::string exact_decimal(double x);
+
+}  // namespace ts

@@ -1,0 +1,41 @@
+// What a capture asks for: the kernel and its config, the backend, what to trace, where the
+// inputs come from (seeded random values or Q/K/V files), and the CPU runtime's options.
+// Filled by the CLI (`tilescope capture`) and the GUI's launch panel; run by run_capture.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "instrumentation/trace/trace_capture.h"
+#include "kernels/attention_config.h"
+#include "kernels/random_inputs.h"
+
+namespace ts {
+
+// Q, K, V read from files: three files in q, k, v order (each a .npy or a .safetensors holding
+// one tensor), or one .safetensors holding tensors named q, k and v. Each must be
+// [batch, heads, seq, head_dim] in the config's dtype, with finite values.
+struct InputFiles {
+  std::vector<std::filesystem::path> paths;
+};
+
+using InputSource = std::variant<RandomInputSpec, InputFiles>;
+
+struct CaptureSpec {
+  AttentionConfig config;
+  Backend backend = Backend::auto_;
+  // Filters and capacity; tracing on by default (disabled: inputs and output only).
+  TraceRequest trace = [] {
+    TraceRequest t;
+    t.enabled = true;
+    return t;
+  }();
+  InputSource inputs = RandomInputSpec{};
+  int cpu_workers = 0;                  // CPU: SIMT worker threads; 0 = all cores
+  std::optional<uint64_t> perturb_seed; // CPU: seeded thread order between barriers
+};
+
+}  // namespace ts

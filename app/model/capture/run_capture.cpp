@@ -1,0 +1,172 @@
+#include "app/model/capture/run_capture.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <limits>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/model/capture/capture_error.h"
+#include "app/model/capture/capture_inputs.h"
+#include "app/model/capture/capture_metadata.h"
+#include "app/model/capture/tool_version.h"
+#include "instrumentation/trace/trace_file.h"
+
+namespace ts {
+namespace {
+
+std::string range_text(int64_t begin, int64_t end) {
+  return "[" + std::to_string(begin) + ", " +
+         (end == std::numeric_limits<int64_t>::max() ? std::string("end") : std::to_string(end)) +
+         ")";
+}
+
+// A filter range must be well-formed and keep at least one index of [0, size).
+void check_range(const char* what, const char* option, int64_t begin, int64_t end, int64_t size,
+                 const char* size_name) {
+  if (begin < 0 || end <= begin)
+    throw CaptureError("trace " + std::string(what) + " range " + range_text(begin, end) +
+                       " is empty or negative; give " + option + " A:B with 0 <= A < B");
+  if (begin >= size)
+    throw CaptureError("trace " + std::string(what) + " range " + range_text(begin, end) +
+                       " keeps nothing: the run has " + std::to_string(size) + " " + size_name +
+                       " (0.." + std::to_string(size - 1) + "); fix " + option);
+}
+
+uint32_t stages_of(KernelKind kernel) {
+  return kernel == KernelKind::fa1
+             ? stage_bit(Stage::fa1_step) | stage_bit(Stage::final_output)
+             : stage_bit(Stage::splitk_partial) | stage_bit(Stage::splitk_reduce) |
+                   stage_bit(Stage::final_output);
+}
+
+void check_request(const CaptureSpec& spec) {
+  validate(spec.config);
+  const AttentionConfig& c = spec.config;
+  const TraceRequest& t = spec.trace;
+  if (t.capacity_events < 0)
+    throw CaptureError("trace capacity must be >= 0 events (got " +
+                       std::to_string(t.capacity_events) + "); fix --capacity");
+  check_range("batch", "--trace-batch", t.filter.batch_begin, t.filter.batch_end, c.batch,
+              "batch entries");
+  check_range("head", "--trace-head", t.filter.head_begin, t.filter.head_end, c.heads, "heads");
+  const int32_t q_tiles = make_tiling(c, kCpuNominalSmCount).num_q_tiles;
+  check_range("query-tile", "--trace-q-tiles", t.filter.q_tile_begin, t.filter.q_tile_end,
+              q_tiles, "query tiles");
+  if (t.enabled && (t.filter.stage_mask & stages_of(c.kernel)) == 0)
+    throw CaptureError("the traced stages (" +
+                       (t.filter.stage_mask ? stage_mask_names(t.filter.stage_mask)
+                                            : std::string("none")) +
+                       ") are not produced by the " + std::string(to_string(c.kernel)) +
+                       " kernel, which has " + stage_mask_names(stages_of(c.kernel)) +
+                       "; fix --stages");
+  if (spec.cpu_workers < 0)
+    throw CaptureError("CPU workers must be >= 0 (0 = all cores; got " +
+                       std::to_string(spec.cpu_workers) + "); fix --workers");
+  if (spec.perturb_seed && spec.backend == Backend::gpu)
+    throw CaptureError("--perturb-seed reorders the CPU runtime's threads; it does not apply to "
+                       "the gpu backend (use --backend cpu)");
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::map<std::string, std::string> capture_metadata(const CaptureSpec& spec,
+                                                    const LaunchOutcome& outcome,
+                                                    const LoadedInputs& inputs) {
+  std::map<std::string, std::string> m = inputs.provenance;
+  auto set = [&m](std::string_view key, std::string value) { m[std::string(key)] = std::move(value); };
+  set(trace_meta::config, nlohmann::json(outcome.config).dump());
+  set(trace_meta::tiling, nlohmann::json(outcome.tiling).dump());
+  set(trace_meta::kernel, std::string(to_string(outcome.config.kernel)));
+  set(trace_meta::fault, std::string(to_string(outcome.config.fault)));
+  set(trace_meta::backend, std::string(to_string(outcome.backend)));
+  set(trace_meta::device, outcome.device);
+  set(trace_meta::trace_filter, trace_filter_to_json(spec.trace).dump());
+  set(trace_meta::tool_version, tool_version());
+  set(capture_meta::trace_capacity, std::to_string(spec.trace.capacity_events));
+  set(capture_meta::elapsed_ms, exact_decimal(outcome.elapsed_ms));
+  set(capture_meta::captured_at, utc_now());
+  if (outcome.backend == Backend::cpu) {
+    const int workers = spec.cpu_workers > 0
+                            ? spec.cpu_workers
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    set(capture_meta::cpu_workers, std::to_string(workers));
+    if (spec.perturb_seed) set(capture_meta::perturb_seed, std::to_string(*spec.perturb_seed));
+  }
+  return m;
+}
+
+}  // namespace
+
+CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progress,
+                          const std::atomic<bool>* cancel) {
+  check_request(spec);
+  const LoadedInputs inputs = load_capture_inputs(spec.config, spec.inputs);
+
+  LaunchRequest request;
+  request.config = spec.config;
+  request.backend = spec.backend;
+  request.trace = spec.trace;
+  request.cpu_workers = spec.cpu_workers;
+  request.perturb_seed = spec.perturb_seed;
+  request.progress = progress;
+  request.cancel = cancel;
+
+  CaptureResult result;
+  result.outcome = launch_attention(request, inputs.tensors);
+  auto events = std::make_shared<CapturedEvents>(std::move(result.outcome.events));
+  result.outcome.events = CapturedEvents{};
+  // With tracing off the launcher leaves the sizes unset; a trace file still needs them.
+  if (events->block_m == 0) {
+    events->block_m = result.outcome.tiling.block_m;
+    events->block_n = result.outcome.tiling.block_n;
+    events->head_dim = static_cast<int32_t>(result.outcome.config.head_dim);
+  }
+  result.events = events;
+  result.view = run_view_from_capture(
+      events, result.outcome,
+      traced_pair_inputs(result.outcome.config, inputs.tensors, spec.trace.filter),
+      capture_metadata(spec, result.outcome, inputs));
+  return result;
+}
+
+void save_trace(const CaptureResult& result, const std::filesystem::path& path) {
+  TraceContents contents;
+  contents.events = result.events.get();
+  contents.metadata = result.view.metadata;
+  contents.inputs = &result.view.inputs;
+  contents.output = result.view.output ? &*result.view.output : nullptr;
+  write_trace(path, contents);
+}
+
+RunView run_view_from_capture(std::shared_ptr<const CapturedEvents> events,
+                              const LaunchOutcome& outcome, TraceInputs inputs,
+                              std::map<std::string, std::string> metadata, std::string label) {
+  RunView v;
+  v.config = outcome.config;
+  v.tiling = outcome.tiling;
+  v.label = std::move(label);
+  v.metadata = std::move(metadata);
+  v.block_m = events->block_m;
+  v.head_dim = events->head_dim;
+  v.dropped_events = events->dropped;
+  v.headers = events->headers;
+  v.m = events->m;
+  v.l = events->l;
+  v.o = events->o;
+  v.inputs = std::move(inputs);
+  v.output = outcome.o;
+  v.payload_owner = std::move(events);
+  return v;
+}
+
+}  // namespace ts

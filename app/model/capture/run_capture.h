@@ -1,0 +1,55 @@
+// A capture: generate or load the inputs, launch the kernels with tracing, and hold the
+// result both as the launcher's outcome and as a RunView (what analysis and views read), with
+// the metadata its trace file will carry. save_trace writes it as a self-contained trace:
+// events, the traced (batch, head) pairs' inputs, the output, and the metadata.
+//
+//   CaptureSpec spec;  spec.config = config;  spec.backend = Backend::cpu;
+//   CaptureResult r = run_capture(spec, [](uint64_t done, uint64_t total) { ... }, &cancel);
+//   save_trace(r, "run.trace.safetensors");
+//   analyse(r.view);   // the same run as open_run("run.trace.safetensors") gives
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "app/model/capture/capture_spec.h"
+#include "app/model/run_view.h"
+#include "kernels/launcher.h"
+
+namespace ts {
+
+struct CaptureResult {
+  LaunchOutcome outcome;  // as the launcher returned it, except `events` (moved into `events`)
+  std::shared_ptr<const CapturedEvents> events;  // what view's payload spans point into
+  RunView view;  // label "capture"; metadata: the keys save_trace writes (no writer keys)
+};
+
+// Blocks done of all blocks of the run; called from a worker thread, throttled.
+using CaptureProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+// Checks the request (config, trace filter within the config's sizes, stages the kernel has,
+// capacity, CPU-only options), loads the inputs and launches. `cancel` is polled between blocks
+// (CPU) or kernels (GPU). Throws ConfigError, CaptureError, InputError or FileError for bad
+// requests and inputs, LaunchError for a run that cannot start or finish (reason() says which:
+// no device, not built with CUDA, failed, cancelled, too large).
+CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progress = {},
+                          const std::atomic<bool>* cancel = nullptr);
+
+// Writes the capture's trace atomically (temporary file, then rename). Throws FileWriteError
+// naming the path; nothing is left behind then.
+void save_trace(const CaptureResult& result, const std::filesystem::path& path);
+
+// A RunView of a launch, without a file: config, tiling and output from `outcome` (its own
+// `events` member is not read), the events from `events` (shared: the view's spans point into
+// it), the traced pairs' inputs and the metadata as given.
+RunView run_view_from_capture(std::shared_ptr<const CapturedEvents> events,
+                              const LaunchOutcome& outcome, TraceInputs inputs,
+                              std::map<std::string, std::string> metadata,
+                              std::string label = "capture");
+
+}  // namespace ts
