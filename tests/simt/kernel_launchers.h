@@ -47,8 +47,9 @@ RunStatus run_warp_mask_disagreement(const Launch& launch, int* out);
 RunStatus run_warp_op_disagreement(const Launch& launch, int* out);
 RunStatus run_mask_omits_lane(const Launch& launch, int* out);
 RunStatus run_bad_width(const Launch& launch, int* out);
-RunStatus run_exited_lane_in_mask(const Launch& launch, int* out);
 RunStatus run_trap(const Launch& launch, int* out, unsigned trapping);
+// exited_lanes.cuh (CPU only: reads values CUDA leaves undefined)
+RunStatus run_exited_lane_shuffle(const Launch& launch, int* out, unsigned exiting);
 // intrinsics.cuh
 RunStatus run_float_intrinsics(const Launch& launch, const float* x, const float* y, float* out,
                                int n);

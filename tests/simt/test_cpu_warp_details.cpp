@@ -1,10 +1,12 @@
 // What only the CPU runtime can promise about warps and shared memory: partial last warps
-// behave as if their missing lanes had exited, a shuffle from a lane outside the mask reads
-// as poison (NaN) instead of an arbitrary value, and dynamic shared memory nobody wrote reads
-// as NaN in every block. CPU only.
+// behave as if their missing lanes had exited, exited lanes drop out of warp operations (which
+// complete without them), a shuffle from a lane outside the mask or exited reads as poison
+// (NaN) instead of an arbitrary value, and dynamic shared memory nobody wrote reads as NaN in
+// every block. CPU only.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
@@ -48,6 +50,36 @@ TEST(CpuWarpDetails, ShuffleFromALaneOutsideTheMaskIsPoison) {
     EXPECT_TRUE(std::isnan(out[4 * lane + 0])) << "shfl idx 16, lane " << lane;
     EXPECT_TRUE(std::isnan(out[4 * lane + 3])) << "shfl_xor 16, lane " << lane;
     EXPECT_EQ(out[4 * lane + 1], in[lane]) << "shfl_up by 16 keeps the lane's own value";
+  }
+}
+
+TEST(CpuWarpDetails, ExitedLanesDropOutOfWarpOperations) {
+  const unsigned threads = 64;
+  // Lane 0 exits before the others shuffle; lane 31 exits while lanes 0..30 wait for it.
+  for (unsigned exiting : {0u, 31u, 17u}) {
+    SCOPED_TRACE("exiting lane " + std::to_string(exiting));
+    for (std::optional<uint64_t> seed : {std::optional<uint64_t>{}, std::optional<uint64_t>{7}}) {
+      DeviceArray<int> d_out(poisoned<int>(2 * threads));
+      const RunStatus status =
+          run_exited_lane_shuffle({dim3(1), dim3(threads), 0, 1, seed}, d_out.get(), exiting);
+      ASSERT_TRUE(status.ok) << status.message;
+      const std::vector<int> out = d_out.to_host();
+      for (unsigned i = 0; i < threads; ++i) {
+        const unsigned lane = i % 32;
+        if (lane == exiting) {
+          EXPECT_TRUE(is_poison(out[2 * i]) && is_poison(out[2 * i + 1]))
+              << "the exited lane wrote";
+          continue;
+        }
+        EXPECT_TRUE(is_poison(out[2 * i])) << "lane " << lane << " read the exited lane's value";
+        const unsigned partner = lane ^ 1u;
+        if (partner == exiting) {
+          EXPECT_TRUE(is_poison(out[2 * i + 1])) << "lane " << lane;
+        } else {
+          EXPECT_EQ(out[2 * i + 1], static_cast<int>(i - lane + partner)) << "lane " << lane;
+        }
+      }
+    }
   }
 }
 

@@ -159,16 +159,6 @@ TEST(Diagnostics, ShuffleWidthNotAPowerOfTwo) {
       << status.message;
 }
 
-TEST(Diagnostics, ExitedLaneNamedInTheMask) {
-  DeviceArray<int> out(poisoned<int>(32));
-  const RunStatus status = run_exited_lane_in_mask(one_worker(dim3(1), dim3(32)), out.get());
-  ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("thread (1,0,0) of block (0,0,0)"), HasSubstr("lanes 0x00000001"),
-                    HasSubstr("have exited"), HasSubstr(marker_place(kFaulty, "exited lane"))))
-      << status.message;
-}
-
 TEST(Diagnostics, TrapEndsTheLaunch) {
   DeviceArray<int> out(poisoned<int>(3 * 32));
   const RunStatus status = run_trap(one_worker(dim3(3), dim3(32)), out.get(), 5);

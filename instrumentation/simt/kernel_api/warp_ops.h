@@ -1,16 +1,16 @@
 // Warp-level operations for the host build of a kernel, with PTX shfl.sync semantics.
 //
-// Every lane named in `mask` must call the same operation with the same mask; the call blocks
-// until they all have (a per-warp exchange), then each lane gets its result. Lanes that
-// disagree on the mask or the operation, a mask that omits the calling lane, or a lane named
-// in the mask that has exited are reported as failures with the kernel's file:line. Lanes past
-// the end of a partial last warp are treated as absent (dropped from the mask).
+// Every non-exited lane named in `mask` must call the same operation with the same mask (CUDA's
+// rule); the call blocks until they all have (a per-warp exchange), then each lane gets its
+// result. Lanes that disagree on the mask or the operation, or a mask that omits the calling
+// lane, are reported as failures with the kernel's file:line. Lanes that have exited, or lie
+// past the end of a partial last warp, drop out of the mask; a shuffle reading one gets poison.
 //
 // Shuffles follow shfl.sync exactly: the warp is cut into groups of `width` lanes (a power of
 // two, 1..32); idx wraps the source within the group; up/down keep the caller's own value when
 // the source leaves the group; xor may read an earlier group but not a later one. A source
-// lane outside the mask is undefined on a GPU: here the result is all 0xFF bytes (NaN for
-// floating types) so that the read shows.
+// lane outside the mask (or exited) is undefined on a GPU: here the result is all 0xFF bytes
+// (NaN for floating types) so that the read shows.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,8 @@
 // place in the source. Arriving from another place (a divergent barrier), arriving after a
 // thread has exited, or exiting while others wait are failures: on a GPU they hang or
 // silently corrupt shared memory, so the runtime names the threads and places instead.
+// (Warp operations differ: CUDA defines them over the non-exited lanes of their masks, so a
+// lane's exit only shrinks the exchanges that wait for it; see warp_exchange.cpp.)
 #include "instrumentation/simt/src/block_run.h"
 #include "instrumentation/simt/src/diagnostics.h"
 #include "instrumentation/simt/src/worker_context.h"
@@ -94,16 +96,16 @@ void BlockRun::on_thread_exit(SimtThread& self) {
             "): the barrier is reached by only part of the block and can never complete");
     return;
   }
-  for (unsigned i = 0; i < warp.pending_count; ++i) {
-    const PendingExchange& p = warp.pending[i];
-    if ((p.mask & bit) == 0) continue;
-    record_failure(BlockOutcome::failed, thread_text(self.coordinates.thread_idx, block) +
-                                             " (lane " + std::to_string(self.lane) + " of warp " +
-                                             std::to_string(self.warp) + ") exited while lanes " +
-                                             mask_text(p.arrived) + " wait for it in " +
-                                             warp_op_name(p.op) + "(mask " + mask_text(p.mask) +
-                                             ") at " + place_text(p.where));
-    return;
+  // Warp operations wait only for the non-exited lanes named in their masks (CUDA's rule): an
+  // exchange waiting for this lane now completes without it. (Its value reads as poison.)
+  for (unsigned i = 0; i < warp.pending_count;) {
+    PendingExchange& p = warp.pending[i];
+    p.mask &= ~bit;
+    if (p.mask == p.arrived) {
+      complete_exchange(warp, self.warp, i);  // removes pending[i]: look at i again
+    } else {
+      ++i;
+    }
   }
 }
 

@@ -195,7 +195,7 @@ class BlockRun {
   [[noreturn, gnu::noinline, gnu::cold]] void fail_divergent_barrier(const SimtThread& self,
                                                                      const SourcePlace& where);
   [[noreturn, gnu::noinline, gnu::cold]] void stop_at_barrier();
-  enum class WarpCallProblem { mask_omits_caller, bad_width, exited_lane_in_mask };
+  enum class WarpCallProblem { mask_omits_caller, bad_width };
   [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_call(const SimtThread& self,
                                                              WarpOpKind kind,
                                                              unsigned requested_mask, int width,

@@ -1,6 +1,7 @@
 // Warp exchanges: shuffles, votes, matches, reductions and __syncwarp.
 //
-// Lanes that call a warp operation with the same (present-lane) mask join one exchange; the
+// Lanes that call a warp operation with the same mask (of lanes that exist and have not
+// exited: CUDA's "non-exited threads named in mask") join one exchange; the
 // last to arrive computes every lane's result and releases them all. Lanes with disjoint masks
 // may run separate exchanges at once (divergent branches each reducing their half-warp).
 // A lane whose mask or operation conflicts with an exchange it must take part in, and that
@@ -65,7 +66,6 @@ std::string BlockRun::lane_text(const SimtThread& self) const {
 
 void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned requested_mask,
                               int width, const SourcePlace& where, WarpCallProblem problem) {
-  const WarpState& warp = warps_[self.warp];
   std::string text = lane_text(self) + " called " + warp_op_name(kind.op) + "(mask " +
                      mask_text(requested_mask) + ") at " + place_text(where);
   switch (problem) {
@@ -74,10 +74,6 @@ void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned 
       text +=
           " with width " + std::to_string(width) + ": width must be a power of two from 1 to 32";
       break;
-    case WarpCallProblem::exited_lane_in_mask:
-      text += ", but lanes " + mask_text(requested_mask & warp.present & warp.exited) +
-              " named in the mask have exited and can never take part";
-      break;
   }
   fail(text);
 }
@@ -85,7 +81,8 @@ void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned 
 void BlockRun::fail_warp_disagreement(const SimtThread& self, WarpOpKind kind,
                                       unsigned requested_mask, const SourcePlace& where,
                                       const PendingExchange& waiting) {
-  const bool same_mask = waiting.mask == (requested_mask & warps_[self.warp].present);
+  const WarpState& warp = warps_[self.warp];
+  const bool same_mask = waiting.mask == (requested_mask & warp.present & ~warp.exited);
   fail(std::string("warp lanes disagree on the ") + (same_mask ? "operation: " : "mask: ") +
        lane_text(self) + " called " + warp_op_name(kind.op) + "(mask " + mask_text(requested_mask) +
        ") at " + place_text(where) + " while lanes " + mask_text(waiting.arrived) +
@@ -131,10 +128,9 @@ unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOp
       (static_cast<unsigned>(width - 1) > 31u || (width & (width - 1)) != 0)) {
     fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::bad_width);
   }
-  const unsigned mask = requested_mask & warp.present;
-  if ((mask & warp.exited) != 0) {
-    fail_warp_call(self, kind, requested_mask, width, where, WarpCallProblem::exited_lane_in_mask);
-  }
+  // CUDA: "all non-exited threads named in mask" take part; lanes past a partial last warp
+  // count as exited.
+  const unsigned mask = requested_mask & warp.present & ~warp.exited;
 
   // Almost always one exchange is open and this lane joins it.
   unsigned joined = 0;

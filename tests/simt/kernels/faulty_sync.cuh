@@ -9,7 +9,6 @@
 //   warp_op_disagreement_kernel: even lanes shuffle while odd lanes ballot, same mask.
 //   mask_omits_lane_kernel: each lane names only its neighbour in the mask.
 //   bad_width_kernel: a shuffle of width 12 (not a power of two).
-//   exited_lane_in_mask_kernel: lane 0 returns; the others shuffle with the full mask.
 //   trap_kernel: thread `trapping` calls __trap().
 //
 // out[] is written by threads that get through, so the kernels have an observable effect.
@@ -74,13 +73,6 @@ __global__ void bad_width_kernel(int* out) {
   const int v = static_cast<int>(threadIdx.x);
   out[blockIdx.x * blockDim.x + threadIdx.x] =
       __shfl_down_sync(0xffffffffu, v, 1, 12);  // marker: bad width
-}
-
-__global__ void exited_lane_in_mask_kernel(int* out) {
-  if (threadIdx.x % 32 == 0) return;
-  const int v = static_cast<int>(threadIdx.x);
-  out[blockIdx.x * blockDim.x + threadIdx.x] =
-      __shfl_down_sync(0xffffffffu, v, 1);  // marker: exited lane
 }
 
 __global__ void trap_kernel(int* out, unsigned trapping) {
