@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu_timing.h"
 #include "kernels/launch_backends.h"
 #include "kernels/launch_plan.h"
 
@@ -107,143 +108,219 @@ bool cuda_device_present(std::string* reason) {
   return true;
 }
 
+namespace {
+
+// One GPU run's buffers, poisoned and filled, and its kernels: launched once by launch_on_gpu,
+// many times by time_on_gpu.
+class GpuRun {
+ public:
+  GpuRun(const LaunchRequest& request, const AttentionInputs& inputs) : request_(request) {
+    std::string why;
+    if (!cuda_device_present(&why)) throw LaunchError(LaunchFailure::no_device, why);
+    check(cudaGetDevice(&device_), "cudaGetDevice");
+    int sm_count = 0;
+    check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device_),
+          "cudaDeviceGetAttribute");
+    plan_ = plan_launch(request.config, sm_count, request.trace);
+    const AttentionConfig& c = plan_.config;
+    const size_t d = static_cast<size_t>(c.head_dim);
+
+    q_ = DeviceBuffer<std::byte>(inputs.q.bytes.size(), "cudaMalloc (q)");
+    k_ = DeviceBuffer<std::byte>(inputs.k.bytes.size(), "cudaMalloc (k)");
+    v_ = DeviceBuffer<std::byte>(inputs.v.bytes.size(), "cudaMalloc (v)");
+    q_.upload(inputs.q.bytes.data());
+    k_.upload(inputs.k.bytes.data());
+    v_.upload(inputs.v.bytes.data());
+    o_ = DeviceBuffer<std::byte>(static_cast<size_t>(plan_.o_elements) * dtype_size(c.dtype), "cudaMalloc (o)");
+    lse_ = DeviceBuffer<float>(static_cast<size_t>(plan_.lse_elements), "cudaMalloc (lse)");
+    const size_t prow = static_cast<size_t>(plan_.partial_rows);
+    partial_o_ = DeviceBuffer<float>(prow * d, "cudaMalloc (partial O)");
+    partial_m_ = DeviceBuffer<float>(prow, "cudaMalloc (partial m)");
+    partial_l_ = DeviceBuffer<float>(prow, "cudaMalloc (partial l)");
+    o_.poison();
+    lse_.poison();
+    partial_o_.poison();
+    partial_m_.poison();
+    partial_l_.poison();
+
+    // At least one slot when tracing, even for capacity 0: a null buffer would read as
+    // "tracing off" and the kernels would not count what they drop.
+    slots_ = plan_.tracing ? std::max<size_t>(1, static_cast<size_t>(plan_.trace_slots)) : 0;
+    const size_t rows = static_cast<size_t>(plan_.event_rows);
+    t_headers_ = DeviceBuffer<EventHeader>(slots_, "cudaMalloc (trace headers)");
+    t_m_ = DeviceBuffer<float>(slots_ * rows, "cudaMalloc (trace m)");
+    t_l_ = DeviceBuffer<float>(slots_ * rows, "cudaMalloc (trace l)");
+    t_o_ = DeviceBuffer<float>(slots_ * rows * d, "cudaMalloc (trace O)");
+    t_dropped_ = DeviceBuffer<unsigned long long>(plan_.tracing ? 1 : 0, "cudaMalloc (trace counter)");
+    if (plan_.tracing) {
+      t_headers_.poison();
+      t_m_.poison();
+      t_l_.poison();
+      t_o_.poison();
+      for (const PlannedKernel& pk : plan_.kernels) {
+        slot_tables_.emplace_back(pk.slot_base.size(), "cudaMalloc (trace slot table)");
+        slot_tables_.back().upload(pk.slot_base.data());
+      }
+    }
+    reset_dropped();
+
+    params_ = base_params(plan_);
+    params_.q = q_.get();
+    params_.k = k_.get();
+    params_.v = v_.get();
+    params_.o = o_.get();
+    params_.lse = lse_.get();
+    params_.partial_o = partial_o_.get();
+    params_.partial_m = partial_m_.get();
+    params_.partial_l = partial_l_.get();
+    for (const PlannedKernel& pk : plan_.kernels) {
+      const AttentionKernel fn = gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), plan_.variant);
+      if (fn == nullptr)
+        throw LaunchError(LaunchFailure::failed, std::string("no GPU build of ") +
+                                                     kernel_stage_name(pk.stage) + " for head_dim " +
+                                                     std::to_string(c.head_dim));
+      if (pk.smem_bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(pk.smem_bytes)),
+              (std::string("cudaFuncSetAttribute (") + kernel_stage_name(pk.stage) + " shared memory)").c_str());
+      kernels_.push_back(fn);
+    }
+  }
+
+  void reset_dropped() const {
+    if (t_dropped_.get()) check(cudaMemset(t_dropped_.get(), 0, sizeof(unsigned long long)), "cudaMemset");
+  }
+
+  // Enqueues the plan's kernels (the caller synchronises); progress, when asked, syncs after
+  // each kernel.
+  void launch_kernels() {
+    const uint64_t total_blocks = plan_.total_blocks();
+    uint64_t blocks_done = 0;
+    for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+      const PlannedKernel& pk = plan_.kernels[i];
+      if (request_.cancel != nullptr && request_.cancel->load())
+        throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
+      AttentionParams params = params_;
+      if (plan_.tracing) {
+        params.trace.headers = t_headers_.get();
+        params.trace.m = t_m_.get();
+        params.trace.l = t_l_.get();
+        params.trace.o = t_o_.get();
+        params.trace.capacity = plan_.trace_slots;
+        params.trace.dropped = t_dropped_.get();
+        params.trace.block_slot_base = slot_tables_[i].get();
+        params.trace.block_m = plan_.event_rows;
+        params.trace.head_dim = static_cast<int32_t>(plan_.config.head_dim);
+      }
+      const std::string name = kernel_stage_name(pk.stage);
+      void* args[] = {&params};
+      check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]),
+                             dim3(pk.grid_x, pk.grid_y, pk.grid_z), dim3(kKernelThreads, 1, 1), args,
+                             pk.smem_bytes, nullptr),
+            ("cudaLaunchKernel (" + name + ")").c_str());
+      if (request_.progress) {
+        check(cudaDeviceSynchronize(), ("the " + name + " kernel").c_str());
+        blocks_done += pk.blocks();
+        request_.progress(blocks_done, total_blocks);
+      }
+    }
+  }
+
+  LaunchOutcome collect(double elapsed_ms) const {
+    check(cudaDeviceSynchronize(), "the kernels (cudaDeviceSynchronize)");
+    const AttentionConfig& c = plan_.config;
+    const size_t d = static_cast<size_t>(c.head_dim);
+    LaunchOutcome out;
+    out.config = c;
+    out.tiling = plan_.tiling;
+    out.backend = Backend::gpu;
+    out.device = device_name(device_);
+    out.elapsed_ms = elapsed_ms;
+    out.o = HostTensor::zeros(c.dtype, {c.batch, c.heads, c.seq_q, c.head_dim});
+    o_.download(out.o.bytes.data());
+    out.lse.resize(static_cast<size_t>(plan_.lse_elements));
+    lse_.download(out.lse.data());
+    const size_t prow = static_cast<size_t>(plan_.partial_rows);
+    if (prow > 0) {
+      out.partial_o.resize(prow * d);
+      out.partial_m.resize(prow);
+      out.partial_l.resize(prow);
+      partial_o_.download(out.partial_o.data());
+      partial_m_.download(out.partial_m.data());
+      partial_l_.download(out.partial_l.data());
+    }
+    if (plan_.tracing) {
+      const size_t rows = static_cast<size_t>(plan_.event_rows);
+      std::vector<EventHeader> h(slots_);
+      std::vector<float> hm(slots_ * rows), hl(slots_ * rows), ho(slots_ * rows * d);
+      unsigned long long dropped = 0;
+      t_headers_.download(h.data());
+      t_m_.download(hm.data());
+      t_l_.download(hl.data());
+      t_o_.download(ho.data());
+      t_dropped_.download(&dropped);
+      out.events = collect_events(plan_, h.data(), hm.data(), hl.data(), ho.data(), dropped);
+    }
+    return out;
+  }
+
+ private:
+  const LaunchRequest& request_;
+  int device_ = 0;
+  LaunchPlan plan_;
+  AttentionParams params_;
+  std::vector<AttentionKernel> kernels_;
+  DeviceBuffer<std::byte> q_, k_, v_, o_;
+  DeviceBuffer<float> lse_, partial_o_, partial_m_, partial_l_;
+  size_t slots_ = 0;
+  DeviceBuffer<EventHeader> t_headers_;
+  DeviceBuffer<float> t_m_, t_l_, t_o_;
+  DeviceBuffer<unsigned long long> t_dropped_;
+  std::vector<DeviceBuffer<int64_t>> slot_tables_;
+};
+
+}  // namespace
+
 LaunchOutcome launch_on_gpu(const LaunchRequest& request, const AttentionInputs& inputs) {
-  std::string why;
-  if (!cuda_device_present(&why)) throw LaunchError(LaunchFailure::no_device, why);
-  int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  int sm_count = 0;
-  check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
-        "cudaDeviceGetAttribute");
-  const LaunchPlan plan = plan_launch(request.config, sm_count, request.trace);
-  const AttentionConfig& c = plan.config;
-  const size_t d = static_cast<size_t>(c.head_dim);
-
-  DeviceBuffer<std::byte> q(inputs.q.bytes.size(), "cudaMalloc (q)");
-  DeviceBuffer<std::byte> k(inputs.k.bytes.size(), "cudaMalloc (k)");
-  DeviceBuffer<std::byte> v(inputs.v.bytes.size(), "cudaMalloc (v)");
-  q.upload(inputs.q.bytes.data());
-  k.upload(inputs.k.bytes.data());
-  v.upload(inputs.v.bytes.data());
-  DeviceBuffer<std::byte> o(static_cast<size_t>(plan.o_elements) * dtype_size(c.dtype), "cudaMalloc (o)");
-  DeviceBuffer<float> lse(static_cast<size_t>(plan.lse_elements), "cudaMalloc (lse)");
-  const size_t prow = static_cast<size_t>(plan.partial_rows);
-  DeviceBuffer<float> partial_o(prow * d, "cudaMalloc (partial O)");
-  DeviceBuffer<float> partial_m(prow, "cudaMalloc (partial m)");
-  DeviceBuffer<float> partial_l(prow, "cudaMalloc (partial l)");
-  o.poison();
-  lse.poison();
-  partial_o.poison();
-  partial_m.poison();
-  partial_l.poison();
-
-  // At least one slot when tracing, even for capacity 0: a null buffer would read as "tracing
-  // off" and the kernels would not count what they drop.
-  const size_t slots = plan.tracing ? std::max<size_t>(1, static_cast<size_t>(plan.trace_slots)) : 0;
-  const size_t rows = static_cast<size_t>(plan.event_rows);
-  DeviceBuffer<EventHeader> t_headers(slots, "cudaMalloc (trace headers)");
-  DeviceBuffer<float> t_m(slots * rows, "cudaMalloc (trace m)");
-  DeviceBuffer<float> t_l(slots * rows, "cudaMalloc (trace l)");
-  DeviceBuffer<float> t_o(slots * rows * d, "cudaMalloc (trace O)");
-  DeviceBuffer<unsigned long long> t_dropped(plan.tracing ? 1 : 0, "cudaMalloc (trace counter)");
-  std::vector<DeviceBuffer<int64_t>> slot_tables;
-  if (plan.tracing) {
-    t_headers.poison();
-    t_m.poison();
-    t_l.poison();
-    t_o.poison();
-    if (t_dropped.get()) check(cudaMemset(t_dropped.get(), 0, sizeof(unsigned long long)), "cudaMemset");
-    for (const PlannedKernel& pk : plan.kernels) {
-      slot_tables.emplace_back(pk.slot_base.size(), "cudaMalloc (trace slot table)");
-      slot_tables.back().upload(pk.slot_base.data());
-    }
-  }
-
-  AttentionParams params = base_params(plan);
-  params.q = q.get();
-  params.k = k.get();
-  params.v = v.get();
-  params.o = o.get();
-  params.lse = lse.get();
-  params.partial_o = partial_o.get();
-  params.partial_m = partial_m.get();
-  params.partial_l = partial_l.get();
-
+  GpuRun run(request, inputs);
   EventTimer timer;
-  const uint64_t total_blocks = plan.total_blocks();
-  uint64_t blocks_done = 0;
   timer.start();
-  for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const PlannedKernel& pk = plan.kernels[i];
-    if (request.cancel != nullptr && request.cancel->load())
-      throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
-    const AttentionKernel fn =
-        gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), plan.variant);
-    if (fn == nullptr)
-      throw LaunchError(LaunchFailure::failed, std::string("no GPU build of ") +
-                                                   kernel_stage_name(pk.stage) + " for head_dim " +
-                                                   std::to_string(c.head_dim));
-    params.trace = TraceDeviceView{};
-    if (plan.tracing) {
-      params.trace.headers = t_headers.get();
-      params.trace.m = t_m.get();
-      params.trace.l = t_l.get();
-      params.trace.o = t_o.get();
-      params.trace.capacity = plan.trace_slots;
-      params.trace.dropped = t_dropped.get();
-      params.trace.block_slot_base = slot_tables[i].get();
-      params.trace.block_m = plan.event_rows;
-      params.trace.head_dim = static_cast<int32_t>(c.head_dim);
-    }
-    const std::string name = kernel_stage_name(pk.stage);
-    if (pk.smem_bytes > 48 * 1024)
-      check(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(pk.smem_bytes)),
-            ("cudaFuncSetAttribute (" + name + " shared memory)").c_str());
-    void* args[] = {&params};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(pk.grid_x, pk.grid_y, pk.grid_z),
-                           dim3(kKernelThreads, 1, 1), args, pk.smem_bytes, nullptr),
-          ("cudaLaunchKernel (" + name + ")").c_str());
-    if (request.progress) {
-      check(cudaDeviceSynchronize(), ("the " + name + " kernel").c_str());
-      blocks_done += pk.blocks();
-      request.progress(blocks_done, total_blocks);
-    }
-  }
+  run.launch_kernels();
   const double elapsed = timer.stop_ms();
-  check(cudaDeviceSynchronize(), "the kernels (cudaDeviceSynchronize)");
+  return run.collect(elapsed);
+}
 
-  LaunchOutcome out;
-  out.config = c;
-  out.tiling = plan.tiling;
-  out.backend = Backend::gpu;
-  out.device = device_name(device);
-  out.elapsed_ms = elapsed;
-  out.o = HostTensor::zeros(c.dtype, {c.batch, c.heads, c.seq_q, c.head_dim});
-  o.download(out.o.bytes.data());
-  out.lse.resize(static_cast<size_t>(plan.lse_elements));
-  lse.download(out.lse.data());
-  if (prow > 0) {
-    out.partial_o.resize(prow * d);
-    out.partial_m.resize(prow);
-    out.partial_l.resize(prow);
-    partial_o.download(out.partial_o.data());
-    partial_m.download(out.partial_m.data());
-    partial_l.download(out.partial_l.data());
-  }
-  if (plan.tracing) {
-    std::vector<EventHeader> h(slots);
-    std::vector<float> hm(slots * rows), hl(slots * rows), ho(slots * rows * d);
-    unsigned long long dropped = 0;
-    t_headers.download(h.data());
-    t_m.download(hm.data());
-    t_l.download(hl.data());
-    t_o.download(ho.data());
-    t_dropped.download(&dropped);
-    out.events = collect_events(plan, h.data(), hm.data(), hl.data(), ho.data(), dropped);
-  }
-  return out;
+GpuTiming time_kernels_on_gpu(const LaunchRequest& request, const AttentionInputs& inputs,
+                              int warmup, int runs) {
+  if (runs < 1 || warmup < 0) throw ConfigError("runs", "time_on_gpu needs runs >= 1 and warmup >= 0");
+  GpuRun run(request, inputs);
+  for (int i = 0; i < warmup; ++i) run.launch_kernels();
+  EventTimer timer;
+  timer.start();
+  for (int i = 0; i < runs; ++i) run.launch_kernels();
+  const double total = timer.stop_ms();
+  // One more run whose buffers the outcome shows (a trace's dropped count is per run).
+  run.reset_dropped();
+  EventTimer last;
+  last.start();
+  run.launch_kernels();
+  GpuTiming t;
+  t.ms_per_run = total / runs;
+  t.runs = runs;
+  t.outcome = run.collect(last.stop_ms());
+  return t;
 }
 
 }  // namespace ts::detail
+
+namespace ts {
+
+GpuTiming time_on_gpu(const LaunchRequest& request, const AttentionInputs& inputs, int warmup,
+                      int runs) {
+  validate(request.config);
+  check_inputs(request.config, inputs);
+  return detail::time_kernels_on_gpu(request, inputs, warmup, runs);
+}
+
+}  // namespace ts

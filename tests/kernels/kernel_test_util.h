@@ -14,6 +14,11 @@
 
 namespace ts::test {
 
+// The backend the test program checks: defined by backend_cpu.cpp (test_kernels_cpu) or
+// backend_gpu.cpp (test_kernels_gpu), so that the same test bodies run on both.
+Backend backend_under_test();
+inline bool testing_cpu() { return backend_under_test() == Backend::cpu; }
+
 // Largest |a - b| over the elements; NaN anywhere (in a) makes it +inf, so NaN never passes.
 // Elements where both are -inf (LSE of rows that see no key) count as equal.
 double max_abs_error(const std::vector<double>& a, const std::vector<double>& b);

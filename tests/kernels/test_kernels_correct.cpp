@@ -1,9 +1,8 @@
-// The correct kernels on the CPU backend meet flash-attention's rule against the float64
+// The correct kernels on the backend under test (test_kernels_cpu: CPU, test_kernels_gpu: GPU) meet flash-attention's rule against the float64
 // reference (error <= 2x the naive same-precision error + a tiny floor; NaN never passes),
 // over a sweep where every value of every axis appears: S in {1, 7, 64, 65, 128, 1000} for
 // queries and keys, seq_q != seq_kv, causal and not (with rows that see no key), splits in
-// {1, 3, 8, more than the kv tiles, the heuristic's}, every dtype and head dim. The same list
-// runs on the GPU in test_kernels_gpu.
+// {1, 3, 8, more than the kv tiles, the heuristic's}, every dtype and head dim.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,11 +13,11 @@
 namespace ts {
 namespace {
 
-class CorrectKernelCpu : public ::testing::TestWithParam<AttentionConfig> {};
+class CorrectKernel : public ::testing::TestWithParam<AttentionConfig> {};
 
-TEST_P(CorrectKernelCpu, MeetsTheRuleAgainstTheReference) {
+TEST_P(CorrectKernel, MeetsTheRuleAgainstTheReference) {
   const AttentionConfig c = GetParam();
-  const test::Run run = test::run_config(c, Backend::cpu, test::seed_of(c), false, 2);
+  const test::Run run = test::run_config(c, test::backend_under_test(), test::seed_of(c), false, 2);
   const Reference ref(c, run.out.tiling, run.inputs);
   const Reference::Output want = ref.output();
   const test::RuleCheck rule = test::check_rule(c, run.inputs, run.out, want);
@@ -37,7 +36,7 @@ TEST_P(CorrectKernelCpu, MeetsTheRuleAgainstTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sweep, CorrectKernelCpu, ::testing::ValuesIn(test::correctness_sweep()),
+INSTANTIATE_TEST_SUITE_P(Sweep, CorrectKernel, ::testing::ValuesIn(test::correctness_sweep()),
                          [](const auto& info) { return test::case_name(info.param); });
 
 }  // namespace

@@ -26,7 +26,7 @@ AttentionConfig cfg(KernelKind k) {
 LaunchOutcome traced(const AttentionConfig& c, const AttentionInputs& in, TraceRequest t) {
   LaunchRequest req;
   req.config = c;
-  req.backend = Backend::cpu;
+  req.backend = test::backend_under_test();
   req.cpu_workers = 2;
   t.enabled = true;
   req.trace = t;
@@ -105,11 +105,12 @@ TEST(TraceCapture, AFullBufferDropsTheRestAndCountsThemExactly) {
 }
 
 TEST(TraceCapture, EventsComeInTheKernelsOwnOrderWhateverTheSchedule) {
+  if (!test::testing_cpu()) GTEST_SKIP() << "worker counts and schedules are CPU backend options";
   const AttentionConfig c = cfg(KernelKind::fa1);
   const AttentionInputs in = make_random_inputs(c, {.seed = 53});
   LaunchRequest req;
   req.config = c;
-  req.backend = Backend::cpu;
+  req.backend = test::backend_under_test();
   req.trace.enabled = true;
   req.cpu_workers = 2;
   const LaunchOutcome a = launch_attention(req, in);

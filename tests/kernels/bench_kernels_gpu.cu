@@ -1,0 +1,264 @@
+// The kernels on the GPU, beside PyTorch SDPA (scripts/bench_sdpa.py runs both and prints one
+// table): Split-K decode (B=8, H=32, Sq=1, Skv=32768, D=128, bf16; splits from the heuristic)
+// and FA-1 prefill (B=4, H=16, S=2048, D=64, bf16): the plain kernels (no probes), the traced
+// build with nothing recorded, tracing one head, and (decode) tracing everything.
+// Reported: time per run (every kernel of a run; CUDA events; inputs resident on the device;
+// mean of 20 runs after 3 warm-up runs), GB/s (Q, K, V read + O written, in the dtype) and
+// TFLOP/s (4 * B * H * Sq * Skv * D). Each plain shape is checked against the float64
+// reference before its time is reported (llm.c's habit); a wrong result is reported, not timed.
+//
+// A plain program rather than Google Benchmark: Debian ships libbenchmark only as a shared
+// library, and this binary must run on a GPU machine without Debian's packages.
+//
+//   bench_kernels_gpu [--filter SUBSTRING] [--json FILE] [--no-check]
+//   bench_kernels_gpu --dump DIR    # inputs + outputs as .npy for bench_sdpa.py --check DIR
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "instrumentation/trace/npy.h"
+#include "kernels/gpu_timing.h"
+#include "kernels/naive_attention.h"
+#include "kernels/random_inputs.h"
+#include "kernels/reference.h"
+
+namespace ts {
+namespace {
+
+AttentionConfig decode_config() {
+  AttentionConfig c;
+  c.kernel = KernelKind::splitk;
+  c.batch = 8;
+  c.heads = 32;
+  c.seq_q = 1;
+  c.seq_kv = 32768;
+  c.head_dim = 128;
+  c.dtype = DType::bf16;
+  return c;
+}
+
+AttentionConfig prefill_config() {
+  AttentionConfig c;
+  c.kernel = KernelKind::fa1;
+  c.batch = 4;
+  c.heads = 16;
+  c.seq_q = c.seq_kv = 2048;
+  c.head_dim = 64;
+  c.dtype = DType::bf16;
+  return c;
+}
+
+double bytes_moved(const AttentionConfig& c) {
+  const double e = double(dtype_size(c.dtype)), bh = double(c.batch * c.heads), d = double(c.head_dim);
+  return bh * d * e * (2.0 * double(c.seq_q) + 2.0 * double(c.seq_kv));
+}
+
+double flops(const AttentionConfig& c) {
+  return 4.0 * double(c.batch * c.heads * c.seq_q * c.seq_kv * c.head_dim) * (c.causal ? 0.5 : 1.0);
+}
+
+double max_error(const std::vector<double>& a, const std::vector<double>& ref) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i])) return INFINITY;
+    if (a[i] != ref[i]) m = std::max(m, std::abs(a[i] - ref[i]));
+  }
+  return m;
+}
+
+enum class TraceMode { plain, traced_nothing, one_head, everything };
+
+struct Bench {
+  std::string name;
+  AttentionConfig config;
+  TraceMode mode;
+};
+
+const AttentionInputs& inputs_for(const AttentionConfig& c) {
+  static std::map<std::string, AttentionInputs> cache;
+  const std::string key = nlohmann::json(c).dump();
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make_random_inputs(c, {.seed = 2024})).first;
+  return it->second;
+}
+
+nlohmann::json run_bench(const Bench& b, bool check) {
+  const AttentionInputs& in = inputs_for(b.config);
+  LaunchRequest req;
+  req.config = b.config;
+  req.backend = Backend::gpu;
+  switch (b.mode) {
+    case TraceMode::plain: break;
+    case TraceMode::traced_nothing:  // the traced build, every stage filtered out
+      req.trace.enabled = true;
+      req.trace.filter.stage_mask = 0;
+      break;
+    case TraceMode::one_head:
+      req.trace.enabled = true;
+      req.trace.filter.batch_end = 1;
+      req.trace.filter.head_end = 1;
+      break;
+    case TraceMode::everything:
+      req.trace.enabled = true;
+      break;
+  }
+  nlohmann::json r;
+  r["name"] = b.name;
+  r["config"] = b.config;
+  const GpuTiming t = time_on_gpu(req, in, 3, 20);
+  r["device"] = t.outcome.device;
+  r["num_splits"] = t.outcome.config.num_splits;
+  r["events"] = t.outcome.events.size();
+  r["dropped"] = t.outcome.events.dropped;
+  if (check && b.mode == TraceMode::plain) {
+    const Reference::Output ref = Reference(t.outcome.config, t.outcome.tiling, in).output();
+    const double err = max_error(t.outcome.o.to_double(), ref.o);
+    const double naive = max_error(naive_attention(b.config, in).o.to_double(), ref.o);
+    r["max_error"] = err;
+    r["naive_error"] = naive;
+    if (!(err <= 2.0 * naive + 1e-4)) {
+      r["error"] = "wrong result (max |O - ref64| " + std::to_string(err) + " > 2 x naive " +
+                   std::to_string(naive) + "): not timed";
+      return r;
+    }
+  }
+  r["ms"] = t.ms_per_run;
+  r["GB/s"] = bytes_moved(b.config) / (t.ms_per_run / 1e3) / 1e9;
+  r["TFLOP/s"] = flops(b.config) / (t.ms_per_run / 1e3) / 1e12;
+  return r;
+}
+
+// --dump DIR: a few configs' inputs and outputs for bench_sdpa.py --check (bf16 inputs are
+// stored as their uint16 bit patterns, numpy having no bf16).
+int dump(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  struct Case {
+    const char* name;
+    KernelKind kernel;
+    DType dtype;
+    int64_t b, h, sq, skv, d;
+    bool causal;
+  };
+  const Case cases[] = {
+      {"decode_bf16", KernelKind::splitk, DType::bf16, 2, 4, 1, 4096, 128, false},
+      {"splitk_fp16_causal", KernelKind::splitk, DType::f16, 1, 2, 100, 1000, 64, true},
+      {"prefill_bf16", KernelKind::fa1, DType::bf16, 1, 2, 512, 512, 64, false},
+      {"prefill_fp32_causal", KernelKind::fa1, DType::f32, 1, 2, 300, 700, 128, true},
+      {"prefill_fp16_d256", KernelKind::fa1, DType::f16, 1, 1, 200, 200, 256, false},
+      {"fa1_bf16_d32_causal_sq_gt_skv", KernelKind::fa1, DType::bf16, 1, 2, 150, 100, 32, true},
+  };
+  nlohmann::json index = nlohmann::json::array();
+  for (const Case& k : cases) {
+    AttentionConfig c;
+    c.kernel = k.kernel;
+    c.dtype = k.dtype;
+    c.batch = k.b;
+    c.heads = k.h;
+    c.seq_q = k.sq;
+    c.seq_kv = k.skv;
+    c.head_dim = k.d;
+    c.causal = k.causal;
+    const AttentionInputs in = make_random_inputs(c, {.seed = 7});
+    LaunchRequest req;
+    req.config = c;
+    req.backend = Backend::gpu;
+    const LaunchOutcome out = launch_attention(req, in);
+    const ElemType input_type = k.dtype == DType::f32 ? ElemType::F32
+                                : k.dtype == DType::f16 ? ElemType::F16
+                                                        : ElemType::U16;
+    const std::string base = (dir / k.name).string();
+    write_npy(base + ".q.npy", input_type, in.q.shape, in.q.bytes.data());
+    write_npy(base + ".k.npy", input_type, in.k.shape, in.k.bytes.data());
+    write_npy(base + ".v.npy", input_type, in.v.shape, in.v.bytes.data());
+    const std::vector<float> o = out.o.to_float();
+    write_npy(base + ".o.npy", ElemType::F32, out.o.shape, o.data());
+    const std::vector<int64_t> lse_shape{c.batch, c.heads, c.seq_q};
+    write_npy(base + ".lse.npy", ElemType::F32, lse_shape, out.lse.data());
+    nlohmann::json entry = out.config;
+    entry["name"] = k.name;
+    entry["device"] = out.device;
+    index.push_back(entry);
+    std::printf("dumped %s (%s)\n", k.name, out.device.c_str());
+  }
+  std::ofstream(dir / "cases.json") << index.dump(2) << "\n";
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  std::string filter, json_path;
+  bool check = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dump" && i + 1 < argc) return dump(argv[++i]);
+    if (a == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else if (a == "--no-check") {
+      check = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_kernels_gpu [--filter SUBSTRING] [--json FILE] [--no-check] | --dump DIR\n");
+      return 2;
+    }
+  }
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "bench_kernels_gpu: %s\n", why.c_str());
+    return 1;
+  }
+  const Bench benches[] = {
+      {"splitk_decode_B8_H32_Skv32768_D128_bf16", decode_config(), TraceMode::plain},
+      {"splitk_decode (traced build, nothing recorded)", decode_config(), TraceMode::traced_nothing},
+      {"splitk_decode (tracing batch 0 head 0)", decode_config(), TraceMode::one_head},
+      {"splitk_decode (tracing everything)", decode_config(), TraceMode::everything},
+      {"fa1_prefill_B4_H16_S2048_D64_bf16", prefill_config(), TraceMode::plain},
+      {"fa1_prefill (traced build, nothing recorded)", prefill_config(), TraceMode::traced_nothing},
+      {"fa1_prefill (tracing batch 0 head 0)", prefill_config(), TraceMode::one_head},
+  };
+  nlohmann::json results = nlohmann::json::array();
+  std::printf("%-48s %10s %9s %9s %7s %8s\n", "benchmark", "ms", "GB/s", "TFLOP/s", "splits", "events");
+  for (const Bench& b : benches) {
+    if (!filter.empty() && b.name.find(filter) == std::string::npos) continue;
+    nlohmann::json r;
+    try {
+      r = run_bench(b, check);
+    } catch (const std::exception& e) {
+      r = {{"name", b.name}, {"error", e.what()}};
+    }
+    if (r.contains("error")) {
+      std::printf("%-48s ERROR: %s\n", b.name.c_str(), r["error"].get<std::string>().c_str());
+    } else {
+      std::printf("%-48s %10.4f %9.1f %9.3f %7d %8zu\n", b.name.c_str(), r["ms"].get<double>(),
+                  r["GB/s"].get<double>(), r["TFLOP/s"].get<double>(), r["num_splits"].get<int>(),
+                  r["events"].get<size_t>());
+    }
+    std::fflush(stdout);
+    results.push_back(r);
+  }
+  if (!results.empty() && results[0].contains("device"))
+    std::printf("device: %s\n", results[0]["device"].get<std::string>().c_str());
+  if (!json_path.empty()) std::ofstream(json_path) << results.dump(2) << "\n";
+  for (const auto& r : results)
+    if (r.contains("error")) return 1;
+  return 0;
+}
+
+}  // namespace
+}  // namespace ts
+
+int main(int argc, char** argv) {
+  try {
+    return ts::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_kernels_gpu: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,96 @@
+// GPU only: the two backends agree (outputs, partial buffers, and traces event by event), and
+// the benchmark shapes meet the correctness rule on the GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/kernels/kernel_test_util.h"
+
+namespace ts {
+namespace {
+
+AttentionConfig cfg(KernelKind k, DType dt, int64_t d, int64_t b, int64_t h, int64_t sq,
+                    int64_t skv, bool causal, int64_t splits = 0) {
+  AttentionConfig c;
+  c.kernel = k;
+  c.dtype = dt;
+  c.head_dim = d;
+  c.batch = b;
+  c.heads = h;
+  c.seq_q = sq;
+  c.seq_kv = skv;
+  c.causal = causal;
+  c.num_splits = k == KernelKind::splitk ? splits : 0;
+  return c;
+}
+
+TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
+  const AttentionConfig cases[] = {
+      cfg(KernelKind::fa1, DType::f32, 64, 2, 2, 130, 200, true),
+      cfg(KernelKind::fa1, DType::bf16, 128, 1, 2, 65, 300, false),
+      cfg(KernelKind::fa1, DType::f16, 256, 1, 1, 40, 100, true),
+      cfg(KernelKind::splitk, DType::bf16, 128, 2, 2, 1, 3000, false, 5),
+      cfg(KernelKind::splitk, DType::f16, 32, 1, 2, 70, 600, true, 3),
+      cfg(KernelKind::splitk, DType::f32, 64, 1, 1, 20, 100, true, 4),  // empty splits
+  };
+  for (const AttentionConfig& c : cases) {
+    SCOPED_TRACE(test::describe(c));
+    const test::Run gpu = test::run_config(c, Backend::gpu, 61, true);
+    const test::Run cpu = test::run_config(c, Backend::cpu, 61, true, 0);
+    // Same splits: the CPU mimics an H100's SM count; pin them so other GPUs compare too.
+    AttentionConfig pinned = gpu.out.config;
+    const test::Run cpu_pinned = test::run_config(pinned, Backend::cpu, 61, true, 0);
+    const Reference::Output ref = Reference(pinned, gpu.out.tiling, gpu.inputs).output();
+    const double bound = test::check_rule(pinned, gpu.inputs, gpu.out, ref).o_naive * 2 + test::rule_floor(c.dtype);
+    EXPECT_LE(test::max_abs_error(gpu.out.o.to_double(), cpu_pinned.out.o.to_double()), bound);
+    EXPECT_LE(test::max_abs_error(test::to_double(gpu.out.lse), test::to_double(cpu_pinned.out.lse)), 1e-5);
+    if (c.kernel == KernelKind::splitk) {
+      ASSERT_EQ(gpu.out.partial_o.size(), cpu_pinned.out.partial_o.size());
+      for (size_t i = 0; i < gpu.out.partial_m.size(); ++i) {
+        const float a = gpu.out.partial_m[i], b = cpu_pinned.out.partial_m[i];
+        EXPECT_TRUE(a == b || std::abs(a - b) <= 1e-5f * std::max(1.0f, std::abs(b))) << i;
+      }
+    }
+    const CapturedEvents &g = gpu.out.events, &p = cpu_pinned.out.events;
+    ASSERT_EQ(g.size(), p.size());
+    const size_t bm = size_t(g.block_m), d = size_t(g.head_dim);
+    for (size_t i = 0; i < g.size(); ++i) {
+      const EventHeader &x = g.headers[i], &y = p.headers[i];
+      ASSERT_EQ(x.stage, y.stage);
+      ASSERT_EQ(x.batch, y.batch);
+      ASSERT_EQ(x.head, y.head);
+      ASSERT_EQ(x.q_tile, y.q_tile);
+      ASSERT_EQ(x.split, y.split);
+      ASSERT_EQ(x.step, y.step);
+      ASSERT_EQ(x.kv_tile_end, y.kv_tile_end);
+      ASSERT_EQ(x.block, y.block);
+      for (int r = 0; r < x.rows; ++r) {
+        const float gl = g.l[i * bm + r], pl = p.l[i * bm + r];
+        EXPECT_NEAR(gl, pl, 2e-5 * std::max(1.0f, std::abs(pl))) << "event " << i;
+        for (size_t col = 0; col < d; ++col) {
+          const float go = g.o[(i * bm + r) * d + col], po = p.o[(i * bm + r) * d + col];
+          ASSERT_NEAR(go, po, 2e-3 * std::max(1.0f, std::abs(pl))) << "event " << i << " row " << r;
+        }
+      }
+    }
+    (void)cpu;
+  }
+}
+
+TEST(GpuVsCpu, BenchmarkShapesMeetTheRule) {
+  const AttentionConfig cases[] = {
+      cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, false),  // decode
+      cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, false),     // prefill (fewer heads)
+      cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, true),
+  };
+  for (const AttentionConfig& c : cases) {
+    const test::Run gpu = test::run_config(c, Backend::gpu, 62, false);
+    const Reference::Output ref = Reference(gpu.out.config, gpu.out.tiling, gpu.inputs).output();
+    const test::RuleCheck rule = test::check_rule(gpu.out.config, gpu.inputs, gpu.out, ref);
+    EXPECT_TRUE(rule.passes()) << test::describe(gpu.out.config) << ": " << rule.describe();
+    RecordProperty(test::describe(gpu.out.config), rule.describe());
+  }
+}
+
+}  // namespace
+}  // namespace ts
