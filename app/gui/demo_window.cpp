@@ -2,12 +2,15 @@
 
 #include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ErrorCheckEndWindowRecover
 
 #include "app/gui/color_bar.h"
 #include "app/gui/heatmap_controls.h"
 #include "app/gui/heatmap_readout.h"
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/model/heatmap_png.h"
 
@@ -34,6 +37,7 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.demo_ro
   const std::array<FloatGridView, 1> diff = {data_.diff.view()};
   diff_display_.fit(diff);
   animate_ = o.animate;
+  inject_errors_ = o.inject_errors;
   if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.demo_rows - 1), std::min(o.pick->col, o.demo_cols - 1)};
 }
 
@@ -63,7 +67,7 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoBackground;
   if (ImGui::Begin("Demo heatmaps", nullptr, flags)) {
-    guarded(errors, "demo heatmaps", [&] {
+    const bool finished = guarded(errors, "demo heatmaps", [&] {
       draw_toolbar();
       ImGui::Spacing();
       nav_.begin_frame();
@@ -87,7 +91,12 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
           ImGui::TableNextColumn();
           const float width = ImGui::GetContentRegionAvail().x;
           const float y0 = ImGui::GetCursorPosY();
-          ImGui::PushID(c);
+          const ImGuiIdScope column_id(c);
+          if (c == 1 && !inject_errors_.empty()) {  // mid-table, mid-ID-stack: the worst place
+            const std::string message = inject_errors_.front();
+            inject_errors_.erase(inject_errors_.begin());
+            throw std::runtime_error(message);
+          }
           if (c == 0) {
             draw_heatmap_controls("values", values_display_, values, width);
           } else if (c == 1) {
@@ -109,7 +118,6 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
           const float bar_indent = view.layout().image_min_x - ImGui::GetCursorScreenPos().x;
           ImGui::SetCursorPosX(ImGui::GetCursorPosX() + bar_indent);
           draw_color_bar(renderer.colormaps(), display, view.stats(), width - bar_indent - 4);
-          ImGui::PopID();
         }
         ImGui::EndTable();
       }
@@ -119,6 +127,8 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
       draw_cell_readout(nav_, views);
       draw_export_dialog(errors);
     });
+    // An exception may have left tables, IDs or styles open: close them so End() is valid.
+    if (!finished) ImGui::ErrorCheckEndWindowRecover(nullptr);
   }
   ImGui::End();
 }

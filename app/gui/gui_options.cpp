@@ -35,7 +35,7 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--pick", pick, "Initially picked cell ROW,COL");
-  app.add_option("--inject-error", o.inject_errors, "Show this message in the error panel (docs, tests)");
+  app.add_option("--inject-error", o.inject_errors, "Raise this error while drawing a frame (tests the error panel and recovery)");
   std::string values_colormap;
   app.add_option("--values-colormap", values_colormap, "Colormap of the trace and reference (default ember)");
   app.add_option("--values-scale", o.values_scale, "Scale of the trace and reference: linear, log, symmetric, signed-log")

@@ -28,7 +28,7 @@ struct GuiOptions {
   uint64_t demo_seed = 1;
   int max_tile = 0;                  // texture tile side limit; 0 = GL_MAX_TEXTURE_SIZE
   std::optional<CellIndex> pick;     // initially picked cell
-  std::vector<std::string> inject_errors;  // shown in the error panel at start
+  std::vector<std::string> inject_errors;  // thrown mid-frame, one per frame: the error path
   std::optional<ColormapId> values_colormap;  // trace and reference: colormap...
   std::string values_scale = "linear";        // ...and scale: linear, log, symmetric, signed-log
   bool vsync = true;

@@ -6,10 +6,12 @@
 
 #include <imgui.h>
 
+#include "app/gui/imgui_scopes.h"
+
 namespace ts {
 
 bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const FloatGridView> data, float width) {
-  ImGui::PushID(id);
+  const ImGuiIdScope scope(id);
   bool changed = false, refit = false;
   const float gap = ImGui::GetStyle().ItemSpacing.x;
 
@@ -75,7 +77,6 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the range to the finite, unmasked values now");
 
   if (refit) d.fit(data);
-  ImGui::PopID();
   return changed;
 }
 

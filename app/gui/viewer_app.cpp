@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <memory>
 
+#include <imgui_internal.h>  // ErrorCheckEndFrameRecover
+
 #include "app/gui/gl_api.h"
 #include "app/gui/demo_window.h"
+#include "app/gui/error_log.h"
 #include "app/gui/error_panel.h"
 #include "app/gui/frame_stats.h"
 #include "app/gui/gui_window.h"
@@ -109,7 +112,6 @@ int run_viewer(const GuiOptions& o) {
   if (o.headless_run()) ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NoMouse;
 
   ErrorLog errors;
-  for (const std::string& e : o.inject_errors) errors.report("injected error", e);
   DemoWindow demo(o);
   ViewerState state;
   FrameStats stats;
@@ -133,12 +135,15 @@ int run_viewer(const GuiOptions& o) {
     if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) state.quit = true;
 
     const auto t_ui = clock::now();
-    draw_menu_bar(state, demo);
-    const ImGuiViewport* vp = ImGui::GetMainViewport();
     const float status_h = ImGui::GetTextLineHeight() + 8;
-    demo.draw(*renderer, errors, vp->WorkPos, ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h));
-    draw_status_bar(*window, demo, last_ms, status_h);
-    draw_help(state);
+    const bool finished = guarded(errors, "viewer", [&] {
+      draw_menu_bar(state, demo);
+      const ImGuiViewport* vp = ImGui::GetMainViewport();
+      demo.draw(*renderer, errors, vp->WorkPos, ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h));
+      draw_status_bar(*window, demo, last_ms, status_h);
+      draw_help(state);
+    });
+    if (!finished) ImGui::ErrorCheckEndFrameRecover(nullptr);  // close whatever the throw left open
     draw_error_panel(errors, status_h);
     const auto t_render = clock::now();
     window->end_frame(ImGui::GetStyleColorVec4(ImGuiCol_WindowBg));  // the demo window draws no background

@@ -300,13 +300,20 @@ size_t count_pixels(const RgbaImage& img, Rgba8 c) {
   return static_cast<size_t>(std::count(img.pixels.begin(), img.pixels.end(), c));
 }
 
-TEST(GuiScreenshot, ErrorsAreShownInTheWindow) {
+TEST(GuiScreenshot, ErrorsAreShownInTheWindowAndTheViewerCarriesOn) {
+  TS_SEEDED(seed);
   testing::TempDir dir;
   const Rgba8 panel{52, 24, 26, 255};
-  const Shot clean = screenshot(dir, "clean", 7, "16x16");
+  const Shot clean = screenshot(dir, "clean", seed, "16x16");
   EXPECT_EQ(count_pixels(clean.image, panel), 0u);
-  const Shot failed = screenshot(dir, "error", 7, "16x16", {"--inject-error", "trace file 'x.trace.safetensors' is corrupt"});
+  // The error is thrown in the middle of drawing the first frame (inside a table, with IDs
+  // pushed); the viewer must recover, show it, and draw the next frames normally.
+  const Shot failed =
+      screenshot(dir, "error", seed, "16x16", {"--inject-error", "trace file 'x.trace.safetensors' is corrupt"});
   EXPECT_GT(count_pixels(failed.image, panel), 20000u) << "the error panel is drawn";
+  const DemoHeatmaps demo = make_demo_heatmaps(16, 16, seed);
+  const CellCheck t = check_cells(failed, view_named(failed.layout, "Trace"), demo.trace, 1e-4);
+  EXPECT_EQ(t.cells, 256u);
 }
 
 TEST(GuiScreenshot, UnwritableScreenshotPathIsAnErrorAndLeavesNothing) {
