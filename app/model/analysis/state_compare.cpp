@@ -13,13 +13,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 float as_figure(double x) { return static_cast<float>(std::min(x, kInf)); }
 
-// The error of one value against a bar; +inf when the bar is 0 and the error is not.
-float ratio_of(double err, double bar) {
-  if (err == 0.0) return 0.0f;
-  if (!(bar > 0.0)) return std::numeric_limits<float>::infinity();
-  return as_figure(err / bar);
-}
-
 // Counts a trace value that is NaN, or infinite where the reference value is finite.
 void count_special(float got, double want, RowError& e) {
   if (std::isnan(got)) {
@@ -31,6 +24,12 @@ void count_special(float got, double want, RowError& e) {
 }
 
 }  // namespace
+
+float bar_ratio(double err, double bar) {
+  if (err == 0.0) return 0.0f;
+  if (!(bar > 0.0)) return std::numeric_limits<float>::infinity();
+  return as_figure(err / bar);
+}
 
 double value_error(double got, double want) {
   if (std::isnan(got) || std::isnan(want)) return kInf;
@@ -71,7 +70,7 @@ double scaled_o(double o, const RowValues& v, bool normalised) {
 RowVerdict judge_row(const RowError& e, const StageBars& bars) {
   RowVerdict v;
   auto check = [&](float err, float ref_scale, const QuantityBar& bar, uint8_t bit) {
-    const float r = ratio_of(err, bar.bar(ref_scale, e.l_ref));
+    const float r = bar_ratio(err, bar.bar(ref_scale, e.l_ref));
     v.ratio = std::max(v.ratio, r);
     if (r > 1.0f) v.failed |= bit;
   };

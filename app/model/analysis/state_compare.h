@@ -52,6 +52,8 @@ struct RowVerdict {
 
 // The verdict of a row under a stage's bars. NaN never passes.
 RowVerdict judge_row(const RowError& e, const StageBars& bars);
+// One quantity's error / bar (0 for no error; +inf when the bar is 0 and the error is not).
+float bar_ratio(double err, double bar);
 
 // The convention both sides are compared in.
 inline Convention comparison_convention(Convention trace, Convention reference) {
@@ -62,13 +64,14 @@ inline Convention comparison_convention(Convention trace, Convention reference) 
 // shapes disagree (rows or head_dim of trace and reference).
 void compare_state(const TraceState& got, const RefState& want, std::span<RowError> out);
 
-// The per-row values of a state in a convention: m channel, l channel, and the factor that
-// turns raw O into O/l (1/l, or 1 when normalised). Shared with the per-cell comparison.
+// The per-row values of a state in a convention: the m and l channels, and whether stored O
+// is divided by the stored l to give raw O (unnormalised stored, normalised compared) and O/l.
+// Shared with the per-cell comparison.
 struct RowValues {
   double m = 0, l = 0;
-  double raw_scale = 1;   // multiplies stored O into the comparison convention's raw O
-  double norm_scale = 1;  // multiplies stored O into O/l
-  bool zero_l = false;    // unnormalised with l == 0: O/l is 0 where O is 0 (no key seen)
+  double stored_l = 0;
+  bool raw_div_l = false;
+  bool norm_div_l = false;
 };
 RowValues row_values(double m, double l, Convention stored, Convention compared);
 

@@ -1,0 +1,32 @@
+#include "app/model/analysis/analysis_report.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ts {
+
+const ErrorGrid* AnalysisReport::grid(Stage stage, int32_t batch, int32_t head) const {
+  for (const ErrorGrid& g : grids)
+    if (g.stage == stage && g.batch == batch && g.head == head) return &g;
+  return nullptr;
+}
+
+std::vector<float> AnalysisReport::error_by_query(Stage stage, int32_t batch, int32_t head) const {
+  const ErrorGrid* g = grid(stage, batch, head);
+  if (!g) return {};
+  std::vector<float> out(static_cast<size_t>(g->grid.rows), 0.0f);
+  for (int64_t r = 0; r < g->grid.rows; ++r)
+    for (int64_t c = 0; c < g->grid.cols; ++c) {
+      const size_t at = static_cast<size_t>(r * g->grid.cols + c);
+      if (g->grid.mask[at]) continue;
+      const float v = g->grid.values[at];
+      float& o = out[static_cast<size_t>(r)];
+      if (std::isnan(v) || std::isnan(o)) o = std::numeric_limits<float>::quiet_NaN();
+      else o = std::max(o, v);
+    }
+  return out;
+}
+
+std::string_view to_string(Verdict v) { return v == Verdict::clean ? "clean" : "divergence"; }
+
+}  // namespace ts

@@ -1,0 +1,33 @@
+// The analysis of one run: every event against the float64 reference for the same tiling, the
+// verdicts under the correctness rule (or an explicit tolerance), the first divergence, missing
+// events, error grids and a symptom line (analysis_report.h).
+//
+//   AnalysisReport report = analyze_run(run);                 // CLI: one call
+//   RunReference ref(run);  report = analyze_run(run, ref);   // GUI: keeps ref for compare_event
+//
+// Work is done a query tile at a time on `workers` threads: the tile's reference, the naive
+// baselines' errors on it, and its events' row errors; verdicts follow once the tolerance is
+// known. Throws AnalysisError when the run cannot be analysed (inputs missing for a traced
+// pair, inputs that do not fit the config).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "app/model/analysis/analysis_report.h"
+#include "app/model/analysis/run_reference.h"
+#include "app/model/run_view.h"
+
+namespace ts {
+
+struct AnalysisOptions {
+  std::optional<ToleranceOverride> tolerance;  // --tol; default: the correctness rule
+  unsigned workers = 0;                        // 0: every core
+  size_t reference_cache_bytes = size_t{256} << 20;
+};
+
+AnalysisReport analyze_run(const RunView& run, const AnalysisOptions& options = {});
+// With a reference the caller keeps (its tolerance is computed here if not yet known).
+AnalysisReport analyze_run(const RunView& run, RunReference& reference, unsigned workers = 0);
+
+}  // namespace ts

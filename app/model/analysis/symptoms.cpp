@@ -1,0 +1,304 @@
+#include "app/model/analysis/symptoms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/index_ranges.h"
+
+namespace ts {
+namespace {
+
+// How closely an error must match a model of it ("O is l times the reference", "the error is
+// the previous tile's P.V") to be called by that name: float32 state, far tighter than any
+// model that does not hold.
+constexpr double kModelMatch = 1e-3;
+
+std::string tiles_text(const KvTileRange& kv) {
+  if (kv.empty()) return "no kv tile";
+  if (kv.size() == 1) return "kv tile " + std::to_string(kv.begin);
+  return "kv tiles " + std::to_string(kv.begin) + "-" + std::to_string(kv.end - 1);
+}
+
+std::string quantities_text(uint8_t failed) {
+  std::vector<std::string> q;
+  if (failed & kFailNaN) q.push_back("NaN");
+  if (failed & kFailM) q.push_back("m");
+  if (failed & kFailL) q.push_back("l");
+  if (failed & (kFailONorm | kFailORaw)) q.push_back("O");
+  std::string s;
+  for (size_t i = 0; i < q.size(); ++i) s += (i ? (i + 1 == q.size() ? " and " : ", ") : "") + q[i];
+  return s.empty() ? "nothing" : s;
+}
+
+std::string stage_summary(const StageReport& s) {
+  std::string line = std::string(kStageNames[static_cast<int>(s.stage)]) + ": ";
+  if (s.clean()) return line + "all " + std::to_string(s.events_compared) + " events match";
+  line += std::to_string(s.events_failing) + " of " + std::to_string(s.events_compared) + " events wrong";
+  if (s.events_missing) line += ", " + std::to_string(s.events_missing) + " never written";
+  line += " (worst: O/l " + format_figure(s.o_norm.max_abs) + ", m " + format_figure(s.m.max_abs) + ", l rel " +
+          format_figure(s.l.max_rel) + ")";
+  if (s.non_finite.nan) line += ", " + std::to_string(s.non_finite.nan) + " NaN";
+  return line;
+}
+
+const StageReport& stage(const AnalysisReport& r, Stage s) { return r.stages[static_cast<size_t>(s)]; }
+
+bool stage_clean_and_compared(const AnalysisReport& r, Stage s) {
+  const StageReport& st = stage(r, s);
+  return st.events_compared > 0 && st.clean();
+}
+
+// Rows of the event whose O is l times the reference O (double_count_l's shape), checked on the
+// failing rows; false when l is ~1 (the model would say nothing).
+bool o_is_l_times_reference(const EventComparison& c) {
+  if (c.compared_convention != Convention::unnormalized) return false;
+  int checked = 0;
+  for (int32_t r : c.failing_rows()) {
+    const size_t ri = static_cast<size_t>(r);
+    const double l = c.l_reference[ri];
+    if (!(std::fabs(l - 1.0) > 1e-2) || !(std::fabs(c.l_trace[ri] - l) <= 1e-4 * l)) return false;
+    double resid = 0, scale = 0;
+    for (int32_t col = 0; col < c.head_dim; ++col) {
+      const size_t at = ri * static_cast<size_t>(c.head_dim) + static_cast<size_t>(col);
+      const double want = l * c.o_reference.values[at];
+      resid = std::max(resid, std::fabs(c.o_trace.values[at] - want));
+      scale = std::max(scale, std::fabs(want));
+    }
+    if (!(resid <= kModelMatch * scale)) return false;
+    ++checked;
+  }
+  return checked > 0;
+}
+
+// Whether O - reference equals the reference state of the event's first kv tile alone: the
+// P.V of an earlier tile still in the accumulator (stale_accumulator's shape).
+bool error_is_first_tile_state(const EventComparison& c, const RunReference& ref) {
+  if (c.kv.size() < 2 || c.compared_convention != Convention::unnormalized) return false;
+  const auto tile = ref.tile({c.key.batch, c.key.head, c.key.q_tile});
+  const RefState leak = tile->kv_range(c.kv.begin, c.kv.begin + 1);
+  double resid = 0, scale = 0;
+  for (int32_t r : c.failing_rows())
+    for (int32_t col = 0; col < c.head_dim; ++col) {
+      const size_t at = static_cast<size_t>(r) * static_cast<size_t>(c.head_dim) + static_cast<size_t>(col);
+      resid = std::max(resid, std::fabs(static_cast<double>(c.o_diff.values[at]) - leak.o[at]));
+      scale = std::max(scale, std::fabs(leak.o[at]));
+    }
+  return scale > 0 && resid <= kModelMatch * scale;
+}
+
+// Whether m equals the max of the event's last kv tile alone (not the running max) on the rows
+// where the two differ: each tile uses its own max and the old state is never rescaled.
+bool m_is_own_tile_max(const EventComparison& c, const RunReference& ref) {
+  if (c.kv.size() < 2 || c.compared_convention != Convention::unnormalized) return false;
+  const auto tile = ref.tile({c.key.batch, c.key.head, c.key.q_tile});
+  const RefState own = tile->kv_range(c.kv.end - 1, c.kv.end);
+  int differing = 0;
+  for (int32_t r = 0; r < c.rows; ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    const double own_m = own.m[ri], running = c.m_reference[ri];
+    if (!std::isfinite(own_m) || std::fabs(own_m - running) <= 1e-4 * std::max(1.0, std::fabs(running))) continue;
+    if (!(std::fabs(c.m_trace[ri] - own_m) <= 1e-4 * std::max(1.0, std::fabs(own_m)))) return false;
+    ++differing;
+  }
+  return differing > 0;
+}
+
+// Per traced pair with a reduce stage: query 0 right, most later queries wrong.
+bool first_query_right_later_wrong(const AnalysisReport& r, std::string& evidence) {
+  bool any = false;
+  for (const ErrorGrid& g : r.grids) {
+    if (g.stage != Stage::splitk_reduce || g.grid.rows < 2) continue;
+    const std::vector<float> by_query = r.error_by_query(Stage::splitk_reduce, g.batch, g.head);
+    if (!(by_query[0] <= 1.0f)) return false;
+    int64_t wrong = 0;
+    float worst = 0;
+    for (size_t q = 1; q < by_query.size(); ++q) {
+      const bool bad = !(by_query[q] <= 1.0f);
+      wrong += bad;
+      if (bad) worst = std::isnan(by_query[q]) ? worst : std::max(worst, by_query[q]);
+    }
+    if (wrong * 2 < static_cast<int64_t>(by_query.size() - 1)) return false;
+    if (!any)
+      evidence = "error by query index (batch " + std::to_string(g.batch) + " head " + std::to_string(g.head) +
+                 "): query 0 at " + format_figure(by_query[0]) + " x tolerance, " + std::to_string(wrong) + " of the " +
+                 std::to_string(by_query.size() - 1) + " later queries wrong (up to " + format_figure(worst) + " x)";
+    any = true;
+  }
+  return any;
+}
+
+Symptom missing_symptom(const AnalysisReport& r) {
+  Symptom s;
+  const Divergence& d = r.first_divergence;
+  if (d.key.stage == static_cast<int32_t>(Stage::splitk_partial)) {
+    std::set<int32_t> splits;
+    bool all_empty = true;
+    for (const MissingEvent& m : r.missing)
+      if (m.key.stage == static_cast<int32_t>(Stage::splitk_partial)) {
+        splits.insert(m.key.split);
+        all_empty = all_empty && m.kv.empty();
+      }
+    const std::vector<int32_t> list(splits.begin(), splits.end());
+    const bool one = list.size() == 1;
+    // What the reduce made of it: its events at the missing splits.
+    const StageReport& red = stage(r, Stage::splitk_reduce);
+    const bool reduce_wrong = red.events_failing > 0, reduce_nan = red.non_finite.nan > 0;
+    s.kind = "missing_partial";
+    s.line = std::string(one ? "split " : "splits ") + format_ranges(std::span<const int32_t>(list)) +
+             (one ? " has no partial" : " have no partial");
+    if (all_empty)
+      s.line += " (" + std::string(one ? "it lies" : "they lie") + " beyond the last kv tile: " +
+                "the run has " + std::to_string(r.tiling.num_kv_tiles) +
+                (r.tiling.num_kv_tiles == 1 ? " kv tile" : " kv tiles") + " for " + std::to_string(r.tiling.num_splits) +
+                " splits)";
+    if (reduce_nan)
+      s.line += "; the reduce reads the unwritten state and NaN poisons the merged rows from split " +
+                std::to_string(list.front()) + " on: splits beyond the last kv tile must write m = -inf, l = 0, O = 0";
+    else if (reduce_wrong)
+      s.line += "; the reduce reads the unwritten state and is wrong from split " + std::to_string(list.front()) + " on";
+    else
+      s.line += "; the partial pass never wrote " + std::string(one ? "its" : "their") + " state";
+    return s;
+  }
+  s.kind = "missing_events";
+  s.line = std::to_string(r.missing.size()) + " events were never written; the first: " +
+           describe_event(d.key, d.kv, r.tiling);
+  return s;
+}
+
+}  // namespace
+
+std::string describe_event(const EventKey& k, const KvTileRange& kv, const Tiling& t) {
+  std::string s = stage_name(k.stage) + ", batch " + std::to_string(k.batch) + " head " + std::to_string(k.head) +
+                  ", query tile " + std::to_string(k.q_tile);
+  const int64_t q0 = static_cast<int64_t>(k.q_tile) * t.block_m;
+  const int64_t rows = k.q_tile >= 0 && k.q_tile < t.num_q_tiles ? t.rows_in_q_tile(k.q_tile) : 0;
+  if (rows > 0) s += " (queries " + std::to_string(q0) + (rows > 1 ? "-" + std::to_string(q0 + rows - 1) : "") + ")";
+  switch (static_cast<Stage>(k.stage)) {
+    case Stage::fa1_step: s += ", after kv tile " + std::to_string(k.step) + " (state over " + tiles_text(kv) + ")"; break;
+    case Stage::splitk_partial: s += ", split " + std::to_string(k.split) + " (" + tiles_text(kv) + ")"; break;
+    case Stage::splitk_reduce:
+      s += ", after merging split " + std::to_string(k.split) + " (" + tiles_text(kv) + ")";
+      break;
+    case Stage::final_output: s += ", the output"; break;
+  }
+  return s;
+}
+
+Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference& ref) {
+  Symptom s;
+  const Divergence& d = r.first_divergence;
+  if (!d.found) {
+    uint64_t events = 0;
+    for (const StageReport& st : r.stages) events += st.events_compared;
+    s.kind = "clean";
+    s.line = "no divergence: all " + std::to_string(events) + " events match the float64 reference within tolerance";
+    for (const std::string& a : r.anomalies) s.details.push_back(a);
+    return s;
+  }
+  if (d.missing) {
+    s = missing_symptom(r);
+  } else {
+    const EventComparison c = compare_event(run, ref, static_cast<size_t>(d.event_index));
+    const EventResult& e = r.events[static_cast<size_t>(d.event_index)];
+    const Stage st = static_cast<Stage>(d.key.stage);
+    const bool o_only = (e.failed & (kFailM | kFailL | kFailNaN)) == 0;
+    const std::vector<int64_t>& rows = d.query_rows;
+
+    if (e.nan > 0 && e.nan == e.nan_in_no_key_rows) {
+      s.kind = "nan_fully_masked";
+      s.line = "NaN from fully masked tiles: queries " + format_ranges(std::span<const int64_t>(rows)) +
+               " see no key in " + tiles_text(d.kv) +
+               " (causal mask), and the kernel writes NaN where it should keep m = -inf, l = 0, O = 0 "
+               "(exp(-inf - -inf) is NaN): guard rows whose running max is still -inf";
+    } else if (st == Stage::splitk_reduce && stage_clean_and_compared(r, Stage::splitk_partial)) {
+      std::string evidence;
+      if (first_query_right_later_wrong(r, evidence)) {
+        s.kind = "query_layout";
+        s.line = "every partial matches; the reduce is right for query 0 and wrong from query 1 on: error grows with "
+                 "query index from query 0, as when the reducer reads the partial buffers with another layout "
+                 "(query stride) than the partial pass wrote them";
+        s.details.push_back(evidence);
+      } else if (o_only && o_is_l_times_reference(c)) {
+        s.kind = "reduce_scaled_by_l";
+        s.line = "every partial matches; the reduce is wrong: its m and l are right but O is l times the reference "
+                 "(at split " + std::to_string(d.key.split) +
+                 "): the merge weights each split's O by its sum l again; weight it by exp(m_s - m) only";
+      } else {
+        s.kind = "reduce_only";
+        s.line = "every partial matches; the reduce is wrong (" + quantities_text(e.failed) + " from split " +
+                 std::to_string(d.key.split) + ")";
+      }
+    } else if (st == Stage::final_output &&
+               std::all_of(r.stages.begin(), r.stages.end(), [](const StageReport& x) {
+                 return x.stage == Stage::final_output || x.events_compared == 0 || x.clean();
+               }) &&
+               (stage(r, Stage::fa1_step).events_compared + stage(r, Stage::splitk_reduce).events_compared) > 0) {
+      s.kind = "final_only";
+      s.line = "every intermediate state matches; the final output is wrong (" + quantities_text(e.failed) +
+               "): the normalisation O/l, the LSE or the write of the output";
+    } else if ((st == Stage::fa1_step || st == Stage::splitk_partial) && e.nan == 0 && e.inf == 0) {
+      // The tile pattern of the stage: do events that cover a single kv tile pass?
+      uint64_t one_tile = 0, one_tile_fail = 0, multi = 0, multi_fail = 0;
+      uint8_t multi_failed = 0;
+      for (size_t i = 0; i < r.events.size(); ++i) {
+        const EventResult& x = r.events[i];
+        if (!x.compared || run.headers[i].stage != d.key.stage) continue;
+        if (x.kv.size() == 1) {
+          ++one_tile;
+          one_tile_fail += !x.passes;
+        } else if (x.kv.size() > 1) {
+          ++multi;
+          multi_fail += !x.passes;
+          multi_failed |= x.failed;
+        }
+      }
+      const bool first_tile_right = one_tile > 0 && one_tile_fail == 0 && d.kv.size() > 1 && multi_fail > 0;
+      if (first_tile_right && (multi_failed & (kFailM | kFailL))) {
+        s.kind = "first_tile_only";
+        s.line = "right after the first kv tile, wrong after: m and l are not carried across kv tiles (the running "
+                 "state is not rescaled by exp(m_old - m_new): online softmax)";
+        if (m_is_own_tile_max(c, ref))
+          s.details.push_back("at " + tiles_text(d.kv) + ", m is the max of kv tile " + std::to_string(d.kv.end - 1) +
+                              " alone, not the running max");
+      } else if (first_tile_right && o_only && error_is_first_tile_state(c, ref)) {
+        s.kind = "stale_state";
+        s.line = "state from an earlier tile leaks: m and l are right at every step, but O = the reference + the "
+                 "P.V of kv tile " + std::to_string(d.kv.begin) +
+                 " once a second tile is accumulated: the P.V accumulator is not reset between kv tiles";
+      } else if (first_tile_right && o_only) {
+        s.kind = "multi_tile_o";
+        s.line = "m and l are right; O is right with one kv tile and wrong once a second is used: values of another "
+                 "tile get into O (an accumulator not reset, or a shared-memory tile overwritten before every "
+                 "thread has read it: if two --perturb-seed captures differ (diff A --against B), it is a race)";
+      } else if (o_only) {
+        s.kind = "o_only";
+        s.line = "m and l are right but O is wrong from " + tiles_text(d.kv) +
+                 " on: P.V reads V values that are not the tile's (shared memory read before it is loaded, or "
+                 "overwritten by the next tile; if two --perturb-seed captures differ, it is a race)";
+      }
+    }
+    if (s.kind.empty() && (e.nan > 0 || e.inf > 0)) {
+      s.kind = e.nan > 0 ? "nan" : "inf";
+      s.line = std::string(e.nan > 0 ? "NaN" : "Inf") + " first appears at " + describe_event(d.key, d.kv, r.tiling) +
+               ", in queries " + format_ranges(std::span<const int64_t>(rows)) + ", where the reference is finite";
+    }
+    if (s.kind.empty()) {
+      s.kind = "wrong_values";
+      s.line = "the first wrong values are at " + describe_event(d.key, d.kv, r.tiling) + ": " +
+               quantities_text(e.failed) + " in queries " + format_ranges(std::span<const int64_t>(rows));
+    }
+  }
+  s.details.insert(s.details.begin(), "first divergence: " + describe_event(d.key, d.kv, r.tiling) +
+                                          (d.missing ? " was never written" : ""));
+  for (const StageReport& st : r.stages)
+    if (st.traced) s.details.push_back(stage_summary(st));
+  for (const std::string& a : r.anomalies) s.details.push_back(a);
+  return s;
+}
+
+}  // namespace ts
