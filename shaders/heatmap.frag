@@ -36,7 +36,7 @@ uniform float u_bias;
 // takes the special colour of the worst block its footprint touches.
 uniform usampler2D u_pooled;
 uniform vec2 u_block;           // cells per pooled texel (2^kx, 2^ky)
-uniform vec2 u_half_footprint;  // half the cells one pixel spans, per axis
+uniform vec2 u_half_footprint;  // how far (in cells) a pixel looks for them, per axis
 #endif
 
 in vec2 v_cell;

@@ -54,7 +54,7 @@ HeatmapRenderer::Program& HeatmapRenderer::program_for(bool log, bool signed_log
 }
 
 void HeatmapRenderer::use(Program& p, const ScaleMapping& m, const float* projection, int kx, int ky,
-                          double cell_px_x, double cell_px_y) {
+                          double half_x, double half_y) {
   glUseProgram(p.program.id());
   glUniformMatrix4fv(p.projection, 1, GL_FALSE, projection);
   glUniform1i(p.cells, 0);
@@ -75,7 +75,7 @@ void HeatmapRenderer::use(Program& p, const ScaleMapping& m, const float* projec
   glUniform1f(p.gain, m.gain);
   glUniform1f(p.bias, m.bias);
   glUniform2f(p.block, static_cast<float>(1 << kx), static_cast<float>(1 << ky));
-  glUniform2f(p.half_footprint, static_cast<float>(0.5 / cell_px_x), static_cast<float>(0.5 / cell_px_y));
+  glUniform2f(p.half_footprint, static_cast<float>(half_x), static_cast<float>(half_y));
 }
 
 void HeatmapRenderer::add(ImDrawList* draw_list, const HeatmapTexture& texture, ColormapId colormap,
@@ -175,8 +175,15 @@ void HeatmapRenderer::render(const Request& r) {
   glActiveTexture(GL_TEXTURE2);
   glBindTexture(GL_TEXTURE_2D, colormaps_.texture(r.colormap));
 
-  // Several cells per pixel: NaN / Inf come from the pooled severity too.
-  const int kx = pooling_level(k.px_per_col), ky = pooling_level(k.px_per_row);
+  // Several cells per pixel: NaN / Inf come from the pooled severity too. Along an axis with
+  // cells under a pixel, a pixel looks 1.5 pixels each way (so a lone NaN shows as a mark of
+  // at least 3 pixels, not a hairline), and the blocks are at least that footprint, so that it
+  // touches at most two of them; along the other axis it looks within itself only.
+  const bool pool_x = k.px_per_col < 1.0, pool_y = k.px_per_row < 1.0;
+  const double reach_x = pool_x ? 1.5 : 0.49, reach_y = pool_y ? 1.5 : 0.49;
+  const int kx = pool_x ? pooling_level(k.px_per_col / (2 * reach_x)) : 0;
+  const int ky = pool_y ? pooling_level(k.px_per_row / (2 * reach_y)) : 0;
+  const double half_x = reach_x / k.px_per_col, half_y = reach_y / k.px_per_row;
 
   // Only the cells in the region; tiles outside it are skipped and quads are cut to it, so
   // vertex coordinates stay small however far one zooms in.
@@ -203,9 +210,9 @@ void HeatmapRenderer::render(const Request& r) {
     const float quad[16] = {sx(ca), sy(ra), u(ca), v(ra), sx(cb), sy(ra), u(cb), v(ra),
                             sx(ca), sy(rb), u(ca), v(rb), sx(cb), sy(rb), u(cb), v(rb)};
     glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
-    const bool pooling = (kx > 0 || ky > 0) && !t.severity.empty();
+    const bool pooling = (pool_x || pool_y) && !t.severity.empty();
     Program& p = program_for(k.mapping.log, k.mapping.signed_log, pooling);
-    if (&p != current) use(p, k.mapping, ortho, kx, ky, k.px_per_col, k.px_per_row), current = &p;
+    if (&p != current) use(p, k.mapping, ortho, kx, ky, half_x, half_y), current = &p;
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, t.cells.id());
     if (pooling) {

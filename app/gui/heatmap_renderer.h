@@ -66,8 +66,8 @@ class HeatmapRenderer {
     GLint projection, cells, colormap, special, floor, log2_floor, lo, gain, bias, pooled, block, half_footprint;
   };
   Program& program_for(bool log, bool signed_log, bool pooling);
-  void use(Program& p, const ScaleMapping& m, const float* projection, int kx, int ky, double cell_px_x,
-           double cell_px_y);
+  // half_x, half_y: how far (in cells) a pixel looks for NaN / Inf when pooling.
+  void use(Program& p, const ScaleMapping& m, const float* projection, int kx, int ky, double half_x, double half_y);
 
   std::deque<Request> requests_;  // stable addresses: the callbacks point into it
   std::array<std::unique_ptr<Program>, 8> programs_;
