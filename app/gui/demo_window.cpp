@@ -9,10 +9,10 @@
 
 #include "app/gui/color_bar.h"
 #include "app/gui/heatmap_controls.h"
+#include "app/gui/heatmap_export.h"
 #include "app/gui/heatmap_readout.h"
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
-#include "app/model/heatmap_png.h"
 
 namespace ts {
 
@@ -163,16 +163,7 @@ void DemoWindow::export_pngs(ErrorLog& errors) {
         std::tuple{&reference_, link_reference_ ? &values_display_ : &reference_display_, "reference.png"},
         std::tuple{&diff_, &diff_display_, "diff.png"}}) {
     guarded(errors, "export PNG", [&] {
-      HeatmapPngOptions opt;
-      opt.title = view->name() + " (demo)";
-      opt.row_label = view->axes.row_label;
-      opt.col_label = view->axes.col_label;
-      opt.first_row = view->axes.first_row;
-      opt.first_col = view->axes.first_col;
-      opt.colormap = display->colormap;
-      opt.scale = display->scale;
-      opt.autofit = false;
-      write_heatmap_png(folder / file, view->data()->view(), opt);
+      export_view_png(folder / file, *view, *display, view->name() + " (demo)");
       ++written;
     });
   }

@@ -4,11 +4,17 @@
 // outlined, and numbered axes named by the caller.
 //
 // A panel shows several views of arrays of one shape side by side (trace | reference | diff)
-// with ONE HeatmapNavigation, so they zoom, pan and pick together:
+// with ONE HeatmapNavigation, so they zoom, pan and pick together (demo_window.cpp is the
+// worked example):
 //
+//   view.set_data(std::make_shared<FloatGrid>(...));     // when the selected event changes
+//   display.fit(grids);                                  // if display.auto_range
 //   nav.begin_frame();
-//   for (i...) { ImGui::TableNextColumn(); views[i].draw(renderer, nav, display_of(i), size); }
-//   handle_heatmap_keys(nav);                   // arrow keys, F to fit
+//   for each column i:
+//     draw_heatmap_controls("id", display_i, grids_i, width);   // colormap, range, sym, log
+//     views[i].draw(renderer, nav, display_i, {width, height}); // image, axes, input
+//     draw_color_bar(renderer.colormaps(), display_i, views[i].stats(), width);
+//   handle_heatmap_keys(nav);                  // arrow keys move the pick, F fits
 //   draw_cell_readout(nav, views);             // exact values under the cursor and picked
 //
 // The view reads exact values from the CPU array (data()), never from the colours.

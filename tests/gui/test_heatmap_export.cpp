@@ -1,0 +1,68 @@
+// Exporting a view writes what the view shows: its range (not a fresh autofit), colormap,
+// axis names; and a view without data is an error, not a crash. No GL needed.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include <stb_image.h>
+
+#include "app/gui/heatmap_export.h"
+#include "instrumentation/trace/file_error.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+TEST(HeatmapExport, UsesTheViewsRangeAndColormap) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  auto grid = std::make_shared<FloatGrid>();
+  grid->rows = 9;
+  grid->cols = 13;
+  grid->values.resize(9 * 13);
+  for (float& v : grid->values) v = d(rng);
+  HeatmapView view("Diff");
+  view.axes = {"query row", "split", 64, 0};
+  view.set_data(grid);
+  HeatmapDisplay display;
+  display.colormap = ColormapId::diverging;
+  display.scale = {-0.5f, 0.5f, false, 1e-6f, true};  // narrower than the data: clamps
+
+  const HeatmapPngOptions opt = png_options_for(view, display, "diff");
+  EXPECT_FALSE(opt.autofit);
+  EXPECT_EQ(opt.row_label, "query row");
+  EXPECT_EQ(opt.col_label, "split");
+  EXPECT_EQ(opt.first_row, 64);
+
+  testing::TempDir dir;
+  const HeatmapPngLayout L = export_view_png(dir.path() / "d.png", view, display, "diff");
+  EXPECT_EQ(L.scale, display.scale);
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load((dir.path() / "d.png").c_str(), &w, &h, &n, 4);
+  ASSERT_TRUE(px);
+  const ColorMapper mapper(display.colormap, display.scale);
+  for (int64_t r = 0; r < 9; ++r)
+    for (int64_t c = 0; c < 13; ++c) {
+      const int x = L.plot_x + static_cast<int>(c) * L.cell_w + L.cell_w / 2;
+      const int y = L.plot_y + static_cast<int>(r) * L.cell_h + L.cell_h / 2;
+      Rgba8 got;
+      std::memcpy(&got, px + (static_cast<size_t>(y) * w + x) * 4, 4);
+      EXPECT_EQ(got, mapper(grid->values[static_cast<size_t>(r * 13 + c)])) << r << "," << c;
+    }
+  stbi_image_free(px);
+}
+
+TEST(HeatmapExport, AViewWithoutDataOrAnUnwritablePathIsAnError) {
+  HeatmapView empty("Trace");
+  testing::TempDir dir;
+  EXPECT_THROW(export_view_png(dir.path() / "x.png", empty, {}, "t"), GridShapeError);
+  HeatmapView view("Trace");
+  view.set_data(std::make_shared<FloatGrid>(FloatGrid{{1.0f, 2.0f}, 1, 2, {}}));
+  EXPECT_THROW(export_view_png(dir.path() / "no" / "x.png", view, {}, "t"), FileWriteError);
+}
+
+}  // namespace
+}  // namespace ts
