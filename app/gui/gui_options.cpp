@@ -22,7 +22,7 @@ bool parse_pair(const std::string& text, char sep, int64_t& a, int64_t& b) {
 
 GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   GuiOptions o;
-  std::string screenshot, frame_stats, layout_json, size, demo_size, pick;
+  std::string screenshot, frame_stats, layout_json, input_script, size, demo_size, pick;
   CLI::App app{"tilescope-gui: the tilescope viewer (heatmaps of tiled attention kernels)."};
   app.add_option("--screenshot", screenshot, "Render --frames frames (default 3), save the window as PNG, exit");
   app.add_option("--frames", o.frames, "Exit after this many frames (default: run until closed)")
@@ -30,6 +30,7 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--size", size, "Window size WxH (default 1600x900)");
   app.add_option("--frame-stats", frame_stats, "Write per-frame CPU times (median, p99) as JSON on exit");
   app.add_option("--layout-json", layout_json, "Write where each heatmap was drawn as JSON (tests)");
+  app.add_option("--input-script", input_script, "Scripted mouse and key events, one per line (tests)");
   app.add_option("--demo-size", demo_size, "Rows x columns of the demo heatmaps, RxC (default 96x64)");
   app.add_option("--demo-seed", o.demo_seed, "Seed of the demo heatmaps' values (default 1)");
   app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
@@ -86,6 +87,7 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   if (!screenshot.empty()) o.screenshot = screenshot;
   if (!frame_stats.empty()) o.frame_stats = frame_stats;
   if (!layout_json.empty()) o.layout_json = layout_json;
+  if (!input_script.empty()) o.input_script = input_script;
   if (o.screenshot && o.frames == 0) o.frames = 3;
   o.vsync = !no_vsync;
   result.options = o;

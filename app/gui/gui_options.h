@@ -22,6 +22,7 @@ struct GuiOptions {
   std::optional<std::filesystem::path> screenshot;   // PNG of the window after the last frame
   std::optional<std::filesystem::path> frame_stats;  // JSON of per-frame CPU times
   std::optional<std::filesystem::path> layout_json;  // where each heatmap landed (for tests)
+  std::optional<std::filesystem::path> input_script; // scripted mouse / keys (input_script.h)
   int frames = 0;                                    // stop after this many (0 = run until closed)
   int width = 1600, height = 900;                    // window size in screen coordinates
   int64_t demo_rows = 96, demo_cols = 64;

@@ -84,10 +84,11 @@ void GuiWindow::shutdown() {
 bool GuiWindow::should_close() const { return glfwWindowShouldClose(window_); }
 void GuiWindow::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
 
-void GuiWindow::begin_frame() {
+void GuiWindow::begin_frame(const std::function<void()>& override_input) {
   glfwPollEvents();
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  if (override_input) override_input();
   ImGui::NewFrame();
 }
 

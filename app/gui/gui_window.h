@@ -2,6 +2,7 @@
 // and OpenGL 3 backends. One per process.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -27,7 +28,9 @@ class GuiWindow {
 
   bool should_close() const;
   void request_close();
-  void begin_frame();                  // poll events, start an ImGui frame
+  // Polls events and starts an ImGui frame; `override_input` (if any) runs after the GLFW
+  // backend has read the devices and before ImGui::NewFrame (scripted input).
+  void begin_frame(const std::function<void()>& override_input = {});
   void end_frame(ImVec4 clear_color);  // render ImGui into the back buffer (not shown yet)
   void swap();                         // show it
 

@@ -92,7 +92,7 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
 
     layout_ = {name_,          image_min.x,     image_min.y, image_max.x, image_max.y, where.origin_x,
                where.origin_y, cam.px_per_col,  cam.px_per_row, rows,      cols,        texture_.tiles().size(),
-               texture_.tile_side(), display.colormap, display.scale};
+               texture_.tile_side(), display.colormap, display.scale, nav.picked};
   } else {
     const char* empty = "no data";
     const ImVec2 ts = ImGui::CalcTextSize(empty);

@@ -29,6 +29,7 @@ void write_layout_json(const std::filesystem::path& path, const std::vector<Heat
           {"log", v.scale.log},
           {"log_floor", v.scale.log_floor},
           {"symmetric", v.scale.symmetric}}},
+        {"picked", v.picked ? nlohmann::json::array({v.picked->row, v.picked->col}) : nlohmann::json(nullptr)},
     });
   }
   const std::string text = j.dump(2) + "\n";

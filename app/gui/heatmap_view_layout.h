@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/gui/heatmap_camera.h"
 #include "app/model/colormap.h"
 
 namespace ts {
@@ -23,6 +25,7 @@ struct HeatmapViewLayout {
   int tile_side = 0;
   ColormapId colormap = ColormapId::ember;
   ColorScale scale;
+  std::optional<CellIndex> picked;       // the linked views' picked cell
 };
 
 // {"framebuffer_scale": [sx, sy], "views": [{...}, ...]}, written atomically. Throws

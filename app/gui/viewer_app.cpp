@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 #include <imgui_internal.h>  // ErrorCheckEndFrameRecover
@@ -16,6 +17,7 @@
 #include "app/gui/gui_window.h"
 #include "app/gui/heatmap_renderer.h"
 #include "app/gui/screenshot.h"
+#include "app/gui/scripted_input.h"
 #include "app/gui/theme.h"
 #include "app/model/png_file.h"
 
@@ -109,7 +111,16 @@ int run_viewer(const GuiOptions& o) {
   }
   // Headless runs ignore the pointer: whatever the X server's cursor is over must not show up
   // as a hovered cell in a screenshot.
-  if (o.headless_run()) ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NoMouse;
+  if (o.headless_run() && !o.input_script) ImGui::GetIO().ConfigFlags |= ImGuiConfigFlags_NoMouse;
+  std::unique_ptr<ScriptedInput> scripted;
+  if (o.input_script) {
+    try {
+      scripted = std::make_unique<ScriptedInput>(load_input_script(*o.input_script));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tilescope-gui: %s\n", e.what());
+      return 2;
+    }
+  }
 
   ErrorLog errors;
   DemoWindow demo(o);
@@ -130,7 +141,7 @@ int run_viewer(const GuiOptions& o) {
   for (int frame = 0; !window->should_close() && !state.quit; ++frame) {
     const auto t0 = clock::now();
     const double cpu0 = process_cpu_ms();
-    window->begin_frame();
+    window->begin_frame(scripted ? std::function<void()>([&] { scripted->apply(frame); }) : std::function<void()>());
     renderer->begin_frame();
     if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) state.quit = true;
 

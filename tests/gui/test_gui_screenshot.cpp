@@ -18,49 +18,17 @@
 #include "app/model/colormap.h"
 #include "app/model/rgba_image.h"
 #include "tests/gui/gui_process.h"
+#include "tests/gui/screenshot_run.h"
 #include "tests/model/temp_dir.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {
 namespace {
 
-RgbaImage load_png(const std::filesystem::path& path) {
-  int w = 0, h = 0, channels = 0;
-  unsigned char* data = stbi_load(path.c_str(), &w, &h, &channels, 4);
-  if (!data) throw std::runtime_error("cannot decode " + path.string());
-  RgbaImage img(w, h);
-  std::memcpy(img.pixels.data(), data, static_cast<size_t>(w) * h * 4);
-  stbi_image_free(data);
-  return img;
-}
-
-nlohmann::json load_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-struct Shot {
-  RgbaImage image;
-  nlohmann::json layout;
-};
-
-// Runs the viewer on the demo arrays and returns its screenshot and layout.
-Shot screenshot(const testing::TempDir& dir, const std::string& name, uint64_t seed, const std::string& size,
-                std::vector<std::string> extra = {}) {
-  const auto png = dir.path() / (name + ".png"), json = dir.path() / (name + ".json");
-  std::vector<std::string> args = {"--screenshot", png.string(), "--layout-json", json.string(), "--size", "1400x860",
-                                   "--demo-seed", std::to_string(seed), "--demo-size", size};
-  args.insert(args.end(), extra.begin(), extra.end());
-  const testing::ProcessResult r = testing::run_gui(args);
-  if (r.exit_code != 0) throw std::runtime_error("tilescope-gui failed (" + std::to_string(r.exit_code) + "): " + r.output);
-  return {load_png(png), load_json(json)};
-}
-
-const nlohmann::json& view_named(const nlohmann::json& layout, const std::string& name) {
-  for (const auto& v : layout["views"])
-    if (v["name"] == name) return v;
-  throw std::runtime_error("no view named " + name);
-}
+using testing::load_json;
+using testing::screenshot;
+using testing::Shot;
+using testing::view_named;
 
 ColorScale scale_of(const nlohmann::json& v) {
   const auto& s = v["scale"];

@@ -1,0 +1,46 @@
+#include "app/gui/scripted_input.h"
+
+#include <imgui.h>
+
+namespace ts {
+namespace {
+
+// The GLFW backend maps ImGui's navigation keys to GLFW key codes (io.KeyMap).
+int key_index(const std::string& key) {
+  if (key == "left") return ImGui::GetKeyIndex(ImGuiKey_LeftArrow);
+  if (key == "right") return ImGui::GetKeyIndex(ImGuiKey_RightArrow);
+  if (key == "up") return ImGui::GetKeyIndex(ImGuiKey_UpArrow);
+  if (key == "down") return ImGui::GetKeyIndex(ImGuiKey_DownArrow);
+  return 'F';  // GLFW_KEY_F
+}
+
+}  // namespace
+
+void ScriptedInput::apply(int frame) {
+  ImGuiIO& io = ImGui::GetIO();
+  for (int k : keys_released_next_) io.KeysDown[k] = false;
+  keys_released_next_.clear();
+  float wheel = 0;
+  for (const InputEvent& e : events_) {
+    if (e.frame != frame) continue;
+    switch (e.kind) {
+      case InputEvent::Kind::move: x_ = e.x, y_ = e.y; break;
+      case InputEvent::Kind::down: down_[e.button] = true; break;
+      case InputEvent::Kind::up: down_[e.button] = false; break;
+      case InputEvent::Kind::wheel: wheel += e.steps; break;
+      case InputEvent::Kind::key: {
+        const int k = key_index(e.key);
+        if (k >= 0 && k < IM_ARRAYSIZE(io.KeysDown)) {
+          io.KeysDown[k] = true;
+          keys_released_next_.push_back(k);
+        }
+        break;
+      }
+    }
+  }
+  io.MousePos = ImVec2(x_, y_);
+  for (int b = 0; b < 3; ++b) io.MouseDown[b] = down_[b];
+  io.MouseWheel = wheel;
+}
+
+}  // namespace ts
