@@ -1,0 +1,91 @@
+// `tilescope diff RUN [--against RUN_B] [--tol atol[,rtol]] [--json]`: where did the kernel leave
+// the float64 reference? A short report (verdict, symptom, first divergence, per-stage table), or
+// JSON; with --against, two runs of the same problem compared with each other as well.
+// Exit 0 clean, 1 divergence found, 2 bad input (unreadable trace, runs that are not the same
+// problem or not on the same inputs, a bad --tol).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/commands.h"
+#include "app/model/analysis/ab_compare.h"
+#include "app/model/analysis/analyze_run.h"
+#include "app/model/analysis/report_json.h"
+#include "app/model/analysis/report_text.h"
+#include "app/model/trace_session.h"
+
+namespace ts::cli {
+namespace {
+
+struct DiffOptions {
+  std::string run;
+  std::string against;
+  std::string tol;
+  bool json = false;
+  unsigned workers = 0;
+};
+
+// Analysis errors are bad input (the runs cannot be compared as given), not internal errors.
+[[noreturn]] void bad_input(const std::exception& e) {
+  std::cerr << "tilescope diff: " << e.what() << "\n";
+  throw CommandExit{kExitBadInput};
+}
+
+void run(const DiffOptions& o) {
+  AnalysisOptions options;
+  options.workers = o.workers;
+  try {
+    if (!o.tol.empty()) options.tolerance = parse_tolerance(o.tol);
+  } catch (const ToleranceError& e) {
+    bad_input(e);
+  }
+  const RunView a = open_run(o.run);
+  if (o.against.empty()) {
+    AnalysisReport report;
+    try {
+      report = analyze_run(a, options);
+    } catch (const AnalysisError& e) {
+      bad_input(e);
+    }
+    std::cout << (o.json ? report_json(report).dump(2) + "\n" : report_text(report)) << std::flush;
+    throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
+  }
+  const RunView b = open_run(o.against);
+  ABReport report;
+  try {
+    report = compare_runs(a, b, options);
+  } catch (const AnalysisError& e) {
+    bad_input(e);
+  }
+  std::cout << (o.json ? ab_report_json(report).dump(2) + "\n" : ab_report_text(report)) << std::flush;
+  if (!report.inputs_identical) {
+    std::cerr << "tilescope diff: " << report.inputs_note << "\n";
+    throw CommandExit{kExitBadInput};
+  }
+  throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app) {
+  auto o = std::make_shared<DiffOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff",
+      "Compare a trace with the float64 reference (and with another run): verdict, first divergence, "
+      "symptom, per-stage errors. Exit 0 clean, 1 divergence, 2 bad input");
+  cmd->add_option("run", o->run, "A trace file (*.trace.safetensors)")->required();
+  cmd->add_option("--against", o->against,
+                  "A second trace of the same problem (other backend, fixed kernel, other split count): "
+                  "compared event by event where the tilings match, else at the final output");
+  cmd->add_option("--tol", o->tol,
+                  "Explicit tolerance atol[,rtol] per row (|error| <= atol + rtol x |reference|) instead of "
+                  "the correctness rule (2 x a naive same-precision implementation's error + a floor)");
+  cmd->add_flag("--json", o->json, "Print the report as JSON");
+  cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace ts::cli

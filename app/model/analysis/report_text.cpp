@@ -1,0 +1,96 @@
+#include "app/model/analysis/report_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "app/model/analysis/index_ranges.h"
+#include "app/model/analysis/state_compare.h"
+#include "app/model/analysis/symptoms.h"
+
+namespace ts {
+namespace {
+
+std::string cell(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
+
+std::string divergence_text(const Divergence& d, const Tiling& t) {
+  std::string s = describe_event(d.key, d.kv, t);
+  if (d.missing) return s + ": never written";
+  s += "\n                  queries " + format_ranges(std::span<const int64_t>(d.query_rows));
+  if (!d.columns.empty()) s += ", head-dim columns " + format_ranges(std::span<const int32_t>(d.columns));
+  std::string what;
+  if (d.failed & kFailNaN) what += " NaN";
+  if (d.failed & kFailM) what += " m";
+  if (d.failed & kFailL) what += " l";
+  if (d.failed & (kFailONorm | kFailORaw)) what += " O";
+  s += "; wrong:" + what + " (up to " + format_figure(d.worst_ratio) + " x tolerance)";
+  return s;
+}
+
+void stage_table(std::ostringstream& out, const AnalysisReport& r) {
+  out << "  " << cell("stage", 16) << cell("convention", 14) << cell("events", 8) << cell("wrong", 7)
+      << cell("missing", 9) << cell("O/l err", 10) << cell("m err", 10) << cell("l rel", 10) << cell("NaN/Inf", 9)
+      << "worst x tol\n";
+  for (const StageReport& s : r.stages) {
+    if (!s.traced) continue;
+    out << "  " << cell(kStageNames[static_cast<int>(s.stage)], 16) << cell(s.convention, 14)
+        << cell(std::to_string(s.events_compared), 8) << cell(std::to_string(s.events_failing), 7)
+        << cell(std::to_string(s.events_missing), 9) << cell(format_figure(s.o_norm.max_abs), 10)
+        << cell(format_figure(s.m.max_abs), 10) << cell(format_figure(s.l.max_rel), 10)
+        << cell(std::to_string(s.non_finite.total()), 9)
+        << format_figure(std::max({s.m.max_ratio, s.l.max_ratio, s.o_norm.max_ratio, s.o_raw.max_ratio})) << "\n";
+  }
+}
+
+}  // namespace
+
+std::string config_line(const AttentionConfig& c) {
+  std::ostringstream s;
+  s << to_string(c.kernel) << " " << to_string(c.dtype) << " B=" << c.batch << " H=" << c.heads << " Sq=" << c.seq_q
+    << " Skv=" << c.seq_kv << " D=" << c.head_dim;
+  if (c.kernel == KernelKind::splitk) s << " splits=" << c.num_splits;
+  if (c.causal) s << " causal";
+  if (c.fault != Fault::none) s << " fault=" << to_string(c.fault);
+  return s.str();
+}
+
+std::string report_text(const AnalysisReport& r) {
+  std::ostringstream out;
+  out << "run:              " << r.label << "  (" << config_line(r.config) << ")\n";
+  out << "verdict:          " << (r.clean() ? "clean" : "DIVERGENCE") << "\n";
+  out << "symptom:          " << r.symptom.line << "\n";
+  if (r.first_divergence.found)
+    out << "first divergence: " << divergence_text(r.first_divergence, r.tiling) << "\n";
+  stage_table(out, r);
+  if (!r.missing.empty()) {
+    out << "missing events:   " << r.missing.size() << " never written, e.g. "
+        << describe_event(r.missing.front().key, r.missing.front().kv, r.tiling) << "\n";
+  }
+  for (const std::string& a : r.anomalies) out << "note:             " << a << "\n";
+  out << "tolerance:        " << r.tolerance.describe() << "\n";
+  return out.str();
+}
+
+std::string ab_report_text(const ABReport& r) {
+  std::ostringstream out;
+  out << "A:                " << r.a.label << "  (" << config_line(r.a.config) << ")\n";
+  out << "B:                " << r.b.label << "  (" << config_line(r.b.config) << ")\n";
+  out << "verdict:          " << (r.clean() ? "clean" : "DIVERGENCE") << "\n";
+  out << "symptom:          " << r.symptom.line << "\n";
+  if (r.inputs_identical) {
+    out << "A vs B:           compared at " << r.compared_at << ": " << r.compared
+        << (r.tilings_match ? " events" : " output rows") << ", " << r.differing << " differ (max |O/l A - B| "
+        << format_figure(r.max_o_norm_diff) << ", max |m A - B| " << format_figure(r.max_m_diff) << ")\n";
+    if (r.first_difference) {
+      const ABDifference& d = *r.first_difference;
+      out << "first difference: " << describe_event(d.key, d.kv, r.a.tiling) << "\n                  queries "
+          << format_ranges(std::span<const int64_t>(d.query_rows)) << "\n";
+    }
+  }
+  for (const std::string& line : r.symptom.details) out << "  - " << line << "\n";
+  out << "\n== A against the reference\n" << report_text(r.a);
+  out << "\n== B against the reference\n" << report_text(r.b);
+  return out.str();
+}
+
+}  // namespace ts

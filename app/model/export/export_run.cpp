@@ -1,0 +1,301 @@
+#include "app/model/export/export_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/report_json.h"
+#include "app/model/analysis/report_text.h"
+#include "app/model/analysis/symptoms.h"
+#include "app/model/png_file.h"
+#include "app/model/text_raster.h"
+#include "instrumentation/trace/atomic_file.h"
+#include "instrumentation/trace/file_error.h"
+#include "instrumentation/trace/npy.h"
+
+namespace ts {
+namespace {
+
+constexpr float kUncovered = -1.0f;    // .npy value of a grid cell no event covered
+constexpr float kRatioFloor = 1e-3f;   // ratio grids: log scale from here (1000x under tolerance)
+constexpr Rgba8 kMarker{255, 255, 255, 255};  // frame around the first divergence (ember tops out pale yellow)
+constexpr Rgba8 kBackground{24, 25, 28, 255};  // the viewer's dark theme
+constexpr Rgba8 kText{226, 228, 233, 255};
+constexpr int kHeaderPad = 20, kHeaderScale = 3;
+
+std::string stage_file(Stage s) {
+  std::string name = kStageNames[static_cast<int>(s)];
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+std::string pair_suffix(int32_t batch, int32_t head) {
+  return "_b" + std::to_string(batch) + "_h" + std::to_string(head);
+}
+
+// Worst of `k` consecutive rows per row (NaN wins; masked only when every row is).
+FloatGrid pool_rows(const FloatGrid& g, int64_t k) {
+  if (k <= 1) return g;
+  FloatGrid p;
+  p.rows = (g.rows + k - 1) / k;
+  p.cols = g.cols;
+  p.values.assign(static_cast<size_t>(p.rows * p.cols), 0.0f);
+  p.mask.assign(p.values.size(), 1);
+  for (int64_t r = 0; r < g.rows; ++r)
+    for (int64_t c = 0; c < g.cols; ++c) {
+      const size_t from = static_cast<size_t>(r * g.cols + c), to = static_cast<size_t>((r / k) * p.cols + c);
+      if (!g.mask.empty() && g.mask[from]) continue;
+      const float v = g.values[from];
+      float& o = p.values[to];
+      o = p.mask[to] ? v : ((std::isnan(v) || std::isnan(o)) ? std::numeric_limits<float>::quiet_NaN() : std::max(o, v));
+      p.mask[to] = 0;
+    }
+  return p;
+}
+
+// A fixed log scale for error / tolerance, so that 1 (the tolerance) is always in the same
+// place relative to the ends: [1e-3, max(10, the largest finite ratio)].
+ColorScale ratio_scale(const FloatGrid& g) {
+  float top = 10.0f;
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if ((g.mask.empty() || !g.mask[i]) && std::isfinite(g.values[i])) top = std::max(top, g.values[i]);
+  ColorScale s;
+  s.log = true;
+  s.log_floor = kRatioFloor;
+  s.min = kRatioFloor;
+  s.max = top;
+  return s;
+}
+
+void frame_cells(RgbaImage& img, const HeatmapPngLayout& L, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  const int x0 = L.plot_x + static_cast<int>(c0) * L.cell_w - 2, x1 = L.plot_x + static_cast<int>(c1) * L.cell_w + 2;
+  const int y0 = L.plot_y + static_cast<int>(r0) * L.cell_h - 2, y1 = L.plot_y + static_cast<int>(r1) * L.cell_h + 2;
+  img.fill_rect(x0, y0, x1, y0 + 2, kMarker);
+  img.fill_rect(x0, y1 - 2, x1, y1, kMarker);
+  img.fill_rect(x0, y0, x0 + 2, y1, kMarker);
+  img.fill_rect(x1 - 2, y0, x1, y1, kMarker);
+}
+
+void write_grid_npy(const std::filesystem::path& path, const FloatGrid& g) {
+  std::vector<float> v = g.values;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!g.mask.empty() && g.mask[i]) v[i] = kUncovered;
+  const int64_t shape[] = {g.rows, g.cols};
+  write_npy(path, ElemType::F32, shape, v.data());
+}
+
+void write_vector_npy(const std::filesystem::path& path, const std::vector<float>& v, std::vector<int64_t> shape) {
+  write_npy(path, ElemType::F32, shape, v.data());
+}
+
+struct Exporter {
+  const RunView& run;
+  const AnalysisReport& report;
+  std::filesystem::path dir;
+  ExportOptions options;
+  ExportResult result;
+  std::string config_text;
+
+  void add(const std::string& name, const std::string& what, std::vector<ExportedPanel> panels = {}) {
+    result.files.push_back({dir / name, what, std::move(panels)});
+  }
+
+  // A ratio grid (overview or stage) as .npy and PNG, the first divergence framed when it lies in it.
+  void ratio_grid(const ErrorGrid& g, const std::string& base, const std::string& title, bool mark) {
+    write_grid_npy(dir / (base + ".npy"), g.grid);
+    add(base + ".npy", title + ": error / tolerance, float32 [query, " + g.column_axis + "] (-1: not traced)");
+    const int64_t k = std::max<int64_t>(1, (g.grid.rows + options.max_grid_rows - 1) / options.max_grid_rows);
+    const FloatGrid shown = pool_rows(g.grid, k);
+    HeatmapPngOptions o;
+    o.title = title + "   " + config_text;
+    o.row_label = k > 1 ? "query (worst of " + std::to_string(k) + ")" : "query";
+    o.col_label = g.column_axis;
+    o.colormap = ColormapId::ember;
+    o.scale = ratio_scale(shown);
+    o.autofit = false;
+    HeatmapPngLayout layout;
+    RgbaImage img = render_heatmap_image(shown.view(), o, &layout);
+    const Divergence& d = report.first_divergence;
+    if (mark && d.found && d.key.batch == g.batch && d.key.head == g.head) {
+      const int64_t col = d.key.stage == static_cast<int32_t>(Stage::fa1_step) ? d.key.step
+                          : d.key.split >= 0                                    ? d.key.split
+                                                                                : 0;
+      const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * report.tiling.block_m;
+      const int64_t q1 = q0 + report.tiling.rows_in_q_tile(d.key.q_tile);
+      if (col < shown.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col, col + 1);
+    }
+    write_png_file(dir / (base + ".png"), img);
+    add(base + ".png", title + " (log scale; 1 = the tolerance)", {{0, 0, layout, o.colormap, k}});
+  }
+
+  void first_divergence() {
+    const Divergence& d = report.first_divergence;
+    const int64_t index = d.event_index >= 0 ? d.event_index : d.first_failing_event;
+    if (index < 0) return;
+    RunReference ref(run);
+    ref.set_tolerance(report.tolerance);
+    const EventComparison c = compare_event(run, ref, static_cast<size_t>(index));
+    const std::string where = describe_event(c.key, c.kv, report.tiling);
+    const int64_t shape[] = {c.rows, c.head_dim};
+    const std::pair<const char*, const FloatGrid*> arrays[] = {
+        {"o_norm_trace", &c.o_norm_trace}, {"o_norm_reference", &c.o_norm_reference}, {"o_norm_diff", &c.o_norm_diff},
+        {"o_trace", &c.o_trace},           {"o_reference", &c.o_reference},           {"o_diff", &c.o_diff}};
+    for (const auto& [name, g] : arrays) {
+      const std::string file = std::string("first_divergence_") + name + ".npy";
+      write_npy(dir / file, ElemType::F32, shape, g->values.data());
+      add(file, std::string(name) + " of " + where + ", float32 [row, head-dim column]");
+    }
+    std::vector<float> ml;
+    for (const auto* v : {&c.m_trace, &c.m_reference, &c.l_trace, &c.l_reference}) ml.insert(ml.end(), v->begin(), v->end());
+    write_vector_npy(dir / "first_divergence_m_l.npy", ml, {4, c.rows});
+    add("first_divergence_m_l.npy", "m trace, m reference, l trace, l reference of " + where + ", float32 [4, row]");
+
+    // trace | reference | diff of O/l; trace and reference share one scale.
+    const ValueStats both = combine(value_stats(c.o_norm_trace.values), value_stats(c.o_norm_reference.values));
+    ColorScale shared;
+    shared.symmetric = true;
+    shared = fit_scale(both, shared);
+    struct Panel {
+      const FloatGrid* grid;
+      std::string title;
+      ColorScale scale;
+    };
+    ColorScale diff_scale;
+    diff_scale.symmetric = true;
+    diff_scale = fit_scale(value_stats(c.o_norm_diff.values), diff_scale);
+    const Panel panels[] = {{&c.o_norm_trace, "trace O/l", shared},
+                            {&c.o_norm_reference, "reference O/l", shared},
+                            {&c.o_norm_diff, "trace - reference", diff_scale}};
+    std::vector<RgbaImage> images;
+    std::vector<ExportedPanel> placed;
+    int width = 0, height = 0;
+    for (const Panel& p : panels) {
+      HeatmapPngOptions o;
+      o.title = p.title;
+      o.row_label = "row of query tile " + std::to_string(c.key.q_tile);
+      o.col_label = "head-dim column";
+      o.colormap = ColormapId::diverging;
+      o.scale = p.scale;
+      o.autofit = false;
+      o.min_plot_px = 256;
+      HeatmapPngLayout layout;
+      images.push_back(render_heatmap_image(p.grid->view(), o, &layout));
+      placed.push_back({width, 0, layout, o.colormap, 1});
+      width += images.back().width;
+      height = std::max(height, images.back().height);
+    }
+    // A header line says which event this is; the panels sit under it.
+    const std::string header = where + "   " + config_text;
+    const int header_h = kHeaderPad + text_height(kHeaderScale);
+    width = std::max(width, 2 * kHeaderPad + text_width(header, kHeaderScale));
+    RgbaImage out(width, header_h + height, kBackground);
+    draw_text(out, kHeaderPad, kHeaderPad, header, kText, kHeaderScale);
+    for (size_t i = 0; i < images.size(); ++i) {
+      for (int y = 0; y < images[i].height; ++y)
+        for (int x = 0; x < images[i].width; ++x) out.at(placed[i].x_offset + x, header_h + y) = images[i].at(x, y);
+      placed[i].y_offset = header_h;
+    }
+    write_png_file(dir / "first_divergence.png", out);
+    add("first_divergence.png", "trace | reference | diff of O/l at " + where + (d.missing ? " (the first event written wrong; the first divergence was never written)" : ""),
+        placed);
+  }
+
+  void summary() {
+    nlohmann::json j = report_json(report);
+    nlohmann::json files = nlohmann::json::array();
+    for (const ExportedFile& f : result.files) files.push_back({{"file", f.path.filename().string()}, {"what", f.what}});
+    files.push_back({{"file", "summary.json"}, {"what", "this report"}});
+    j["files"] = files;
+    j["text"] = report_text(report);
+    const std::string text = j.dump(2) + "\n";
+    AtomicFileWriter out(dir / "summary.json");
+    out.write(text.data(), text.size());
+    out.commit();
+    add("summary.json", "the report");
+  }
+
+  void run_all() {
+    config_text = config_line(report.config);
+    // Pairs with their own files: the first divergence's first, then in order.
+    std::vector<std::pair<int32_t, int32_t>> pairs;
+    if (report.first_divergence.found) pairs.emplace_back(report.first_divergence.key.batch, report.first_divergence.key.head);
+    std::set<std::pair<int32_t, int32_t>> all;
+    for (const ErrorGrid& g : report.grids) all.emplace(g.batch, g.head);
+    for (const auto& p : all)
+      if (static_cast<int>(pairs.size()) < options.max_pairs && std::find(pairs.begin(), pairs.end(), p) == pairs.end())
+        pairs.push_back(p);
+    for (const auto& [b, h] : pairs) {
+      for (const ErrorGrid& g : report.overview)
+        if (g.batch == b && g.head == h)
+          ratio_grid(g, "overview" + pair_suffix(b, h), "overview b" + std::to_string(b) + " h" + std::to_string(h), true);
+      for (const ErrorGrid& g : report.grids) {
+        if (g.batch != b || g.head != h) continue;
+        const std::string base = stage_file(g.stage) + pair_suffix(b, h);
+        ratio_grid(g, base, std::string(kStageNames[static_cast<int>(g.stage)]) + " b" + std::to_string(b) + " h" +
+                                std::to_string(h), true);
+        const std::vector<float> by_query = report.error_by_query(g.stage, b, h);
+        const std::string q = "error_by_query_" + base + ".npy";
+        write_vector_npy(dir / q, by_query, {static_cast<int64_t>(by_query.size())});
+        add(q, std::string(kStageNames[static_cast<int>(g.stage)]) + ": worst error / tolerance per query, float32 [query]");
+      }
+    }
+    first_divergence();
+    summary();
+  }
+};
+
+void make_folder(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw FileWriteError(dir, "cannot create the export folder " + dir.string() + ": " +
+                                  (ec ? ec.message() : std::string("a file of that name exists")) +
+                                  "; choose a writable path with -o");
+}
+
+}  // namespace
+
+const ExportedFile* ExportResult::find(const std::string& name) const {
+  for (const ExportedFile& f : files)
+    if (f.path.filename() == name) return &f;
+  return nullptr;
+}
+
+ExportResult export_run(const RunView& run, const AnalysisReport& report, const std::filesystem::path& dir,
+                        const ExportOptions& options) {
+  if (run.num_events() != report.events.size())
+    throw AnalysisError("the report was made from another run (" + std::to_string(report.events.size()) +
+                        " events, this run has " + std::to_string(run.num_events()) + ")");
+  make_folder(dir);
+  Exporter e{run, report, dir, options, {}, {}};
+  e.run_all();
+  return std::move(e.result);
+}
+
+ExportResult export_ab(const RunView& a, const RunView& b, const ABReport& r, const std::filesystem::path& dir,
+                       const ExportOptions& options) {
+  make_folder(dir);
+  ExportResult result = export_run(a, r.a, dir / "a", options);
+  ExportResult rb = export_run(b, r.b, dir / "b", options);
+  result.files.insert(result.files.end(), rb.files.begin(), rb.files.end());
+  nlohmann::json j = ab_report_json(r);
+  nlohmann::json files = nlohmann::json::array();
+  for (const ExportedFile& f : result.files)
+    files.push_back({{"file", std::filesystem::relative(f.path, dir).string()}, {"what", f.what}});
+  j["files"] = files;
+  j["text"] = ab_report_text(r);
+  const std::string text = j.dump(2) + "\n";
+  AtomicFileWriter out(dir / "summary.json");
+  out.write(text.data(), text.size());
+  out.commit();
+  result.files.push_back({dir / "summary.json", "the A/B report", {}});
+  return result;
+}
+
+}  // namespace ts

@@ -1,0 +1,64 @@
+// The evidence of an analysis, written to a folder (`tilescope export RUN -o DIR`):
+//   summary.json                          the report (analysis/report_json.h) and the file list
+//   overview_b<B>_h<H>.png / .npy         worst error / tolerance by (query x split or kv tile)
+//                                         of the intermediate stages, the first divergence framed
+//   <stage>_b<B>_h<H>.png / .npy          the same per stage (e.g. splitk_reduce_b0_h0.png)
+//   error_by_query_<stage>_b<B>_h<H>.npy  worst error / tolerance per query index
+//   first_divergence.png                  the first divergent event: trace | reference | diff of
+//                                         O/l (query rows x head-dim columns)
+//   first_divergence_{o_norm,o}_{trace,reference,diff}.npy, first_divergence_m_l.npy
+//                                         its arrays (O/l, raw O; m and l of trace and reference)
+// Grids in .npy are float32; a cell no event covered holds -1 (errors are >= 0), NaN where the
+// trace held NaN, inf where it held an infinity the reference does not. PNGs use the viewer's
+// colormaps and special colours (NaN, +Inf, -Inf, uncovered), a colour bar, axis labels and a
+// title with the config. Every file is written to a temporary file and renamed; the folder is
+// created if needed.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/model/analysis/ab_compare.h"
+#include "app/model/analysis/analysis_report.h"
+#include "app/model/heatmap_png.h"
+#include "app/model/run_view.h"
+
+namespace ts {
+
+struct ExportOptions {
+  int max_pairs = 4;          // (batch, head) pairs with their own grids (the first divergence's first)
+  int max_grid_rows = 4096;   // taller grids are pooled (worst of consecutive queries) to this many
+};
+
+// One heatmap panel of a PNG: where it is in the image and how its values were coloured, so
+// that a reader (and the tests) can find cell (r, c) and its colour.
+struct ExportedPanel {
+  int x_offset = 0;           // of the panel's image within the PNG
+  int y_offset = 0;
+  HeatmapPngLayout layout;
+  ColormapId colormap = ColormapId::ember;
+  int64_t rows_per_cell = 1;  // query rows pooled into one grid row
+};
+
+struct ExportedFile {
+  std::filesystem::path path;
+  std::string what;                  // one line, also in summary.json
+  std::vector<ExportedPanel> panels; // PNGs only
+};
+
+struct ExportResult {
+  std::vector<ExportedFile> files;
+  const ExportedFile* find(const std::string& file_name) const;
+};
+
+// Throws FileWriteError naming the path when the folder cannot be created or a file cannot be
+// written (nothing half-written is left), AnalysisError when the run does not fit the report.
+ExportResult export_run(const RunView& run, const AnalysisReport& report, const std::filesystem::path& dir,
+                        const ExportOptions& options = {});
+
+// A/B: summary.json (the A/B report) in `dir`, each run's export in dir/a and dir/b.
+ExportResult export_ab(const RunView& a, const RunView& b, const ABReport& report, const std::filesystem::path& dir,
+                       const ExportOptions& options = {});
+
+}  // namespace ts
