@@ -48,6 +48,13 @@ std::vector<std::string> config_args(const AttentionConfig& c) {
   return a;
 }
 
+std::vector<std::string> capture_args(const AttentionConfig& c) {
+  std::vector<std::string> a{"capture"};
+  const std::vector<std::string> rest = config_args(c);
+  a.insert(a.end(), rest.begin(), rest.end());
+  return a;
+}
+
 std::string event_difference(const RunView& a, size_t i, const RunView& b, size_t j) {
   const EventHeader &x = a.headers[i], &y = b.headers[j];
   const bool same_header = x.stage == y.stage && x.convention == y.convention &&

@@ -19,6 +19,8 @@ AttentionConfig random_small_config(std::mt19937_64& rng, bool with_fault);
 
 // --kernel ... --scale ... for `c` (without backend, inputs or output).
 std::vector<std::string> config_args(const AttentionConfig& c);
+// "capture" followed by config_args(c).
+std::vector<std::string> capture_args(const AttentionConfig& c);
 
 // Same coordinates (stage, batch, head, q_tile, kv range, split, step, rows, convention,
 // block) and bit-identical payload rows. Returns "" or what differs.

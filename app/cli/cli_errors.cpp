@@ -1,0 +1,74 @@
+#include "app/cli/cli_errors.h"
+
+#include <iostream>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "app/cli/commands.h"
+#include "app/model/capture/capture_error.h"
+#include "instrumentation/trace/file_error.h"
+#include "kernels/attention_config.h"
+#include "kernels/attention_inputs.h"
+#include "kernels/launch_error.h"
+
+namespace ts::cli {
+namespace {
+
+// The command-line option that sets a config field, for "fix --seq-q".
+std::string_view option_for_field(std::string_view field) {
+  if (field == "batch") return "--batch";
+  if (field == "heads") return "--heads";
+  if (field == "seq_q") return "--seq-q";
+  if (field == "seq_kv") return "--seq-kv";
+  if (field == "head_dim") return "--head-dim";
+  if (field == "num_splits") return "--splits";
+  if (field == "softmax_scale") return "--scale";
+  if (field == "fault") return "--fault or --kernel";
+  if (field == "kernel") return "--kernel";
+  if (field == "dtype") return "--dtype";
+  if (field == "scale") return "--input-scale";
+  if (field == "q" || field == "kv") return "--batch, --heads, --seq-q/--seq-kv or --head-dim";
+  return {};
+}
+
+}  // namespace
+
+int exit_code_for(const std::exception& e) {
+  if (const auto* launch = dynamic_cast<const LaunchError*>(&e))
+    return launch->cancelled() ? kExitCancelled : kExitRunFailure;
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return kExitRunFailure;
+  if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const InputError*>(&e) ||
+      dynamic_cast<const FileError*>(&e) || dynamic_cast<const CaptureError*>(&e))
+    return kExitBadInput;
+  return kExitRunFailure;
+}
+
+int report_error(std::string_view command, const std::exception& e) {
+  std::string prefix = "tilescope";
+  if (!command.empty()) prefix += " " + std::string(command);
+  std::string message = e.what();
+  if (const auto* config = dynamic_cast<const ConfigError*>(&e)) {
+    const std::string_view option = option_for_field(config->field());
+    message = "invalid config: " + message;
+    if (!option.empty()) message += " (fix " + std::string(option) + ")";
+  } else if (const auto* launch = dynamic_cast<const LaunchError*>(&e)) {
+    switch (launch->reason()) {
+      case LaunchFailure::cancelled: message = "cancelled; nothing was written"; break;
+      case LaunchFailure::no_device:
+      case LaunchFailure::not_built:
+        if (message.find("--backend cpu") == std::string::npos)
+          message += " (run with --backend cpu, or on a machine with a CUDA GPU)";
+        break;
+      default: break;
+    }
+  } else if (dynamic_cast<const std::bad_alloc*>(&e)) {
+    message = "out of memory; reduce the sizes or narrow the trace filters";
+  } else if (exit_code_for(e) == kExitRunFailure) {
+    message = "internal error: " + message + " (please report it with the command line)";
+  }
+  std::cerr << prefix << ": " << message << "\n";
+  return exit_code_for(e);
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,186 @@
+// `tilescope capture`: run a kernel (with a fault variant) on a backend with tracing and write
+// a self-contained trace file; a progress bar on stderr, Ctrl-C cancels cleanly, a summary.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/cancel_signal.h"
+#include "app/cli/run_text.h"
+#include "app/cli/commands.h"
+#include "app/cli/index_range.h"
+#include "app/cli/output_path.h"
+#include "app/cli/progress_bar.h"
+#include "app/model/capture/capture_error.h"
+#include "app/model/capture/capture_metadata.h"
+#include "app/model/capture/run_capture.h"
+#include "kernels/launch_error.h"
+
+namespace ts::cli {
+namespace {
+
+struct CaptureOptions {
+  std::string kernel = "fa1", fault = "none", backend = "auto", dtype = "fp32";
+  AttentionConfig config;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> input_files;
+  std::string distribution = "normal", preset = "none";
+  double input_scale = 1.0;
+  std::string trace_batch, trace_head, trace_q_tiles, stages;
+  int64_t capacity = TraceRequest{}.capacity_events;
+  bool no_trace = false;
+  int workers = 0;
+  std::optional<uint64_t> perturb_seed;
+  bool progress = false;
+  std::string output;
+};
+
+std::vector<std::string> fault_names() {
+  std::vector<std::string> names;
+  for (const FaultInfo& f : all_faults()) names.emplace_back(f.name);
+  return names;
+}
+
+CaptureSpec spec_from(const CaptureOptions& o) {
+  CaptureSpec spec;
+  spec.config = o.config;
+  spec.config.kernel = *kernel_from_name(o.kernel);  // IsMember checked the names
+  spec.config.fault = *fault_from_name(o.fault);
+  spec.config.dtype = *dtype_from_name(o.dtype);
+  spec.backend = *backend_from_name(o.backend);
+  if (!o.input_files.empty()) {
+    InputFiles files;
+    for (const auto& f : o.input_files) files.paths.emplace_back(f);
+    spec.inputs = files;
+  } else {
+    RandomInputSpec r;
+    r.seed = o.seed.value_or(0);
+    r.distribution = *distribution_from_name(o.distribution);
+    r.preset = *preset_from_name(o.preset);
+    r.scale = o.input_scale;
+    spec.inputs = r;
+  }
+  spec.trace.enabled = !o.no_trace;
+  spec.trace.capacity_events = o.capacity;
+  TraceFilter& f = spec.trace.filter;
+  if (!o.trace_batch.empty())
+    std::tie(f.batch_begin, f.batch_end) = parse_index_range(o.trace_batch, "--trace-batch");
+  if (!o.trace_head.empty())
+    std::tie(f.head_begin, f.head_end) = parse_index_range(o.trace_head, "--trace-head");
+  if (!o.trace_q_tiles.empty())
+    std::tie(f.q_tile_begin, f.q_tile_end) = parse_index_range(o.trace_q_tiles, "--trace-q-tiles");
+  if (!o.stages.empty()) f.stage_mask = stage_mask_from_names(o.stages);
+  spec.cpu_workers = o.workers;
+  spec.perturb_seed = o.perturb_seed;
+  return spec;
+}
+
+void run(const CaptureOptions& o) {
+  const CaptureSpec spec = spec_from(o);
+  const std::filesystem::path output(o.output);
+  check_output_file(output);
+
+  const auto start = std::chrono::steady_clock::now();
+  CancelOnSignal cancel;
+  ProgressBar bar("capturing", o.progress || ProgressBar::stderr_is_terminal());
+  CaptureResult result =
+      run_capture(spec, [&bar](uint64_t done, uint64_t total) { bar.update(done, total); },
+                  cancel.flag());
+  bar.finish();
+  // A request that came in after the last block: still nothing is written.
+  if (cancel.requested()) throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
+  save_trace(result, output);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << capture_summary(result, output, seconds) << std::flush;
+}
+
+}  // namespace
+
+void add_capture_command(CLI::App& app) {
+  auto o = std::make_shared<CaptureOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "capture",
+      "Run an attention kernel (optionally with a fault) with tracing, and write a trace file");
+  cmd->footer(
+      "Example: tilescope capture --kernel splitk --fault double_count_l --backend cpu \\\n"
+      "           --heads 2 --seq-q 64 --seq-kv 1024 --splits 8 -o run.trace.safetensors\n"
+      "Ranges A:B are half-open (A up to, not including, B); A: and :B leave an end open.");
+  // An option given twice: the last one wins (scripts append overrides).
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  cmd->add_option("--kernel", o->kernel, "Kernel: fa1 (one pass, online softmax) or splitk")
+      ->check(CLI::IsMember({"fa1", "splitk"}))
+      ->capture_default_str();
+  cmd->add_option("--fault", o->fault, "Fault variant (see `tilescope faults`); none = correct")
+      ->check(CLI::IsMember(fault_names()))
+      ->capture_default_str();
+  cmd->add_option("--backend", o->backend, "cpu (SIMT runtime), gpu, or auto (gpu when present)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--batch", o->config.batch, "Batch size")->capture_default_str();
+  cmd->add_option("--heads", o->config.heads, "Heads")->capture_default_str();
+  cmd->add_option("--seq-q", o->config.seq_q, "Query length")->capture_default_str();
+  cmd->add_option("--seq-kv", o->config.seq_kv, "Key/value length")->capture_default_str();
+  cmd->add_option("--head-dim", o->config.head_dim, "Head dim: 32, 64, 128 or 256")
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "Input/output dtype: fp32, fp16, bf16")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
+  cmd->add_flag("--causal", o->config.causal, "Causal mask (aligned bottom-right)");
+  cmd->add_option("--splits", o->config.num_splits,
+                  "Split-K splits; 0 = the heuristic's choice for the backend")
+      ->capture_default_str();
+  cmd->add_option("--scale", o->config.softmax_scale, "Softmax scale; 0 = 1/sqrt(head_dim)")
+      ->capture_default_str();
+
+  CLI::Option* seed = cmd->add_option("--seed", o->seed, "Seed of the random inputs (default 0)");
+  CLI::Option* inputs =
+      cmd->add_option("--inputs", o->input_files,
+                      "Q K V from files: three .npy/.safetensors in q k v order, or one "
+                      ".safetensors holding q, k and v; [batch, heads, seq, head_dim], --dtype")
+          ->expected(1, 3)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  seed->excludes(inputs);
+  CLI::Option* dist = cmd->add_option("--distribution", o->distribution, "Random inputs: normal or uniform")
+                          ->check(CLI::IsMember({"normal", "uniform"}))
+                          ->capture_default_str();
+  CLI::Option* iscale = cmd->add_option("--input-scale", o->input_scale, "Random inputs' scale")
+                            ->capture_default_str();
+  CLI::Option* preset =
+      cmd->add_option("--preset", o->preset,
+                      "Random inputs' preset: none, large_logits, all_equal_scores")
+          ->check(CLI::IsMember({"none", "large_logits", "all_equal_scores"}))
+          ->capture_default_str();
+  inputs->excludes(dist)->excludes(iscale)->excludes(preset);
+
+  cmd->add_option("--trace-batch", o->trace_batch, "Trace only these batch entries, A:B");
+  cmd->add_option("--trace-head", o->trace_head, "Trace only these heads, A:B");
+  cmd->add_option("--trace-q-tiles", o->trace_q_tiles, "Trace only these query tiles, A:B");
+  cmd->add_option("--stages", o->stages,
+                  "Trace only these stages, comma-separated: fa1.step, splitk.partial, "
+                  "splitk.reduce, final");
+  cmd->add_option("--capacity", o->capacity,
+                  "Trace buffer capacity in events; events beyond it are counted as dropped")
+      ->capture_default_str();
+  cmd->add_flag("--no-trace", o->no_trace,
+                "Record no events (the file holds the inputs and the output only)");
+  cmd->add_option("--workers", o->workers, "CPU backend: worker threads; 0 = all cores")
+      ->capture_default_str();
+  cmd->add_option("--perturb-seed", o->perturb_seed,
+                  "CPU backend: resume threads in a seeded random order between barriers, so "
+                  "that races show");
+  cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
+  cmd->add_option("-o,--output", o->output, "The trace file to write (*.trace.safetensors)")
+      ->required();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,139 @@
+// `tilescope info FILE [--json]`: what a trace holds — the run's config and tiling, where and
+// how it was captured, events by stage, dropped events, stored inputs and output, file size.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/run_text.h"
+#include "app/model/trace_session.h"
+
+namespace ts::cli {
+namespace {
+
+struct InfoOptions {
+  std::string file;
+  bool json = false;
+};
+
+std::string meta(const RunView& run, std::string_view key) {
+  const auto it = run.metadata.find(std::string(key));
+  return it == run.metadata.end() ? std::string() : it->second;
+}
+
+nlohmann::json info_json(const RunView& run, const std::string& file, uint64_t size) {
+  nlohmann::json by_stage = nlohmann::json::object();
+  const auto n = events_by_stage(run);
+  for (int s = 0; s < kNumStages; ++s) by_stage[kStageNames[s]] = n[static_cast<size_t>(s)];
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& p : run.inputs.pairs) pairs.push_back({p[0], p[1]});
+  nlohmann::json j;
+  j["file"] = file;
+  j["file_size"] = size;
+  j["config"] = run.config;
+  j["tiling"] = run.tiling;
+  j["metadata"] = run.metadata;
+  const std::string requested = meta(run, trace_meta::requested_events);
+  j["events"] = {{"recorded", run.num_events()},
+                 {"dropped", run.dropped_events},
+                 {"requested", requested.empty() ? nlohmann::json(nullptr)
+                                                 : nlohmann::json(std::stoull(requested))},
+                 {"by_stage", by_stage}};
+  j["inputs"] = {{"present", !run.inputs.pairs.empty()},
+                 {"pairs", pairs},
+                 {"dtype", run.inputs.pairs.empty() ? nlohmann::json(nullptr)
+                                                    : nlohmann::json(to_string(run.inputs.q.dtype))}};
+  j["output"] = {{"present", run.output.has_value()},
+                 {"shape", run.output ? nlohmann::json(run.output->shape) : nlohmann::json(nullptr)}};
+  return j;
+}
+
+// "1 query tile", "3 query tiles"
+std::string count_of(int64_t n, const std::string& thing) {
+  return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
+}
+
+std::string inputs_text(const RunView& run) {
+  const std::string seed = meta(run, trace_meta::inputs_seed);
+  if (!seed.empty()) {
+    std::string s = "random, seed " + seed;
+    const std::string dist = meta(run, "inputs_distribution"), scale = meta(run, "inputs_scale"),
+                      preset = meta(run, "inputs_preset");
+    if (!dist.empty()) s += " (" + dist + ", scale " + scale + ", preset " + preset + ")";
+    return s;
+  }
+  const std::string files = meta(run, trace_meta::inputs_files);
+  if (files.empty()) return "not recorded";
+  const auto names = nlohmann::json::parse(files, nullptr, false);
+  const auto hashes = nlohmann::json::parse(meta(run, trace_meta::inputs_sha256), nullptr, false);
+  if (!names.is_array()) return files;
+  std::string s = "files";
+  for (size_t i = 0; i < names.size(); ++i) {
+    s += " " + (names[i].is_string() ? names[i].get<std::string>() : names[i].dump());
+    if (hashes.is_array() && i < hashes.size() && hashes[i].is_string())
+      s += " (sha256 " + hashes[i].get<std::string>().substr(0, 16) + "...)";
+  }
+  return s;
+}
+
+void print_text(const RunView& run, const std::string& file, uint64_t size) {
+  auto line = [](const char* label, const std::string& text) {
+    std::printf("%-10s %s\n", label, text.c_str());
+  };
+  const Tiling& t = run.tiling;
+  line("file", file + " (" + bytes_text(size) + ", format " + meta(run, trace_meta::format) + ")");
+  line("run", config_text(run.config));
+  std::string tiling = "block_m " + std::to_string(t.block_m) + ", block_n " +
+                       std::to_string(t.block_n) + ": " + count_of(t.num_q_tiles, "query tile") +
+                       " x " + count_of(t.num_kv_tiles, "kv tile");
+  if (run.config.kernel == KernelKind::splitk)
+    tiling += ", " + count_of(t.num_splits, "split") + " of " +
+              count_of(t.kv_tiles_per_split, "kv tile");
+  line("tiling", tiling);
+  line("backend", meta(run, trace_meta::backend) + ": " + meta(run, trace_meta::device));
+  line("inputs", inputs_text(run));
+  std::string stored = run.inputs.pairs.empty()
+                           ? std::string("no inputs")
+                           : "inputs of " + std::to_string(run.inputs.pairs.size()) +
+                                 " (batch, head) pair" + (run.inputs.pairs.size() == 1 ? "" : "s") + ":";
+  for (size_t i = 0; i < run.inputs.pairs.size() && i < 8; ++i)
+    stored += " (" + std::to_string(run.inputs.pairs[i][0]) + "," +
+              std::to_string(run.inputs.pairs[i][1]) + ")";
+  if (run.inputs.pairs.size() > 8) stored += " ...";
+  stored += run.output ? "; output " + shape_string(run.output->shape) : "; no output";
+  line("stored", stored);
+  line("trace", "filter " + meta(run, trace_meta::trace_filter) + ", capacity " +
+                    meta(run, "trace_capacity"));
+  line("events", events_by_stage_text(run) + " (" + std::to_string(run.num_events()) +
+                     " recorded, " + std::to_string(run.dropped_events) + " dropped)");
+  line("captured", meta(run, "captured_at") + " by " + meta(run, trace_meta::tool_version) +
+                       ", kernels " + meta(run, "elapsed_ms") + " ms");
+  std::printf("metadata\n");
+  for (const auto& [key, value] : run.metadata) std::printf("  %-18s %s\n", key.c_str(), value.c_str());
+}
+
+void run(const InfoOptions& o) {
+  const RunView view = open_run(o.file);
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(o.file, ec);
+  if (o.json) std::cout << info_json(view, o.file, size).dump(2) << "\n";
+  else print_text(view, o.file, size);
+  std::cout << std::flush;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto o = std::make_shared<InfoOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Show what a trace file holds: config, tiling, capture, events by stage, inputs");
+  cmd->add_option("file", o->file, "A trace file (*.trace.safetensors)")->required();
+  cmd->add_flag("--json", o->json, "Print the same as JSON");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,60 @@
+// tilescope: the command-line side of the debugger (capture, info, faults; diff and export
+// when built). Every subcommand lives in its own cmd_*.cpp; this file wires them and turns
+// errors into messages and exit codes (commands.h).
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/cli_errors.h"
+#include "app/cli/commands.h"
+#include "app/model/capture/tool_version.h"
+
+namespace {
+
+// The subcommand that was running, for error messages ("tilescope capture: ...").
+std::string active_subcommand(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return sub->get_name();
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ts::cli;
+  CLI::App app{
+      "tilescope: shows, tile by tile, what a tiled attention kernel computed and where it "
+      "departs from a float64 reference.",
+      "tilescope"};
+  app.set_version_flag("--version", ts::tool_version());
+  app.require_subcommand(0, 1);  // none: the help and exit 2, below
+  app.footer("Exit codes: 0 ok, 1 divergence found (diff), 2 bad usage or input, 3 failure to "
+             "run, 130 cancelled.\nRun `tilescope COMMAND --help` for a command's options.");
+  add_capture_command(app);
+  add_info_command(app);
+  add_faults_command(app);
+#if defined(TILESCOPE_CLI_HAVE_DIFF)
+  add_diff_command(app);
+#endif
+#if defined(TILESCOPE_CLI_HAVE_EXPORT)
+  add_export_command(app);
+#endif
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help / --version are "errors" with code 0; every real parse error is bad usage.
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  } catch (const CommandExit& e) {
+    return e.code;
+  } catch (const std::exception& e) {
+    return report_error(active_subcommand(app), e);
+  }
+  if (app.get_subcommands().empty()) {
+    std::cerr << app.help() << "\ntilescope: give a command (capture, info, faults, ...)\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,58 @@
+#include "app/cli/progress_bar.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace ts::cli {
+namespace {
+
+constexpr auto kQuietStart = std::chrono::milliseconds(500);
+constexpr auto kRedrawEvery = std::chrono::milliseconds(100);
+constexpr int kBarWidth = 30;
+
+std::string count_text(uint64_t n) {
+  char buf[32];
+  if (n >= 10'000'000) std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(n) / 1e6);
+  else if (n >= 10'000) std::snprintf(buf, sizeof buf, "%.1fk", static_cast<double>(n) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+}  // namespace
+
+ProgressBar::ProgressBar(std::string label, bool enabled)
+    : label_(std::move(label)), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+
+ProgressBar::~ProgressBar() { finish(); }
+
+bool ProgressBar::stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+void ProgressBar::update(uint64_t done, uint64_t total) {
+  if (!enabled_ || total == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  if (now - start_ < kQuietStart) return;
+  if (drawn_ && now - last_draw_ < kRedrawEvery && done < total) return;
+  last_draw_ = now;
+  drawn_ = true;
+  const double fraction = static_cast<double>(done > total ? total : done) / static_cast<double>(total);
+  const int filled = static_cast<int>(fraction * kBarWidth);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.append(static_cast<size_t>(kBarWidth - filled), '-');
+  const double seconds = std::chrono::duration<double>(now - start_).count();
+  std::fprintf(stderr, "\r%s [%s] %3d%%  %s/%s blocks  %.1f s ", label_.c_str(), bar.c_str(),
+               static_cast<int>(fraction * 100.0), count_text(done).c_str(),
+               count_text(total).c_str(), seconds);
+  std::fflush(stderr);
+}
+
+void ProgressBar::finish() {
+  std::lock_guard lock(mutex_);
+  if (!drawn_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,74 @@
+#include "app/cli/run_text.h"
+
+#include <cstdio>
+
+#include "app/model/capture/capture_metadata.h"
+
+namespace ts::cli {
+
+std::array<size_t, kNumStages> events_by_stage(const RunView& run) {
+  std::array<size_t, kNumStages> n{};
+  for (const EventHeader& h : run.headers)
+    if (h.stage >= 0 && h.stage < kNumStages) ++n[static_cast<size_t>(h.stage)];
+  return n;
+}
+
+std::string events_by_stage_text(const RunView& run) {
+  const auto n = events_by_stage(run);
+  std::string out;
+  for (int s = 0; s < kNumStages; ++s)
+    if (n[static_cast<size_t>(s)] > 0)
+      out += (out.empty() ? "" : ", ") + std::to_string(n[static_cast<size_t>(s)]) + " " +
+             kStageNames[s];
+  return out.empty() ? "none" : out;
+}
+
+std::string bytes_text(uint64_t bytes) {
+  char buf[32];
+  const double b = static_cast<double>(bytes);
+  if (bytes < 1024) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else if (bytes < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else if (bytes < (1ull << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+std::string config_text(const AttentionConfig& c) {
+  std::string s = std::string(to_string(c.kernel)) + "/" + std::string(to_string(c.fault)) +
+                  ", batch " + std::to_string(c.batch) + " x heads " + std::to_string(c.heads) +
+                  ", seq_q " + std::to_string(c.seq_q) + ", seq_kv " + std::to_string(c.seq_kv) +
+                  ", head_dim " + std::to_string(c.head_dim) + ", " + std::string(to_string(c.dtype));
+  if (c.causal) s += ", causal";
+  if (c.kernel == KernelKind::splitk)
+    s += ", " + std::to_string(c.num_splits) + (c.num_splits == 1 ? " split" : " splits");
+  if (c.softmax_scale > 0.0) s += ", scale " + exact_decimal(c.softmax_scale);
+  return s;
+}
+
+std::string capture_summary(const CaptureResult& result, const std::filesystem::path& written,
+                            double total_seconds) {
+  const RunView& run = result.view;
+  const CapturedEvents& ev = *result.events;
+  char times[96];
+  std::snprintf(times, sizeof times, "kernels %.1f ms, %.2f s in all", result.outcome.elapsed_ms,
+                total_seconds);
+  std::string s = "Captured " + config_text(run.config) + " on " +
+                  std::string(to_string(result.outcome.backend)) + " (" + result.outcome.device +
+                  "); " + times + ".\n";
+  s += "Events: " + events_by_stage_text(run) + " (" + std::to_string(ev.size()) + " recorded, " +
+       std::to_string(ev.dropped) + " dropped).";
+  if (ev.dropped > 0)
+    s += " " + std::to_string(ev.dropped) + " events did not fit --capacity " +
+         std::to_string(ev.size()) +
+         " and were dropped (the trace keeps the first ones): raise --capacity or narrow the "
+         "filters (--trace-batch, --trace-head, --trace-q-tiles, --stages).";
+  s += "\n";
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(written, ec);
+  s += "Wrote " + written.string() + " (" + (ec ? std::string("size unknown") : bytes_text(size)) +
+       "): the inputs of " + std::to_string(run.inputs.pairs.size()) + " (batch, head) pair" +
+       (run.inputs.pairs.size() == 1 ? "" : "s") + " and the output.\n";
+  return s;
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,29 @@
+// Runs the real `tilescope` binary (built by this tree; its path comes from CMake) with
+// arguments, its stdout and stderr captured through files, and reports its exit code.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ts::testing {
+
+struct CliRun {
+  int exit_code = -1;  // 128 + signal when the process was killed by a signal
+  std::string out, err;
+};
+
+// Runs `tilescope args...` to completion; its output files go to `scratch`.
+CliRun run_tilescope(const std::vector<std::string>& args, const std::filesystem::path& scratch);
+
+// Starts `tilescope args...` without waiting; stdout/stderr go to the given files.
+pid_t spawn_tilescope(const std::vector<std::string>& args, const std::filesystem::path& out,
+                      const std::filesystem::path& err);
+// Waits for a spawned process; the exit code as in CliRun.
+int wait_exit_code(pid_t pid);
+
+std::string read_text(const std::filesystem::path& path);
+
+}  // namespace ts::testing

@@ -1,0 +1,259 @@
+// Bad usage and bad input through the real binary: each gives exit code 2 and a message that
+// names the problem, never a crash, and leaves no output file; a missing GPU gives 3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "instrumentation/trace/npy.h"
+#include "instrumentation/trace/safetensors.h"
+#include "instrumentation/trace/tensor_files.h"
+#include "instrumentation/trace/trace_file.h"
+#include "kernels/launcher.h"
+#include "kernels/random_inputs.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/model/capture_test_util.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+using testing::CliRun;
+using testing::run_tilescope;
+
+// A small valid capture command line; `extra` options are appended (later ones win in CLI11
+// for single-value options, so they can override).
+std::vector<std::string> small_capture(const std::filesystem::path& out,
+                                       std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"capture", "--backend", "cpu", "--seq-q", "20", "--seq-kv", "30",
+                                "--head-dim", "32", "-o", out.string()};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// Runs and checks: exit 2, the message names the problem, nothing crashed, no file written.
+void expect_bad_input(const std::vector<std::string>& args, const std::string& message,
+                      const std::filesystem::path& dir, const std::filesystem::path& out) {
+  std::string shown;
+  for (const auto& a : args) shown += a + " ";
+  SCOPED_TRACE(shown);
+  const CliRun r = run_tilescope(args, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // Nothing else left in the folder either (no temporary file).
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_NE(e.path().filename().string().rfind(".", 0), 0u) << e.path();
+}
+
+TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
+  testing::TempDir dir;
+  const auto out = dir.path() / "x.trace.safetensors";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--batch", "0"}, "batch must be at least 1"},
+      {{"--heads=-2"}, "heads must be at least 1"},
+      {{"--seq-q", "0"}, "seq_q must be at least 1"},
+      {{"--seq-kv", "0"}, "seq_kv must be at least 1"},
+      {{"--head-dim", "48"}, "head_dim must be one of"},
+      {{"--kernel", "splitk", "--splits=-1"}, "num_splits must be at least 1"},
+      {{"--kernel", "splitk", "--splits", "5000"}, "num_splits must be at most"},
+      {{"--kernel", "fa1", "--splits", "4"}, "num_splits applies to the splitk kernel only"},
+      {{"--scale=-1"}, "softmax_scale must be finite"},
+      {{"--scale", "inf"}, "softmax_scale must be finite"},
+      {{"--kernel", "splitk", "--fault", "per_tile_softmax"}, "does not apply to the splitk kernel"},
+      {{"--kernel", "fa1", "--fault", "double_count_l"}, "does not apply to the fa1 kernel"},
+      {{"--batch", "60000", "--heads", "60000", "--seq-q", "1000"}, "more than 2^31-1 elements"},
+      {{"--fault", "no_such_fault"}, "--fault"},
+      {{"--kernel", "fa2"}, "--kernel"},
+      {{"--dtype", "fp64"}, "--dtype"},
+      {{"--backend", "tpu"}, "--backend"},
+      {{"--batch", "two"}, "--batch"},
+      {{"--input-scale", "0"}, "scale must be finite and > 0"},
+      {{"--distribution", "cauchy"}, "--distribution"},
+      {{"--preset", "spiky"}, "--preset"},
+  };
+  for (const auto& [extra, message] : cases) expect_bad_input(small_capture(out, extra), message, dir.path(), out);
+}
+
+TEST(CliErrors, BadTraceRequestsAndUsage) {
+  testing::TempDir dir;
+  const auto out = dir.path() / "x.trace.safetensors";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--trace-batch", "5:6"}, "keeps nothing"},
+      {{"--trace-head", "3:1"}, "the range is empty"},
+      {{"--trace-q-tiles", "x"}, "--trace-q-tiles 'x'"},
+      {{"--trace-q-tiles", "7:"}, "query tiles"},
+      {{"--kernel", "splitk", "--stages", "fa1.step"}, "not produced by the splitk kernel"},
+      {{"--stages", "fa1.step,bogus"}, "unknown stage 'bogus'"},
+      {{"--capacity=-1"}, "capacity must be >= 0"},
+      {{"--workers=-1"}, "--workers"},
+      {{"--backend", "gpu", "--perturb-seed", "3"}, "--perturb-seed"},
+      {{"--seed", "1", "--inputs", "a.npy", "b.npy", "c.npy"}, "excludes"},
+      {{"--no-such-option"}, "no-such-option"},
+  };
+  for (const auto& [extra, message] : cases) expect_bad_input(small_capture(out, extra), message, dir.path(), out);
+  expect_bad_input({"capture", "--backend", "cpu"}, "--output", dir.path(), out);
+  expect_bad_input({}, "give a command", dir.path(), out);
+  expect_bad_input({"frobnicate"}, "frobnicate", dir.path(), out);
+}
+
+TEST(CliErrors, BadInputFilesAreNamed) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto out = dir.path() / "x.trace.safetensors";
+  AttentionConfig c;
+  c.seq_q = 20;
+  c.seq_kv = 30;
+  c.head_dim = 32;
+  AttentionInputs in = make_random_inputs(c, {.seed = seed});
+  const auto q = dir.path() / "q.npy", k = dir.path() / "k.npy", v = dir.path() / "v.npy";
+  auto write = [](const std::filesystem::path& p, const HostTensor& t) {
+    write_npy(p, elem_type_of_dtype(t.dtype), t.shape, t.bytes.data());
+  };
+  write(q, in.q);
+  write(k, in.k);
+  write(v, in.v);
+  auto with_dtype = [](std::vector<std::string> a) {
+    a.insert(a.end(), {"--dtype", "fp16"});
+    return a;
+  };
+  auto files = [&](std::vector<std::string> names) {
+    std::vector<std::string> a{"--inputs"};
+    for (auto& n : names) a.push_back((dir.path() / n).string());
+    return small_capture(out, a);
+  };
+  // The good files work (so the failures below are the files' own).
+  ASSERT_EQ(run_tilescope(files({"q.npy", "k.npy", "v.npy"}), dir.path()).exit_code, 0);
+  std::filesystem::remove(out);
+
+  expect_bad_input(files({"q.npy", "missing.npy", "v.npy"}), "missing.npy", dir.path(), out);
+  expect_bad_input(files({"q.npy", "k.npy"}), "got 2 files", dir.path(), out);
+  expect_bad_input(files({"q.npy"}), "one input file must be a .safetensors", dir.path(), out);
+  // Shape: K in Q's place.
+  expect_bad_input(files({"k.npy", "k.npy", "v.npy"}), "has shape", dir.path(), out);
+  // Dtype: fp32 files for an fp16 config.
+  expect_bad_input(with_dtype(files({"q.npy", "k.npy", "v.npy"})), "dtype", dir.path(), out);
+  // NaN in V at a random place, Inf in K.
+  HostTensor bad_v = in.v;
+  const int64_t where = static_cast<int64_t>(seed % static_cast<uint64_t>(bad_v.numel()));
+  bad_v.set_float(where, std::numeric_limits<float>::quiet_NaN());
+  write(dir.path() / "nan_v.npy", bad_v);
+  expect_bad_input(files({"q.npy", "k.npy", "nan_v.npy"}), "NaN", dir.path(), out);
+  HostTensor bad_k = in.k;
+  bad_k.set_float(bad_k.numel() - 1, -std::numeric_limits<float>::infinity());
+  write(dir.path() / "inf_k.npy", bad_k);
+  expect_bad_input(files({"q.npy", "inf_k.npy", "v.npy"}), "inf_k.npy", dir.path(), out);
+  // Not a tensor file at all.
+  std::ofstream(dir.path() / "junk.npy") << "this is not an array";
+  expect_bad_input(files({"junk.npy", "k.npy", "v.npy"}), "junk.npy", dir.path(), out);
+}
+
+TEST(CliErrors, UnwritableOutputLeavesNoFile) {
+  testing::TempDir dir;
+  const auto regular = dir.path() / "plain.txt";
+  std::ofstream(regular) << "x";
+  const auto in_missing = dir.path() / "no" / "such" / "folder" / "x.trace.safetensors";
+  const CliRun a = run_tilescope(small_capture(in_missing), dir.path());
+  EXPECT_EQ(a.exit_code, 2) << a.err;
+  EXPECT_NE(a.err.find("does not exist"), std::string::npos) << a.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "no"));
+
+  const CliRun b = run_tilescope(small_capture(regular / "x.trace.safetensors"), dir.path());
+  EXPECT_EQ(b.exit_code, 2) << b.err;
+  EXPECT_NE(b.err.find("not a folder"), std::string::npos) << b.err;
+
+  const auto folder = dir.path() / "a_folder";
+  std::filesystem::create_directory(folder);
+  const CliRun c = run_tilescope(small_capture(folder), dir.path());
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_NE(c.err.find("is a folder"), std::string::npos) << c.err;
+  EXPECT_TRUE(std::filesystem::is_empty(folder));
+}
+
+TEST(CliErrors, InfoRefusesDamagedTraces) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto good = dir.path() / "good.trace.safetensors";
+  ASSERT_EQ(run_tilescope(small_capture(good, {"--seed", std::to_string(seed)}), dir.path()).exit_code, 0);
+  std::ifstream in(good, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto write_bytes = [&](const std::string& name, const std::string& content) {
+    const auto p = dir.path() / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p.string();
+  };
+  auto expect_refused = [&](const std::string& path, const std::string& message) {
+    SCOPED_TRACE(path);
+    const CliRun r = run_tilescope({"info", path}, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  };
+  expect_refused(write_bytes("truncated.trace.safetensors", bytes.substr(0, bytes.size() * 2 / 3)),
+                 "truncated.trace.safetensors");
+  expect_refused(write_bytes("empty.trace.safetensors", ""), "empty.trace.safetensors");
+  std::mt19937_64 rng(seed);
+  std::string noise(4096, '\0');
+  for (char& ch : noise) ch = static_cast<char>(rng());
+  expect_refused(write_bytes("noise.trace.safetensors", noise), "noise.trace.safetensors");
+  expect_refused((dir.path() / "absent.trace.safetensors").string(), "absent.trace.safetensors");
+  expect_refused(dir.path().string(), dir.path().filename().string());
+
+  // A valid safetensors file that is not a tilescope capture; a trace whose config was damaged.
+  const float x[4] = {1, 2, 3, 4};
+  const std::vector<int64_t> shape{4};
+  const std::vector<TensorToWrite> one{{"x", ElemType::F32, shape, x}};
+  write_safetensors(dir.path() / "other.safetensors", one, {});
+  expect_refused((dir.path() / "other.safetensors").string(), "other.safetensors");
+
+  const TraceFile trace = TraceFile::open(good);
+  CapturedEvents events = trace.to_captured_events();
+  auto meta = trace.metadata();
+  for (const char* key : {"tilescope_format", "block_m", "block_n", "head_dim", "dropped_events",
+                          "requested_events", "stage_names", "convention_names"})
+    meta.erase(key);
+  auto rewrite = [&](const std::string& name, std::map<std::string, std::string> m) {
+    const auto p = dir.path() / name;
+    write_trace(p, {.events = &events, .metadata = std::move(m)});
+    return p.string();
+  };
+  auto no_config = meta;
+  no_config.erase("config");
+  expect_refused(rewrite("no_config.trace.safetensors", no_config), "no 'config'");
+  auto bad_json = meta;
+  bad_json["config"] = "{\"kernel\": ";
+  expect_refused(rewrite("bad_json.trace.safetensors", bad_json), "not valid JSON");
+  auto bad_field = meta;
+  auto cj = nlohmann::json::parse(meta.at("config"));
+  cj["head_dim"] = 48;
+  bad_field["config"] = cj.dump();
+  expect_refused(rewrite("bad_field.trace.safetensors", bad_field), "head_dim");
+  auto bad_tiling = meta;
+  auto tj = nlohmann::json::parse(meta.at("tiling"));
+  tj["seq_q"] = tj["seq_q"].get<int64_t>() + 64;
+  tj["num_q_tiles"] = tj["num_q_tiles"].get<int64_t>() + 1;
+  bad_tiling["tiling"] = tj.dump();
+  expect_refused(rewrite("bad_tiling.trace.safetensors", bad_tiling), "tiling");
+}
+
+TEST(CliErrors, GpuBackendWithoutADeviceExitsThree) {
+  std::string why;
+  if (gpu_available(&why)) GTEST_SKIP() << "a GPU is present here";
+  testing::TempDir dir;
+  const auto out = dir.path() / "gpu.trace.safetensors";
+  const CliRun r = run_tilescope(small_capture(out, {"--backend", "gpu"}), dir.path());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(r.err.find("no CUDA device") != std::string::npos ||
+              r.err.find("built without CUDA") != std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--backend cpu"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace ts

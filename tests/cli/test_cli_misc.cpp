@@ -1,0 +1,94 @@
+// The rest of the CLI's surface: --help everywhere, --version, `tilescope faults`, and Ctrl-C
+// cancelling a capture cleanly (exit 130, no file, no temporary left behind).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "app/model/capture/tool_version.h"
+#include "kernels/attention_config.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/model/temp_dir.h"
+
+namespace ts {
+namespace {
+
+using testing::CliRun;
+using testing::run_tilescope;
+
+TEST(CliMisc, HelpEverywhereAndVersion) {
+  testing::TempDir dir;
+  const CliRun root = run_tilescope({"--help"}, dir.path());
+  EXPECT_EQ(root.exit_code, 0) << root.err;
+  for (const char* sub : {"capture", "info", "faults"}) {
+    EXPECT_NE(root.out.find(sub), std::string::npos) << root.out;
+    const CliRun r = run_tilescope({sub, "--help"}, dir.path());
+    EXPECT_EQ(r.exit_code, 0) << sub << r.err;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << r.out;
+  }
+  const CliRun cap = run_tilescope({"capture", "--help"}, dir.path());
+  for (const char* option : {"--kernel", "--fault", "--backend", "--batch", "--heads", "--seq-q",
+                             "--seq-kv", "--head-dim", "--dtype", "--causal", "--splits", "--scale",
+                             "--seed", "--inputs", "--distribution", "--input-scale", "--preset",
+                             "--trace-batch", "--trace-head", "--trace-q-tiles", "--stages",
+                             "--capacity", "--no-trace", "--workers", "--perturb-seed",
+                             "--progress", "--output"})
+    EXPECT_NE(cap.out.find(option), std::string::npos) << option;
+  const CliRun v = run_tilescope({"--version"}, dir.path());
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find(tool_version()), std::string::npos) << v.out;
+  EXPECT_EQ(tool_version().rfind("tilescope 0.", 0), 0u);
+}
+
+TEST(CliMisc, FaultsListsEveryVariantWithItsKernelsAndDoc) {
+  testing::TempDir dir;
+  const CliRun text = run_tilescope({"faults"}, dir.path());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const CliRun json = run_tilescope({"faults", "--json"}, dir.path());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto list = nlohmann::json::parse(json.out);
+  ASSERT_EQ(list.size(), all_faults().size());
+  size_t i = 0;
+  for (const FaultInfo& f : all_faults()) {
+    EXPECT_NE(text.out.find(std::string(f.name)), std::string::npos) << f.name;
+    EXPECT_NE(text.out.find(std::string(f.description)), std::string::npos) << f.name;
+    const auto& e = list[i++];
+    EXPECT_EQ(e.at("name").get<std::string>(), f.name);
+    EXPECT_EQ(e.at("description").get<std::string>(), f.description);
+    std::vector<std::string> kernels;
+    if (f.fa1) kernels.push_back("fa1");
+    if (f.splitk) kernels.push_back("splitk");
+    EXPECT_EQ(e.at("kernels").get<std::vector<std::string>>(), kernels) << f.name;
+  }
+}
+
+TEST(CliMisc, CtrlCCancelsCleanly) {
+  testing::TempDir dir;
+  const auto out = dir.path() / "big.trace.safetensors";
+  const auto so = dir.path() / "so.txt", se = dir.path() / "se.txt";
+  // A run of many seconds on 2 cores (minutes under ASan); --progress shows when it is under way.
+  const pid_t pid = testing::spawn_tilescope(
+      {"capture", "--backend", "cpu", "--workers", "2", "--heads", "16", "--seq-q", "2048",
+       "--seq-kv", "2048", "--stages", "final", "--progress", "-o", out.string()},
+      so, se);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (testing::read_text(se).find("capturing [") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(testing::read_text(se).find("capturing ["), std::string::npos) << testing::read_text(se);
+  ::kill(pid, SIGINT);
+  const int code = testing::wait_exit_code(pid);
+  const std::string err = testing::read_text(se);
+  EXPECT_EQ(code, 130) << err;
+  EXPECT_NE(err.find("cancelled"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_TRUE(e.path() == so || e.path() == se) << "left behind: " << e.path();
+}
+
+}  // namespace
+}  // namespace ts
