@@ -24,6 +24,8 @@ bool env_set(const char* name) {
   return v && *v;
 }
 
+void active(GLFWwindow* w) { static_cast<GuiWindow*>(glfwGetWindowUserPointer(w))->request_redraw(); }
+
 constexpr const char* kNoDisplayHint = "run under xvfb-run, or use the tilescope CLI";
 
 }  // namespace
@@ -61,6 +63,17 @@ GuiWindow::GuiWindow(const char* title, int width, int height, bool vsync) {
   ImGui::GetIO().IniFilename = nullptr;  // the layout is fixed; write nothing into the cwd
   apply_dark_theme();
   load_fonts(15.0f);
+  // Any input resets the idle count; installed first, ImGui's callbacks call these in turn.
+  glfwSetWindowUserPointer(window_, this);
+  glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double, double) { active(w); });
+  glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int, int, int) { active(w); });
+  glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double) { active(w); });
+  glfwSetKeyCallback(window_, [](GLFWwindow* w, int, int, int, int) { active(w); });
+  glfwSetCharCallback(window_, [](GLFWwindow* w, unsigned int) { active(w); });
+  glfwSetWindowFocusCallback(window_, [](GLFWwindow* w, int) { active(w); });
+  glfwSetCursorEnterCallback(window_, [](GLFWwindow* w, int) { active(w); });
+  glfwSetFramebufferSizeCallback(window_, [](GLFWwindow* w, int, int) { active(w); });
+  glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) { active(w); });
   imgui_glfw_ = ImGui_ImplGlfw_InitForOpenGL(window_, true);
   imgui_gl_ = ImGui_ImplOpenGL3_Init("#version 330 core");
   if (!imgui_glfw_ || !imgui_gl_) {
@@ -83,6 +96,12 @@ void GuiWindow::shutdown() {
 
 bool GuiWindow::should_close() const { return glfwWindowShouldClose(window_); }
 void GuiWindow::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+
+void GuiWindow::wait_if_idle() {
+  // ImGui needs a few frames after an event to settle (hover, release, animations of its own).
+  constexpr int kSettleFrames = 4;
+  if (++quiet_frames_ > kSettleFrames) glfwWaitEventsTimeout(0.5);
+}
 
 void GuiWindow::begin_frame(const std::function<void()>& override_input) {
   glfwPollEvents();

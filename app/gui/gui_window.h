@@ -28,9 +28,15 @@ class GuiWindow {
 
   bool should_close() const;
   void request_close();
-  // Polls events and starts an ImGui frame; `override_input` (if any) runs after the GLFW
+  // After a few frames without input, sleeps until the next event (or half a second): an idle
+  // viewer costs no CPU, which matters when the rasteriser is the CPU (a laptop without GPU
+  // drivers). Interactive runs call it before each frame.
+  void wait_if_idle();
+  // Takes the events and starts an ImGui frame; `override_input` (if any) runs after the GLFW
   // backend has read the devices and before ImGui::NewFrame (scripted input).
   void begin_frame(const std::function<void()>& override_input = {});
+  // Keeps frames coming while something changes without input (a progress bar, playback).
+  void request_redraw() { quiet_frames_ = 0; }
   void end_frame(ImVec4 clear_color);  // render ImGui into the back buffer (not shown yet)
   void swap();                         // show it
 
@@ -46,6 +52,7 @@ class GuiWindow {
   bool imgui_glfw_ = false, imgui_gl_ = false;
   std::string renderer_;
   int max_texture_size_ = 0;
+  int quiet_frames_ = 0;  // frames since the last input event
 };
 
 }  // namespace ts

@@ -139,6 +139,7 @@ int run_viewer(const GuiOptions& o) {
   };
 
   for (int frame = 0; !window->should_close() && !state.quit; ++frame) {
+    if (!o.headless_run()) window->wait_if_idle();  // headless runs render every frame
     const auto t0 = clock::now();
     const double cpu0 = process_cpu_ms();
     window->begin_frame(scripted ? std::function<void()>([&] { scripted->apply(frame); }) : std::function<void()>());
