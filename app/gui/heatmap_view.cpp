@@ -139,7 +139,9 @@ void HeatmapView::draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec
   const std::optional<CellIndex> hover = nav.hovered ? nav.hovered : nav.hover_shown;
   if (hover && (!nav.picked || *hover != *nav.picked)) {
     const auto [a, b] = cell_rect(*hover);
-    dl->AddRect(a, b, IM_COL32(255, 255, 255, 150));
+    // Dark and light together: visible on every colormap, near-white diffs included.
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 170));
+    dl->AddRect(a, b, IM_COL32(255, 255, 255, 170));
   }
   if (nav.picked) {
     const auto [a, b] = cell_rect(*nav.picked);
