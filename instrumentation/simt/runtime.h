@@ -33,7 +33,8 @@ struct LaunchConfig {
 };
 
 struct LaunchOptions {
-  // OS worker threads: 0 = std::thread::hardware_concurrency(); 1 = deterministic.
+  // OS worker threads: 0 = std::thread::hardware_concurrency() (at most 16384 / threads per
+  // block: each thread of a running block holds a fiber stack); 1 = deterministic.
   int workers = 0;
   // With a seed, the threads of a block resume in a seeded random order at the start and after
   // every barrier and warp exchange: a missing barrier shows as a result that changes with it.

@@ -115,6 +115,7 @@ std::unique_ptr<StackSet> StackPool::acquire(size_t stack_bytes) {
     if (best != free_.end()) {
       std::unique_ptr<StackSet> set = std::move(*best);
       free_.erase(best);
+      pooled_stacks_ -= set->count();
       return set;
     }
   }
@@ -123,7 +124,9 @@ std::unique_ptr<StackSet> StackPool::acquire(size_t stack_bytes) {
 
 void StackPool::release(std::unique_ptr<StackSet> set) {
   std::lock_guard lock(mutex_);
-  if (free_.size() < kMaxPooledSets) free_.push_back(std::move(set));
+  if (pooled_stacks_ + set->count() > kMaxPooledStacks) return;  // unmapped here
+  pooled_stacks_ += set->count();
+  free_.push_back(std::move(set));
 }
 
 }  // namespace simt::detail

@@ -48,16 +48,23 @@ class StackSet {
 };
 
 // Process-wide pool of stack sets, shared by concurrent launches (mutex-protected).
+//
+// Every stack is two kernel memory mappings (the guard page and the stack), and Linux allows a
+// process 65530 (vm.max_map_count): the pool keeps at most kMaxPooledStacks idle stacks, and
+// the default worker count keeps a launch's stacks to kMaxStacksPerLaunch (launch.cpp).
 class StackPool {
  public:
+  static constexpr size_t kMaxPooledStacks = 8192;
+  static constexpr size_t kMaxStacksPerLaunch = 16384;
+
   static StackPool& instance();
   std::unique_ptr<StackSet> acquire(size_t stack_bytes);
   void release(std::unique_ptr<StackSet> set);
 
  private:
-  static constexpr size_t kMaxPooledSets = 16;
   std::mutex mutex_;
   std::vector<std::unique_ptr<StackSet>> free_;
+  size_t pooled_stacks_ = 0;
 };
 
 // The usable stack size for a requested one: 0 means the default; rounded up to pages.

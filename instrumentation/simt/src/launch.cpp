@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -37,12 +38,18 @@ class Launch {
   }
 
   LaunchResult run() {
-    unsigned workers = options_.workers > 0 ? static_cast<unsigned>(options_.workers)
-                                            : std::max(1u, std::thread::hardware_concurrency());
+    unsigned workers =
+        options_.workers > 0 ? static_cast<unsigned>(options_.workers) : default_workers();
     workers = static_cast<unsigned>(std::min<uint64_t>(workers, total_blocks_));
     std::vector<std::thread> helpers;
     helpers.reserve(workers - 1);
-    for (unsigned w = 1; w < workers; ++w) helpers.emplace_back([this, w] { work(w); });
+    try {
+      for (unsigned w = 1; w < workers; ++w) helpers.emplace_back([this, w] { work(w); });
+    } catch (const std::system_error& e) {
+      // No more threads to be had: fail the launch (the workers started stop at once).
+      record(LaunchResult::Status::failed, std::string("cannot start a SIMT worker thread (") +
+                                               e.what() + "); use fewer LaunchOptions::workers");
+    }
     work(0);  // the calling thread is worker 0
     for (std::thread& t : helpers) t.join();
 
@@ -87,6 +94,16 @@ class Launch {
     }
     if (stacks) StackPool::instance().release(std::move(stacks));
     active_worker_index = 0;
+  }
+
+  // One per hardware thread, but no more than keeps the launch's fiber stacks (one per thread
+  // of a block, per worker) within StackPool::kMaxStacksPerLaunch memory mappings' worth.
+  unsigned default_workers() const {
+    const uint64_t threads_per_block =
+        uint64_t{config_.block.x} * config_.block.y * config_.block.z;
+    const auto by_stacks = static_cast<unsigned>(
+        std::max<uint64_t>(1, StackPool::kMaxStacksPerLaunch / threads_per_block));
+    return std::min(std::max(1u, std::thread::hardware_concurrency()), by_stacks);
   }
 
   // First failure wins over a cancellation; both stop the other workers.
