@@ -134,8 +134,35 @@ TS_SIMT_HALF_MATH(::simt::detail::BFloat16Traits, __nv_bfloat16, __nv_bfloat162)
   }                                                                                   \
   inline long long prefix##2ll_ru(Scalar h) {                                         \
     return ::simt::detail::saturate_to_integer<long long>(std::ceil(to_float(h)));    \
+  }                                                                                   \
+  TS_SIMT_HALF_TO(Scalar, to_float, prefix, short, short)                             \
+  TS_SIMT_HALF_TO(Scalar, to_float, prefix, ushort, unsigned short)                   \
+  TS_SIMT_HALF_TO(Scalar, to_float, prefix, ull, unsigned long long)
+
+// prefix##2name_rn/_rd/_ru for one integer type, saturating (NaN -> 0) as cvt does.
+#define TS_SIMT_HALF_TO(Scalar, to_float, prefix, name, Int)                      \
+  inline Int prefix##2##name##_rn(Scalar h) {                                     \
+    return ::simt::detail::saturate_to_integer<Int>(std::nearbyint(to_float(h))); \
+  }                                                                               \
+  inline Int prefix##2##name##_rd(Scalar h) {                                     \
+    return ::simt::detail::saturate_to_integer<Int>(std::floor(to_float(h)));     \
+  }                                                                               \
+  inline Int prefix##2##name##_ru(Scalar h) {                                     \
+    return ::simt::detail::saturate_to_integer<Int>(std::ceil(to_float(h)));      \
   }
 
 TS_SIMT_HALF_TO_INT(__half, __half2float, __half)
 TS_SIMT_HALF_TO_INT(__nv_bfloat16, __bfloat162float, __bfloat16)
 #undef TS_SIMT_HALF_TO_INT
+#undef TS_SIMT_HALF_TO
+
+// Complex multiply-add on (real, imaginary) pairs: a * b + c.
+inline __half2 __hcmadd(__half2 a, __half2 b, __half2 c) {
+  const float ar = __low2float(a), ai = __high2float(a), br = __low2float(b), bi = __high2float(b);
+  return __floats2half2_rn(ar * br - ai * bi + __low2float(c), ar * bi + ai * br + __high2float(c));
+}
+inline __nv_bfloat162 __hcmadd(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
+  const float ar = __low2float(a), ai = __high2float(a), br = __low2float(b), bi = __high2float(b);
+  return __floats2bfloat162_rn(ar * br - ai * bi + __low2float(c),
+                               ar * bi + ai * br + __high2float(c));
+}
