@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "instrumentation/simt/cuda_compat.h"
@@ -190,6 +191,36 @@ TEST(Diagnostics, ExceptionFromKernelCodeIsReported) {
   EXPECT_THAT(result.message, AllOf(HasSubstr("thread (3,0,0) of block (0,0,0)"),
                                     HasSubstr("the kernel threw an exception: boom from thread 3")))
       << result.message;
+  expect_runtime_still_works();
+}
+
+// Host-only: kernel-side objects with destructors, in a block that deadlocks. Abandoning the
+// block unwinds every suspended fiber, so every destructor runs, including one that itself
+// calls __syncthreads (which must return, not switch, during the unwinding).
+struct CountedOnDestruction {
+  std::atomic<int>* destroyed;
+  ~CountedOnDestruction() { destroyed->fetch_add(1); }
+};
+struct BarrierOnDestruction {
+  ~BarrierOnDestruction() { __syncthreads(); }
+};
+__global__ void deadlock_with_destructors_kernel(std::atomic<int>* destroyed) {
+  CountedOnDestruction counted{destroyed};
+  BarrierOnDestruction barrier;
+  if (threadIdx.x % 32 < 16) {
+    __syncwarp();
+  } else {
+    __syncthreads();
+  }
+}
+
+TEST(Diagnostics, AbandonedFibersRunTheirDestructors) {
+  std::atomic<int> destroyed{0};
+  const simt::LaunchResult result = simt::launch({dim3(1), dim3(64)}, {.workers = 1},
+                                                 deadlock_with_destructors_kernel, &destroyed);
+  ASSERT_EQ(result.status, simt::LaunchResult::Status::failed);
+  EXPECT_THAT(result.message, HasSubstr("deadlock in block (0,0,0)"));
+  EXPECT_EQ(destroyed.load(), 64) << "every started thread's stack is unwound";
   expect_runtime_still_works();
 }
 

@@ -38,6 +38,10 @@ void BlockRun::stop_at_barrier() {
 // Inline into the two hooks below: __syncthreads gets a copy specialised for BarrierOp::sync.
 [[gnu::always_inline]] inline int BlockRun::barrier(BarrierOp op, int predicate,
                                                     const SourcePlace& where) {
+  if (stopping_) [[unlikely]] {
+    stop_call();
+    return 0;
+  }
   SimtThread& self = *running_;
   if (barrier_arrived_ == 0) {
     // Checked by the first arrival only: a thread exiting later, while others wait, is

@@ -90,6 +90,7 @@ void BlockRun::start_block(uint64_t block_linear) {
   exited_count_ = 0;
   outcome_ = BlockOutcome::running;
   abandoning_ = false;
+  stopping_ = false;
   failure_.clear();
   if (perturb_) rng_.seed(*setup_.perturb_seed, block_linear);
   queue_every_thread();
@@ -123,6 +124,7 @@ BlockOutcome BlockRun::run(uint64_t block_linear) {
 
 void BlockRun::abandon_suspended_threads() {
   abandoning_ = true;
+  stopping_ = true;
   for (SimtThread& t : threads_) {
     if (t.phase == ThreadPhase::done) continue;
     // It resumes inside a barrier or warp operation, which throws FiberUnwind; its stack
@@ -180,6 +182,7 @@ void BlockRun::leave_thread(SimtThread& self) {
 void BlockRun::record_failure(BlockOutcome outcome, const std::string& message) {
   if (outcome_ != BlockOutcome::running) return;  // the first failure is the one reported
   outcome_ = outcome;
+  stopping_ = true;
   failure_ = message;
 }
 

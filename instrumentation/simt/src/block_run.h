@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -183,6 +184,13 @@ class BlockRun {
   }
   [[noreturn]] void leave_thread(SimtThread& self);
 
+  // A barrier or warp operation called once the block has failed or is being abandoned (by a
+  // destructor that the unwinding runs) must neither block nor report again: it throws
+  // FiberUnwind if nothing is unwinding yet, and otherwise returns at once.
+  [[gnu::cold]] void stop_call() const {
+    if (std::uncaught_exceptions() == 0) throw FiberUnwind{};
+  }
+
   // Failures: record the first, then unwind the calling fiber.
   [[noreturn]] void fail(const std::string& message);
   void record_failure(BlockOutcome outcome, const std::string& message);
@@ -254,6 +262,7 @@ class BlockRun {
 
   BlockOutcome outcome_ = BlockOutcome::running;
   bool abandoning_ = false;
+  bool stopping_ = false;  // failed, cancelled or abandoned: no more blocking calls
   std::string failure_;
 };
 

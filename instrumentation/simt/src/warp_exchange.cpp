@@ -118,6 +118,10 @@ unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOp
                                                                uint64_t value, int lane_arg,
                                                                int width,
                                                                const SourcePlace& where) {
+  if (stopping_) [[unlikely]] {
+    stop_call();
+    return 0;
+  }
   SimtThread& self = *running_;
   WarpState& warp = warps_[self.warp];
   const unsigned bit = 1u << self.lane;
