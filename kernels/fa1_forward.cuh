@@ -58,9 +58,9 @@ struct TileProduct {
 template <int kRows, int kCols>
 struct TileProduct<true, kRows, kCols> {
   __device__ __forceinline__ void clear() {
-TS_UNROLL
+    TS_UNROLL
     for (int i = 0; i < kRows; ++i)
-TS_UNROLL
+      TS_UNROLL
       for (int c = 0; c < kCols; ++c) v[i][c] = 0.0f;
   }
   __device__ __forceinline__ float& at(int i, int c) { return v[i][c]; }
@@ -121,9 +121,9 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   __syncthreads();
 
   float o_acc[kMR][kNO];
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < kMR; ++i)
-TS_UNROLL
+    TS_UNROLL
     for (int c = 0; c < kNO; ++c) o_acc[i][c] = 0.0f;
   fa1_detail::TileProduct<Traits::kFaulty, kMR, kNO> tile_pv;
   tile_pv.clear();
@@ -145,27 +145,27 @@ TS_UNROLL
     // 2. S = Q K^T on this thread's rows ty + 16 i and keys tx + 8 k.
     {
       float s_acc[kMR][kNS];
-TS_UNROLL
+      TS_UNROLL
       for (int i = 0; i < kMR; ++i)
-TS_UNROLL
+        TS_UNROLL
         for (int n = 0; n < kNS; ++n) s_acc[i][n] = 0.0f;
-TS_UNROLL_N(4)
+      TS_UNROLL_N(4)
       for (int c = 0; c < kD; c += 4) {
         float4 qv[kMR], kv[kNS];
-TS_UNROLL
+        TS_UNROLL
         for (int i = 0; i < kMR; ++i) qv[i] = device::load_f4(q_s + (ty + kTY * i) * kLD + c);
-TS_UNROLL
+        TS_UNROLL
         for (int n = 0; n < kNS; ++n) kv[n] = device::load_f4(k_s + (tx + kTX * n) * kLD + c);
-TS_UNROLL
+        TS_UNROLL
         for (int i = 0; i < kMR; ++i)
-TS_UNROLL
+          TS_UNROLL
           for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::dot4(qv[i], kv[n], s_acc[i][n]);
       }
-TS_UNROLL
+      TS_UNROLL
       for (int i = 0; i < kMR; ++i) {
         const int r = ty + kTY * i;
         const int64_t last_key = q0 + r + causal_offset;  // the row's causal limit
-TS_UNROLL
+        TS_UNROLL
         for (int n = 0; n < kNS; ++n) {
           const int j = tx + kTX * n;
           const bool masked = j >= keys || (p.causal && j0 + j > last_key);
@@ -184,7 +184,7 @@ TS_UNROLL
       const float m_old = m_s[r], l_old = l_s[r];
       float tile_max = device::kNegInf;
       for (int j = part; j < kBN; j += kRowThreads) tile_max = fmaxf(tile_max, srow[j]);
-TS_UNROLL
+      TS_UNROLL
       for (int off = kRowThreads / 2; off > 0; off /= 2)
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off, kRowThreads));
       float m_new, shift, alpha;
@@ -204,7 +204,7 @@ TS_UNROLL
         srow[j] = e;
         sum += e;
       }
-TS_UNROLL
+      TS_UNROLL
       for (int off = kRowThreads / 2; off > 0; off /= 2)
         sum += __shfl_xor_sync(0xffffffffu, sum, off, kRowThreads);
       const float l_new = l_old * alpha + sum;
@@ -223,19 +223,19 @@ TS_UNROLL
     // 4. O = alpha * O + P V on this thread's rows and columns tx*4 + 32 k4 + e.
     {
       float pv[kMR][kNO];
-TS_UNROLL
+      TS_UNROLL
       for (int i = 0; i < kMR; ++i)
-TS_UNROLL
+        TS_UNROLL
         for (int c = 0; c < kNO; ++c) pv[i][c] = 0.0f;
-TS_UNROLL_N(2)
+      TS_UNROLL_N(2)
       for (int j = 0; j < kBN; ++j) {
         float pj[kMR];
-TS_UNROLL
+        TS_UNROLL
         for (int i = 0; i < kMR; ++i) pj[i] = s_s[(ty + kTY * i) * kLS + j];
-TS_UNROLL
+        TS_UNROLL
         for (int c4 = 0; c4 < kNO / 4; ++c4) {
           const float4 vv = device::load_f4(v_s + j * kLD + tx * 4 + 32 * c4);
-TS_UNROLL
+          TS_UNROLL
           for (int i = 0; i < kMR; ++i) {
             pv[i][4 * c4 + 0] = pj[i] * vv.x + pv[i][4 * c4 + 0];
             pv[i][4 * c4 + 1] = pj[i] * vv.y + pv[i][4 * c4 + 1];
@@ -244,10 +244,10 @@ TS_UNROLL
           }
         }
       }
-TS_UNROLL
+      TS_UNROLL
       for (int i = 0; i < kMR; ++i) {
         const float alpha = alpha_s[ty + kTY * i];
-TS_UNROLL
+        TS_UNROLL
         for (int c = 0; c < kNO; ++c) {
           float add = pv[i][c];
           if constexpr (Traits::kFaulty) {
@@ -261,14 +261,14 @@ TS_UNROLL
       }
     }
     if (step_event) {
-TS_UNROLL
+      TS_UNROLL
       for (int i = 0; i < kMR; ++i) {
         const int r = ty + kTY * i;
         if (r < rows) {
           float* out = step_event.o_row(r);
-TS_UNROLL
+          TS_UNROLL
           for (int c4 = 0; c4 < kNO / 4; ++c4)
-TS_UNROLL
+            TS_UNROLL
             for (int e = 0; e < 4; ++e) out[tx * 4 + 32 * c4 + e] = o_acc[i][4 * c4 + e];
         }
       }
@@ -283,15 +283,15 @@ TS_UNROLL
   // Final output: O / l in the input dtype, LSE in float32.
   const ProbeEvent final_event = probe.open(Stage::final_output, 0);
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < kMR; ++i) {
     const int r = ty + kTY * i;
     if (r < rows) {
       const float l = l_s[r];
       T* orow = o + (q0 + r) * p.o_row_stride;
-TS_UNROLL
+      TS_UNROLL
       for (int c4 = 0; c4 < kNO / 4; ++c4)
-TS_UNROLL
+        TS_UNROLL
         for (int e = 0; e < 4; ++e) {
           const int c = tx * 4 + 32 * c4 + e;
           const T out = device::from_float<T>(device::normalise(o_acc[i][4 * c4 + e], l, guard));

@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const At
   __syncthreads();
 
   float acc[kOutSteps];
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < kOutSteps; ++i) acc[i] = 0.0f;
   splitk_detail::TileProduct<Traits::kFaulty, kOutSteps> tile_pv;
 
@@ -153,16 +153,27 @@ TS_UNROLL
       v_next.fetch(v + j1 * p.v_row_stride, p.v_row_stride, keys_in(t + 1), tid);
     }
 
-    // S = Q K^T over the valid (row, key) pairs.
-TS_UNROLL
+    // S = Q K^T over the valid (row, key) pairs. Not unrolled: the steps share nothing, and
+    // unrolling them only raises the register count (occupancy) of the decode case, which
+    // uses the first step alone.
+    TS_UNROLL_N(1)
     for (int step = 0; step < kScoreSteps; ++step) {
       const int e = tid + step * kKernelThreads;
       const int r = e / kBN, j = e % kBN;
       if (r < rows) {
-        float s = 0.0f;
-TS_UNROLL_N(8)
-        for (int c = 0; c < kD; c += 4)
-          s = device::dot4(device::load_f4(q_s + r * kLD + c), device::load_f4(k_s + j * kLD + c), s);
+        // Four independent sums: one chain of head_dim dependent FMAs would make the decode
+        // step wait on FMA latency rather than on memory.
+        const float* qr = q_s + r * kLD;
+        const float* kr = k_s + j * kLD;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+        TS_UNROLL_N(2)
+        for (int c = 0; c < kD; c += 16) {
+          s0 = device::dot4(device::load_f4(qr + c), device::load_f4(kr + c), s0);
+          s1 = device::dot4(device::load_f4(qr + c + 4), device::load_f4(kr + c + 4), s1);
+          s2 = device::dot4(device::load_f4(qr + c + 8), device::load_f4(kr + c + 8), s2);
+          s3 = device::dot4(device::load_f4(qr + c + 12), device::load_f4(kr + c + 12), s3);
+        }
+        const float s = (s0 + s1) + (s2 + s3);
         const bool masked = j >= keys || (p.causal && j0 + j > q0 + r + causal_offset);
         s_s[r * kLS + j] = masked ? device::kNegInf : s;
       }
@@ -175,25 +186,25 @@ TS_UNROLL_N(8)
       const float m_old = m_s[r], l_old = l_s[r];
       float sv[kKeysPerLane];
       float tile_max = device::kNegInf;
-TS_UNROLL
+      TS_UNROLL
       for (int x = 0; x < kKeysPerLane; ++x) {
         sv[x] = srow[lane + 32 * x];
         tile_max = fmaxf(tile_max, sv[x]);
       }
-TS_UNROLL
+      TS_UNROLL
       for (int off = 16; off > 0; off /= 2)
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
       const float m_new = fmaxf(m_old, tile_max);
       const float shift = device::softmax_shift(m_new, guard);
       const float alpha = expf(m_old - shift);
       float sum = 0.0f;
-TS_UNROLL
+      TS_UNROLL
       for (int x = 0; x < kKeysPerLane; ++x) {
         const float e = expf(sv[x] - shift);
         srow[lane + 32 * x] = e;
         sum += e;
       }
-TS_UNROLL
+      TS_UNROLL
       for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
       if (lane == 0) {
         m_s[r] = m_new;
@@ -204,14 +215,14 @@ TS_UNROLL
     __syncthreads();
 
     // O = alpha * O + P V over the valid (row, column) pairs.
-TS_UNROLL
+    TS_UNROLL
     for (int step = 0; step < kOutSteps; ++step) {
       const int e = tid + step * kKernelThreads;
       const int r = e / kD, c = e % kD;
       if (r < rows) {
         const float* prow = s_s + r * kLS;
         float pv0 = 0.0f, pv1 = 0.0f;  // two chains: the adds of one key wait on the previous
-TS_UNROLL_N(8)
+        TS_UNROLL_N(8)
         for (int j = 0; j < kBN; j += 2) {
           pv0 = prow[j] * v_s[j * kLD + c] + pv0;
           pv1 = prow[j + 1] * v_s[(j + 1) * kLD + c] + pv1;
@@ -234,7 +245,7 @@ TS_UNROLL_N(8)
   const int64_t row0 =
       ((static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0) * p.num_splits + split;
   const ProbeEvent event = probe.open(Stage::splitk_partial, 0);
-TS_UNROLL
+  TS_UNROLL
   for (int step = 0; step < kOutSteps; ++step) {
     const int e = tid + step * kKernelThreads;
     const int r = e / kD, c = e % kD;

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   constexpr int kMaxElems = kSplitkMaxBlockM * 256 / kKernelThreads;
   const int elems = rows * d;
   float m[kMaxElems], l[kMaxElems], acc[kMaxElems];
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < kMaxElems; ++i) {
     m[i] = device::kNegInf;
     l[i] = 0.0f;
@@ -72,7 +72,7 @@ TS_UNROLL
 
   for (int s = 0; s < n; ++s) {
     const ProbeEvent merged = probe.open(Stage::splitk_reduce, s);  // once per thread and split
-TS_UNROLL
+    TS_UNROLL
     for (int i = 0; i < kMaxElems; ++i) {
       const int e = tid + i * kKernelThreads;
       if (e < elems) {
@@ -98,7 +98,7 @@ TS_UNROLL
 
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
   const ProbeEvent final_event = probe.open(Stage::final_output, 0);
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < kMaxElems; ++i) {
     const int e = tid + i * kKernelThreads;
     if (e < elems) {

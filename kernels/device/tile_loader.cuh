@@ -27,7 +27,7 @@ struct TileLoader {
   // Loads rows [0, valid_rows) of the tile starting at `base` (row stride in elements).
   __device__ __forceinline__ void fetch(const T* base, int64_t row_stride, int valid_rows,
                                         int tid) {
-TS_UNROLL
+    TS_UNROLL
     for (int i = 0; i < kPerThread; ++i) {
       const int e = tid + i * kThreads;
       const int row = e / kVecPerRow, col = (e % kVecPerRow) * 8;
@@ -39,13 +39,13 @@ TS_UNROLL
   // Writes the fetched vectors, times `mul`, to the shared tile.
   template <int kLd>
   __device__ __forceinline__ void store(float* tile, int tid, float mul = 1.0f) const {
-TS_UNROLL
+    TS_UNROLL
     for (int i = 0; i < kPerThread; ++i) {
       const int e = tid + i * kThreads;
       if (e < kVecs) {
         float f[8];
         raw8_to_float(raw[i], f);
-TS_UNROLL
+        TS_UNROLL
         for (int x = 0; x < 8; ++x) f[x] *= mul;
         store_f8(tile + (e / kVecPerRow) * kLd + (e % kVecPerRow) * 8, f);
       }

@@ -24,7 +24,7 @@ template <typename T>
 __device__ __forceinline__ Raw8<T> load_raw8(const T* p) {
   Raw8<T> r;
 #if defined(__CUDA_ARCH__)
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < Raw8<T>::kWords; ++i) r.w[i] = reinterpret_cast<const uint4*>(p)[i];
 #else
   std::memcpy(&r.w[0], p, sizeof(r.w));  // the host build reads the same bytes without aliasing UB
@@ -35,7 +35,7 @@ TS_UNROLL
 template <typename T>
 __device__ __forceinline__ Raw8<T> zero_raw8() {
   Raw8<T> r;
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < Raw8<T>::kWords; ++i) r.w[i] = make_uint4(0u, 0u, 0u, 0u);
   return r;
 }
@@ -66,7 +66,7 @@ __device__ __forceinline__ void word_to_floats(__nv_bfloat16, unsigned w, float*
 template <typename T>
 __device__ __forceinline__ void raw8_to_float(const Raw8<T>& r, float* out) {
   constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));  // elements per 32-bit word
-TS_UNROLL
+  TS_UNROLL
   for (int i = 0; i < Raw8<T>::kWords; ++i) {
     word_to_floats(T{}, r.w[i].x, out + (4 * i + 0) * kPerWord);
     word_to_floats(T{}, r.w[i].y, out + (4 * i + 1) * kPerWord);
