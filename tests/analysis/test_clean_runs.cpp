@@ -1,0 +1,282 @@
+// Correct kernels are reported clean (several kernels, dtypes and shapes, on fresh random
+// inputs), whole or traced in part; what the comparison must not be fooled by (conventions,
+// rows past a tile's end, rows that see no key); a full trace buffer is not a divergence; the
+// tolerance override; runs that cannot be analysed give a clear error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "app/model/analysis/analyze_run.h"
+#include "tests/analysis/launched_run.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+using test::make_config;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// A run whose payloads the test may change: copies of m, l, o that the view points into.
+struct EditableRun {
+  std::shared_ptr<std::vector<float>> m, l, o;
+  RunView view;
+};
+EditableRun editable(const RunView& run) {
+  EditableRun e;
+  e.m = std::make_shared<std::vector<float>>(run.m.begin(), run.m.end());
+  e.l = std::make_shared<std::vector<float>>(run.l.begin(), run.l.end());
+  e.o = std::make_shared<std::vector<float>>(run.o.begin(), run.o.end());
+  e.view = run;
+  e.view.m = *e.m;
+  e.view.l = *e.l;
+  e.view.o = *e.o;
+  return e;
+}
+
+void expect_clean(const AnalysisReport& r, const std::string& what) {
+  EXPECT_EQ(r.verdict, Verdict::clean) << what << ": " << r.symptom.line << "\n"
+                                       << (r.symptom.details.empty() ? "" : r.symptom.details[0]);
+  EXPECT_EQ(r.symptom.kind, "clean") << what;
+  EXPECT_FALSE(r.first_divergence.found) << what;
+  EXPECT_TRUE(r.missing.empty()) << what;
+  EXPECT_TRUE(r.anomalies.empty()) << what << ": " << (r.anomalies.empty() ? "" : r.anomalies[0]);
+  for (const StageReport& s : r.stages) {
+    EXPECT_EQ(s.events_compared, s.events_expected) << what << " " << kStageNames[static_cast<int>(s.stage)];
+    EXPECT_EQ(s.events_failing, 0u);
+    EXPECT_LE(std::max({s.m.max_ratio, s.l.max_ratio, s.o_norm.max_ratio, s.o_raw.max_ratio}), 1.0) << what;
+    EXPECT_EQ(s.non_finite.total(), 0u) << what;
+  }
+  for (const EventResult& e : r.events) EXPECT_TRUE(e.compared && e.passes) << what;
+}
+
+TEST(CleanRuns, CorrectKernelsAreClean) {
+  TS_SEEDED(seed);
+  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk;
+  const AttentionConfig configs[] = {
+      make_config(fa1, Fault::none, DType::f32, 64, 200, 300, false),
+      make_config(fa1, Fault::none, DType::bf16, 64, 130, 131, true, 0, 1, 2),
+      make_config(fa1, Fault::none, DType::f16, 128, 100, 40, true),  // rows 0-59 see no key
+      make_config(fa1, Fault::none, DType::f32, 256, 33, 97, false),
+      make_config(fa1, Fault::none, DType::bf16, 32, 1, 77, true),
+      make_config(splitk, Fault::none, DType::f32, 64, 40, 700, false, 4, 2, 1),
+      make_config(splitk, Fault::none, DType::bf16, 128, 33, 900, true, 3),
+      make_config(splitk, Fault::none, DType::f16, 64, 20, 500, false, 8),  // more splits than...
+      make_config(splitk, Fault::none, DType::f32, 64, 16, 100, false, 4),  // ...kv tiles: empty splits
+      make_config(splitk, Fault::none, DType::bf16, 128, 1, 3000, false, 0),  // decode, heuristic splits
+      make_config(splitk, Fault::none, DType::f16, 32, 50, 30, true, 2),     // rows that see no key
+  };
+  for (const AttentionConfig& c : configs) {
+    test::LaunchSpec spec;
+    spec.config = c;
+    spec.seed = seed;
+    spec.cpu_workers = 2;
+    const RunView run = test::launch_run(spec);
+    const AnalysisReport r = analyze_run(run);
+    const std::string what = std::string(to_string(c.kernel)) + " " + std::string(to_string(c.dtype)) + " D" +
+                             std::to_string(c.head_dim) + " " + std::to_string(c.seq_q) + "x" + std::to_string(c.seq_kv) +
+                             (c.causal ? " causal" : "");
+    expect_clean(r, what);
+    // Every cell an event covers (FA-1: the kv tiles a query tile visits) is written, and
+    // within tolerance; no other.
+    for (const ErrorGrid& g : r.grids)
+      for (int64_t q = 0; q < g.grid.rows; ++q)
+        for (int64_t col = 0; col < g.grid.cols; ++col) {
+          const size_t i = static_cast<size_t>(q * g.grid.cols + col);
+          const int32_t q_tile = static_cast<int32_t>(q / r.tiling.block_m);
+          const bool covered = g.stage != Stage::fa1_step || col < r.tiling.kv_tiles_visited(q_tile).end;
+          ASSERT_EQ(g.grid.mask[i] == 0, covered) << what << " " << kStageNames[static_cast<int>(g.stage)] << " query "
+                                                  << q << " column " << col;
+          if (covered) {
+            ASSERT_LE(g.grid.values[i], 1.0f) << what;
+          }
+        }
+    EXPECT_EQ(r.grids.size(), static_cast<size_t>(c.batch * c.heads) * (c.kernel == fa1 ? 2u : 3u));
+  }
+}
+
+TEST(CleanRuns, PartialTracesCompareWhatWasTraced) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::splitk, Fault::none, DType::f32, 64, 40, 600, false, 3, 2, 3);
+  spec.seed = seed;
+  spec.filter.head_begin = 1;
+  spec.filter.head_end = 3;
+  spec.filter.q_tile_begin = 1;
+  spec.filter.q_tile_end = 3;
+  spec.filter.stage_mask = stage_bit(Stage::splitk_reduce) | stage_bit(Stage::final_output);
+  const RunView run = test::launch_run(spec);
+  ASSERT_EQ(run.inputs.pairs.size(), 4u);  // 2 batches x heads 1, 2
+  const AnalysisReport r = analyze_run(run);
+  expect_clean(r, "filtered");
+  EXPECT_FALSE(r.stages[static_cast<size_t>(Stage::splitk_partial)].traced);
+  EXPECT_EQ(r.stages[static_cast<size_t>(Stage::splitk_reduce)].events_compared, 4u * 2u * 3u);
+  EXPECT_EQ(r.stages[static_cast<size_t>(Stage::final_output)].events_compared, 4u * 2u);
+  // Grids hold the traced query tiles only.
+  const ErrorGrid* g = r.grid(Stage::splitk_reduce, 1, 2);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(r.grid(Stage::splitk_reduce, 0, 0), nullptr);
+  for (int64_t q = 0; q < g->grid.rows; ++q) {
+    const bool traced = q >= r.tiling.block_m && q < 3 * r.tiling.block_m;
+    EXPECT_EQ(g->grid.mask[static_cast<size_t>(q * g->grid.cols)] == 0, traced) << "query " << q;
+  }
+}
+
+TEST(CleanRuns, AFullTraceBufferIsNotADivergence) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 200, 300, false);
+  spec.seed = seed;
+  spec.capacity = 7;
+  const RunView run = test::launch_run(spec);
+  ASSERT_GT(run.dropped_events, 0u);
+  const AnalysisReport r = analyze_run(run);
+  EXPECT_EQ(r.verdict, Verdict::clean) << r.symptom.line;
+  EXPECT_TRUE(r.missing.empty());
+  ASSERT_EQ(r.anomalies.size(), 1u);
+  EXPECT_NE(r.anomalies[0].find("trace buffer was full"), std::string::npos) << r.anomalies[0];
+  EXPECT_EQ(r.dropped_events, run.dropped_events);
+}
+
+TEST(CleanRuns, ConventionsDoNotFoolTheComparison) {
+  // The same correct FA-1 steps stored normalised (LSE, 1, O/l) instead of unnormalised.
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 100, 200, true);
+  spec.seed = seed;
+  EditableRun e = editable(test::launch_run(spec));
+  const size_t bm = static_cast<size_t>(e.view.block_m), d = static_cast<size_t>(e.view.head_dim);
+  size_t converted = 0;
+  for (size_t i = 0; i < e.view.headers.size(); ++i) {
+    EventHeader& h = e.view.headers[i];
+    if (h.stage != static_cast<int32_t>(Stage::fa1_step)) continue;
+    h.convention = static_cast<int32_t>(Convention::normalized);
+    for (size_t r = 0; r < static_cast<size_t>(h.rows); ++r) {
+      float& m = (*e.m)[i * bm + r];
+      float& l = (*e.l)[i * bm + r];
+      const float inv = l == 0.0f ? 0.0f : 1.0f / l;
+      for (size_t c = 0; c < d; ++c) (*e.o)[(i * bm + r) * d + c] *= inv;
+      m = l == 0.0f ? -std::numeric_limits<float>::infinity() : m + std::log(l);
+      l = 1.0f;
+    }
+    ++converted;
+  }
+  ASSERT_GT(converted, 0u);
+  const AnalysisReport r = analyze_run(e.view);
+  expect_clean(r, "normalised steps");
+  EXPECT_EQ(r.stages[static_cast<size_t>(Stage::fa1_step)].convention, "normalized");
+
+  // And a wrong value in that convention is still found, at its row.
+  const size_t i = converted / 2;  // some step event
+  size_t idx = 0, seen = 0;
+  for (; idx < e.view.headers.size(); ++idx)
+    if (e.view.headers[idx].stage == static_cast<int32_t>(Stage::fa1_step) && seen++ == i) break;
+  const int32_t row = e.view.headers[idx].rows - 1;
+  (*e.o)[(idx * bm + static_cast<size_t>(row)) * d + 3] += 0.25f;
+  const AnalysisReport bad = analyze_run(e.view);
+  ASSERT_TRUE(bad.first_divergence.found);
+  EXPECT_EQ(bad.first_divergence.event_index, static_cast<int64_t>(idx));
+  EXPECT_EQ(bad.first_divergence.query_rows,
+            std::vector<int64_t>{int64_t{e.view.headers[idx].q_tile} * e.view.block_m + row});
+  EXPECT_EQ(bad.first_divergence.columns, std::vector<int32_t>{3});
+}
+
+TEST(CleanRuns, RowsPastATilesEndAreIgnoredRowsThatSeeNoKeyMustHoldNoKeyState) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  // seq_q = 100 > seq_kv = 40, causal: queries 0-59 see no key; the last query tile is partial.
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 100, 40, true);
+  spec.seed = seed;
+  EditableRun e = editable(test::launch_run(spec));
+  const size_t bm = static_cast<size_t>(e.view.block_m), d = static_cast<size_t>(e.view.head_dim);
+  // Poison every row past each event's valid rows: nothing may read them.
+  for (size_t i = 0; i < e.view.headers.size(); ++i)
+    for (size_t r = static_cast<size_t>(e.view.headers[i].rows); r < bm; ++r) {
+      (*e.m)[i * bm + r] = (*e.l)[i * bm + r] = kNaN;
+      for (size_t c = 0; c < d; ++c) (*e.o)[(i * bm + r) * d + c] = kNaN;
+    }
+  expect_clean(analyze_run(e.view), "poisoned rows past the tile's end");
+
+  // A row that sees no key must hold m = -inf, l = 0, O = 0 exactly: a tiny l is wrong...
+  size_t step = 0;
+  while (e.view.headers[step].stage != static_cast<int32_t>(Stage::fa1_step)) ++step;
+  ASSERT_EQ(e.view.headers[step].q_tile, 0);
+  ASSERT_EQ((*e.m)[step * bm + 5], -std::numeric_limits<float>::infinity()) << "query 5 sees no key";
+  (*e.l)[step * bm + 5] = 1e-30f;
+  AnalysisReport r = analyze_run(e.view);
+  ASSERT_TRUE(r.first_divergence.found);
+  EXPECT_EQ(r.first_divergence.query_rows, std::vector<int64_t>{5});
+  // ...and NaN there is never right.
+  (*e.l)[step * bm + 5] = 0.0f;
+  (*e.o)[(step * bm + 5) * d] = kNaN;
+  r = analyze_run(e.view);
+  ASSERT_TRUE(r.first_divergence.found);
+  EXPECT_EQ(r.first_divergence.nan, 1u);
+  EXPECT_EQ(r.events[step].nan_in_no_key_rows, 1u);
+}
+
+TEST(CleanRuns, ToleranceOverride) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 16, 300, false, 2);
+  spec.seed = seed;
+  const RunView run = test::launch_run(spec);
+  EXPECT_EQ(analyze_run(run).verdict, Verdict::divergence);
+  AnalysisOptions loose;
+  loose.tolerance = ToleranceOverride{1e6, 0};
+  const AnalysisReport r = analyze_run(run, loose);
+  EXPECT_EQ(r.verdict, Verdict::clean) << "an explicit tolerance replaces the rule";
+  EXPECT_FALSE(r.tolerance.from_rule);
+
+  // NaN never passes, whatever the tolerance.
+  spec.config = make_config(KernelKind::fa1, Fault::masked_nan, DType::f32, 64, 100, 40, true);
+  const AnalysisReport nan = analyze_run(test::launch_run(spec), loose);
+  EXPECT_EQ(nan.verdict, Verdict::divergence);
+  EXPECT_EQ(nan.symptom.kind, "nan_fully_masked");
+
+  // A tight explicit tolerance fails a correct run.
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::bf16, 64, 64, 200, false);
+  AnalysisOptions tight;
+  tight.tolerance = ToleranceOverride{0, 0};
+  EXPECT_EQ(analyze_run(test::launch_run(spec), tight).verdict, Verdict::divergence);
+}
+
+TEST(CleanRuns, RunsThatCannotBeAnalysedSaySo) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 64, 100, false, 0, 1, 2);
+  spec.seed = seed;
+  const RunView run = test::launch_run(spec);
+
+  RunView no_inputs = run;
+  no_inputs.inputs = {};
+  try {
+    analyze_run(no_inputs);
+    FAIL() << "expected AnalysisError";
+  } catch (const AnalysisError& e) {
+    EXPECT_NE(std::string(e.what()).find("inputs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("head 0"), std::string::npos) << e.what();
+  }
+
+  RunView bad_shape = run;
+  bad_shape.inputs.k.shape[1] = 99;
+  EXPECT_THROW(analyze_run(bad_shape), AnalysisError);
+
+  RunView bad_tiling = run;
+  bad_tiling.tiling.block_m = 16;
+  EXPECT_THROW(analyze_run(bad_tiling), AnalysisError);
+
+  // An event with coordinates outside the run is set aside and named, not compared.
+  RunView stray = run;
+  stray.headers[0].head = 5;
+  const AnalysisReport r = analyze_run(stray);
+  EXPECT_FALSE(r.events[0].compared);
+  ASSERT_FALSE(r.anomalies.empty());
+  EXPECT_NE(r.anomalies[0].find("head 5"), std::string::npos) << r.anomalies[0];
+  EXPECT_EQ(r.missing.size(), 1u) << "and the event it should have been is missing";
+}
+
+}  // namespace
+}  // namespace ts

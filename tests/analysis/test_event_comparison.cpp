@@ -1,0 +1,189 @@
+// The comparison of one state with its reference (special values, conventions), the per-cell
+// view the GUI draws (checked against kernels/reference.h directly), and the tolerance's parsing
+// and rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "app/model/analysis/analyze_run.h"
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/state_compare.h"
+#include "tests/analysis/launched_run.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+RefState ref_state(Convention c, std::vector<double> m, std::vector<double> l, std::vector<double> o) {
+  RefState s;
+  s.convention = c;
+  s.rows = static_cast<int32_t>(m.size());
+  s.head_dim = static_cast<int32_t>(o.size() / m.size());
+  s.m = std::move(m);
+  s.l = std::move(l);
+  s.o = std::move(o);
+  return s;
+}
+
+std::vector<RowError> compare(Convention c, const std::vector<float>& m, const std::vector<float>& l,
+                              const std::vector<float>& o, const RefState& want) {
+  std::vector<RowError> out(m.size());
+  compare_state({c, static_cast<int32_t>(m.size()), want.head_dim, m, l, o}, want, out);
+  return out;
+}
+
+TEST(StateCompare, SpecialValues) {
+  const auto U = Convention::unnormalized;
+  // Row 0 sees no key: (-inf, 0, 0) in both is no error. Row 1: ordinary values.
+  const RefState want = ref_state(U, {-kInf, 2.0}, {0.0, 4.0}, {0, 0, 8.0, -4.0});
+  auto e = compare(U, {-kInfF, 2.0f}, {0.0f, 4.0f}, {0, 0, 8.0f, -4.0f}, want);
+  EXPECT_EQ(e[0].m_err, 0.0f);
+  EXPECT_EQ(e[0].l_err, 0.0f);
+  EXPECT_EQ(e[0].o_norm_err, 0.0f);
+  EXPECT_TRUE(e[0].no_key);
+  EXPECT_FALSE(e[1].no_key);
+  EXPECT_EQ(e[1].o_norm_ref, 2.0f);  // O/l = (2, -1)
+  EXPECT_EQ(e[1].o_raw_ref, 8.0f);
+
+  // Errors in each quantity, measured as stated.
+  e = compare(U, {-kInfF, 2.5f}, {0.0f, 5.0f}, {0, 0, 8.0f, -4.0f}, want);
+  EXPECT_FLOAT_EQ(e[1].m_err, 0.5f);
+  EXPECT_FLOAT_EQ(e[1].l_err, 1.0f);
+  EXPECT_FLOAT_EQ(e[1].o_norm_err, 2.0f - 8.0f / 5.0f);
+  EXPECT_EQ(e[1].o_raw_err, 0.0f);
+
+  // A no-key row with a finite m, a NaN, an infinity where the reference is finite.
+  e = compare(U, {0.0f, kNaN}, {0.0f, kInfF}, {0, 0, -kInfF, -4.0f}, want);
+  EXPECT_EQ(e[0].m_err, kInfF);
+  EXPECT_EQ(e[1].m_err, kInfF);
+  EXPECT_EQ(e[1].nan, 1);
+  EXPECT_EQ(e[1].pos_inf, 1);
+  EXPECT_EQ(e[1].neg_inf, 1);
+  EXPECT_FALSE(judge_row(e[1], StageBars{{1e9}, {1e9}, {1e9}, {1e9}}).passes()) << "NaN never passes";
+}
+
+TEST(StateCompare, ConventionsAreReconciled) {
+  // Trace normalised (LSE, 1, O/l), reference unnormalised: compared as normalised.
+  const RefState want = ref_state(Convention::unnormalized, {1.0}, {std::exp(1.0)}, {3.0 * std::exp(1.0)});
+  auto e = compare(Convention::normalized, {2.0f}, {1.0f}, {3.0f}, want);  // LSE = 1 + log(e) = 2
+  EXPECT_LT(e[0].m_err, 1e-6f);
+  EXPECT_EQ(e[0].l_err, 0.0f);
+  EXPECT_LT(e[0].o_norm_err, 1e-6f);
+  EXPECT_LT(e[0].o_raw_err, 1e-6f);
+}
+
+TEST(StateCompare, JudgeUsesEachQuantitysBar) {
+  RowError e;
+  e.m_err = 0.5f;
+  e.l_err = 0.2f;
+  e.l_ref = 10.0f;
+  e.o_raw_err = 3.0f;
+  e.o_raw_ref = 100.0f;
+  StageBars bars{{1.0, 0, false}, {0, 0.01, false}, {1.0, 0, false}, {0.1, 0.02, true}};
+  RowVerdict v = judge_row(e, bars);
+  EXPECT_EQ(v.failed, kFailL);  // l: 0.2 > 0.01 * 10
+  EXPECT_FLOAT_EQ(v.ratio, 2.0f);
+  e.l_err = 0.05f;  // 0.5 x its bar; raw O: 3 <= 0.1 * 10 + 0.02 * 100 = 3
+  v = judge_row(e, bars);
+  EXPECT_TRUE(v.passes());
+  EXPECT_FLOAT_EQ(v.ratio, 1.0f);
+}
+
+TEST(Tolerance, ParsesAndRejects) {
+  EXPECT_EQ(parse_tolerance("1e-3").atol, 1e-3);
+  EXPECT_EQ(parse_tolerance("1e-3").rtol, 0.0);
+  const ToleranceOverride t = parse_tolerance("0.5,2e-2");
+  EXPECT_EQ(t.atol, 0.5);
+  EXPECT_EQ(t.rtol, 2e-2);
+  for (const char* bad : {"", "x", "1e-3,", ",1", "-1", "1,2,3", "nan", "inf", "1e999", "1e-3 "})
+    EXPECT_THROW(parse_tolerance(bad), ToleranceError) << "'" << bad << "'";
+  try {
+    parse_tolerance("abc");
+  } catch (const ToleranceError& e) {
+    EXPECT_NE(std::string(e.what()).find("abc"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Tolerance, RuleIsTwiceTheNaiveErrorPlusAFloor) {
+  NaiveErrors n;
+  n.m_f32 = 1e-6;
+  n.l_rel_f32 = 2e-6;
+  n.o_norm_f32 = 3e-6;
+  n.o_dtype = 4e-3;
+  n.lse_dtype = 5e-3;
+  const Tolerance t = rule_tolerance(n, DType::bf16);
+  const double f32 = tolerance_floor(DType::f32), bf16 = tolerance_floor(DType::bf16);
+  EXPECT_DOUBLE_EQ(t.intermediate.m.atol, 2e-6 + f32);
+  EXPECT_DOUBLE_EQ(t.intermediate.l.rtol, 4e-6 + f32);
+  EXPECT_DOUBLE_EQ(t.intermediate.o_norm.atol, 6e-6 + f32);
+  EXPECT_DOUBLE_EQ(t.final_stage.o_norm.atol, 8e-3 + bf16);
+  EXPECT_DOUBLE_EQ(t.final_stage.m.atol, 1e-2 + bf16);
+  EXPECT_GT(bf16, f32);
+}
+
+// compare_event against kernels/reference.h used directly (the whole config's Reference and
+// the event's own header), on a faulty and a correct run.
+TEST(CompareEvent, ArraysAgreeWithTheReferenceAndTheTrace) {
+  TS_SEEDED(seed);
+  for (Fault fault : {Fault::double_count_l, Fault::none}) {
+    test::LaunchSpec spec;
+    spec.config = test::make_config(KernelKind::splitk, fault, DType::f32, 64, 20, 500, true, 3, 1, 2);
+    spec.seed = seed;
+    const RunView run = test::launch_run(spec);
+    const AttentionInputs inputs = make_random_inputs(spec.config, {.seed = seed});
+    const Reference direct(run.config, run.tiling, inputs);
+    RunReference ref(run);
+    ASSERT_GT(run.num_events(), 0u);
+    for (size_t i = 0; i < run.num_events(); ++i) {
+      const EventComparison c = compare_event(run, ref, i);
+      const RunEvent ev = run.event(i);
+      const RefState want = direct.expected(ev.header);
+      ASSERT_EQ(c.rows, ev.header.rows);
+      ASSERT_EQ(c.compared_convention, want.convention);
+      const size_t d = static_cast<size_t>(c.head_dim);
+      const StageBars& bars = ref.tolerance().for_stage(static_cast<Stage>(ev.header.stage));
+      for (size_t r = 0; r < static_cast<size_t>(c.rows); ++r) {
+        EXPECT_EQ(c.m_trace[r], ev.m[r]);
+        EXPECT_EQ(c.m_reference[r], static_cast<float>(want.m[r]));
+        EXPECT_EQ(c.l_reference[r], static_cast<float>(want.l[r]));
+        const double l = want.convention == Convention::unnormalized ? want.l[r] : 1.0;
+        const double tl = want.convention == Convention::unnormalized ? ev.l[r] : 1.0;
+        for (size_t col = 0; col < d; ++col) {
+          const size_t at = r * d + col;
+          EXPECT_EQ(c.o_trace.values[at], ev.o[at]);
+          EXPECT_EQ(c.o_reference.values[at], static_cast<float>(want.o[at]));
+          EXPECT_EQ(c.o_diff.values[at], static_cast<float>(double(ev.o[at]) - want.o[at]));
+          EXPECT_NEAR(c.o_norm_reference.values[at], l > 0 ? want.o[at] / l : 0.0, 1e-6);
+          EXPECT_NEAR(c.o_norm_trace.values[at], tl > 0 ? ev.o[at] / tl : 0.0, 1e-6);
+          // A cell fails when its raw O or O/l error is over the row's bar.
+          const RowError& e = c.row_errors[r];
+          const bool raw_bad = std::fabs(double(ev.o[at]) - want.o[at]) > bars.o_raw.bar(e.o_raw_ref, e.l_ref);
+          const double norm_err = std::fabs((tl > 0 ? ev.o[at] / tl : 0.0) - (l > 0 ? want.o[at] / l : 0.0));
+          const bool norm_bad = norm_err > bars.o_norm.bar(e.o_norm_ref, e.l_ref) * (1 + 1e-6);
+          if (raw_bad || norm_bad) {
+            EXPECT_TRUE(c.cell_fails[at]) << "event " << i << " row " << r << " col " << col;
+          }
+          if (fault == Fault::none) {
+            EXPECT_FALSE(c.cell_fails[at]);
+          }
+        }
+      }
+      EXPECT_EQ(c.passes, fault == Fault::none || ev.header.stage == static_cast<int32_t>(Stage::splitk_partial))
+          << "event " << i << " " << kStageNames[ev.header.stage];
+      if (!c.passes) {
+        EXPECT_EQ(c.failing_rows().size(), static_cast<size_t>(c.rows));
+        EXPECT_FALSE(c.failing_columns().empty());
+      }
+    }
+  }
+  EXPECT_THROW(compare_event(test::launch_run({}), RunReference(test::launch_run({})), 1u << 20), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,229 @@
+// Every fault variant, over several configs (causal and not, odd sizes, several split counts,
+// FA-1 and Split-K where the fault applies, several dtypes), on fresh random inputs: the report
+// names the right stage, the right first tile / split / kv tile, and the right symptom. The
+// expected place is worked out here from the tiling and the fault's mechanism, independently
+// of the analysis; the symptom is never read from the run's metadata (the metadata of these runs
+// does not even name the fault).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "app/model/analysis/analyze_run.h"
+#include "tests/analysis/launched_run.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+using test::make_config;
+
+struct Place {
+  Stage stage;
+  int32_t q_tile = 0;
+  int32_t split = -1;  // partial / reduce
+  int32_t step = 0;    // fa1.step: kv tile
+  bool missing = false;
+};
+
+// Keys query i sees: j <= i + seq_kv - seq_q under causal masking.
+bool row_sees_key_in(const AttentionConfig& c, const Tiling& t, int64_t i, KvTileRange kv) {
+  if (kv.empty()) return false;
+  const int64_t first = int64_t{kv.begin} * t.block_n;
+  if (first >= c.seq_kv) return false;
+  return !c.causal || i + c.seq_kv - c.seq_q >= first;
+}
+
+// masked_nan, Split-K: the first partial (kernel order: query tile, then split) over a
+// non-empty kv range where some row sees no key: without the guard exp(-inf - -inf) is NaN.
+Place first_fully_masked_partial(const AttentionConfig& c, const Tiling& t) {
+  for (int32_t q = 0; q < t.num_q_tiles; ++q)
+    for (int32_t s = 0; s < t.num_splits; ++s) {
+      const KvTileRange kv = t.split_kv_tiles(s);
+      if (kv.empty()) continue;
+      for (int32_t r = 0; r < t.rows_in_q_tile(q); ++r)
+        if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, kv)) return {Stage::splitk_partial, q, s, 0};
+    }
+  ADD_FAILURE() << "config has no fully masked split";
+  return {};
+}
+
+// masked_nan, FA-1: the first query tile with a row that sees no key at all; its first step
+// (or its final output when it visits no kv tile).
+Place first_fully_masked_fa1(const AttentionConfig& c, const Tiling& t) {
+  for (int32_t q = 0; q < t.num_q_tiles; ++q)
+    for (int32_t r = 0; r < t.rows_in_q_tile(q); ++r)
+      if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, {0, 1}))
+        return t.kv_tiles_visited(q).end > 0 ? Place{Stage::fa1_step, q, -1, 0} : Place{Stage::final_output, q, -1, 0};
+  ADD_FAILURE() << "config has no row that sees no key";
+  return {};
+}
+
+struct FaultCase {
+  const char* name;
+  AttentionConfig config;
+  std::set<std::string> symptoms;  // acceptable symptom kinds
+};
+
+void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.name; }
+
+// Where each fault must first show, from the tiling.
+Place expected_place(const FaultCase& fc, const Tiling& t) {
+  const AttentionConfig& c = fc.config;
+  switch (c.fault) {
+    case Fault::double_count_l:
+    case Fault::partial_layout: return {Stage::splitk_reduce, 0, 0, 0};
+    case Fault::masked_nan: return c.kernel == KernelKind::splitk ? first_fully_masked_partial(c, t) : first_fully_masked_fa1(c, t);
+    case Fault::empty_split:
+      for (int32_t s = 0; s < t.num_splits; ++s)
+        if (t.split_kv_tiles(s).empty()) return {Stage::splitk_partial, 0, s, 0, true};
+      ADD_FAILURE() << "config has no empty split";
+      return {};
+    case Fault::per_tile_softmax:
+    case Fault::stale_accumulator:
+      if (c.kernel == KernelKind::fa1) return {Stage::fa1_step, 0, -1, 1};
+      for (int32_t s = 0; s < t.num_splits; ++s)
+        if (t.split_kv_tiles(s).size() >= 2) return {Stage::splitk_partial, 0, s, 0};
+      ADD_FAILURE() << "config has no split of two kv tiles";
+      return {};
+    case Fault::missing_barrier:
+      return c.kernel == KernelKind::fa1 ? Place{Stage::fa1_step, 0, -1, 0} : Place{Stage::splitk_partial, 0, 0, 0};
+    case Fault::none: break;
+  }
+  return {};
+}
+
+std::vector<FaultCase> fault_cases() {
+  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk;
+  return {
+      // double_count_l: every partial right, the reduce's O weighted by l again.
+      {"double_count_l_fp32", make_config(splitk, Fault::double_count_l, DType::f32, 64, 40, 700, false, 4, 1, 2), {"reduce_scaled_by_l"}},
+      {"double_count_l_bf16_causal", make_config(splitk, Fault::double_count_l, DType::bf16, 128, 33, 900, true, 3), {"reduce_scaled_by_l"}},
+      {"double_count_l_fp16_decode", make_config(splitk, Fault::double_count_l, DType::f16, 32, 1, 1000, false, 7), {"reduce_scaled_by_l"}},
+      // masked_nan: NaN exactly where a row sees no key.
+      {"masked_nan_splitk_bf16", make_config(splitk, Fault::masked_nan, DType::bf16, 128, 256, 256, true, 4), {"nan_fully_masked"}},
+      {"masked_nan_splitk_odd", make_config(splitk, Fault::masked_nan, DType::f32, 64, 301, 301, true, 3), {"nan_fully_masked"}},
+      {"masked_nan_fa1_fp16", make_config(fa1, Fault::masked_nan, DType::f16, 64, 100, 40, true), {"nan_fully_masked"}},
+      {"masked_nan_fa1_bf16_odd", make_config(fa1, Fault::masked_nan, DType::bf16, 32, 77, 13, true, 0, 1, 2), {"nan_fully_masked"}},
+      // empty_split: splits past the last kv tile write nothing; the reduce reads NaN poison.
+      {"empty_split_fp32", make_config(splitk, Fault::empty_split, DType::f32, 64, 16, 100, false, 4), {"missing_partial"}},
+      {"empty_split_bf16_causal", make_config(splitk, Fault::empty_split, DType::bf16, 128, 19, 150, true, 5, 1, 2), {"missing_partial"}},
+      // partial_layout: query 0 right, later queries read other queries' partials.
+      {"partial_layout_fp32", make_config(splitk, Fault::partial_layout, DType::f32, 64, 40, 600, false, 3), {"query_layout"}},
+      {"partial_layout_bf16_causal", make_config(splitk, Fault::partial_layout, DType::bf16, 128, 100, 2000, true, 4), {"query_layout"}},
+      {"partial_layout_fp16_d256", make_config(splitk, Fault::partial_layout, DType::f16, 256, 17, 300, false, 2, 1, 2), {"query_layout"}},
+      // per_tile_softmax: right after one kv tile, wrong after.
+      {"per_tile_softmax_fp32", make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 64, 300, false), {"first_tile_only"}},
+      {"per_tile_softmax_bf16_causal", make_config(fa1, Fault::per_tile_softmax, DType::bf16, 128, 70, 200, true), {"first_tile_only"}},
+      {"per_tile_softmax_fp16_d256", make_config(fa1, Fault::per_tile_softmax, DType::f16, 256, 33, 100, false, 0, 1, 2), {"first_tile_only"}},
+      // stale_accumulator: m and l right; O carries an earlier tile's P.V.
+      {"stale_fa1_fp32", make_config(fa1, Fault::stale_accumulator, DType::f32, 32, 64, 250, false), {"stale_state"}},
+      {"stale_fa1_bf16_causal", make_config(fa1, Fault::stale_accumulator, DType::bf16, 64, 90, 200, true), {"stale_state"}},
+      {"stale_splitk_fp32", make_config(splitk, Fault::stale_accumulator, DType::f32, 64, 16, 380, false, 2), {"stale_state"}},
+      {"stale_splitk_fp16", make_config(splitk, Fault::stale_accumulator, DType::f16, 128, 9, 1000, false, 4), {"stale_state"}},
+      // missing_barrier, one run: m and l right, O wrong (that it is a race takes an A/B of two
+      // schedules: test_ab_compare.cpp).
+      {"missing_barrier_fa1", make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 512, false), {"o_only", "multi_tile_o"}},
+      {"missing_barrier_splitk", make_config(splitk, Fault::missing_barrier, DType::f32, 64, 24, 512, false, 2), {"o_only", "multi_tile_o"}},
+  };
+}
+
+class FaultReport : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
+  const FaultCase& fc = GetParam();
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = fc.config;
+  spec.seed = seed;
+  spec.cpu_workers = 2;
+  const RunView run = test::launch_run(spec);
+  ASSERT_EQ(run.metadata.count("fault"), 0u) << "the analysis must not be able to read the fault's name";
+  const AnalysisReport r = analyze_run(run);
+
+  EXPECT_EQ(r.verdict, Verdict::divergence) << r.symptom.line;
+  const Place want = expected_place(fc, r.tiling);
+  const Divergence& d = r.first_divergence;
+  ASSERT_TRUE(d.found);
+  EXPECT_EQ(static_cast<Stage>(d.key.stage), want.stage) << r.symptom.line;
+  EXPECT_EQ(d.key.batch, 0);
+  EXPECT_EQ(d.key.head, 0);
+  EXPECT_EQ(d.key.q_tile, want.q_tile);
+  EXPECT_EQ(d.missing, want.missing);
+  if (want.stage == Stage::splitk_partial || want.stage == Stage::splitk_reduce) {
+    EXPECT_EQ(d.key.split, want.split);
+  }
+  if (want.stage == Stage::fa1_step) {
+    EXPECT_EQ(d.key.step, want.step);
+  }
+  EXPECT_TRUE(fc.symptoms.count(r.symptom.kind)) << "symptom " << r.symptom.kind << ": " << r.symptom.line;
+  EXPECT_FALSE(r.symptom.line.empty());
+
+  // The rows named are rows of that tile, within the run.
+  if (!d.missing) {
+    ASSERT_FALSE(d.query_rows.empty());
+    const int64_t q0 = int64_t{d.key.q_tile} * r.tiling.block_m;
+    for (int64_t q : d.query_rows) {
+      EXPECT_GE(q, q0);
+      EXPECT_LT(q, q0 + r.tiling.rows_in_q_tile(d.key.q_tile));
+    }
+  }
+
+  // Fault-specific properties of the report, each a plain fact about the errors.
+  const StageReport& partial = r.stages[static_cast<size_t>(Stage::splitk_partial)];
+  const StageReport& reduce = r.stages[static_cast<size_t>(Stage::splitk_reduce)];
+  if (fc.config.fault == Fault::double_count_l || fc.config.fault == Fault::partial_layout) {
+    EXPECT_TRUE(partial.clean()) << "every partial matches";
+    EXPECT_GT(reduce.events_failing, 0u);
+  }
+  if (fc.config.fault == Fault::double_count_l) {
+    EXPECT_EQ(reduce.m.failing_rows, 0u) << "m is right";
+    EXPECT_EQ(reduce.l.failing_rows, 0u) << "l is right";
+    EXPECT_EQ(d.query_rows.size(), size_t(r.tiling.rows_in_q_tile(0))) << "every row's O is l times too large";
+  }
+  if (fc.config.fault == Fault::partial_layout) {
+    EXPECT_EQ(d.query_rows.front(), 1) << "query 0 is right, query 1 is the first wrong";
+    const std::vector<float> by_query = r.error_by_query(Stage::final_output, 0, 0);
+    EXPECT_LE(by_query[0], 1.0f);
+  }
+  if (fc.config.fault == Fault::masked_nan) {
+    EXPECT_GT(d.nan, 0u);
+    EXPECT_EQ(r.events[static_cast<size_t>(d.event_index)].nan,
+              r.events[static_cast<size_t>(d.event_index)].nan_in_no_key_rows)
+        << "NaN only where the reference sees no key";
+  }
+  if (fc.config.fault == Fault::empty_split) {
+    ASSERT_FALSE(r.missing.empty());
+    for (const MissingEvent& m : r.missing) {
+      EXPECT_EQ(static_cast<Stage>(m.key.stage), Stage::splitk_partial);
+      EXPECT_TRUE(r.tiling.split_kv_tiles(m.key.split).empty()) << "only empty splits lack a partial";
+    }
+    EXPECT_GT(reduce.non_finite.nan, 0u) << "the unwritten state poisons the reduce";
+    EXPECT_NE(r.symptom.line.find("split " + std::to_string(want.split)), std::string::npos) << r.symptom.line;
+  }
+  if (fc.config.fault == Fault::stale_accumulator || fc.config.fault == Fault::missing_barrier) {
+    const StageReport& s = r.stages[static_cast<size_t>(want.stage)];
+    EXPECT_EQ(s.m.failing_rows, 0u) << "m is right";
+    EXPECT_EQ(s.l.failing_rows, 0u) << "l is right";
+  }
+  if (fc.config.fault == Fault::per_tile_softmax) {
+    const StageReport& s = r.stages[static_cast<size_t>(Stage::fa1_step)];
+    EXPECT_GT(s.m.failing_rows + s.l.failing_rows, 0u) << "the running m / l are not carried";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFaults, FaultReport, ::testing::ValuesIn(fault_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(FaultReport, EveryFaultVariantIsCovered) {
+  std::set<Fault> covered;
+  for (const FaultCase& c : fault_cases()) covered.insert(c.config.fault);
+  for (const FaultInfo& f : all_faults())
+    if (f.fault != Fault::none) {
+      EXPECT_TRUE(covered.count(f.fault)) << f.name;
+    }
+}
+
+}  // namespace
+}  // namespace ts
