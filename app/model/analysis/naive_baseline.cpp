@@ -1,7 +1,9 @@
 #include "app/model/analysis/naive_baseline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "app/model/analysis/state_compare.h"
 #include "kernels/naive_attention.h"
@@ -9,19 +11,13 @@
 namespace ts {
 namespace {
 
-// Rows [first, first + count) of a [1, 1, seq, head_dim] tensor, optionally converted to float32
-// (exact: every input dtype is a subset of float32).
-HostTensor slice_rows(const HostTensor& t, int64_t first, int64_t count, bool to_f32) {
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Rows [first, first + count) of a [1, 1, seq, head_dim] tensor.
+HostTensor slice_rows(const HostTensor& t, int64_t first, int64_t count) {
   const int64_t d = t.shape.back();
   HostTensor out;
   out.shape = {1, 1, count, d};
-  if (to_f32 && t.dtype != DType::f32) {
-    out.dtype = DType::f32;
-    out.bytes.resize(static_cast<size_t>(count * d) * sizeof(float));
-    float* dst = out.data_as<float>();
-    for (int64_t i = 0; i < count * d; ++i) dst[i] = t.get_float(first * d + i);
-    return out;
-  }
   out.dtype = t.dtype;
   const size_t es = t.element_size();
   out.bytes.resize(static_cast<size_t>(count * d) * es);
@@ -29,23 +25,89 @@ HostTensor slice_rows(const HostTensor& t, int64_t first, int64_t count, bool to
   return out;
 }
 
-// One naive run over the tile's rows, and its error against the reference's final state.
-void naive_error(const AttentionConfig& tile_config, const AttentionInputs& tile_inputs,
-                 const RefState& want, double& o_err, double& lse_err) {
-  const NaiveOutput naive = naive_attention(tile_config, tile_inputs, 1);
-  const size_t d = static_cast<size_t>(want.head_dim);
-  for (int32_t r = 0; r < want.rows; ++r) {
-    lse_err = std::max(lse_err, value_error(naive.lse[static_cast<size_t>(r)], want.m[r]));
-    for (size_t c = 0; c < d; ++c)
-      o_err = std::max(o_err, value_error(naive.o.get_float(static_cast<int64_t>(r * d + c)), want.o[r * d + c]));
+// Unnormalised float32 states of the tile's rows: one per kv tile, and one over all keys.
+struct F32States {
+  int32_t rows = 0, d = 0, tiles = 0;
+  std::vector<float> m, l, o;          // [tile][row], [tile][row], [tile][row][d]
+  std::vector<float> all_m, all_l, all_o;  // [row], [row], [row][d]
+};
+
+// The textbook state of keys [begin, end) of one row: max, exp, sums, in order.
+void row_state(const float* s, const float* v, int64_t begin, int64_t end, int32_t d, float& m, float& l, float* o) {
+  m = kNegInf;
+  l = 0.0f;
+  std::fill(o, o + d, 0.0f);
+  if (end <= begin) return;
+  for (int64_t j = begin; j < end; ++j) m = std::max(m, s[j]);
+  for (int64_t j = begin; j < end; ++j) {
+    const float p = std::exp(s[j] - m);
+    l += p;
+    const float* vj = v + j * d;
+    for (int32_t c = 0; c < d; ++c) o[c] += p * vj[c];
   }
 }
 
-}  // namespace
+F32States f32_states(const AttentionConfig& c, const PairFloats& f, const Tiling& t, int64_t q_tile) {
+  F32States st;
+  st.rows = t.rows_in_q_tile(q_tile);
+  st.d = static_cast<int32_t>(c.head_dim);
+  st.tiles = t.num_kv_tiles;
+  const size_t rows = static_cast<size_t>(st.rows), d = static_cast<size_t>(st.d);
+  st.m.resize(static_cast<size_t>(st.tiles) * rows);
+  st.l.resize(st.m.size());
+  st.o.resize(st.m.size() * d);
+  st.all_m.resize(rows);
+  st.all_l.resize(rows);
+  st.all_o.resize(rows * d);
+  std::vector<float> s(static_cast<size_t>(c.seq_kv));
+  for (int32_t r = 0; r < st.rows; ++r) {
+    const int64_t i = q_tile * t.block_m + r;
+    const int64_t visible = c.causal ? std::clamp<int64_t>(i + c.seq_kv - c.seq_q + 1, 0, c.seq_kv) : c.seq_kv;
+    const float* q = f.q.data() + i * st.d;
+    // Four keys at a time: each dot product still sums its terms in order.
+    int64_t j = 0;
+    for (; j + 4 <= visible; j += 4) {
+      const float* k0 = f.k_scaled.data() + j * st.d;
+      float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      for (int32_t e = 0; e < st.d; ++e) {
+        a0 += q[e] * k0[e];
+        a1 += q[e] * k0[st.d + e];
+        a2 += q[e] * k0[2 * st.d + e];
+        a3 += q[e] * k0[3 * st.d + e];
+      }
+      s[j] = a0, s[j + 1] = a1, s[j + 2] = a2, s[j + 3] = a3;
+    }
+    for (; j < visible; ++j) {
+      const float* kj = f.k_scaled.data() + j * st.d;
+      float a = 0;
+      for (int32_t e = 0; e < st.d; ++e) a += q[e] * kj[e];
+      s[j] = a;
+    }
+    for (int32_t tile = 0; tile < st.tiles; ++tile) {
+      const size_t at = static_cast<size_t>(tile) * rows + static_cast<size_t>(r);
+      const int64_t j0 = static_cast<int64_t>(tile) * t.block_n;
+      row_state(s.data(), f.v.data(), j0, std::min<int64_t>(j0 + t.block_n, visible), st.d, st.m[at], st.l[at],
+                st.o.data() + at * d);
+    }
+    row_state(s.data(), f.v.data(), 0, visible, st.d, st.all_m[static_cast<size_t>(r)], st.all_l[static_cast<size_t>(r)],
+              st.all_o.data() + static_cast<size_t>(r) * d);
+  }
+  return st;
+}
 
-NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInputs& inputs,
-                              const Tiling& tiling, int64_t q_tile, const TileReference& reference) {
-  NaiveErrors e;
+void add_state_errors(const TraceState& got, const RefState& want, NaiveErrors& e) {
+  std::vector<RowError> rows(static_cast<size_t>(got.rows));
+  compare_state(got, want, rows);
+  for (const RowError& r : rows) {
+    e.m_f32 = std::max<double>(e.m_f32, r.m_err);
+    e.l_rel_f32 = std::max<double>(e.l_rel_f32, r.l_err == 0 ? 0.0 : static_cast<double>(r.l_err) / r.l_ref);
+    e.o_norm_f32 = std::max<double>(e.o_norm_f32, r.o_norm_err);
+  }
+}
+
+// The input-dtype naive attention on the tile's rows, against the reference's output.
+void dtype_errors(const AttentionConfig& config, const AttentionInputs& inputs, const Tiling& tiling, int64_t q_tile,
+                  const TileReference& reference, NaiveErrors& e) {
   const int64_t rows = tiling.rows_in_q_tile(q_tile);
   const int64_t q0 = q_tile * tiling.block_m;
   // The tile's rows as a problem of their own. Under causal masking (aligned bottom-right:
@@ -53,8 +115,7 @@ NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInpu
   // keeps every row's limit: row i' = i - q0 of the slice sees j <= i' + kv' - rows = the same.
   int64_t kv = config.seq_kv;
   if (config.causal) kv = std::min(config.seq_kv, q0 + rows + config.seq_kv - config.seq_q);
-  if (kv <= 0) return e;  // no row sees a key: naive and reference both give O = 0, LSE = -inf
-
+  if (kv <= 0) return;  // no row sees a key: naive and reference both give O = 0, LSE = -inf
   AttentionConfig sub = config;
   sub.batch = sub.heads = 1;
   sub.seq_q = rows;
@@ -62,27 +123,55 @@ NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInpu
   sub.softmax_scale = config.effective_scale();
   sub.fault = Fault::none;
   sub.num_splits = 0;
+  const AttentionInputs in{slice_rows(inputs.q, q0, rows), slice_rows(inputs.k, 0, kv), slice_rows(inputs.v, 0, kv)};
+  const NaiveOutput naive = naive_attention(sub, in, 1);
   const RefState want = reference.final_output();
-
-  AttentionInputs in32{slice_rows(inputs.q, q0, rows, true), slice_rows(inputs.k, 0, kv, true),
-                       slice_rows(inputs.v, 0, kv, true)};
-  AttentionConfig sub32 = sub;
-  sub32.dtype = DType::f32;
-  naive_error(sub32, in32, want, e.o_f32, e.lse_f32);
-  if (config.dtype == DType::f32) {
-    e.o_dtype = e.o_f32;
-    e.lse_dtype = e.lse_f32;
-  } else {
-    AttentionInputs in{slice_rows(inputs.q, q0, rows, false), slice_rows(inputs.k, 0, kv, false),
-                       slice_rows(inputs.v, 0, kv, false)};
-    naive_error(sub, in, want, e.o_dtype, e.lse_dtype);
+  const size_t d = static_cast<size_t>(want.head_dim);
+  for (int32_t r = 0; r < want.rows; ++r) {
+    e.lse_dtype = std::max(e.lse_dtype, value_error(naive.lse[static_cast<size_t>(r)], want.m[static_cast<size_t>(r)]));
+    for (size_t c = 0; c < d; ++c)
+      e.o_dtype = std::max(e.o_dtype, value_error(naive.o.get_float(static_cast<int64_t>(r * d + c)), want.o[r * d + c]));
   }
+}
+
+}  // namespace
+
+PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs) {
+  PairFloats f;
+  f.q = inputs.q.to_float();
+  f.k_scaled = inputs.k.to_float();
+  f.v = inputs.v.to_float();
+  const float scale = static_cast<float>(config.effective_scale());
+  for (float& x : f.k_scaled) x *= scale;
+  return f;
+}
+
+NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInputs& inputs, const PairFloats& floats,
+                              const Tiling& tiling, int64_t q_tile, const TileReference& reference) {
+  NaiveErrors e;
+  const F32States st = f32_states(config, floats, tiling, q_tile);
+  const size_t rows = static_cast<size_t>(st.rows), d = static_cast<size_t>(st.d);
+  for (int32_t tile = 0; tile < st.tiles; ++tile) {
+    const size_t at = static_cast<size_t>(tile) * rows;
+    const TraceState got{Convention::unnormalized, st.rows, st.d,
+                         std::span<const float>(st.m).subspan(at, rows), std::span<const float>(st.l).subspan(at, rows),
+                         std::span<const float>(st.o).subspan(at * d, rows * d)};
+    add_state_errors(got, reference.kv_range(tile, tile + 1), e);
+  }
+  add_state_errors({Convention::unnormalized, st.rows, st.d, st.all_m, st.all_l, st.all_o},
+                   reference.kv_range(0, st.tiles), e);
+  dtype_errors(config, inputs, tiling, q_tile, reference, e);
   return e;
 }
 
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b) {
-  return {std::max(a.o_f32, b.o_f32), std::max(a.lse_f32, b.lse_f32), std::max(a.o_dtype, b.o_dtype),
-          std::max(a.lse_dtype, b.lse_dtype)};
+  NaiveErrors m;
+  m.m_f32 = std::max(a.m_f32, b.m_f32);
+  m.l_rel_f32 = std::max(a.l_rel_f32, b.l_rel_f32);
+  m.o_norm_f32 = std::max(a.o_norm_f32, b.o_norm_f32);
+  m.o_dtype = std::max(a.o_dtype, b.o_dtype);
+  m.lse_dtype = std::max(a.lse_dtype, b.lse_dtype);
+  return m;
 }
 
 }  // namespace ts

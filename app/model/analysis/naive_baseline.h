@@ -1,11 +1,15 @@
 // The naive same-precision baselines of the correctness rule (tolerance.h), one query tile at a
-// time: kernels/naive_attention.h (the textbook formula as PyTorch computes it) run on the
-// tile's query rows, in float32 and in the input dtype, and its error against the float64
-// reference. Tile by tile so that the analysis computes it in parallel, beside the comparison,
-// and only for the tiles a trace holds.
+// time, and their errors against the float64 reference:
+//   - float32 textbook states (scores q . (k * scale) summed in order, max, exp, sums in order)
+//     of each kv tile alone and of all keys: the yardstick of the intermediate stages;
+//   - kernels/naive_attention.h (the textbook attention as PyTorch computes it) in the input
+//     dtype on the tile's query rows: the yardstick of the final output.
+// Tile by tile so that the analysis computes it in parallel beside the comparison, and only
+// for the tiles a trace holds.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "app/model/analysis/tolerance.h"
 #include "kernels/attention_inputs.h"
@@ -14,10 +18,18 @@
 
 namespace ts {
 
+// One (batch, head) pair's inputs as float32, K pre-multiplied by the softmax scale (in float,
+// as the textbook implementation does): [seq, head_dim] each.
+struct PairFloats {
+  std::vector<float> q, k_scaled, v;
+};
+PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs);
+
 // `config` and `inputs` are one (batch, head) pair's (batch = heads = 1); `reference` is the
 // float64 reference of query tile `q_tile` under `tiling`.
 NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInputs& inputs,
-                              const Tiling& tiling, int64_t q_tile, const TileReference& reference);
+                              const PairFloats& floats, const Tiling& tiling, int64_t q_tile,
+                              const TileReference& reference);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

@@ -50,8 +50,9 @@ nlohmann::json tolerance_json(const Tolerance& t) {
   nlohmann::json j = {{"kind", t.from_rule ? "rule" : "explicit"}, {"description", t.describe()},
                       {"intermediate", bars_json(t.intermediate)}, {"final", bars_json(t.final_stage)}};
   if (t.from_rule)
-    j["naive_errors"] = {{"o_f32", json_figure(t.naive.o_f32)},
-                         {"lse_f32", json_figure(t.naive.lse_f32)},
+    j["naive_errors"] = {{"m_f32", json_figure(t.naive.m_f32)},
+                         {"l_rel_f32", json_figure(t.naive.l_rel_f32)},
+                         {"o_norm_f32", json_figure(t.naive.o_norm_f32)},
                          {"o_dtype", json_figure(t.naive.o_dtype)},
                          {"lse_dtype", json_figure(t.naive.lse_dtype)}};
   else

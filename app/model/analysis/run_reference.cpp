@@ -61,6 +61,7 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
     pair.inputs.v = pair_slice(run.inputs.v, p, "v", config_.seq_kv, config_.head_dim);
     try {
       pair.reference = std::make_unique<Reference>(pair.config, tiling_, pair.inputs, per_pair_cache);
+      pair.floats = pair_floats(pair.config, pair.inputs);
     } catch (const std::exception& e) {
       throw AnalysisError("the inputs of " + pair_name(b, h) + " cannot be used: " + e.what());
     }
@@ -103,7 +104,7 @@ RefState RunReference::expected(const EventKey& key) const {
 
 NaiveErrors RunReference::naive_errors(const TileId& id, const TileReference& tile) const {
   const Pair& p = pair(id.batch, id.head);
-  return naive_tile_errors(p.config, p.inputs, tiling_, id.q_tile, tile);
+  return naive_tile_errors(p.config, p.inputs, p.floats, tiling_, id.q_tile, tile);
 }
 
 const Tolerance& RunReference::tolerance() const {

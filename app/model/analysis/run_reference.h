@@ -19,6 +19,7 @@
 
 #include "app/model/analysis/analysis_error.h"
 #include "app/model/analysis/event_identity.h"
+#include "app/model/analysis/naive_baseline.h"
 #include "app/model/analysis/tolerance.h"
 #include "app/model/run_view.h"
 #include "kernels/reference.h"
@@ -64,6 +65,7 @@ class RunReference {
   struct Pair {
     AttentionConfig config;  // batch = heads = 1
     AttentionInputs inputs;
+    PairFloats floats;  // for the naive float32 baseline
     std::unique_ptr<Reference> reference;
   };
   const Pair& pair(int32_t batch, int32_t head) const;

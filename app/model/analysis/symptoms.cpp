@@ -74,19 +74,35 @@ bool o_is_l_times_reference(const EventComparison& c) {
   return checked > 0;
 }
 
-// Whether O - reference equals the reference state of the event's first kv tile alone: the
-// P.V of an earlier tile still in the accumulator (stale_accumulator's shape).
-bool error_is_first_tile_state(const EventComparison& c, const RunReference& ref) {
+// Whether O - reference is what an accumulator that is never cleared adds (stale_accumulator's
+// shape): each kv tile's P.V (with the running max of its step) is added again at every later
+// tile. Rebuilt here from the reference's per-tile states over the event's kv tiles:
+//   pv_k = O_k exp(m_k - M_k)  (M_k: running max after tile k),  S_k = S_{k-1} + pv_k,
+//   err_k = exp(M_{k-1} - M_k) err_{k-1} + S_{k-1}.
+bool error_is_stale_accumulation(const EventComparison& c, const RunReference& ref) {
   if (c.kv.size() < 2 || c.compared_convention != Convention::unnormalized) return false;
   const auto tile = ref.tile({c.key.batch, c.key.head, c.key.q_tile});
-  const RefState leak = tile->kv_range(c.kv.begin, c.kv.begin + 1);
-  double resid = 0, scale = 0;
-  for (int32_t r : c.failing_rows())
-    for (int32_t col = 0; col < c.head_dim; ++col) {
-      const size_t at = static_cast<size_t>(r) * static_cast<size_t>(c.head_dim) + static_cast<size_t>(col);
-      resid = std::max(resid, std::fabs(static_cast<double>(c.o_diff.values[at]) - leak.o[at]));
-      scale = std::max(scale, std::fabs(leak.o[at]));
+  const size_t rows = static_cast<size_t>(c.rows), d = static_cast<size_t>(c.head_dim);
+  std::vector<double> running(rows, -INFINITY), sum(rows * d, 0.0), err(rows * d, 0.0);
+  for (int32_t k = c.kv.begin; k < c.kv.end; ++k) {
+    const RefState own = tile->kv_range(k, k + 1);
+    for (size_t r = 0; r < rows; ++r) {
+      const double m_new = std::max(running[r], own.m[r]);
+      if (m_new == -INFINITY) continue;  // no key seen yet: nothing accumulated
+      const double alpha = running[r] == -INFINITY ? 0.0 : std::exp(running[r] - m_new);
+      const double w = own.m[r] == -INFINITY ? 0.0 : std::exp(own.m[r] - m_new);
+      for (size_t col = 0; col < d; ++col) {
+        err[r * d + col] = alpha * err[r * d + col] + sum[r * d + col];
+        sum[r * d + col] += w * own.o[r * d + col];
+      }
+      running[r] = m_new;
     }
+  }
+  double resid = 0, scale = 0;
+  for (size_t at = 0; at < rows * d; ++at) {
+    resid = std::max(resid, std::fabs(static_cast<double>(c.o_diff.values[at]) - err[at]));
+    scale = std::max(scale, std::fabs(err[at]));
+  }
   return scale > 0 && resid <= kModelMatch * scale;
 }
 
@@ -258,18 +274,18 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
         }
       }
       const bool first_tile_right = one_tile > 0 && one_tile_fail == 0 && d.kv.size() > 1 && multi_fail > 0;
-      if (first_tile_right && (multi_failed & (kFailM | kFailL))) {
+      if (o_only && error_is_stale_accumulation(c, ref)) {
+        s.kind = "stale_state";
+        s.line = "state from an earlier tile leaks: m and l are right at every step, but O = the reference + the "
+                 "P.V of earlier kv tiles added again once a second tile is accumulated (" + tiles_text(d.kv) +
+                 "): the P.V accumulator is not reset between kv tiles";
+      } else if (first_tile_right && (multi_failed & (kFailM | kFailL))) {
         s.kind = "first_tile_only";
         s.line = "right after the first kv tile, wrong after: m and l are not carried across kv tiles (the running "
                  "state is not rescaled by exp(m_old - m_new): online softmax)";
         if (m_is_own_tile_max(c, ref))
           s.details.push_back("at " + tiles_text(d.kv) + ", m is the max of kv tile " + std::to_string(d.kv.end - 1) +
                               " alone, not the running max");
-      } else if (first_tile_right && o_only && error_is_first_tile_state(c, ref)) {
-        s.kind = "stale_state";
-        s.line = "state from an earlier tile leaks: m and l are right at every step, but O = the reference + the "
-                 "P.V of kv tile " + std::to_string(d.kv.begin) +
-                 " once a second tile is accumulated: the P.V accumulator is not reset between kv tiles";
       } else if (first_tile_right && o_only) {
         s.kind = "multi_tile_o";
         s.line = "m and l are right; O is right with one kv tile and wrong once a second is used: values of another "

@@ -13,7 +13,7 @@
 //   reduce_only        every partial matches; the reduce is wrong (other shapes)
 //   final_only         every intermediate state matches; the final output is wrong
 //   first_tile_only    right after the first kv tile, wrong after, m / l wrong (no rescaling)
-//   stale_state        m and l right; O = reference + the previous tile's P.V (never reset)
+//   stale_state        m and l right; O = reference + earlier tiles' P.V added again (never reset)
 //   multi_tile_o       m and l right; O wrong once a second kv tile is used (leak or race)
 //   o_only             m and l right; O wrong from the first kv tile (V misread: race?)
 //   nan, inf           non-finite values where the reference is finite (other shapes)

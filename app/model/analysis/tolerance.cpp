@@ -64,16 +64,15 @@ Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype) {
   t.floor_intermediate = tolerance_floor(DType::f32);
   t.floor_final = tolerance_floor(dtype);
 
-  // Intermediate states (float32 arithmetic). The score bar (m, and LSE) is the naive LSE
-  // error: both come from the rounding of q.k. l = sum exp(s - m) inherits the error of the
-  // scores and of m, each at most one score bar: its relative bar is two. O/l is an average of
-  // V rows, held to the naive output's error; raw O = (O/l) * l combines both.
-  const double score = 2.0 * naive.lse_f32 + t.floor_intermediate;
-  const double o_norm = 2.0 * naive.o_f32 + t.floor_intermediate;
-  t.intermediate.m = {score, 0.0, false};
-  t.intermediate.l = {0.0, 2.0 * score, false};
+  // Intermediate states (float32 arithmetic), each quantity against the float32 textbook's.
+  // Raw O = (O/l) * l combines the O/l and l bars.
+  const double m = 2.0 * naive.m_f32 + t.floor_intermediate;
+  const double l_rel = 2.0 * naive.l_rel_f32 + t.floor_intermediate;
+  const double o_norm = 2.0 * naive.o_norm_f32 + t.floor_intermediate;
+  t.intermediate.m = {m, 0.0, false};
+  t.intermediate.l = {0.0, l_rel, false};
   t.intermediate.o_norm = {o_norm, 0.0, false};
-  t.intermediate.o_raw = {o_norm, 2.0 * score, true};
+  t.intermediate.o_raw = {o_norm, l_rel, true};
 
   // The final output (normalised: the m channel holds LSE, l holds 1, O is the output).
   const double lse = 2.0 * naive.lse_dtype + t.floor_final;

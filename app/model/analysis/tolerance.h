@@ -47,11 +47,17 @@ struct StageBars {
   QuantityBar m, l, o_norm, o_raw;
 };
 
-// Max |naive - float64 reference| over the compared rows (O: over every element; LSE: over
-// rows that see a key), of the two naive baselines.
+// The naive baselines' errors against the float64 reference, over the compared query tiles.
 struct NaiveErrors {
-  double o_f32 = 0.0, lse_f32 = 0.0;      // textbook attention in float32
-  double o_dtype = 0.0, lse_dtype = 0.0;  // textbook attention in the input dtype
+  // Float32 textbook unnormalised states (scores, max, exp, sums in order) of each kv tile
+  // alone and of all keys: the yardstick of the intermediate stages. Per tile as well as
+  // overall, because a state over few keys is legitimately less accurate (its softmax weights
+  // are larger) than the final output over all of them.
+  double m_f32 = 0.0;       // max |m - m_ref|
+  double l_rel_f32 = 0.0;   // max |l - l_ref| / l_ref
+  double o_norm_f32 = 0.0;  // max |O/l - ref|
+  // The textbook attention in the input dtype (kernels/naive_attention.h): the final output.
+  double o_dtype = 0.0, lse_dtype = 0.0;
 };
 
 struct ToleranceOverride {
