@@ -208,6 +208,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
       for (int off = kRowThreads / 2; off > 0; off /= 2)
         sum += __shfl_xor_sync(0xffffffffu, sum, off, kRowThreads);
       const float l_new = l_old * alpha + sum;
+      __syncwarp();  // every part has read m_s[r], l_s[r] before part 0 overwrites them
       if (part == 0) {
         m_s[r] = m_new;
         l_s[r] = l_new;

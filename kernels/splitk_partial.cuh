@@ -206,6 +206,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const At
       }
       TS_UNROLL
       for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      __syncwarp();  // every lane has read m_s[r], l_s[r] before lane 0 overwrites them
       if (lane == 0) {
         m_s[r] = m_new;
         l_s[r] = l_old * alpha + sum;
