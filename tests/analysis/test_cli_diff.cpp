@@ -1,0 +1,144 @@
+// `tilescope diff` and `tilescope export`, run as the real binary on traces it captured: exit
+// codes (0 clean, 1 divergence, 2 bad input), the readable report, the JSON fields, the files.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CliDiff : public ::testing::Test {
+ protected:
+  Result run(const std::string& args) {
+    const std::filesystem::path out = tmp_.path() / "stdout.txt", err = tmp_.path() / "stderr.txt";
+    const std::string command = std::string("'") + TS_TILESCOPE_EXE + "' " + args + " > '" + out.string() + "' 2> '" +
+                                err.string() + "'";
+    const int status = std::system(command.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  // Captures a small run on the CPU backend; returns the trace's path.
+  std::string capture(const std::string& name, const std::string& config, uint64_t seed) {
+    const std::string path = (tmp_.path() / (name + ".trace.safetensors")).string();
+    const Result r = run("capture --backend cpu --workers 1 --seed " + std::to_string(seed) + " " + config + " -o " + path);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return path;
+  }
+  testing::TempDir tmp_;
+};
+
+constexpr const char* kSplitk = "--kernel splitk --heads 2 --seq-q 24 --seq-kv 600 --head-dim 64 --splits 3";
+
+TEST_F(CliDiff, ExitCodesReportAndJson) {
+  TS_SEEDED(seed);
+  const std::string bad = capture("bad", std::string(kSplitk) + " --fault double_count_l", seed);
+  const std::string good = capture("good", kSplitk, seed);
+
+  Result r = run("diff " + good);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict:          clean"), std::string::npos) << r.out;
+
+  r = run("diff " + bad);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("DIVERGENCE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("every partial matches; the reduce is wrong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first divergence: splitk.reduce, batch 0 head 0, query tile 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("splitk.partial"), std::string::npos) << "the per-stage table";
+
+  r = run("diff --json " + bad);
+  EXPECT_EQ(r.code, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "divergence");
+  EXPECT_EQ(j["symptom_kind"], "reduce_scaled_by_l");
+  EXPECT_FALSE(j["symptom"].get<std::string>().empty());
+  const auto& f = j["first_divergence"];
+  EXPECT_EQ(f["stage"], "splitk.reduce");
+  EXPECT_EQ(f["batch"], 0);
+  EXPECT_EQ(f["head"], 0);
+  EXPECT_EQ(f["query_tile"], 0);
+  EXPECT_EQ(f["split"], 0);
+  EXPECT_EQ(f["query_row"], 0);
+  EXPECT_EQ(j["stages"]["splitk.partial"]["events"]["failing"], 0);
+  EXPECT_GT(j["stages"]["splitk.reduce"]["o_norm"]["max_abs"].get<double>(), 0.1);
+
+  // A/B: the fault against the fixed kernel; an explicit tolerance loose enough to pass it.
+  r = run("diff " + bad + " --against " + good + " --json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const nlohmann::json ab = nlohmann::json::parse(r.out);
+  EXPECT_EQ(ab["first_difference"]["stage"], "splitk.reduce");
+  EXPECT_EQ(ab["b"]["verdict"], "clean");
+  EXPECT_EQ(run("diff " + bad + " --tol 1e6").code, 0);
+}
+
+TEST_F(CliDiff, BadInputIsExitTwoWithAMessage) {
+  TS_SEEDED(seed);
+  const std::string a = capture("a", kSplitk, seed);
+  Result r = run("diff " + a + " --tol nope");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--tol"), std::string::npos) << r.err;
+
+  r = run("diff " + (tmp_.path() / "missing.trace.safetensors").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(r.err.empty());
+
+  std::ofstream(tmp_.path() / "junk.trace.safetensors") << "not a trace";
+  r = run("diff " + (tmp_.path() / "junk.trace.safetensors").string());
+  EXPECT_EQ(r.code, 2) << r.err;
+
+  // Other inputs, or another problem: not comparable.
+  const std::string other_seed = capture("b", kSplitk, seed + 1);
+  r = run("diff " + a + " --against " + other_seed);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("inputs differ"), std::string::npos) << r.err;
+  const std::string other_size = capture("c", "--kernel splitk --heads 2 --seq-q 24 --seq-kv 601 --head-dim 64", seed);
+  r = run("diff " + a + " --against " + other_size);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("seq_kv 600 vs 601"), std::string::npos) << r.err;
+}
+
+TEST_F(CliDiff, ExportWritesTheEvidence) {
+  TS_SEEDED(seed);
+  const std::string bad = capture("bad", "--kernel fa1 --seq-q 100 --seq-kv 40 --causal --dtype fp16 --fault masked_nan", seed);
+  const std::filesystem::path dir = tmp_.path() / "evidence";
+  Result r = run("export " + bad + " -o " + dir.string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("NaN from fully masked tiles"), std::string::npos) << r.out;
+  for (const char* f : {"summary.json", "overview_b0_h0.png", "fa1_step_b0_h0.npy", "first_divergence.png",
+                        "first_divergence_o_norm_trace.npy"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "summary.json"))["symptom_kind"], "nan_fully_masked");
+
+  std::ofstream(tmp_.path() / "file") << "x";
+  r = run("export " + bad + " -o " + (tmp_.path() / "file" / "sub").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot create the export folder"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ts

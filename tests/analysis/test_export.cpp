@@ -1,0 +1,314 @@
+// Exports: PNGs decoded with stb_image have the colours of their values at known cells (NaN in
+// its own colour), .npy files carry the right header, shape and values (read back here and by
+// numpy), summary.json parses and matches the report; an unwritable folder is a clear error
+// that leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include "app/model/analysis/analyze_run.h"
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/export/export_run.h"
+#include "instrumentation/trace/file_error.h"
+#include "instrumentation/trace/npy.h"
+#include "tests/analysis/launched_run.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+using test::make_config;
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<Rgba8> px;
+  Rgba8 at(int x, int y) const { return px[static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)]; }
+};
+
+Image load_png(const std::filesystem::path& path) {
+  Image img;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &img.w, &img.h, &channels, 4);
+  if (!data) {
+    ADD_FAILURE() << "cannot decode " << path;
+    return img;
+  }
+  img.px.resize(static_cast<size_t>(img.w) * static_cast<size_t>(img.h));
+  for (size_t i = 0; i < img.px.size(); ++i) img.px[i] = {data[4 * i], data[4 * i + 1], data[4 * i + 2], data[4 * i + 3]};
+  stbi_image_free(data);
+  return img;
+}
+
+// The colour a cell of a panel must have: its value through the panel's colormap and scale, or
+// the special colour of its class.
+Rgba8 expected_colour(const ExportedPanel& p, float value, bool masked) {
+  const CellClass cls = classify_cell(value, masked);
+  if (cls != CellClass::finite) return special_color(cls);
+  return map_value(value, p.colormap, p.layout.scale);
+}
+
+Rgba8 cell_pixel(const Image& img, const ExportedPanel& p, int64_t r, int64_t c) {
+  const int x = p.x_offset + p.layout.plot_x + static_cast<int>(c) * p.layout.cell_w + p.layout.cell_w / 2;
+  const int y = p.y_offset + p.layout.plot_y + static_cast<int>(r) * p.layout.cell_h + p.layout.cell_h / 2;
+  return img.at(x, y);
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs a shell command; its stdout.
+std::string shell(const std::string& command, int* status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  *status = pclose(pipe);
+  return out;
+}
+
+std::vector<float> floats(const NpyArray& a) {
+  std::vector<float> v(static_cast<size_t>(a.numel()));
+  std::memcpy(v.data(), a.bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+struct Exported {
+  RunView run;
+  AnalysisReport report;
+  ExportResult result;
+};
+
+Exported export_config(const AttentionConfig& c, uint64_t seed, const std::filesystem::path& dir) {
+  test::LaunchSpec spec;
+  spec.config = c;
+  spec.seed = seed;
+  Exported e{test::launch_run(spec), {}, {}};
+  e.report = analyze_run(e.run);
+  e.result = export_run(e.run, e.report, dir);
+  return e;
+}
+
+TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  // FA-1 masked_nan: queries 0-59 are NaN at the first step; the rest finite.
+  const Exported e = export_config(make_config(KernelKind::fa1, Fault::masked_nan, DType::f16, 64, 100, 40, true), seed,
+                                   tmp.path());
+  const ExportedFile* f = e.result.find("fa1_step_b0_h0.png");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->panels.size(), 1u);
+  const ExportedPanel& p = f->panels[0];
+  EXPECT_EQ(p.rows_per_cell, 1);
+  const Image img = load_png(f->path);
+  ASSERT_GT(img.w, 0);
+  const ErrorGrid* g = e.report.grid(Stage::fa1_step, 0, 0);
+  ASSERT_NE(g, nullptr);
+  int nan_cells = 0, finite_cells = 0;
+  for (int64_t r = 0; r < g->grid.rows; ++r)
+    for (int64_t c = 0; c < g->grid.cols; ++c) {
+      const size_t at = static_cast<size_t>(r * g->grid.cols + c);
+      const float v = g->grid.values[at];
+      nan_cells += std::isnan(v);
+      finite_cells += std::isfinite(v) && !g->grid.mask[at];
+      EXPECT_EQ(cell_pixel(img, p, r, c), expected_colour(p, v, g->grid.mask[at] != 0))
+          << "query " << r << " column " << c << " value " << v;
+    }
+  EXPECT_EQ(nan_cells, 60);
+  EXPECT_GT(finite_cells, 0);
+  EXPECT_EQ(cell_pixel(img, p, 0, 0), special_color(CellClass::nan));
+  EXPECT_NE(special_color(CellClass::nan), map_value(0.5f, p.colormap, p.layout.scale));
+
+  // The first divergence: trace | reference | diff, NaN in the trace panel, the reference finite.
+  const ExportedFile* fd = e.result.find("first_divergence.png");
+  ASSERT_NE(fd, nullptr);
+  ASSERT_EQ(fd->panels.size(), 3u);
+  const Image three = load_png(fd->path);
+  RunReference ref(e.run);
+  ref.set_tolerance(e.report.tolerance);
+  const EventComparison cmp = compare_event(e.run, ref, static_cast<size_t>(e.report.first_divergence.event_index));
+  const FloatGrid* grids[] = {&cmp.o_norm_trace, &cmp.o_norm_reference, &cmp.o_norm_diff};
+  for (size_t k = 0; k < 3; ++k)
+    for (int64_t r : {int64_t{0}, int64_t{30}, int64_t{61}, int64_t{63}})
+      for (int64_t c : {int64_t{0}, int64_t{17}, int64_t{63}}) {
+        const float v = grids[k]->values[static_cast<size_t>(r * grids[k]->cols + c)];
+        EXPECT_EQ(cell_pixel(three, fd->panels[k], r, c), expected_colour(fd->panels[k], v, false))
+            << "panel " << k << " row " << r << " col " << c;
+      }
+  EXPECT_EQ(cell_pixel(three, fd->panels[0], 0, 0), special_color(CellClass::nan));
+  EXPECT_NE(cell_pixel(three, fd->panels[1], 0, 0), special_color(CellClass::nan));
+}
+
+TEST(Export, NpyFilesHoldTheComparedArrays) {
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  const Exported e = export_config(make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 20, 500, true, 3),
+                                   seed, tmp.path());
+  // Grids: float32 [seq_q, splits], -1 where no event covers a cell.
+  for (Stage s : {Stage::splitk_partial, Stage::splitk_reduce, Stage::final_output}) {
+    const std::string base = std::string(kStageNames[static_cast<int>(s)]);
+    std::string file = base;
+    std::replace(file.begin(), file.end(), '.', '_');
+    const NpyArray a = read_npy(tmp.path() / (file + "_b0_h0.npy"));
+    const ErrorGrid* g = e.report.grid(s, 0, 0);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(a.type, ElemType::F32);
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{g->grid.rows, g->grid.cols}));
+    const std::vector<float> v = floats(a);
+    for (size_t i = 0; i < v.size(); ++i)
+      ASSERT_TRUE(same_float(v[i], g->grid.mask[i] ? -1.0f : g->grid.values[i])) << base << " cell " << i;
+    const NpyArray q = read_npy(tmp.path() / ("error_by_query_" + file + "_b0_h0.npy"));
+    EXPECT_EQ(q.shape, (std::vector<int64_t>{20}));
+    const std::vector<float> by_query = e.report.error_by_query(s, 0, 0);
+    const std::vector<float> qv = floats(q);
+    for (size_t i = 0; i < qv.size(); ++i) EXPECT_TRUE(same_float(qv[i], by_query[i]));
+  }
+  // The first divergence's arrays equal compare_event's.
+  RunReference ref(e.run);
+  ref.set_tolerance(e.report.tolerance);
+  const EventComparison cmp = compare_event(e.run, ref, static_cast<size_t>(e.report.first_divergence.event_index));
+  const std::pair<const char*, const FloatGrid*> arrays[] = {{"o_norm_trace", &cmp.o_norm_trace},
+                                                            {"o_norm_reference", &cmp.o_norm_reference},
+                                                            {"o_norm_diff", &cmp.o_norm_diff},
+                                                            {"o_trace", &cmp.o_trace},
+                                                            {"o_reference", &cmp.o_reference},
+                                                            {"o_diff", &cmp.o_diff}};
+  for (const auto& [name, g] : arrays) {
+    const NpyArray a = read_npy(tmp.path() / (std::string("first_divergence_") + name + ".npy"));
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{cmp.rows, cmp.head_dim})) << name;
+    EXPECT_EQ(floats(a), g->values) << name;
+  }
+  const NpyArray ml = read_npy(tmp.path() / "first_divergence_m_l.npy");
+  EXPECT_EQ(ml.shape, (std::vector<int64_t>{4, cmp.rows}));
+  const std::vector<float> mlv = floats(ml);
+  EXPECT_EQ(std::vector<float>(mlv.begin(), mlv.begin() + cmp.rows), cmp.m_trace);
+  EXPECT_EQ(std::vector<float>(mlv.begin() + 3 * cmp.rows, mlv.end()), cmp.l_reference);
+
+  // numpy reads them as they are.
+  int status = 0;
+  const std::string py = shell("/usr/bin/python3 -c \"import numpy as np, json, sys; d=sys.argv[1]; "
+                               "a=np.load(d+'/splitk_reduce_b0_h0.npy'); t=np.load(d+'/first_divergence_o_trace.npy'); "
+                               "s=json.load(open(d+'/summary.json')); "
+                               "print(a.dtype, a.shape, t.shape, repr(float(a.max())), repr(float(t[1,2])), s['verdict'])\" " +
+                                   tmp.path().string(),
+                               &status);
+  ASSERT_EQ(status, 0) << py;
+  const ErrorGrid* reduce = e.report.grid(Stage::splitk_reduce, 0, 0);
+  const float reduce_max = *std::max_element(reduce->grid.values.begin(), reduce->grid.values.end());
+  char want[256];
+  std::snprintf(want, sizeof want, "float32 (20, 3) (%d, 64) %s %s divergence\n", cmp.rows,
+                nlohmann::json(static_cast<double>(reduce_max)).dump().c_str(),
+                nlohmann::json(static_cast<double>(cmp.o_trace.values[66])).dump().c_str());
+  EXPECT_EQ(py, want);
+}
+
+TEST(Export, SummaryJsonMatchesTheReport) {
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  const Exported e = export_config(make_config(KernelKind::splitk, Fault::empty_split, DType::bf16, 128, 19, 150, true, 5),
+                                   seed, tmp.path());
+  const nlohmann::json j = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
+  const AnalysisReport& r = e.report;
+  EXPECT_EQ(j["verdict"], "divergence");
+  EXPECT_EQ(j["symptom"], r.symptom.line);
+  EXPECT_EQ(j["symptom_kind"], "missing_partial");
+  const auto& f = j["first_divergence"];
+  EXPECT_EQ(f["stage"], "splitk.partial");
+  EXPECT_EQ(f["query_tile"], r.first_divergence.key.q_tile);
+  EXPECT_EQ(f["split"], r.first_divergence.key.split);
+  EXPECT_EQ(f["missing"], true);
+  EXPECT_EQ(j["missing_events"].size(), r.missing.size());
+  for (const StageReport& s : r.stages) {
+    if (!s.traced) continue;
+    const auto& js = j["stages"][kStageNames[static_cast<int>(s.stage)]];
+    EXPECT_EQ(js["events"]["compared"], s.events_compared);
+    EXPECT_EQ(js["events"]["failing"], s.events_failing);
+    EXPECT_EQ(js["events"]["missing"], s.events_missing);
+    EXPECT_EQ(js["non_finite"]["nan"], s.non_finite.nan);
+  }
+  // Every file listed exists, and every file written is listed; no temporary file is left.
+  std::set<std::string> listed;
+  for (const auto& file : j["files"]) {
+    listed.insert(file["file"].get<std::string>());
+    EXPECT_TRUE(std::filesystem::exists(tmp.path() / file["file"].get<std::string>())) << file["file"];
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.path()))
+    EXPECT_TRUE(listed.count(entry.path().filename().string())) << "unlisted file " << entry.path();
+  EXPECT_EQ(listed.size(), e.result.files.size());
+}
+
+TEST(Export, UnwritableFolderIsAClearErrorAndLeavesNothing) {
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 64, 64, false);
+  spec.seed = seed;
+  const RunView run = test::launch_run(spec);
+  const AnalysisReport r = analyze_run(run);
+  std::ofstream(tmp.path() / "a_file") << "x";
+  try {
+    export_run(run, r, tmp.path() / "a_file" / "out");
+    FAIL() << "expected FileWriteError";
+  } catch (const FileWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("a_file"), std::string::npos) << e.what();
+  }
+  std::filesystem::create_directories(tmp.path() / "ro");
+  std::filesystem::permissions(tmp.path() / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  if (::access((tmp.path() / "ro").c_str(), W_OK) != 0) {  // root can write anywhere
+    EXPECT_THROW(export_run(run, r, tmp.path() / "ro"), FileWriteError);
+    EXPECT_TRUE(std::filesystem::is_empty(tmp.path() / "ro"));
+  }
+  std::filesystem::permissions(tmp.path() / "ro", std::filesystem::perms::owner_all);
+  // A report of another run is refused.
+  AnalysisReport other = r;
+  other.events.pop_back();
+  EXPECT_THROW(export_run(run, other, tmp.path() / "x"), AnalysisError);
+}
+
+TEST(Export, ABWritesBothRunsAndTheirComparison) {
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  AttentionConfig c = make_config(KernelKind::fa1, Fault::stale_accumulator, DType::f32, 32, 64, 200, false);
+  test::LaunchSpec spec;
+  spec.config = c;
+  spec.seed = seed;
+  const RunView a = test::launch_run(spec);
+  spec.config.fault = Fault::none;
+  const RunView b = test::launch_run(spec);
+  const ABReport r = compare_runs(a, b);
+  const ExportResult res = export_ab(a, b, r, tmp.path());
+  const nlohmann::json j = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
+  EXPECT_EQ(j["verdict"], "divergence");
+  EXPECT_EQ(j["first_difference"]["stage"], "fa1.step");
+  EXPECT_EQ(j["first_difference"]["kv_tile"], 1);
+  EXPECT_EQ(j["a"]["symptom_kind"], "stale_state");
+  EXPECT_EQ(j["b"]["verdict"], "clean");
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "a" / "first_divergence.png"));
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "b" / "summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "b" / "first_divergence.png")) << "B has no divergence";
+  for (const auto& f : j["files"]) EXPECT_TRUE(std::filesystem::exists(tmp.path() / f["file"].get<std::string>()));
+}
+
+}  // namespace
+}  // namespace ts
