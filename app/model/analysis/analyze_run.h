@@ -23,7 +23,9 @@ namespace ts {
 struct AnalysisOptions {
   std::optional<ToleranceOverride> tolerance;  // --tol; default: the correctness rule
   unsigned workers = 0;                        // 0: every core
-  size_t reference_cache_bytes = size_t{256} << 20;
+  // Reference tiles kept for re-use: the analysis uses each tile once (then a few again for the
+  // first divergence), so a small cache; a stepping UI keeps its own RunReference with more.
+  size_t reference_cache_bytes = size_t{64} << 20;
 };
 
 AnalysisReport analyze_run(const RunView& run, const AnalysisOptions& options = {});

@@ -3,7 +3,8 @@
 //   - float32 textbook states (scores q . (k * scale) summed in order, max, exp, sums in order)
 //     of each kv tile alone and of all keys: the yardstick of the intermediate stages;
 //   - kernels/naive_attention.h (the textbook attention as PyTorch computes it) in the input
-//     dtype on the tile's query rows: the yardstick of the final output.
+//     dtype on the tile's query rows: the yardstick of the final output (in float32 the
+//     all-keys textbook state above is that already, and is used instead).
 // Tile by tile so that the analysis computes it in parallel beside the comparison, and only
 // for the tiles a trace holds.
 #pragma once
