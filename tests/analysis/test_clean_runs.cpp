@@ -4,6 +4,7 @@
 // tolerance override; runs that cannot be analysed give a clear error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -121,6 +122,30 @@ TEST(CleanRuns, PartialTracesCompareWhatWasTraced) {
   for (int64_t q = 0; q < g->grid.rows; ++q) {
     const bool traced = q >= r.tiling.block_m && q < 3 * r.tiling.block_m;
     EXPECT_EQ(g->grid.mask[static_cast<size_t>(q * g->grid.cols)] == 0, traced) << "query " << q;
+  }
+}
+
+TEST(CleanRuns, TracesAreInTheKernelsOwnOrder) {
+  TS_SEEDED(seed);
+  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
+    test::LaunchSpec spec;
+    spec.config = make_config(k, Fault::none, DType::f32, 64, 40, 300, true, 3, 2, 2);
+    spec.seed = seed;
+    const RunView run = test::launch_run(spec);
+    const std::vector<size_t> order = kernel_order(run.headers, run.tiling);
+    for (size_t i = 0; i < order.size(); ++i) ASSERT_EQ(order[i], i) << to_string(k);
+    // Every Split-K partial comes before every reduce event that reads it.
+    if (k == KernelKind::splitk) {
+      size_t last_partial = 0, first_reduce = run.headers.size();
+      for (size_t i = 0; i < run.headers.size(); ++i) {
+        if (run.headers[i].stage == static_cast<int32_t>(Stage::splitk_partial)) last_partial = i;
+        if (run.headers[i].stage == static_cast<int32_t>(Stage::splitk_reduce)) first_reduce = std::min(first_reduce, i);
+      }
+      EXPECT_LT(last_partial, first_reduce);
+    }
+    std::vector<EventHeader> reversed(run.headers.rbegin(), run.headers.rend());
+    const std::vector<size_t> back = kernel_order(reversed, run.tiling);
+    for (size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], back.size() - 1 - i);
   }
 }
 
@@ -259,6 +284,10 @@ TEST(CleanRuns, RunsThatCannotBeAnalysedSaySo) {
     EXPECT_NE(std::string(e.what()).find("inputs"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("head 0"), std::string::npos) << e.what();
   }
+
+  RunView no_events = run;
+  no_events.headers.clear();
+  EXPECT_THROW(analyze_run(no_events), AnalysisError);
 
   RunView bad_shape = run;
   bad_shape.inputs.k.shape[1] = 99;

@@ -232,8 +232,8 @@ Symptom ab_symptom(const ABReport& r) {
   Symptom s;
   const std::string where = r.first_difference
                                 ? describe_event(r.first_difference->key, r.first_difference->kv, r.a.tiling) +
-                                      " (queries " +
-                                      format_ranges(std::span<const int64_t>(r.first_difference->query_rows)) + ")"
+                                      ", queries " +
+                                      format_ranges(std::span<const int64_t>(r.first_difference->query_rows))
                                 : std::string();
   if (!r.inputs_identical) {
     s.kind = "inputs_differ";

@@ -129,6 +129,9 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
   const Tiling& tiling = rep.tiling;
   const size_t n = run.num_events();
   const size_t bm = static_cast<size_t>(run.block_m);
+  if (n == 0)
+    throw AnalysisError("the run holds no events to compare (captured without tracing, or with filters that kept "
+                        "nothing); capture it with tracing on");
   rep.events.resize(n);
 
   // Identities; events that do not belong to the run are set aside.

@@ -8,7 +8,7 @@
 // Work is done a query tile at a time on `workers` threads: the tile's reference, the naive
 // baselines' errors on it, and its events' row errors; verdicts follow once the tolerance is
 // known. Throws AnalysisError when the run cannot be analysed (inputs missing for a traced
-// pair, inputs that do not fit the config).
+// pair, inputs that do not fit the config, no events at all).
 #pragma once
 
 #include <cstddef>

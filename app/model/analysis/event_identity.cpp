@@ -1,6 +1,8 @@
 #include "app/model/analysis/event_identity.h"
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 
 namespace ts {
 
@@ -87,6 +89,15 @@ std::string event_problem(const EventHeader& h, const AttentionConfig& c, const 
       break;
   }
   return "";
+}
+
+std::vector<size_t> kernel_order(std::span<const EventHeader> headers, const Tiling& tiling) {
+  std::vector<size_t> order(headers.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return order_key(event_key(headers[a]), tiling) < order_key(event_key(headers[b]), tiling);
+  });
+  return order;
 }
 
 std::vector<EventKey> expected_events(const Tiling& t, std::span<const TileId> tiles, uint32_t mask) {

@@ -67,4 +67,8 @@ std::vector<EventKey> expected_events(const Tiling& tiling, std::span<const Tile
 
 std::string stage_name(int32_t stage);  // "fa1.step", ... or "stage N"
 
+// Indices of `headers` sorted into the kernels' own order (stable: a trace already in that order
+// comes back as 0, 1, 2, ...): the order a stepping UI walks the events in.
+std::vector<size_t> kernel_order(std::span<const EventHeader> headers, const Tiling& tiling);
+
 }  // namespace ts
