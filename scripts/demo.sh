@@ -7,7 +7,7 @@
 #      into build/demo/demo.trace.safetensors;
 #   4. prints `tilescope info` of it, and `tilescope diff` (where to look) once diff exists;
 #   5. opens the trace in tilescope-gui when a display is present, else says how to see it.
-# Usage: scripts/demo.sh [--no-gui]
+# Usage: scripts/demo.sh [--no-gui]     (BUILD_DIR=... builds elsewhere than build/default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +15,7 @@ open_gui=1
 for arg in "$@"; do
   case "$arg" in
     --no-gui) open_gui=0 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "demo: unknown argument '$arg' (use --no-gui or --help)" >&2; exit 2 ;;
   esac
 done
@@ -24,19 +24,20 @@ scripts/setup-debian.sh
 
 cuda=()
 [ -x /usr/local/cuda/bin/nvcc ] || cuda=(-DTILESCOPE_CUDA=OFF)
-echo "== building tilescope and tilescope-gui (build/default)"
-cmake --preset default "${cuda[@]}" >/dev/null
-cmake --build --preset default --target tilescope tilescope-gui -j "$(nproc)"
+build=${BUILD_DIR:-build/default}
+echo "== building tilescope and tilescope-gui ($build)"
+cmake --preset default -B "$build" "${cuda[@]}" >/dev/null
+cmake --build "$build" --target tilescope tilescope-gui -j "$(nproc)"
 
-cli=build/default/app/cli/tilescope
-gui=build/default/app/gui/tilescope-gui
+cli=$build/app/cli/tilescope
+gui=$build/app/gui/tilescope-gui
 trace=build/demo/demo.trace.safetensors
 mkdir -p build/demo
 
 echo "== capturing the demo: Split-K with fault double_count_l (the reduce weights each split's"
 echo "   sum twice) -> $trace"
 "$cli" capture --kernel splitk --fault double_count_l --backend auto \
-  --batch 1 --heads 2 --seq-q 16 --seq-kv 1024 --head-dim 64 --dtype fp16 --splits 8 \
+  --batch 1 --heads 4 --seq-q 64 --seq-kv 4096 --head-dim 64 --dtype fp16 --splits 8 \
   --seed 1 --progress -o "$trace"
 
 echo
@@ -53,7 +54,10 @@ fi
 echo
 if [ "$open_gui" -eq 1 ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
   echo "== opening $trace in tilescope-gui"
-  "$gui" "$trace"
+  "$gui" "$trace" || {
+    echo "demo: tilescope-gui exited with an error (see above); the trace is at $trace" >&2
+    exit 1
+  }
 else
   cat <<MSG
 == no display here (or --no-gui): to look at the trace,

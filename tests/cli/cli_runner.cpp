@@ -5,16 +5,30 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 namespace ts::testing {
 
+std::string tilescope_exe() {
+  if (const char* e = std::getenv("TILESCOPE_EXE")) return e;
+  // The build tree's layout, wherever the tree was copied: <build>/tests/cli/<this test> and
+  // <build>/app/cli/tilescope.
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto sibling = (self.parent_path() / ".." / ".." / "app" / "cli" / "tilescope").lexically_normal();
+    if (std::filesystem::exists(sibling, ec)) return sibling.string();
+  }
+  return TS_TILESCOPE_EXE;
+}
+
 pid_t spawn_tilescope(const std::vector<std::string>& args, const std::filesystem::path& out,
                       const std::filesystem::path& err) {
   std::vector<std::string> argv_storage;
-  argv_storage.push_back(TS_TILESCOPE_EXE);
+  argv_storage.push_back(tilescope_exe());
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_storage) argv.push_back(a.data());

@@ -1,4 +1,4 @@
-// Runs the real `tilescope` binary (built by this tree; its path comes from CMake) with
+// Runs the real `tilescope` binary (the one this build tree made; see tilescope_exe) with
 // arguments, its stdout and stderr captured through files, and reports its exit code.
 #pragma once
 
@@ -14,6 +14,10 @@ struct CliRun {
   int exit_code = -1;  // 128 + signal when the process was killed by a signal
   std::string out, err;
 };
+
+// The binary: $TILESCOPE_EXE, else <build>/app/cli/tilescope beside this test's build folder,
+// else the path CMake compiled in.
+std::string tilescope_exe();
 
 // Runs `tilescope args...` to completion; its output files go to `scratch`.
 CliRun run_tilescope(const std::vector<std::string>& args, const std::filesystem::path& scratch);
