@@ -46,9 +46,10 @@ void draw_color_bar(ColormapTextures& textures, const HeatmapDisplay& display, c
   std::string kind = display.scale.log ? (display.scale.symmetric ? "signed log" : "log |x|")
                                        : (display.scale.symmetric ? "symmetric" : "linear");
   const float kw = ImGui::CalcTextSize(kind.c_str()).x;
-  // Scale kind between the middle and the right label, dimmed.
-  if (p.x + (width + mw) / 2 + 12 + kw < p.x + width - hw - 12)
-    dl->AddText(ImVec2(p.x + (width * 3 / 4) - kw / 2, y), theme::kDimText, kind.c_str());
+  // Scale kind centred between the middle and the right label, dimmed, when it fits there.
+  const float mid_end = p.x + (width + mw) / 2, right_start = p.x + width - hw;
+  if (right_start - mid_end > kw + 24)
+    dl->AddText(ImVec2((mid_end + right_start - kw) / 2, y), theme::kDimText, kind.c_str());
   ImGui::Dummy(ImVec2(width, ImGui::GetTextLineHeight()));
 
   // Legend of the special colours (a zero count is information too).

@@ -16,9 +16,9 @@
 
 namespace ts {
 
-DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.demo_rows, o.demo_cols, o.demo_seed)) {
-  description_ = "Synthetic data (" + std::to_string(o.demo_rows) + " x " + std::to_string(o.demo_cols) + ", seed " +
-                 std::to_string(o.demo_seed) +
+DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.synthetic_rows, o.synthetic_cols, o.synthetic_seed)) {
+  description_ = "Synthetic data (" + std::to_string(o.synthetic_rows) + " x " + std::to_string(o.synthetic_cols) + ", seed " +
+                 std::to_string(o.synthetic_seed) +
                  "): an error growing with the query row, NaN and infinite cells, a masked corner.";
   trace_.set_data(std::make_shared<FloatGrid>(data_.trace), o.max_tile);
   reference_.set_data(std::make_shared<FloatGrid>(data_.reference), o.max_tile);
@@ -38,7 +38,7 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.demo_ro
   diff_display_.fit(diff);
   animate_ = o.animate;
   inject_errors_ = o.inject_errors;
-  if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.demo_rows - 1), std::min(o.pick->col, o.demo_cols - 1)};
+  if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.synthetic_rows - 1), std::min(o.pick->col, o.synthetic_cols - 1)};
 }
 
 std::vector<HeatmapViewLayout> DemoWindow::layouts() const { return {trace_.layout(), reference_.layout(), diff_.layout()}; }

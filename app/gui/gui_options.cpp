@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/model/viewer/viewer_session.h"
+
 namespace ts {
 namespace {
 
@@ -18,21 +20,43 @@ bool parse_pair(const std::string& text, char sep, int64_t& a, int64_t& b) {
   return r1.ec == std::errc() && r1.ptr == begin + at && r2.ec == std::errc() && r2.ptr == end;
 }
 
+constexpr std::pair<GuiPanel, std::string_view> kPanels[] = {
+    {GuiPanel::both, "both"}, {GuiPanel::overview, "overview"}, {GuiPanel::detail, "detail"},
+    {GuiPanel::launch, "launch"}, {GuiPanel::ab, "ab"}, {GuiPanel::synthetic, "synthetic"}};
+
 }  // namespace
+
+std::string_view to_string(GuiPanel panel) {
+  for (const auto& [p, name] : kPanels)
+    if (p == panel) return name;
+  return "both";
+}
 
 GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   GuiOptions o;
-  std::string screenshot, frame_stats, layout_json, input_script, size, demo_size, pick;
-  CLI::App app{"tilescope-gui: the tilescope viewer (heatmaps of tiled attention kernels)."};
-  app.add_option("--screenshot", screenshot, "Render --frames frames (default 3), save the window as PNG, exit");
+  std::string run, against, select, panel, screenshot, frame_stats, layout_json, input_script, recent, size,
+      synthetic, pick;
+  CLI::App app{"tilescope-gui: the tilescope viewer (tiled attention kernels, tile by tile, beside a float64 "
+               "reference)."};
+  app.footer("Keys: [ ] or PageUp/PageDown step through events in the kernels' order, Home/End, N next failing "
+             "event, Shift+N first divergence, Space play/pause, arrows move the picked cell, F fits.");
+  app.add_option("run", run, "A trace file to open (*.trace.safetensors)");
+  app.add_option("--against", against, "A second trace to compare the first with (A/B)");
+  app.add_flag("--demo", o.demo, "Capture the built-in demo (Split-K, fault double_count_l, CPU backend) and open it");
+  app.add_option("--select", select, "Event to show first: first-divergence or event:N");
+  app.add_option("--panel", panel, "What to show: both (overview and detail), overview, detail, launch, ab, synthetic")
+      ->check(CLI::IsMember({"both", "overview", "detail", "launch", "ab", "synthetic"}));
+  app.add_option("--screenshot", screenshot,
+                 "Wait for the run to open, render --frames frames (default 3), save the window as PNG, exit");
   app.add_option("--frames", o.frames, "Exit after this many frames (default: run until closed)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--size", size, "Window size WxH (default 1600x900)");
   app.add_option("--frame-stats", frame_stats, "Write per-frame CPU times (median, p99) as JSON on exit");
-  app.add_option("--layout-json", layout_json, "Write where each heatmap was drawn as JSON (tests)");
+  app.add_option("--layout-json", layout_json, "Write where each heatmap and mark was drawn as JSON (tests)");
   app.add_option("--input-script", input_script, "Scripted mouse and key events, one per line (tests)");
-  app.add_option("--demo-size", demo_size, "Rows x columns of the demo heatmaps, RxC (default 96x64)");
-  app.add_option("--demo-seed", o.demo_seed, "Seed of the demo heatmaps' values (default 1)");
+  app.add_option("--recent-store", recent, "The recent-files list (default $XDG_CONFIG_HOME/tilescope/recent.json)");
+  app.add_option("--synthetic", synthetic, "Show the heatmap test pattern: synthetic arrays of RxC (e.g. 96x64)");
+  app.add_option("--synthetic-seed", o.synthetic_seed, "Seed of the test pattern's values (default 1)");
   app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--pick", pick, "Initially picked cell ROW,COL");
@@ -44,6 +68,8 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_flag("--animate", o.animate, "Zoom the heatmaps a little every frame, so that each frame re-renders them");
   bool no_vsync = false;
   app.add_flag("--no-vsync", no_vsync, "Do not wait for the display between frames (timing runs)");
+  app.add_option("--job-timeout", o.job_timeout_s, "Headless: seconds to wait for opening or capturing (default 900)")
+      ->check(CLI::Range(1.0, 86400.0));
 
   GuiOptionsResult result;
   try {
@@ -68,9 +94,12 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
     o.width = static_cast<int>(w);
     o.height = static_cast<int>(h);
   }
-  if (!demo_size.empty() && (!parse_pair(demo_size, 'x', o.demo_rows, o.demo_cols) || o.demo_rows < 1 ||
-                             o.demo_cols < 1 || o.demo_rows > (int64_t{1} << 28) / o.demo_cols))
-    return fail("--demo-size wants RxC with 1 <= R*C <= 2^28 (got '" + demo_size + "')");
+  if (!synthetic.empty()) {
+    if (!parse_pair(synthetic, 'x', o.synthetic_rows, o.synthetic_cols) || o.synthetic_rows < 1 ||
+        o.synthetic_cols < 1 || o.synthetic_rows > (int64_t{1} << 28) / o.synthetic_cols)
+      return fail("--synthetic wants RxC with 1 <= R*C <= 2^28 (got '" + synthetic + "')");
+    o.synthetic = true;
+  }
   if (!pick.empty()) {
     CellIndex cell;
     if (!parse_pair(pick, ',', cell.row, cell.col) || cell.row < 0 || cell.col < 0)
@@ -84,10 +113,27 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
       return fail(std::string("--values-colormap: ") + e.what());
     }
   }
+  if (!select.empty()) {
+    try {
+      (void)parse_select_request(select);
+    } catch (const std::invalid_argument& e) {
+      return fail(e.what());
+    }
+    o.select = select;
+  }
+  if (!panel.empty())
+    for (const auto& [p, name] : kPanels)
+      if (name == panel) o.panel = p;
+  if (!against.empty() && run.empty() && !o.demo) return fail("--against needs a run to compare with: give RUN first");
+  if (!run.empty() && o.demo) return fail("give a RUN or --demo, not both");
+  if (o.synthetic && (!run.empty() || o.demo)) return fail("--synthetic shows the test pattern, not a run: drop RUN / --demo");
+  if (!run.empty()) o.run = run;
+  if (!against.empty()) o.against = against;
   if (!screenshot.empty()) o.screenshot = screenshot;
   if (!frame_stats.empty()) o.frame_stats = frame_stats;
   if (!layout_json.empty()) o.layout_json = layout_json;
   if (!input_script.empty()) o.input_script = input_script;
+  if (!recent.empty()) o.recent_store = recent;
   if (o.screenshot && o.frames == 0) o.frames = 3;
   o.vsync = !no_vsync;
   result.options = o;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "app/gui/gl_api.h"  // before GLFW, which is built with GLFW_INCLUDE_NONE
 #include "app/gui/theme.h"
@@ -74,6 +75,12 @@ GuiWindow::GuiWindow(const char* title, int width, int height, bool vsync) {
   glfwSetCursorEnterCallback(window_, [](GLFWwindow* w, int) { active(w); });
   glfwSetFramebufferSizeCallback(window_, [](GLFWwindow* w, int, int) { active(w); });
   glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) { active(w); });
+  glfwSetDropCallback(window_, [](GLFWwindow* w, int count, const char** paths) {
+    auto* self = static_cast<GuiWindow*>(glfwGetWindowUserPointer(w));
+    for (int i = 0; i < count; ++i)
+      if (paths[i]) self->dropped_.emplace_back(paths[i]);
+    self->request_redraw();
+  });
   imgui_glfw_ = ImGui_ImplGlfw_InitForOpenGL(window_, true);
   imgui_gl_ = ImGui_ImplOpenGL3_Init("#version 330 core");
   if (!imgui_glfw_ || !imgui_gl_) {
@@ -120,6 +127,10 @@ void GuiWindow::end_frame(ImVec4 clear) {
 }
 
 void GuiWindow::swap() { glfwSwapBuffers(window_); }
+
+std::vector<std::string> GuiWindow::take_dropped_paths() { return std::exchange(dropped_, {}); }
+
+void GuiWindow::set_title(const std::string& title) { glfwSetWindowTitle(window_, title.c_str()); }
 
 int GuiWindow::framebuffer_width() const {
   int w = 0, h = 0;

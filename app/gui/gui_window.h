@@ -5,6 +5,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -40,6 +41,10 @@ class GuiWindow {
   void end_frame(ImVec4 clear_color);  // render ImGui into the back buffer (not shown yet)
   void swap();                         // show it
 
+  // Paths dropped on the window since the last call (GLFW's drop callback), oldest first.
+  std::vector<std::string> take_dropped_paths();
+  void set_title(const std::string& title);
+
   int framebuffer_width() const;
   int framebuffer_height() const;
   const std::string& gl_renderer() const { return renderer_; }
@@ -53,6 +58,7 @@ class GuiWindow {
   std::string renderer_;
   int max_texture_size_ = 0;
   int quiet_frames_ = 0;  // frames since the last input event
+  std::vector<std::string> dropped_;
 };
 
 }  // namespace ts

@@ -1,6 +1,10 @@
 #include "app/gui/heatmap_export.h"
 
+#include <system_error>
 #include <utility>
+
+#include "instrumentation/trace/file_error.h"
+#include "instrumentation/trace/npy.h"
 
 namespace ts {
 
@@ -21,6 +25,43 @@ HeatmapPngLayout export_view_png(const std::filesystem::path& path, const Heatma
                                  const HeatmapDisplay& display, std::string title) {
   if (!view.data()) throw GridShapeError("the '" + view.name() + "' view has no data to export");
   return write_heatmap_png(path, view.data()->view(), png_options_for(view, display, std::move(title)));
+}
+
+ExportableHeatmap exportable(std::string stem, const HeatmapView& view, std::shared_ptr<const FloatGrid> grid,
+                             const HeatmapDisplay& display, std::string title) {
+  return {std::move(stem), std::move(grid), png_options_for(view, display, std::move(title))};
+}
+
+std::vector<std::filesystem::path> write_heatmap_exports(const std::filesystem::path& folder,
+                                                         std::span<const ExportableHeatmap> heatmaps, bool png,
+                                                         bool npy) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec || !std::filesystem::is_directory(folder))
+    throw FileWriteError(folder, "cannot create the export folder " + folder.string() + ": " +
+                                     (ec ? ec.message() : std::string("a file of that name is in the way")));
+  std::vector<std::filesystem::path> written;
+  for (const ExportableHeatmap& h : heatmaps) {
+    if (!h.grid) continue;
+    h.grid->view().validate();
+    if (png) {
+      const auto path = folder / (h.stem + ".png");
+      write_heatmap_png(path, h.grid->view(), h.png);
+      written.push_back(path);
+    }
+    if (npy) {
+      const int64_t shape[] = {h.grid->rows, h.grid->cols};
+      const auto path = folder / (h.stem + ".npy");
+      write_npy(path, ElemType::F32, shape, h.grid->values.data());
+      written.push_back(path);
+      if (!h.grid->mask.empty()) {
+        const auto mask = folder / (h.stem + "_mask.npy");
+        write_npy(mask, ElemType::U8, shape, h.grid->mask.data());
+        written.push_back(mask);
+      }
+    }
+  }
+  return written;
 }
 
 }  // namespace ts

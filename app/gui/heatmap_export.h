@@ -1,9 +1,16 @@
-// PNG export of what a heatmap view shows: the same array, colormap, range and axis names,
-// through the model's CPU renderer (app/model/heatmap_png.h).
+// Export of what heatmap views show: PNG with the view's array, colormap, range and axis names
+// (through the model's CPU renderer, app/model/heatmap_png.h), and the array itself as .npy.
+//
+//   export_view_png(path, view, display, title);                 // one view, now
+//   ExportableHeatmap h = exportable("detail_trace", view, grid, display, title);
+//   write_heatmap_exports(folder, {h, ...}, true, true);         // on the worker thread
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "app/gui/heatmap_display.h"
 #include "app/gui/heatmap_view.h"
@@ -16,5 +23,22 @@ HeatmapPngOptions png_options_for(const HeatmapView& view, const HeatmapDisplay&
 // Throws GridShapeError when the view has no data, FileWriteError when `path` cannot be written.
 HeatmapPngLayout export_view_png(const std::filesystem::path& path, const HeatmapView& view,
                                  const HeatmapDisplay& display, std::string title);
+
+// A view's array and how it is drawn, copied out so that another thread can write it.
+struct ExportableHeatmap {
+  std::string stem;                        // file name without extension, e.g. "detail_trace"
+  std::shared_ptr<const FloatGrid> grid;
+  HeatmapPngOptions png;
+};
+
+ExportableHeatmap exportable(std::string stem, const HeatmapView& view, std::shared_ptr<const FloatGrid> grid,
+                             const HeatmapDisplay& display, std::string title);
+
+// Writes <stem>.png (when `png`) and <stem>.npy (float32, rows x cols; when `npy`; a masked
+// array also gets <stem>_mask.npy, uint8) for each heatmap into `folder`, created if needed,
+// every file atomically. Returns the files written. Throws FileWriteError naming the path.
+std::vector<std::filesystem::path> write_heatmap_exports(const std::filesystem::path& folder,
+                                                         std::span<const ExportableHeatmap> heatmaps, bool png,
+                                                         bool npy);
 
 }  // namespace ts

@@ -198,7 +198,9 @@ void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2
 
 void handle_heatmap_keys(HeatmapNavigation& nav) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput || !ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) return;
+  // The current window or one of its children: panels that are child windows of one root
+  // (overview, detail) each move only their own pick.
+  if (io.WantTextInput || !ImGui::IsWindowFocused(ImGuiFocusedFlags_ChildWindows)) return;
   const int64_t step = io.KeyShift ? 8 : 1;
   auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), true); };
   if (pressed(ImGuiKey_LeftArrow)) nav.move_pick(0, -step);

@@ -77,7 +77,8 @@ class HeatmapView {
   HeatmapViewLayout layout_;
 };
 
-// Arrow keys move the picked cell (Shift: by 8), F fits; while no text field has the keyboard.
+// Arrow keys move the picked cell (Shift: by 8), F fits; while no text field has the keyboard
+// and the current window (or a child of it) has the focus.
 void handle_heatmap_keys(HeatmapNavigation& nav);
 
 // Text turned a quarter anticlockwise, reading upwards, its bounding box's bottom-left corner

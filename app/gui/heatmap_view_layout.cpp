@@ -7,8 +7,9 @@
 namespace ts {
 
 void write_layout_json(const std::filesystem::path& path, const std::vector<HeatmapViewLayout>& views,
-                       float framebuffer_scale_x, float framebuffer_scale_y) {
-  nlohmann::json j;
+                       float framebuffer_scale_x, float framebuffer_scale_y, const std::vector<LayoutMark>& marks,
+                       const nlohmann::json& extra) {
+  nlohmann::json j = extra.is_object() ? extra : nlohmann::json::object();
   j["framebuffer_scale"] = {framebuffer_scale_x, framebuffer_scale_y};
   j["views"] = nlohmann::json::array();
   for (const HeatmapViewLayout& v : views) {
@@ -32,6 +33,14 @@ void write_layout_json(const std::filesystem::path& path, const std::vector<Heat
         {"picked", v.picked ? nlohmann::json::array({v.picked->row, v.picked->col}) : nlohmann::json(nullptr)},
     });
   }
+  j["marks"] = nlohmann::json::array();
+  for (const LayoutMark& m : marks)
+    j["marks"].push_back({{"name", m.name},
+                          {"view", m.view},
+                          {"min", {m.min_x, m.min_y}},
+                          {"max", {m.max_x, m.max_y}},
+                          {"rows", {m.row0, m.row1}},
+                          {"cols", {m.col0, m.col1}}});
   const std::string text = j.dump(2) + "\n";
   AtomicFileWriter out(path);
   out.write(text.data(), text.size());

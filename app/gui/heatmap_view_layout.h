@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "app/gui/heatmap_camera.h"
 #include "app/model/colormap.h"
 
@@ -28,9 +30,20 @@ struct HeatmapViewLayout {
   std::optional<CellIndex> picked;       // the linked views' picked cell
 };
 
-// {"framebuffer_scale": [sx, sy], "views": [{...}, ...]}, written atomically. Throws
+// A rectangle a panel drew over a view (the first divergence, the selected event), in the same
+// screen coordinates, with the cells it frames.
+struct LayoutMark {
+  std::string name;  // "first divergence", "selected event"
+  std::string view;  // the view it is drawn on
+  float min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+  int64_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // cells [row0, row1) x [col0, col1)
+};
+
+// {"framebuffer_scale": [sx, sy], "views": [{...}, ...], "marks": [...], ...extra}, written
+// atomically. `extra` (an object) adds keys, e.g. the panel and the selected event. Throws
 // FileWriteError.
 void write_layout_json(const std::filesystem::path& path, const std::vector<HeatmapViewLayout>& views,
-                       float framebuffer_scale_x, float framebuffer_scale_y);
+                       float framebuffer_scale_x, float framebuffer_scale_y,
+                       const std::vector<LayoutMark>& marks = {}, const nlohmann::json& extra = nullptr);
 
 }  // namespace ts

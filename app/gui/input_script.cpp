@@ -5,6 +5,13 @@
 
 namespace ts {
 
+bool is_script_key(std::string_view key) {
+  for (const char* k : {"left", "right", "up", "down", "f", "pageup", "pagedown", "home", "end", "n", "shift+n",
+                        "lbracket", "rbracket", "space"})
+    if (key == k) return true;
+  return false;
+}
+
 std::vector<InputEvent> parse_input_script(std::string_view text) {
   std::vector<InputEvent> events;
   std::istringstream in{std::string(text)};
@@ -40,8 +47,9 @@ std::vector<InputEvent> parse_input_script(std::string_view text) {
     } else if (kind == "key") {
       e.kind = InputEvent::Kind::key;
       words >> e.key;
-      if (e.key != "left" && e.key != "right" && e.key != "up" && e.key != "down" && e.key != "f")
-        throw fail("key must be left, right, up, down or f");
+      if (!is_script_key(e.key))
+        throw fail("key must be one of left, right, up, down, f, pageup, pagedown, home, end, n, shift+n, "
+                   "lbracket, rbracket, space");
     } else {
       throw fail("unknown event '" + kind + "'");
     }

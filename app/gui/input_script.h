@@ -7,8 +7,10 @@
 //   <frame> down <left|right|middle>
 //   <frame> up <left|right|middle>
 //   <frame> wheel <steps>              (positive: away from the user, zooms in)
-//   <frame> key <left|right|up|down|f> (pressed on that frame, released on the next: leave a
-//                                      frame between two presses of one key)
+//   <frame> key <name>                 (pressed on that frame, released on the next: leave a
+//                                      frame between two presses of one key). Names: left, right,
+//                                      up, down, f, pageup, pagedown, home, end, n, shift+n
+//                                      (N with Shift held), lbracket ([), rbracket (]), space
 #pragma once
 
 #include <filesystem>
@@ -30,8 +32,11 @@ struct InputEvent {
   float x = 0, y = 0;   // move
   int button = 0;       // down, up: 0 left, 1 right, 2 middle
   float steps = 0;      // wheel
-  std::string key;      // key: left, right, up, down, f
+  std::string key;      // key: see the names above
 };
+
+// Whether `key` is a key name scripts may use.
+bool is_script_key(std::string_view key);
 
 // Throws InputScriptError naming the line and what is wrong with it.
 std::vector<InputEvent> parse_input_script(std::string_view text);

@@ -5,12 +5,21 @@
 namespace ts {
 namespace {
 
-// The GLFW backend maps ImGui's navigation keys to GLFW key codes (io.KeyMap).
+// The GLFW backend maps ImGui's navigation keys to GLFW key codes (io.KeyMap); letters and
+// brackets are GLFW's codes, which are their ASCII codes.
 int key_index(const std::string& key) {
   if (key == "left") return ImGui::GetKeyIndex(ImGuiKey_LeftArrow);
   if (key == "right") return ImGui::GetKeyIndex(ImGuiKey_RightArrow);
   if (key == "up") return ImGui::GetKeyIndex(ImGuiKey_UpArrow);
   if (key == "down") return ImGui::GetKeyIndex(ImGuiKey_DownArrow);
+  if (key == "pageup") return ImGui::GetKeyIndex(ImGuiKey_PageUp);
+  if (key == "pagedown") return ImGui::GetKeyIndex(ImGuiKey_PageDown);
+  if (key == "home") return ImGui::GetKeyIndex(ImGuiKey_Home);
+  if (key == "end") return ImGui::GetKeyIndex(ImGuiKey_End);
+  if (key == "space") return ImGui::GetKeyIndex(ImGuiKey_Space);
+  if (key == "n" || key == "shift+n") return 'N';  // GLFW_KEY_N
+  if (key == "lbracket") return '[';               // GLFW_KEY_LEFT_BRACKET
+  if (key == "rbracket") return ']';               // GLFW_KEY_RIGHT_BRACKET
   return 'F';  // GLFW_KEY_F
 }
 
@@ -20,6 +29,7 @@ void ScriptedInput::apply(int frame) {
   ImGuiIO& io = ImGui::GetIO();
   for (int k : keys_released_next_) io.KeysDown[k] = false;
   keys_released_next_.clear();
+  io.KeyShift = false;
   float wheel = 0;
   for (const InputEvent& e : events_) {
     if (e.frame != frame) continue;
@@ -33,6 +43,7 @@ void ScriptedInput::apply(int frame) {
         if (k >= 0 && k < IM_ARRAYSIZE(io.KeysDown)) {
           io.KeysDown[k] = true;
           keys_released_next_.push_back(k);
+          if (e.key.rfind("shift+", 0) == 0) io.KeyShift = true;
         }
         break;
       }

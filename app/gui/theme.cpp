@@ -1,5 +1,6 @@
 #include "app/gui/theme.h"
 
+#include <cmath>
 #include <filesystem>
 
 namespace ts {
@@ -71,8 +72,10 @@ GuiFonts load_fonts(float size_px) {
   ImGuiIO& io = ImGui::GetIO();
   g_fonts.ui = load_font("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", size_px);
   g_fonts.mono = load_font("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", size_px - 1);
+  g_fonts.large = load_font("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", std::round(size_px * 1.45f));
   if (!g_fonts.ui) g_fonts.ui = io.Fonts->AddFontDefault();
   if (!g_fonts.mono) g_fonts.mono = g_fonts.ui;
+  if (!g_fonts.large) g_fonts.large = g_fonts.ui;
   io.FontDefault = g_fonts.ui;
   return g_fonts;
 }

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include <imgui_internal.h>  // ErrorCheckEndFrameRecover
 
 #include "app/gui/gl_api.h"
-#include "app/gui/demo_window.h"
 #include "app/gui/error_log.h"
 #include "app/gui/error_panel.h"
 #include "app/gui/frame_stats.h"
@@ -19,61 +19,13 @@
 #include "app/gui/screenshot.h"
 #include "app/gui/scripted_input.h"
 #include "app/gui/theme.h"
+#include "app/gui/viewer_window.h"
 #include "app/model/png_file.h"
 
 namespace ts {
 namespace {
 
-struct ViewerState {
-  bool show_help = false;
-  bool quit = false;
-};
-
-void draw_menu_bar(ViewerState& state, DemoWindow& demo) {
-  if (!ImGui::BeginMainMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Export heatmaps as PNG...")) demo.open_export_dialog();
-    ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) state.quit = true;
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("View")) {
-    if (ImGui::MenuItem("Fit", "F")) demo.navigation().request_fit();
-    if (ImGui::MenuItem("Square cells", nullptr, &demo.navigation().square_cells)) demo.navigation().request_fit();
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Controls")) state.show_help = true;
-    ImGui::EndMenu();
-  }
-  ImGui::EndMainMenuBar();
-}
-
-void draw_help(ViewerState& state) {
-  if (state.show_help) ImGui::OpenPopup("Controls");
-  state.show_help = false;
-  if (ImGui::BeginPopupModal("Controls", nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) {
-    const char* rows[][2] = {{"Mouse wheel", "zoom around the cursor"},
-                             {"Drag (any button)", "pan"},
-                             {"Click", "pick a cell (outlined in every view)"},
-                             {"Arrow keys", "move the picked cell (Shift: by 8)"},
-                             {"F, double-click", "fit the arrays to the view"},
-                             {"Black / white point", "drag the fields; Autofit fits the finite values"}};
-    if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg)) {
-      for (const auto& r : rows) {
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(r[0]);
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", r[1]);
-      }
-      ImGui::EndTable();
-    }
-    if (ImGui::Button("Close", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
-    ImGui::EndPopup();
-  }
-}
-
-void draw_status_bar(const GuiWindow& window, const DemoWindow& demo, double last_frame_ms, float height) {
+void draw_status_bar(const GuiWindow& window, const ViewerWindow& viewer, double last_frame_ms, float height) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - height));
   ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, height));
@@ -83,15 +35,24 @@ void draw_status_bar(const GuiWindow& window, const DemoWindow& demo, double las
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoInputs;
   if (ImGui::Begin("##status", nullptr, flags)) {
-    const auto layouts = demo.layouts();
-    const HeatmapViewLayout& l = layouts.front();
-    ImGui::TextDisabled("%s   |   GL max texture %d, %zu tile%s of <= %d per view   |   %.1f ms/frame",
-                        window.gl_renderer().c_str(), window.max_texture_size(), l.tiles, l.tiles == 1 ? "" : "s",
-                        l.tile_side, last_frame_ms);
+    ImGui::TextDisabled("%s", viewer.status_text().c_str());
+    char right[256];
+    std::snprintf(right, sizeof right, "%s   |   GL max texture %d   |   %.1f ms/frame   |   Help: keys",
+                  window.gl_renderer().c_str(), window.max_texture_size(), last_frame_ms);
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize(right).x));
+    ImGui::TextDisabled("%s", right);
   }
   ImGui::End();
   ImGui::PopStyleColor();
   ImGui::PopStyleVar();
+}
+
+// CPU time of the whole process (all threads: with Mesa's llvmpipe the rasteriser's too),
+// which machine load inflates less than wall time.
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
 }  // namespace
@@ -123,45 +84,59 @@ int run_viewer(const GuiOptions& o) {
   }
 
   ErrorLog errors;
-  DemoWindow demo(o);
-  ViewerState state;
+  std::unique_ptr<ViewerWindow> viewer;
+  try {
+    viewer = std::make_unique<ViewerWindow>(o, errors);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tilescope-gui: %s\n", e.what());
+    return 2;
+  }
   FrameStats stats;
   int exit_code = 0;
-  double last_ms = 0;
+  double last_ms = 0, last_frame_s = 1.0 / 60;
+  std::string title;
   using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
 
-  // CPU time of the whole process (all threads: with Mesa's llvmpipe the rasteriser's too),
-  // which machine load inflates less than wall time.
-  const auto process_cpu_ms = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
-  };
-
-  for (int frame = 0; !window->should_close() && !state.quit; ++frame) {
-    if (!o.headless_run()) window->wait_if_idle();  // headless runs render every frame
+  // `counted`: frames that count toward --frames; a headless run does not count the frames
+  // spent waiting for the run to open (and the scripted input starts after them).
+  for (int counted = 0; !window->should_close() && !viewer->quit_requested();) {
+    const bool waiting = o.headless_run() && viewer->busy();
+    if (!o.headless_run()) {
+      if (viewer->animating()) window->request_redraw();  // progress bar, playback
+      window->wait_if_idle();
+    } else if (waiting) {
+      if (std::chrono::duration<double>(clock::now() - started).count() > o.job_timeout_s) {
+        std::fprintf(stderr, "tilescope-gui: gave up waiting for the run after %.0f s (--job-timeout)\n", o.job_timeout_s);
+        return 4;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the worker needs the cores
+    }
     const auto t0 = clock::now();
     const double cpu0 = process_cpu_ms();
-    window->begin_frame(scripted ? std::function<void()>([&] { scripted->apply(frame); }) : std::function<void()>());
+    const int frame = counted;
+    window->begin_frame(scripted && !waiting ? std::function<void()>([&] { scripted->apply(frame); })
+                                             : std::function<void()>());
     renderer->begin_frame();
-    if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) state.quit = true;
+    const std::vector<std::string> dropped = window->take_dropped_paths();
+    if (!dropped.empty()) viewer->drop(dropped);
 
     const auto t_ui = clock::now();
     const float status_h = ImGui::GetTextLineHeight() + 8;
     const bool finished = guarded(errors, "viewer", [&] {
-      draw_menu_bar(state, demo);
       const ImGuiViewport* vp = ImGui::GetMainViewport();
-      demo.draw(*renderer, errors, vp->WorkPos, ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h));
-      draw_status_bar(*window, demo, last_ms, status_h);
-      draw_help(state);
+      viewer->draw(*renderer, vp->WorkPos, ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h), last_frame_s);
+      draw_status_bar(*window, *viewer, last_ms, status_h);
     });
     if (!finished) ImGui::ErrorCheckEndFrameRecover(nullptr);  // close whatever the throw left open
     draw_error_panel(errors, status_h);
     const auto t_render = clock::now();
-    window->end_frame(ImGui::GetStyleColorVec4(ImGuiCol_WindowBg));  // the demo window draws no background
+    window->end_frame(ImGui::GetStyleColorVec4(ImGuiCol_WindowBg));  // the panels draw no background
     const auto t_rendered = clock::now();
+    if (const std::string t = viewer->title(); t != title) window->set_title(title = t);
 
-    const bool last = o.frames > 0 && frame + 1 >= o.frames;
+    const bool counts = !(o.headless_run() && viewer->busy()) && !waiting;
+    const bool last = counts && o.frames > 0 && counted + 1 >= o.frames;
     if (last && o.screenshot) {
       try {
         write_png_file(*o.screenshot, read_back_buffer(window->framebuffer_width(), window->framebuffer_height()));
@@ -173,7 +148,7 @@ int run_viewer(const GuiOptions& o) {
     if (last && o.layout_json) {
       try {
         const ImVec2 s = ImGui::GetIO().DisplayFramebufferScale;
-        write_layout_json(*o.layout_json, demo.layouts(), s.x, s.y);
+        write_layout_json(*o.layout_json, viewer->layouts(), s.x, s.y, viewer->marks(), viewer->layout_extra());
       } catch (const std::exception& e) {
         std::fprintf(stderr, "tilescope-gui: layout: %s\n", e.what());
         exit_code = 2;
@@ -184,21 +159,29 @@ int run_viewer(const GuiOptions& o) {
     const auto t1 = clock::now();
     const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     last_ms = ms(t0, t1);
-    stats.add(last_ms);
-    stats.add_part("events", ms(t0, t_ui));            // input, ImGui frame start
-    stats.add_part("ui", ms(t_ui, t_render));          // building the widgets
-    stats.add_part("render", ms(t_render, t_rendered));  // GL commands (and the driver's work)
-    stats.add_part("present", ms(t_present, t1));      // swap: the rasteriser finishing, the copy out
-    stats.add_part("process_cpu", process_cpu_ms() - cpu0);
+    last_frame_s = std::min(0.25, std::chrono::duration<double>(t1 - t0).count());
+    if (counts) {
+      stats.add(last_ms);
+      stats.add_part("events", ms(t0, t_ui));            // input, ImGui frame start
+      stats.add_part("ui", ms(t_ui, t_render));          // building the widgets
+      stats.add_part("render", ms(t_render, t_rendered));  // GL commands (and the driver's work)
+      stats.add_part("present", ms(t_present, t1));      // swap: the rasteriser finishing, the copy out
+      stats.add_part("process_cpu", process_cpu_ms() - cpu0);
+      ++counted;
+    }
     if (last) break;
   }
 
   if (o.frame_stats) {
     try {
+      const std::string what = o.run ? o.run->filename().string()
+                               : o.synthetic ? "synthetic " + std::to_string(o.synthetic_rows) + "x" +
+                                                   std::to_string(o.synthetic_cols)
+                                             : std::string(o.demo ? "demo" : "none");
       stats.write_json(*o.frame_stats, {{"renderer", window->gl_renderer()},
                                         {"window", std::to_string(o.width) + "x" + std::to_string(o.height)},
-                                        {"demo_size", std::to_string(o.demo_rows) + "x" + std::to_string(o.demo_cols)},
-                                        {"views", "3"},
+                                        {"shown", what},
+                                        {"panel", std::string(to_string(o.panel.value_or(GuiPanel::both)))},
                                         {"animate", o.animate ? "yes" : "no"},
                                         {"heatmap_renders", std::to_string(renderer->renders())}});
       const FrameSummary s = stats.summary();

@@ -43,9 +43,22 @@ inline Shot screenshot(const TempDir& dir, const std::string& name, uint64_t see
                 std::vector<std::string> extra = {}) {
   const auto png = dir.path() / (name + ".png"), json = dir.path() / (name + ".json");
   std::vector<std::string> args = {"--screenshot", png.string(), "--layout-json", json.string(), "--size", "1400x860",
-                                   "--demo-seed", std::to_string(seed), "--demo-size", size};
+                                   "--synthetic-seed", std::to_string(seed), "--synthetic", size};
   args.insert(args.end(), extra.begin(), extra.end());
   const ProcessResult r = run_gui(args);
+  if (r.exit_code != 0) throw std::runtime_error("tilescope-gui failed (" + std::to_string(r.exit_code) + "): " + r.output);
+  return {load_png(png), load_json(json)};
+}
+
+// Runs the viewer with `args` (a run to open, --select, --panel...) in screenshot mode, its
+// recent-files list kept in `dir`, and returns its screenshot and layout.
+inline Shot run_screenshot(const TempDir& dir, const std::string& name, std::vector<std::string> args,
+                           const std::string& size = "1600x1000") {
+  const auto png = dir.path() / (name + ".png"), json = dir.path() / (name + ".json");
+  std::vector<std::string> all = {"--screenshot", png.string(), "--layout-json", json.string(), "--size", size,
+                                  "--recent-store", (dir.path() / "recent.json").string()};
+  all.insert(all.end(), args.begin(), args.end());
+  const ProcessResult r = run_gui(all);
   if (r.exit_code != 0) throw std::runtime_error("tilescope-gui failed (" + std::to_string(r.exit_code) + "): " + r.output);
   return {load_png(png), load_json(json)};
 }

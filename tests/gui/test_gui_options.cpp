@@ -1,6 +1,8 @@
 // The viewer's command line: values, defaults, and usage errors that name the option.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "app/gui/gui_options.h"
 
 namespace ts {
@@ -20,8 +22,8 @@ TEST(GuiOptions, DefaultsRunInteractively) {
 }
 
 TEST(GuiOptions, ScreenshotModeRendersThreeFramesUnlessTold) {
-  GuiOptionsResult r = parse({"--screenshot", "a.png", "--size", "800x600", "--demo-size", "8192x128",
-                              "--demo-seed", "42", "--max-tile", "7", "--pick", "3,4", "--values-scale", "signed-log",
+  GuiOptionsResult r = parse({"--screenshot", "a.png", "--size", "800x600", "--synthetic", "8192x128",
+                              "--synthetic-seed", "42", "--max-tile", "7", "--pick", "3,4", "--values-scale", "signed-log",
                               "--values-colormap", "gray", "--no-vsync"});
   ASSERT_TRUE(r.options) << r.output;
   const GuiOptions& o = *r.options;
@@ -30,16 +32,41 @@ TEST(GuiOptions, ScreenshotModeRendersThreeFramesUnlessTold) {
   EXPECT_TRUE(o.headless_run());
   EXPECT_EQ(o.width, 800);
   EXPECT_EQ(o.height, 600);
-  EXPECT_EQ(o.demo_rows, 8192);
-  EXPECT_EQ(o.demo_cols, 128);
-  EXPECT_EQ(o.demo_seed, 42u);
+  EXPECT_EQ(o.synthetic_rows, 8192);
+  EXPECT_EQ(o.synthetic_cols, 128);
+  EXPECT_EQ(o.synthetic_seed, 42u);
   EXPECT_EQ(o.max_tile, 7);
   EXPECT_EQ(o.pick, (CellIndex{3, 4}));
   EXPECT_EQ(o.values_scale, "signed-log");
   EXPECT_EQ(o.values_colormap, ColormapId::gray);
   EXPECT_FALSE(o.vsync);
+  EXPECT_TRUE(o.synthetic);
   r = parse({"--screenshot", "a.png", "--frames", "10"});
   EXPECT_EQ(r.options->frames, 10);
+  EXPECT_FALSE(r.options->synthetic);
+}
+
+TEST(GuiOptions, ARunItsComparisonAndWhatToShow) {
+  GuiOptionsResult r = parse({"a.trace.safetensors", "--against", "b.trace.safetensors", "--select", "event:12",
+                              "--panel", "detail", "--recent-store", "/tmp/r.json", "--job-timeout", "30"});
+  ASSERT_TRUE(r.options) << r.output;
+  EXPECT_EQ(r.options->run, std::filesystem::path("a.trace.safetensors"));
+  EXPECT_EQ(r.options->against, std::filesystem::path("b.trace.safetensors"));
+  EXPECT_EQ(r.options->select, "event:12");
+  EXPECT_EQ(r.options->panel, GuiPanel::detail);
+  EXPECT_EQ(r.options->recent_store, std::filesystem::path("/tmp/r.json"));
+  EXPECT_EQ(r.options->job_timeout_s, 30);
+  EXPECT_FALSE(r.options->demo);
+  r = parse({"--demo", "--select", "first-divergence"});
+  ASSERT_TRUE(r.options) << r.output;
+  EXPECT_TRUE(r.options->demo);
+  EXPECT_FALSE(r.options->run.has_value());
+  EXPECT_FALSE(r.options->panel.has_value()) << "chosen by what is open";
+  for (const char* p : {"both", "overview", "detail", "launch", "ab", "synthetic"}) {
+    r = parse({"--panel", p});
+    ASSERT_TRUE(r.options) << p;
+    EXPECT_EQ(to_string(*r.options->panel), p);
+  }
 }
 
 TEST(GuiOptions, UsageErrorsNameTheOption) {
@@ -47,13 +74,20 @@ TEST(GuiOptions, UsageErrorsNameTheOption) {
       {{"--size", "800"}, "--size"},
       {{"--size", "10x10"}, "--size"},
       {{"--size", "800x600x2"}, "--size"},
-      {{"--demo-size", "0x5"}, "--demo-size"},
-      {{"--demo-size", "100000x100000"}, "--demo-size"},
+      {{"--synthetic", "0x5"}, "--synthetic"},
+      {{"--synthetic", "100000x100000"}, "--synthetic"},
       {{"--pick", "-1,2"}, "--pick"},
       {{"--pick", "1;2"}, "--pick"},
       {{"--values-colormap", "jet"}, "jet"},
       {{"--values-scale", "cubic"}, "--values-scale"},
       {{"--frames", "0"}, "--frames"},
+      {{"--select", "divergence"}, "--select"},
+      {{"--select", "event:x"}, "event:x"},
+      {{"--panel", "everything"}, "--panel"},
+      {{"--against", "b.trace.safetensors"}, "--against"},
+      {{"a.trace.safetensors", "--demo"}, "--demo"},
+      {{"--demo", "--synthetic", "4x4"}, "--synthetic"},
+      {{"a", "b", "c"}, "c"},
       {{"--no-such-option"}, "--no-such-option"},
   };
   for (const auto& [args, mention] : bad) {
@@ -68,7 +102,8 @@ TEST(GuiOptions, HelpListsTheHeadlessModes) {
   const GuiOptionsResult r = parse({"--help"});
   EXPECT_FALSE(r.options);
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* opt : {"--screenshot", "--frames", "--size", "--frame-stats"})
+  for (const char* opt : {"--screenshot", "--frames", "--size", "--frame-stats", "--select", "--panel", "--demo",
+                          "--against", "Shift+N"})
     EXPECT_NE(r.output.find(opt), std::string::npos) << opt;
 }
 

@@ -1,0 +1,266 @@
+#include "app/gui/detail_panel.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include <imgui.h>
+
+#include "app/gui/color_bar.h"
+#include "app/gui/heatmap_controls.h"
+#include "app/gui/heatmap_readout.h"
+#include "app/gui/imgui_scopes.h"
+#include "app/gui/stepping_bar.h"
+#include "app/gui/theme.h"
+#include "app/gui/value_format.h"
+#include "app/model/analysis/symptoms.h"
+
+namespace ts {
+namespace {
+
+std::string convention_name(Convention c) { return c == Convention::normalized ? "normalised" : "unnormalised"; }
+
+}  // namespace
+
+DetailPanel::DetailPanel(const GuiOptions& o) {
+  values_display_.colormap = o.values_colormap.value_or(ColormapId::ember);
+  values_display_.scale.log = o.values_scale == "log" || o.values_scale == "signed-log";
+  values_display_.scale.symmetric = o.values_scale == "symmetric" || o.values_scale == "signed-log";
+  values_display_.scale.log_floor = 1e-3f;
+  reference_display_ = values_display_;
+  diff_display_.colormap = ColormapId::diverging;
+  diff_display_.scale.symmetric = true;
+  diff_display_.scale.log_floor = 1e-7f;
+  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = {"query row", "head-dim column", 0, 0};
+  max_tile_ = o.max_tile;
+  initial_pick_ = o.pick;
+  animate_ = o.animate;
+  inject_errors_ = o.inject_errors;
+}
+
+std::vector<HeatmapViewLayout> DetailPanel::layouts() const {
+  if (!trace_grid_) return {};
+  return {trace_.layout(), reference_.layout(), diff_.layout()};
+}
+
+std::vector<ExportableHeatmap> DetailPanel::exportables() const {
+  if (!trace_grid_) return {};
+  const std::string what = normalised ? "O/l" : "O";
+  const HeatmapDisplay& ref_display = link_ranges_ ? values_display_ : reference_display_;
+  return {exportable("detail_trace", trace_, trace_grid_, values_display_, title_ + "  trace " + what),
+          exportable("detail_reference", reference_, reference_grid_, ref_display, title_ + "  reference " + what),
+          exportable("detail_diff", diff_, diff_grid_, diff_display_, title_ + "  trace - reference")};
+}
+
+void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
+  const std::optional<size_t> sel = s.selected();
+  const RunView* run = s.has_run() ? &s.view() : nullptr;
+  if (sel == shown_event_ && run == shown_run_ && normalised == shown_normalised_) return;
+  shown_event_ = sel;
+  shown_run_ = run;
+  shown_normalised_ = normalised;
+  error_.clear();
+  if (!run || !sel) {
+    trace_grid_ = reference_grid_ = diff_grid_ = nullptr;
+    for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->set_data(nullptr);
+    return;
+  }
+  const EventComparison* cmp = nullptr;
+  const bool ok = guarded(errors, "compare the selected event", [&] { cmp = &s.comparison(); });
+  if (!ok || !cmp) {
+    error_ = errors.entries().empty() ? "cannot compare this event" : errors.entries().back().message;
+    trace_grid_ = reference_grid_ = diff_grid_ = nullptr;
+    for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->set_data(nullptr);
+    return;
+  }
+  const Tiling& t = run->tiling;
+  title_ = describe_event(cmp->key, cmp->kv, t);
+  first_row_ = static_cast<int64_t>(cmp->key.q_tile) * t.block_m;
+  rows_ = cmp->rows;
+  passes_ = cmp->passes;
+  worst_ratio_ = cmp->worst_ratio;
+  convention_ = "stored " + convention_name(cmp->trace_convention) + ", reference " +
+                convention_name(cmp->reference_convention) + ", compared " +
+                convention_name(cmp->compared_convention);
+  trace_grid_ = std::make_shared<FloatGrid>(normalised ? cmp->o_norm_trace : cmp->o_trace);
+  reference_grid_ = std::make_shared<FloatGrid>(normalised ? cmp->o_norm_reference : cmp->o_reference);
+  diff_grid_ = std::make_shared<FloatGrid>(normalised ? cmp->o_norm_diff : cmp->o_diff);
+  trace_.set_data(trace_grid_, max_tile_);
+  reference_.set_data(reference_grid_, max_tile_);
+  diff_.set_data(diff_grid_, max_tile_);
+  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes.first_row = first_row_;
+  if (initial_pick_) {
+    nav_.picked = CellIndex{std::min<int64_t>(initial_pick_->row, cmp->rows - 1),
+                            std::min<int64_t>(initial_pick_->col, cmp->head_dim - 1)};
+    initial_pick_.reset();
+  } else if (!nav_.picked) {
+    // Nothing picked yet: the worst cell (NaN first), so the readout shows where it is wrong.
+    size_t worst = 0;
+    float worst_abs = -1;
+    for (size_t i = 0; i < diff_grid_->values.size(); ++i) {
+      const float v = diff_grid_->values[i];
+      const float a = std::isnan(v) ? INFINITY : std::abs(v);
+      if (a > worst_abs) worst_abs = a, worst = i;
+    }
+    nav_.picked = CellIndex{static_cast<int64_t>(worst) / cmp->head_dim, static_cast<int64_t>(worst) % cmp->head_dim};
+  }
+  // Ranges follow the data unless the user set them (Auto off).
+  const std::array<FloatGridView, 2> values = {trace_grid_->view(), reference_grid_->view()};
+  if (values_display_.auto_range) values_display_.fit(values);
+  const std::array<FloatGridView, 1> ref = {reference_grid_->view()};
+  if (reference_display_.auto_range) reference_display_.fit(ref);
+  const std::array<FloatGridView, 1> diff = {diff_grid_->view()};
+  if (diff_display_.auto_range) diff_display_.fit(diff);
+
+  const bool norm_m = cmp->compared_convention == Convention::normalized;
+  m_trace_ = {norm_m ? "trace LSE" : "trace m", cmp->m_trace};
+  m_reference_ = {"reference", cmp->m_reference};
+  l_trace_ = {"trace l", cmp->l_trace};
+  l_reference_ = {"reference", cmp->l_reference};
+  std::vector<float> err = s.report().error_by_query(static_cast<Stage>(cmp->key.stage), cmp->key.batch, cmp->key.head);
+  if (err.empty()) {  // the stage has no grid (e.g. a filtered trace): this event's rows only
+    for (const RowVerdict& v : cmp->row_verdicts) err.push_back(v.ratio);
+    error_by_query_ = {"this event's rows", std::move(err)};
+  } else {
+    error_by_query_ = {std::string(stage_name(cmp->key.stage)) + ", all queries", std::move(err)};
+  }
+}
+
+void DetailPanel::draw_header(ViewerSession& s) {
+  (void)s;
+  if (!trace_grid_) return;
+  ImGui::AlignTextToFramePadding();
+  const ImU32 badge = passes_ ? theme::kPass : theme::kFail;
+  const std::string verdict = passes_ ? "PASS" : "FAIL";
+  ImGui::PushStyleColor(ImGuiCol_Text, badge);
+  ImGui::TextUnformatted(verdict.c_str());
+  ImGui::PopStyleColor();
+  ImGui::SameLine();
+  ImGui::TextUnformatted(title_.c_str());
+  ImGui::SameLine(0, 16);
+  if (std::isinf(worst_ratio_)) ImGui::TextDisabled("worst error: NaN or infinite");
+  else ImGui::TextDisabled("worst error %s x tolerance", format_short(worst_ratio_).c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", convention_.c_str());
+}
+
+void DetailPanel::draw_toolbar() {
+  int mode = normalised ? 0 : 1;
+  if (ImGui::RadioButton("O / l", &mode, 0)) normalised = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The attention output so far: O divided by the row's sum l");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("raw O", &mode, 1)) normalised = false;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("O as the stage stores it (unnormalised: sum exp(s - m) v)");
+  ImGui::SameLine(0, 18);
+  if (ImGui::Button("Fit")) nav_.request_fit();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Whole arrays in view (F, or double-click an image)");
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Square cells", &nav_.square_cells)) nav_.request_fit();
+  ImGui::SameLine();
+  if (ImGui::Checkbox("Link ranges", &link_ranges_) && !link_ranges_) reference_display_ = values_display_;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Trace and reference share one colour range, so equal values look equal");
+}
+
+void DetailPanel::draw_views(HeatmapRenderer& renderer, float view_h) {
+  if (!trace_grid_) return;
+  const std::array<FloatGridView, 2> values = {trace_grid_->view(), reference_grid_->view()};
+  const std::array<FloatGridView, 1> ref = {reference_grid_->view()};
+  const std::array<FloatGridView, 1> diffs = {diff_grid_->view()};
+  const float controls_h = 2 * ImGui::GetFrameHeightWithSpacing();
+  if (!ImGui::BeginTable("##views", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) return;
+  const HeatmapDisplay& ref_display = link_ranges_ ? values_display_ : reference_display_;
+  for (int c = 0; c < 3; ++c) {
+    ImGui::TableNextColumn();
+    const float width = ImGui::GetContentRegionAvail().x;
+    const float y0 = ImGui::GetCursorPosY();
+    const ImGuiIdScope column_id(c);
+    if (c == 1 && !inject_errors_.empty()) {  // mid-table, mid-ID-stack: the worst place
+      const std::string message = inject_errors_.front();
+      inject_errors_.erase(inject_errors_.begin());
+      throw std::runtime_error(message);
+    }
+    if (c == 0) {
+      draw_heatmap_controls("values", values_display_, values, width);
+    } else if (c == 1) {
+      if (link_ranges_) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("Colour range shared with the trace");
+      } else {
+        draw_heatmap_controls("reference", reference_display_, ref, width);
+      }
+    } else {
+      draw_heatmap_controls("diff", diff_display_, diffs, width);
+    }
+    ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), y0 + controls_h));
+    HeatmapView& view = c == 0 ? trace_ : c == 1 ? reference_ : diff_;
+    const HeatmapDisplay& display = c == 0 ? values_display_ : c == 1 ? ref_display : diff_display_;
+    view.draw(renderer, nav_, display, ImVec2(width, view_h));
+    ImGui::Spacing();
+    const float bar_indent = view.layout().image_min_x - ImGui::GetCursorScreenPos().x;
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + bar_indent);
+    draw_color_bar(renderer.colormaps(), display, view.stats(), width - bar_indent - 4);
+  }
+  ImGui::EndTable();
+}
+
+void DetailPanel::draw_curves(ViewerSession& s, float height) {
+  (void)s;
+  if (!trace_grid_ || height < 60) return;
+  if (!ImGui::BeginTable("##curves", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) return;
+  CurvePlotOptions rows;
+  rows.first_x = static_cast<double>(first_row_);
+  ImGui::TableNextColumn();
+  const ImU32 reference_color = (theme::kReferenceCurve & 0x00FFFFFFu) | (170u << IM_COL32_A_SHIFT);
+  const PlotSeries m[] = {{&m_trace_, theme::kTraceCurve, 1.5f}, {&m_reference_, reference_color, 4.0f}};
+  draw_curve_plot("m", m_trace_.name == "trace LSE" ? "LSE" : "m (running max)", m, rows,
+                  ImVec2(ImGui::GetContentRegionAvail().x, height));
+  ImGui::TableNextColumn();
+  const PlotSeries l[] = {{&l_trace_, theme::kTraceCurve, 1.5f}, {&l_reference_, reference_color, 4.0f}};
+  draw_curve_plot("l", "l (running sum)", l, rows, ImVec2(ImGui::GetContentRegionAvail().x, height));
+  ImGui::TableNextColumn();
+  CurvePlotOptions err;
+  err.x_label = "query index";
+  err.log_y = true;
+  err.hlines = {{1.0, "tolerance"}};
+  const bool whole_run = error_by_query_.y.size() != static_cast<size_t>(rows_);
+  err.first_x = whole_run ? 0.0 : static_cast<double>(first_row_);
+  if (whole_run) err.band = {{static_cast<double>(first_row_), static_cast<double>(first_row_ + rows_ - 1)}};
+  const PlotSeries e[] = {{&error_by_query_, theme::kFail}};
+  draw_curve_plot("err", "error / tolerance", e, err, ImVec2(ImGui::GetContentRegionAvail().x, height));
+  ImGui::EndTable();
+}
+
+void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors, Playback& playback, ImVec2 size) {
+  update(s, errors);
+  const ImVec2 start = ImGui::GetCursorPos();
+  draw_stepping_bar(s, playback, size.x);
+  update(s, errors);  // the bar may have moved the selection
+  if (!s.has_run()) return;
+  draw_header(s);
+  if (!trace_grid_) {
+    ImGui::TextColored(ImVec4(0.94f, 0.35f, 0.35f, 1), "%s", error_.empty() ? "No event selected." : error_.c_str());
+    return;
+  }
+  draw_toolbar();
+  update(s, errors);  // the toolbar may have switched O/l and raw O
+  nav_.begin_frame();
+  if (animate_ && nav_.rows > 0)
+    nav_.zoom((animate_frame_++ / 60) % 2 == 0 ? 0.125 : -0.125, nav_.view_w / 2, nav_.view_h / 2);
+
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float used = ImGui::GetCursorPosY() - start.y;
+  const float controls_h = 2 * ImGui::GetFrameHeightWithSpacing();
+  const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
+  const float readout_h = 3 * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 8;
+  const float rest = size.y - used - controls_h - bar_h - readout_h - 5 * style.ItemSpacing.y;
+  const float curves_h = std::clamp(rest * 0.34f, 110.0f, 240.0f);
+  const float view_h = std::max(120.0f, rest - curves_h);
+  draw_views(renderer, view_h);
+  handle_heatmap_keys(nav_);
+  const std::array<const HeatmapView*, 3> views = {&trace_, &reference_, &diff_};
+  draw_cell_readout(nav_, views);
+  ImGui::Spacing();
+  draw_curves(s, std::max(0.0f, size.y - (ImGui::GetCursorPosY() - start.y) - style.ItemSpacing.y));
+}
+
+}  // namespace ts

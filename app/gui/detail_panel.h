@@ -1,0 +1,71 @@
+// The detail panel: the selected event beside its float64 reference. Three linked heatmaps —
+// trace | reference | diff, rows x head_dim, O/l or raw O — sharing zoom, pan and the picked
+// cell, each with its colour controls and colour bar; the exact values under the cursor and at
+// the picked cell in all three; m and l over the query rows (trace vs reference) and the error
+// by query index of the event's stage, as curves. The stepping bar sits on top.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "app/gui/curve_plot.h"
+#include "app/gui/error_log.h"
+#include "app/gui/gui_options.h"
+#include "app/gui/heatmap_display.h"
+#include "app/gui/heatmap_export.h"
+#include "app/gui/heatmap_navigation.h"
+#include "app/gui/heatmap_renderer.h"
+#include "app/gui/heatmap_view.h"
+#include "app/model/viewer/viewer_session.h"
+
+namespace ts {
+
+class DetailPanel {
+ public:
+  explicit DetailPanel(const GuiOptions& options);
+
+  // Fills `size` at the cursor of the current window.
+  void draw(ViewerSession& session, HeatmapRenderer& renderer, ErrorLog& errors, Playback& playback, ImVec2 size);
+
+  std::vector<HeatmapViewLayout> layouts() const;
+  std::vector<ExportableHeatmap> exportables() const;
+  HeatmapNavigation& navigation() { return nav_; }
+
+  bool normalised = true;  // O/l (the attention output so far) or O as stored
+
+ private:
+  void update(ViewerSession& session, ErrorLog& errors);
+  void draw_header(ViewerSession& session);
+  void draw_toolbar();
+  void draw_views(HeatmapRenderer& renderer, float height);
+  void draw_curves(ViewerSession& session, float height);
+
+  // What the views show now; refreshed when the selection or `normalised` changes.
+  std::optional<size_t> shown_event_;
+  const RunView* shown_run_ = nullptr;
+  bool shown_normalised_ = true;
+  std::string title_;
+  std::shared_ptr<const FloatGrid> trace_grid_, reference_grid_, diff_grid_;
+  CurveSeries m_trace_, m_reference_, l_trace_, l_reference_, error_by_query_;
+  int64_t first_row_ = 0;
+  int32_t rows_ = 0;
+  bool passes_ = true;
+  float worst_ratio_ = 0;
+  std::string convention_;
+  std::string error_;  // why the selected event cannot be shown
+
+  HeatmapView trace_{"Trace"}, reference_{"Reference"}, diff_{"Diff (trace - reference)"};
+  HeatmapNavigation nav_;
+  HeatmapDisplay values_display_, reference_display_, diff_display_;
+  bool link_ranges_ = true;
+  int max_tile_ = 0;
+  std::optional<CellIndex> initial_pick_;
+  bool animate_ = false;
+  int animate_frame_ = 0;
+  std::vector<std::string> inject_errors_;
+};
+
+}  // namespace ts

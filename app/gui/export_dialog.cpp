@@ -1,0 +1,76 @@
+#include "app/gui/export_dialog.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+namespace ts {
+
+void ExportDialog::show(const std::filesystem::path& folder) {
+  show_requested_ = true;
+  folder_ = folder.string();
+}
+
+std::optional<ExportRequest> ExportDialog::draw(bool have_run) {
+  if (show_requested_) {
+    ImGui::OpenPopup("Export");
+    show_requested_ = false;
+  }
+  std::optional<ExportRequest> out;
+  ImGui::SetNextWindowSize(ImVec2(560, 0));
+  if (!ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_NoSavedSettings)) return out;
+  ImGui::TextWrapped("The heatmaps on screen (the detail's trace, reference and diff, the overview's grids, or the "
+                     "A/B views) with their colormaps and ranges as shown.");
+  ImGui::TextDisabled("Folder (created if missing)");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputText("##folder", &folder_);
+  ImGui::Checkbox("PNG (colour bar, axes, title)", &choice_.png);
+  ImGui::Checkbox(".npy arrays (float32; a mask beside masked grids)", &choice_.npy);
+  if (!have_run) ImGui::BeginDisabled();
+  ImGui::Checkbox("the analysis's evidence (report/: summary.json, error grids, first divergence)", &choice_.report);
+  if (!have_run) ImGui::EndDisabled();
+  ImGui::Spacing();
+  const bool any = choice_.png || choice_.npy || (choice_.report && have_run);
+  if (!any || folder_.empty()) ImGui::BeginDisabled();
+  if (ImGui::Button("Export", ImVec2(120, 0))) {
+    out = choice_;
+    out->folder = folder_;
+    out->report = out->report && have_run;
+    ImGui::CloseCurrentPopup();
+  }
+  if (!any || folder_.empty()) ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+  return out;
+}
+
+void SaveTraceDialog::show(const std::filesystem::path& suggestion) {
+  show_requested_ = true;
+  path_ = suggestion.string();
+}
+
+std::optional<std::filesystem::path> SaveTraceDialog::draw() {
+  if (show_requested_) {
+    ImGui::OpenPopup("Save trace as");
+    show_requested_ = false;
+  }
+  std::optional<std::filesystem::path> out;
+  ImGui::SetNextWindowSize(ImVec2(560, 0));
+  if (!ImGui::BeginPopupModal("Save trace as", nullptr, ImGuiWindowFlags_NoSavedSettings)) return out;
+  ImGui::TextWrapped("A self-contained trace (config, inputs, events, output), written to a temporary file and "
+                     "renamed into place.");
+  ImGui::SetNextItemWidth(-1);
+  const bool enter = ImGui::InputText("##path", &path_, ImGuiInputTextFlags_EnterReturnsTrue);
+  if (path_.empty()) ImGui::BeginDisabled();
+  if (ImGui::Button("Save", ImVec2(120, 0)) || (enter && !path_.empty())) {
+    out = std::filesystem::path(path_);
+    ImGui::CloseCurrentPopup();
+  }
+  if (path_.empty()) ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+  return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,268 @@
+#include "app/gui/launch_panel.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include <imgui_stdlib.h>
+
+#include "app/gui/theme.h"
+#include "app/model/analysis/event_identity.h"
+#include "kernels/launcher.h"
+
+namespace ts {
+namespace {
+
+// A label in the table's first column, red when the form's problem is this field.
+void label(const char* text, const std::string& bad, const char* field = nullptr) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::AlignTextToFramePadding();
+  const bool wrong = field && bad == field;
+  if (wrong) ImGui::TextColored(ImColor(theme::kError), "%s", text);
+  else ImGui::TextUnformatted(text);
+  ImGui::TableNextColumn();
+  ImGui::SetNextItemWidth(-1);
+}
+
+void hint(const char* text) {
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+}
+
+template <class Enum, size_t N>
+bool enum_combo(const char* id, Enum& value, const std::array<std::pair<Enum, const char*>, N>& items) {
+  const char* current = "?";
+  for (const auto& [v, name] : items)
+    if (v == value) current = name;
+  bool changed = false;
+  if (ImGui::BeginCombo(id, current)) {
+    for (const auto& [v, name] : items)
+      if (ImGui::Selectable(name, v == value)) value = v, changed = true;
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+bool begin_form_table(const char* id) {
+  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return false;
+  ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("perturbation seed").x + 14);
+  ImGui::TableSetupColumn("field", ImGuiTableColumnFlags_WidthStretch);
+  return true;
+}
+
+void section(const char* title) {
+  ImGui::Spacing();
+  ImGui::TextColored(ImColor(theme::kAccent), "%s", title);
+  ImGui::Separator();
+}
+
+}  // namespace
+
+void LaunchPanel::gpu_line() {
+  if (!gpu_) {
+    std::string why;
+    const bool ok = gpu_available(&why);
+    gpu_ = {ok, why};
+  }
+  if (gpu_->first) ImGui::TextColored(ImColor(theme::kPass), "GPU: available");
+  else ImGui::TextColored(ImColor(theme::kWarn), "GPU: not available (%s); the cpu backend runs the same kernel source",
+                          gpu_->second.c_str());
+}
+
+void LaunchPanel::draw_kernel_fields(const std::string& bad) {
+  section("Kernel");
+  if (!begin_form_table("##kernel")) return;
+  LaunchForm& f = form;
+  label("kernel", bad, launch_field::kernel);
+  if (enum_combo("##kernel", f.config.kernel,
+                 std::array{std::pair{KernelKind::fa1, "fa1 (one pass, online softmax)"},
+                            std::pair{KernelKind::splitk, "splitk (partial pass + log-sum-exp reduce)"}})) {
+    bool applies = false;
+    for (const FaultInfo& fi : faults_for(f.config.kernel)) applies |= fi.fault == f.config.fault;
+    if (!applies) f.config.fault = Fault::none;
+    if (f.config.kernel == KernelKind::fa1) f.config.num_splits = 0;
+    const uint32_t stages = kernel_stage_mask(f.config.kernel);
+    f.stage_mask = stages;
+  }
+  label("fault", bad, launch_field::fault);
+  const FaultInfo& current = fault_info(f.config.fault);
+  if (ImGui::BeginCombo("##fault", std::string(current.name).c_str())) {
+    for (const FaultInfo& fi : faults_for(f.config.kernel)) {
+      if (ImGui::Selectable(std::string(fi.name).c_str(), fi.fault == f.config.fault)) f.config.fault = fi.fault;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(fi.description).c_str());
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", std::string(current.description).c_str());
+  ImGui::PopTextWrapPos();
+  label("backend", bad, launch_field::backend);
+  enum_combo("##backend", f.backend,
+             std::array{std::pair{Backend::auto_, "auto (GPU when present)"}, std::pair{Backend::cpu, "cpu (SIMT runtime)"},
+                        std::pair{Backend::gpu, "gpu"}});
+  gpu_line();
+  label("batch", bad, launch_field::batch);
+  ImGui::InputScalar("##batch", ImGuiDataType_S64, &f.config.batch);
+  label("heads", bad, launch_field::heads);
+  ImGui::InputScalar("##heads", ImGuiDataType_S64, &f.config.heads);
+  label("seq_q", bad, launch_field::seq_q);
+  ImGui::InputScalar("##seq_q", ImGuiDataType_S64, &f.config.seq_q);
+  hint("Query length");
+  label("seq_kv", bad, launch_field::seq_kv);
+  ImGui::InputScalar("##seq_kv", ImGuiDataType_S64, &f.config.seq_kv);
+  hint("Key / value length");
+  label("head_dim", bad, launch_field::head_dim);
+  {
+    const std::string cur = std::to_string(f.config.head_dim);
+    if (ImGui::BeginCombo("##head_dim", cur.c_str())) {
+      for (int d : kSupportedHeadDims)
+        if (ImGui::Selectable(std::to_string(d).c_str(), d == f.config.head_dim)) f.config.head_dim = d;
+      ImGui::EndCombo();
+    }
+  }
+  label("dtype", bad, launch_field::dtype);
+  enum_combo("##dtype", f.config.dtype,
+             std::array{std::pair{DType::f32, "fp32"}, std::pair{DType::f16, "fp16"}, std::pair{DType::bf16, "bf16"}});
+  label("causal", bad);
+  ImGui::Checkbox("##causal", &f.config.causal);
+  hint("Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q");
+  label("splits", bad, launch_field::splits);
+  if (f.config.kernel != KernelKind::splitk) ImGui::BeginDisabled();
+  ImGui::InputScalar("##splits", ImGuiDataType_S64, &f.config.num_splits);
+  if (f.config.kernel != KernelKind::splitk) ImGui::EndDisabled();
+  hint("Split-K splits; 0 = the heuristic's choice");
+  label("scale", bad, launch_field::scale);
+  ImGui::InputDouble("##scale", &f.config.softmax_scale, 0, 0, "%.6g");
+  hint("Softmax scale; 0 = 1/sqrt(head_dim)");
+  ImGui::EndTable();
+}
+
+void LaunchPanel::draw_input_fields(const std::string& bad) {
+  section("Inputs");
+  LaunchForm& f = form;
+  int source = f.inputs_from_files ? 1 : 0;
+  if (ImGui::RadioButton("seeded random", &source, 0)) f.inputs_from_files = false;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("Q / K / V files", &source, 1)) f.inputs_from_files = true;
+  if (!begin_form_table("##inputs")) return;
+  if (!f.inputs_from_files) {
+    label("seed", bad, launch_field::input_seed);
+    ImGui::InputText("##seed", &f.input_seed, ImGuiInputTextFlags_CharsDecimal);
+    label("distribution", bad);
+    enum_combo("##dist", f.distribution,
+               std::array{std::pair{InputDistribution::normal, "normal N(0, 1) x scale"},
+                          std::pair{InputDistribution::uniform, "uniform U[-1, 1) x scale"}});
+    label("input scale", bad, launch_field::input_scale);
+    ImGui::InputDouble("##iscale", &f.input_scale, 0, 0, "%.6g");
+    label("preset", bad);
+    enum_combo("##preset", f.preset,
+               std::array{std::pair{InputPreset::none, "none"},
+                          std::pair{InputPreset::large_logits, "large_logits (max subtraction matters)"},
+                          std::pair{InputPreset::all_equal_scores, "all_equal_scores (every score ties)"}});
+  } else {
+    label("Q file", bad, launch_field::input_files);
+    ImGui::InputTextWithHint("##q", ".npy / .safetensors, or one .safetensors with q, k, v", &f.q_file);
+    label("K file", bad, launch_field::input_files);
+    ImGui::InputTextWithHint("##k", "(empty when Q holds all three)", &f.k_file);
+    label("V file", bad, launch_field::input_files);
+    ImGui::InputTextWithHint("##v", "(empty when Q holds all three)", &f.v_file);
+  }
+  ImGui::EndTable();
+}
+
+void LaunchPanel::draw_trace_fields(const std::string& bad) {
+  section("Trace");
+  LaunchForm& f = form;
+  ImGui::Checkbox("record events", &f.trace_enabled);
+  hint("Off: the trace holds the inputs and the output only");
+  if (!begin_form_table("##trace")) return;
+  if (!f.trace_enabled) ImGui::BeginDisabled();
+  label("batch entries", bad, launch_field::trace_batch);
+  ImGui::InputTextWithHint("##tb", "all (or A:B, A:, :B, N)", &f.trace_batch);
+  label("heads", bad, launch_field::trace_heads);
+  ImGui::InputTextWithHint("##th", "all (or A:B, A:, :B, N)", &f.trace_heads);
+  label("query tiles", bad, launch_field::trace_q_tiles);
+  ImGui::InputTextWithHint("##tq", "all (or A:B, A:, :B, N)", &f.trace_q_tiles);
+  label("stages", bad, launch_field::trace_stages);
+  const uint32_t mask = kernel_stage_mask(f.config.kernel);
+  bool first = true;
+  for (int st = 0; st < kNumStages; ++st) {
+    if (!(mask & (1u << st))) continue;
+    if (!first) ImGui::SameLine();
+    first = false;
+    bool on = (f.stage_mask >> st) & 1u;
+    if (ImGui::Checkbox(kStageNames[st], &on)) f.stage_mask = on ? f.stage_mask | (1u << st) : f.stage_mask & ~(1u << st);
+  }
+  label("capacity", bad, launch_field::capacity);
+  ImGui::InputScalar("##cap", ImGuiDataType_S64, &f.capacity);
+  hint("Events the buffer holds; the rest are counted as dropped");
+  if (!f.trace_enabled) ImGui::EndDisabled();
+  ImGui::EndTable();
+  section("CPU backend");
+  if (!begin_form_table("##cpu")) return;
+  label("workers", bad, launch_field::cpu_workers);
+  ImGui::InputInt("##workers", &f.cpu_workers);
+  hint("SIMT worker threads; 0 = all cores, 1 = deterministic");
+  label("perturbation seed", bad, launch_field::perturb_seed);
+  ImGui::InputTextWithHint("##perturb", "off (a number: threads resume in a seeded random order)", &f.perturb_seed,
+                           ImGuiInputTextFlags_CharsDecimal);
+  ImGui::EndTable();
+  section("Save");
+  if (begin_form_table("##save")) {
+    label("save trace as", bad);
+    ImGui::InputTextWithHint("##save", "optional: run.trace.safetensors", &save_path);
+    ImGui::EndTable();
+  }
+}
+
+std::optional<CaptureRequest> LaunchPanel::draw(bool busy, const JobProgress::Snapshot& progress, bool& cancel,
+                                               ImVec2 size) {
+  std::optional<CaptureRequest> request;
+  const std::optional<LaunchFormError> problem = check_launch_form(form);
+  const std::string bad = problem ? problem->field() : std::string();
+  const float column_w = std::min(560.0f, (size.x - 30) / 2);
+  ImGui::BeginChild("##launch-left", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
+  draw_kernel_fields(bad);
+  ImGui::EndChild();
+  ImGui::SameLine(0, 24);
+  ImGui::BeginChild("##launch-right", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
+  draw_input_fields(bad);
+  draw_trace_fields(bad);
+  ImGui::EndChild();
+
+  ImGui::Separator();
+  if (busy || problem) ImGui::BeginDisabled();
+  if (ImGui::Button("Launch", ImVec2(140, 0))) {
+    try {
+      CaptureRequest r{to_capture_spec(form), std::nullopt};
+      if (!save_path.empty()) r.save_to = std::filesystem::path(save_path);
+      request = std::move(r);
+    } catch (const LaunchFormError&) {
+      // check_launch_form said it was fine a moment ago; nothing to run.
+    }
+  }
+  if (busy || problem) ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Reset to the demo")) form = default_launch_form();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Split-K, fault double_count_l, 2 heads, 16 x 1024, fp16, 8 splits");
+  ImGui::SameLine(0, 18);
+  if (busy) {
+    const auto fraction = progress.fraction();
+    const float t = static_cast<float>(ImGui::GetTime());
+    char overlay[160];
+    std::snprintf(overlay, sizeof overlay, "%s%s", progress.phase.c_str(),
+                  fraction ? (" " + std::to_string(static_cast<int>(*fraction * 100)) + "%").c_str() : "");
+    ImGui::ProgressBar(fraction ? static_cast<float>(*fraction) : std::fmod(t, 1.0f), ImVec2(320, 0), overlay);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) cancel = true;
+  } else if (problem) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextColored(ImColor(theme::kError), "%s", problem->what());
+  } else {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("Ready: the capture runs on a worker thread; the viewer stays responsive.");
+  }
+  return request;
+}
+
+}  // namespace ts

@@ -1,0 +1,68 @@
+// The overview panel: the whole run at a glance. The per-stage verdict table (events, failing
+// rows, worst errors, NaN / +Inf / -Inf counts; a click selects the stage's first failing
+// event); the error grid — worst error / tolerance by (query index x split or kv tile), of the
+// intermediate stages or of one stage — with the first divergence framed; and the tile navigator,
+// query tiles x splits (or kv tiles) per stage, each cell one event coloured by its worst error.
+// A click on a grid cell or a navigator tile selects that event; the selection is outlined in
+// both.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "app/gui/error_log.h"
+#include "app/gui/heatmap_display.h"
+#include "app/gui/heatmap_export.h"
+#include "app/gui/heatmap_navigation.h"
+#include "app/gui/heatmap_renderer.h"
+#include "app/gui/heatmap_view.h"
+#include "app/gui/heatmap_view_layout.h"
+#include "app/model/viewer/viewer_session.h"
+
+namespace ts {
+
+class OverviewPanel {
+ public:
+  OverviewPanel();
+
+  // Fills `size` at the cursor of the current window.
+  void draw(ViewerSession& session, HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 size);
+
+  std::vector<HeatmapViewLayout> layouts() const;
+  const std::vector<LayoutMark>& marks() const { return marks_; }
+  std::vector<ExportableHeatmap> exportables() const;
+
+ private:
+  struct NavigatorView {
+    Stage stage;
+    std::unique_ptr<HeatmapView> view;
+    HeatmapNavigation nav;
+    std::shared_ptr<const FloatGrid> grid;
+  };
+
+  void update(ViewerSession& session);
+  void draw_selectors(ViewerSession& session);
+  void draw_verdict_table(ViewerSession& session);
+  void draw_error_grid(ViewerSession& session, HeatmapRenderer& renderer, ImVec2 size);
+  void draw_navigator(ViewerSession& session, HeatmapRenderer& renderer, ImVec2 size);
+  // Frames cells of a view (screen rectangle from its layout) and records the mark.
+  void frame_cells(const HeatmapView& view, const CellRect& cells, const char* name, bool divergence);
+
+  const RunView* shown_run_ = nullptr;
+  std::pair<int32_t, int32_t> shown_pair_{-1, -1};
+  GridStage shown_stage_;
+
+  std::shared_ptr<const FloatGrid> grid_;
+  std::string grid_title_;
+  HeatmapView grid_view_{"Error by query"};
+  HeatmapNavigation grid_nav_;
+  std::optional<CellIndex> last_grid_pick_;
+  HeatmapDisplay grid_display_;
+  std::vector<NavigatorView> navigator_;
+  HeatmapDisplay navigator_display_;
+  std::vector<LayoutMark> marks_;
+};
+
+}  // namespace ts

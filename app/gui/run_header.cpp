@@ -1,0 +1,55 @@
+#include "app/gui/run_header.h"
+
+#include <string>
+
+#include <imgui.h>
+
+#include "app/gui/theme.h"
+#include "app/model/analysis/report_text.h"
+
+namespace ts {
+
+void draw_run_header(const ViewerSession& s, float width) {
+  if (!s.has_run()) return;
+  const AnalysisReport& r = s.report();
+  const RunView& run = s.view();
+  ImGui::PushFont(gui_fonts().large);
+  const bool clean = r.clean();
+  const char* badge = clean ? " CLEAN " : " DIVERGENCE ";
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 bs = ImGui::CalcTextSize(badge);
+  ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + bs.x, p.y + bs.y), clean ? theme::kPass : theme::kFail, 3.0f);
+  ImGui::GetWindowDrawList()->AddText(p, IM_COL32(16, 16, 18, 255), badge);
+  ImGui::Dummy(bs);
+  ImGui::SameLine(0, 12);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - bs.x - 24);
+  ImGui::TextUnformatted(r.symptom.line.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  if (ImGui::IsItemHovered() && !r.symptom.details.empty()) {
+    ImGui::BeginTooltip();
+    ImGui::TextDisabled("evidence (%s)", r.symptom.kind.c_str());
+    for (const std::string& d : r.symptom.details) ImGui::BulletText("%s", d.c_str());
+    ImGui::EndTooltip();
+  }
+
+  std::string info = s.run().display_name() + "   " + config_line(run.config);
+  const auto device = run.metadata.find(std::string(trace_meta::device));
+  info += "   " + std::string(to_string(s.run().backend)) +
+          (device != run.metadata.end() ? " (" + device->second + ")" : std::string());
+  info += "   " + std::to_string(run.num_events()) + " events";
+  ImGui::TextDisabled("%s", info.c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("tolerance: %s", r.tolerance.describe().c_str());
+  if (run.dropped_events > 0 || !r.missing.empty()) {
+    ImGui::SameLine(0, 12);
+    ImGui::TextColored(ImColor(theme::kWarn), "%llu dropped (trace buffer full), %zu missing",
+                       static_cast<unsigned long long>(run.dropped_events), r.missing.size());
+  }
+  if (s.has_b()) {
+    ImGui::SameLine(0, 12);
+    ImGui::TextColored(ImColor(theme::kAccent), "A/B with %s: %s", s.b().display_name().c_str(),
+                       std::string(to_string(s.ab_report().verdict)).c_str());
+  }
+}
+
+}  // namespace ts

@@ -1,0 +1,543 @@
+#include "app/gui/viewer_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include <imgui.h>
+#include <imgui_internal.h>  // ErrorCheckEndWindowRecover
+
+#include "app/gui/imgui_scopes.h"
+#include "app/gui/run_header.h"
+#include "app/gui/stepping_bar.h"
+#include "app/gui/theme.h"
+#include "app/model/export/export_run.h"
+#include "instrumentation/trace/atomic_file.h"
+#include "instrumentation/trace/file_error.h"
+
+namespace ts {
+namespace {
+
+constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+
+bool analysis_panel(GuiPanel p) { return p == GuiPanel::both || p == GuiPanel::overview || p == GuiPanel::detail; }
+
+// A trace opened from a file, saved under another name: its bytes, written atomically.
+void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  if (!in) throw FileReadError(from, "cannot read " + from.string() + " to save it again");
+  AtomicFileWriter out(to);
+  std::vector<char> buf(size_t{1} << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) out.write(buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) throw FileReadError(from, "reading " + from.string() + " failed");
+  out.commit();
+}
+
+}  // namespace
+
+ViewerWindow::ViewerWindow(const GuiOptions& o, ErrorLog& errors)
+    : options_(o),
+      errors_(errors),
+      recent_(o.recent_store.value_or(RecentFiles::default_store())),
+      detail_(o) {
+  if (const std::string why = recent_.load(); !why.empty()) errors_.report("recent files", why);
+  if (o.select) pending_select_ = parse_select_request(*o.select);
+  panel_ = o.panel.value_or(o.synthetic ? GuiPanel::synthetic : (o.run || o.demo) ? GuiPanel::both : GuiPanel::launch);
+  if (panel_ == GuiPanel::synthetic) synthetic_ = std::make_unique<DemoWindow>(o);
+  select_tab_ = panel_;
+  if (o.run && o.against) open_pair(*o.run, *o.against);
+  else if (o.run) open_file(*o.run, OpenTarget::a);
+  else if (o.demo) {
+    LaunchForm demo = default_launch_form();
+    demo.backend = Backend::cpu;
+    launch({to_capture_spec(demo), std::nullopt}, false);
+  }
+  if (!job_.running()) startup_done_ = true;
+}
+
+std::string ViewerWindow::title() const {
+  if (!session_.has_run()) return "tilescope";
+  return "tilescope - " + session_.run().display_name() +
+         (session_.has_b() ? " vs " + session_.b().display_name() : std::string());
+}
+
+std::string ViewerWindow::status_text() const {
+  std::string s;
+  if (session_.has_run()) {
+    const auto& st = session_.stepper();
+    s = std::to_string(session_.view().num_events()) + " events, " + std::to_string(st.num_failing()) + " failing";
+    if (st.selected()) s += "   |   event " + std::to_string(*st.selected());
+    if (playback_.playing) s += "   |   playing";
+  } else {
+    s = "no run open: File > Open, drop a trace on the window, or launch one";
+  }
+  if (!last_status_.empty()) s += "   |   " + last_status_;
+  return s;
+}
+
+// --- jobs -------------------------------------------------------------------------------------
+
+void ViewerWindow::start_job(std::string what, std::function<Apply(JobProgress&)> work) {
+  if (!job_.start(what, std::move(work)))
+    errors_.report(what, "another task is running (" + job_.what() + "); wait for it, or cancel it");
+  else last_status_ = what + "...";
+}
+
+void ViewerWindow::poll_job() {
+  if (!job_.poll()) return;
+  const std::string what = job_.what();
+  switch (job_.state()) {
+    case JobState::succeeded: {
+      Apply apply = job_.take_result();
+      last_status_ = what + ": done";
+      guarded(errors_, what, [&] { apply(*this); });
+      break;
+    }
+    case JobState::failed:
+      errors_.report(what, job_.error());
+      last_status_ = what + ": failed";
+      break;
+    case JobState::cancelled: last_status_ = what + ": cancelled"; break;
+    default: break;
+  }
+  if (!startup_done_) {
+    startup_done_ = true;
+    pending_select_.reset();  // a --select that found no run has nothing to apply to
+  }
+}
+
+void ViewerWindow::show_run(LoadedRun run) {
+  session_.open(std::move(run));
+  playback_.pause();
+  if (pending_select_) {
+    const SelectRequest r = *pending_select_;
+    pending_select_.reset();
+    guarded(errors_, "--select", [&] {
+      if (!session_.apply(r) && r.first_divergence)
+        last_status_ = "the run has no divergence: showing its first event";
+    });
+  }
+  // A run opened later shows the analysis; the one opened at start shows what --panel asked.
+  if (startup_done_) {
+    if (!analysis_panel(panel_)) panel_ = GuiPanel::both;
+    select_tab_ = panel_;
+  }
+}
+
+void ViewerWindow::remember(const std::filesystem::path& path) {
+  guarded(errors_, "recent files", [&] { recent_.add(path); });
+}
+
+void ViewerWindow::open_file(const std::filesystem::path& path, OpenTarget target) {
+  if (target == OpenTarget::b && session_.has_run()) {
+    const LoadedRun a = session_.run();
+    start_job("compare with " + path.filename().string(), [a, path](JobProgress& p) -> Apply {
+      LoadedRun b = load_run_file(path, p);
+      auto ab = std::make_shared<ABResult>(compare_with(a, std::move(b), p));
+      return [ab, a, path](ViewerWindow& w) {
+        if (!w.session_.has_run() || w.session_.run().run != a.run) return;  // A changed meanwhile
+        w.session_.set_b(std::move(*ab));
+        w.remember(path);
+        w.panel_ = GuiPanel::ab;
+        w.select_tab_ = GuiPanel::ab;
+      };
+    });
+    return;
+  }
+  start_job("open " + path.filename().string(), [path](JobProgress& p) -> Apply {
+    auto run = std::make_shared<LoadedRun>(load_run_file(path, p));
+    return [run, path](ViewerWindow& w) {
+      w.show_run(std::move(*run));
+      w.remember(path);
+    };
+  });
+}
+
+void ViewerWindow::open_pair(const std::filesystem::path& a_path, const std::filesystem::path& b_path) {
+  start_job("open " + a_path.filename().string() + " and " + b_path.filename().string(),
+            [a_path, b_path](JobProgress& p) -> Apply {
+              auto a = std::make_shared<LoadedRun>(load_run_file(a_path, p));
+              LoadedRun b = load_run_file(b_path, p);
+              auto ab = std::make_shared<ABResult>(compare_with(*a, std::move(b), p));
+              return [a, ab, a_path, b_path](ViewerWindow& w) {
+                w.show_run(std::move(*a));
+                w.session_.set_b(std::move(*ab));
+                w.remember(a_path);
+                w.remember(b_path);
+              };
+            });
+}
+
+void ViewerWindow::launch(const CaptureRequest& request, bool as_b) {
+  const std::string what = std::string(as_b ? "re-run on " : "capture on ") +
+                           std::string(to_string(request.spec.backend)) + " (" +
+                           std::string(to_string(request.spec.config.kernel)) + ", " +
+                           std::string(to_string(request.spec.config.fault)) + ")";
+  std::optional<LoadedRun> a;
+  if (as_b && session_.has_run()) a = session_.run();
+  start_job(what, [request, a](JobProgress& p) -> Apply {
+    auto run = std::make_shared<LoadedRun>(capture_and_analyse(request.spec, p, request.save_to));
+    if (a) {
+      auto ab = std::make_shared<ABResult>(compare_with(*a, std::move(*run), p));
+      return [ab, a, save = request.save_to](ViewerWindow& w) {
+        if (!w.session_.has_run() || w.session_.run().run != a->run) return;
+        w.session_.set_b(std::move(*ab));
+        if (save) w.remember(*save);
+        w.panel_ = GuiPanel::ab;
+        w.select_tab_ = GuiPanel::ab;
+      };
+    }
+    return [run, save = request.save_to](ViewerWindow& w) {
+      w.show_run(std::move(*run));
+      if (save) w.remember(*save);
+    };
+  });
+}
+
+void ViewerWindow::rerun_on_other_backend() {
+  if (!session_.has_run()) return;
+  guarded(errors_, "re-run on the other backend", [&] {
+    const LoadedRun& run = session_.run();
+    CaptureSpec spec = run.spec ? *run.spec : to_capture_spec(form_from_run(*run.run));
+    spec = on_other_backend(spec, run.backend);
+    launch({spec, std::nullopt}, true);
+  });
+}
+
+void ViewerWindow::swap_ab() {
+  if (!session_.has_b()) return;
+  const LoadedRun a = session_.run(), b = session_.b();
+  start_job("swap A and B", [a, b](JobProgress& p) -> Apply {
+    auto ab = std::make_shared<ABResult>(compare_with(b, a, p));
+    return [ab, b](ViewerWindow& w) {
+      const std::optional<size_t> keep = w.session_.selected();
+      w.session_.open(b);
+      if (keep && *keep < b.run->num_events()) w.session_.stepper().select(*keep);
+      w.session_.set_b(std::move(*ab));
+    };
+  });
+}
+
+void ViewerWindow::export_current(const ExportRequest& req) {
+  std::vector<ExportableHeatmap> items;
+  if (panel_ == GuiPanel::ab) items = ab_.exportables();
+  else if (analysis_panel(panel_)) {
+    items = detail_.exportables();
+    for (ExportableHeatmap& e : overview_.exportables()) items.push_back(std::move(e));
+  }
+  std::optional<LoadedRun> run;
+  if (req.report && session_.has_run()) run = session_.run();
+  start_job("export to " + req.folder.string(), [items, req, run](JobProgress& p) -> Apply {
+    p.set_phase("writing heatmaps");
+    std::vector<std::filesystem::path> files = write_heatmap_exports(req.folder, items, req.png, req.npy);
+    size_t count = files.size();
+    if (run) {
+      p.set_phase("writing the analysis's evidence");
+      count += export_run(*run->run, *run->report, req.folder / "report").files.size();
+    }
+    return [count, folder = req.folder](ViewerWindow& w) {
+      w.last_status_ = "exported " + std::to_string(count) + " files to " + folder.string();
+    };
+  });
+}
+
+void ViewerWindow::save_trace_as(const std::filesystem::path& path) {
+  if (!session_.has_run()) return;
+  const LoadedRun run = session_.run();
+  start_job("save trace as " + path.filename().string(), [run, path](JobProgress& p) -> Apply {
+    p.set_phase("writing " + path.filename().string());
+    if (run.capture) save_trace(*run.capture, path);
+    else if (run.path) copy_file_atomically(*run.path, path);
+    else throw std::runtime_error("this run has no trace to save");
+    return [path](ViewerWindow& w) {
+      w.remember(path);
+      w.last_status_ = "saved " + path.string();
+    };
+  });
+}
+
+void ViewerWindow::drop(const std::vector<std::string>& paths) {
+  if (paths.empty()) return;
+  if (paths.size() >= 2) open_pair(paths[0], paths[1]);
+  else open_file(paths[0], OpenTarget::a);
+}
+
+// --- drawing ----------------------------------------------------------------------------------
+
+void ViewerWindow::draw_menu_bar() {
+  if (!ImGui::BeginMainMenuBar()) return;
+  const bool has_run = session_.has_run();
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open trace...", "Ctrl+O")) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
+    if (ImGui::BeginMenu("Open recent", !recent_.entries().empty())) {
+      for (const auto& p : recent_.entries())
+        if (ImGui::MenuItem(p.filename().string().c_str(), p.parent_path().string().c_str())) open_file(p, OpenTarget::a);
+      ImGui::EndMenu();
+    }
+    if (ImGui::MenuItem("Compare with...", nullptr, false, has_run))
+      open_dialog_.show(OpenTarget::b, std::filesystem::current_path());
+    ImGui::Separator();
+    if (ImGui::MenuItem("Save trace as...", nullptr, false, has_run))
+      save_dialog_.show(session_.run().path ? session_.run().path->parent_path() / "copy.trace.safetensors"
+                                            : std::filesystem::current_path() / "capture.trace.safetensors");
+    if (ImGui::MenuItem("Export...", "Ctrl+E", false, has_run || panel_ == GuiPanel::synthetic)) {
+      if (panel_ == GuiPanel::synthetic && synthetic_) synthetic_->open_export_dialog();
+      else export_dialog_.show(std::filesystem::current_path() / "tilescope-export");
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Run")) {
+    if (ImGui::MenuItem("Launch...")) select_tab_ = panel_ = GuiPanel::launch;
+    if (ImGui::MenuItem("Capture the built-in demo (CPU)")) {
+      LaunchForm demo = default_launch_form();
+      demo.backend = Backend::cpu;
+      launch({to_capture_spec(demo), std::nullopt}, false);
+    }
+    if (ImGui::MenuItem("Re-run on the other backend", nullptr, false, has_run && !busy())) rerun_on_other_backend();
+    if (ImGui::MenuItem("Cancel the running task", nullptr, false, busy())) job_.cancel();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Overview and detail", nullptr, panel_ == GuiPanel::both)) select_tab_ = panel_ = GuiPanel::both;
+    if (ImGui::MenuItem("Overview only", nullptr, panel_ == GuiPanel::overview)) select_tab_ = panel_ = GuiPanel::overview;
+    if (ImGui::MenuItem("Detail only", nullptr, panel_ == GuiPanel::detail)) select_tab_ = panel_ = GuiPanel::detail;
+    if (ImGui::MenuItem("A/B", nullptr, panel_ == GuiPanel::ab)) select_tab_ = panel_ = GuiPanel::ab;
+    if (ImGui::MenuItem("Launch", nullptr, panel_ == GuiPanel::launch)) select_tab_ = panel_ = GuiPanel::launch;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Heatmap test pattern", nullptr, panel_ == GuiPanel::synthetic)) {
+      if (!synthetic_) synthetic_ = std::make_unique<DemoWindow>(options_);
+      panel_ = GuiPanel::synthetic;
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keys and mouse")) show_help_ = true;
+    ImGui::EndMenu();
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void ViewerWindow::draw_job_bar() {
+  if (!job_.running()) return;
+  const JobProgress::Snapshot p = job_.progress();
+  const auto fraction = p.fraction();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextColored(ImColor(theme::kAccent), "%s", job_.what().c_str());
+  ImGui::SameLine();
+  char overlay[200];
+  if (fraction) std::snprintf(overlay, sizeof overlay, "%s  %d%%", p.phase.c_str(), static_cast<int>(*fraction * 100));
+  else std::snprintf(overlay, sizeof overlay, "%s", p.phase.c_str());
+  // Unknown amount of work: a bar that sweeps, so that it is visibly alive.
+  const float sweep = std::fmod(static_cast<float>(ImGui::GetTime()) * 0.6f, 1.0f);
+  ImGui::ProgressBar(fraction ? static_cast<float>(*fraction) : sweep, ImVec2(420, 0), overlay);
+  ImGui::SameLine();
+  if (job_.cancel_requested()) ImGui::TextDisabled("cancelling...");
+  else if (ImGui::Button("Cancel")) job_.cancel();
+}
+
+void ViewerWindow::draw_welcome(ImVec2 size) {
+  const float w = std::min(720.0f, size.x - 40);
+  ImGui::SetCursorPos(ImVec2(ImGui::GetCursorPosX() + (size.x - w) / 2, ImGui::GetCursorPosY() + 40));
+  ImGui::BeginGroup();
+  ImGui::PushFont(gui_fonts().large);
+  ImGui::TextUnformatted("tilescope");
+  ImGui::PopFont();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
+  ImGui::TextDisabled("What a tiled attention kernel computed, tile by tile, beside a float64 reference: which stage, "
+                      "which tile, which split and which query rows went wrong.");
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+  if (ImGui::Button("Open a trace...", ImVec2(220, 0))) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
+  ImGui::SameLine();
+  if (ImGui::Button("Capture the built-in demo", ImVec2(220, 0))) {
+    LaunchForm demo = default_launch_form();
+    demo.backend = Backend::cpu;
+    launch({to_capture_spec(demo), std::nullopt}, false);
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Split-K whose reduce double-counts the splits' sums, on the CPU backend");
+  ImGui::SameLine();
+  if (ImGui::Button("Launch...", ImVec2(220, 0))) select_tab_ = panel_ = GuiPanel::launch;
+  ImGui::Spacing();
+  ImGui::TextDisabled("or drop a *.trace.safetensors file on this window (two files: an A/B comparison).");
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::TextUnformatted("Recent");
+  if (recent_.entries().empty()) ImGui::TextDisabled("(none yet)");
+  for (const auto& p : recent_.entries()) {
+    if (ImGui::Selectable(p.filename().string().c_str())) open_file(p, OpenTarget::a);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.string().c_str());
+  }
+  ImGui::EndGroup();
+}
+
+void ViewerWindow::draw_analysis(HeatmapRenderer& renderer, ImVec2 size) {
+  const float gap = 10;
+  const bool show_overview = panel_ != GuiPanel::detail, show_detail = panel_ != GuiPanel::overview;
+  const float overview_w = !show_detail ? size.x : !show_overview ? 0.0f : std::floor(std::max(420.0f, size.x * 0.38f));
+  if (show_overview) {
+    ImGui::BeginChild("##overview", ImVec2(overview_w, size.y), false, kPanelFlags);
+    const bool ok = guarded(errors_, "overview", [&] {
+      overview_.draw(session_, renderer, errors_, ImVec2(overview_w, size.y));
+    });
+    if (!ok) ImGui::ErrorCheckEndWindowRecover(nullptr);
+    ImGui::EndChild();
+  }
+  if (show_overview && show_detail) ImGui::SameLine(0, gap);
+  if (show_detail) {
+    const float w = size.x - (show_overview ? overview_w + gap : 0.0f);
+    ImGui::BeginChild("##detail", ImVec2(w, size.y), false, kPanelFlags);
+    const bool ok = guarded(errors_, "detail", [&] {
+      detail_.draw(session_, renderer, errors_, playback_, ImVec2(w, size.y));
+    });
+    if (!ok) ImGui::ErrorCheckEndWindowRecover(nullptr);
+    ImGui::EndChild();
+  }
+}
+
+void ViewerWindow::draw_help() {
+  if (show_help_) ImGui::OpenPopup("Keys and mouse");
+  show_help_ = false;
+  if (!ImGui::BeginPopupModal("Keys and mouse", nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings))
+    return;
+  const char* rows[][2] = {{"[  or  PageUp", "previous event in the kernels' order"},
+                           {"]  or  PageDown", "next event"},
+                           {"Home / End", "first / last event (of the run, or of the tile)"},
+                           {"N", "next failing event"},
+                           {"Shift+N", "the first divergence"},
+                           {"Space", "play / pause"},
+                           {"Mouse wheel", "zoom around the cursor"},
+                           {"Drag (any button)", "pan"},
+                           {"Click", "pick a cell (outlined in every linked view); on the overview: select its event"},
+                           {"Arrow keys", "move the picked cell (Shift: by 8)"},
+                           {"F, double-click", "fit the arrays to the view"},
+                           {"Ctrl+O / Ctrl+E / Ctrl+Q", "open / export / quit"},
+                           {"Drop files", "one: open it; two: compare them (A/B)"}};
+  if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg)) {
+    for (const auto& r : rows) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r[0]);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", r[1]);
+    }
+    ImGui::EndTable();
+  }
+  if (ImGui::Button("Close", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+}
+
+void ViewerWindow::handle_keys() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_ = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
+  if (io.KeyCtrl && ImGui::IsKeyPressed('E', false) && session_.has_run())
+    export_dialog_.show(std::filesystem::current_path() / "tilescope-export");
+  if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
+  if (analysis_panel(panel_) || panel_ == GuiPanel::ab) handle_stepping_keys(session_, playback_);
+}
+
+void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, double frame_seconds) {
+  poll_job();
+  advance_playback(session_, playback_, frame_seconds);
+  draw_menu_bar();
+
+  if (panel_ == GuiPanel::synthetic && synthetic_) {
+    synthetic_->draw(renderer, errors_, pos, size);
+    handle_keys();
+    return;
+  }
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoBackground;
+  if (ImGui::Begin("tilescope##main", nullptr, flags)) {
+    const bool ok = guarded(errors_, "viewer", [&] {
+      draw_job_bar();
+      draw_run_header(session_, ImGui::GetContentRegionAvail().x);
+      if (ImGui::BeginTabBar("##tabs")) {
+        // select_tab_: a one-frame request to show a panel's tab. Without one, the tab the
+        // user clicked decides the panel.
+        auto tab = [&](const char* label, GuiPanel p) {
+          const bool wanted = select_tab_ && (*select_tab_ == p || (analysis_panel(*select_tab_) && analysis_panel(p)));
+          return ImGui::BeginTabItem(label, nullptr, wanted ? ImGuiTabItemFlags_SetSelected : 0);
+        };
+        if (tab("Analysis", GuiPanel::both)) {
+          if (!analysis_panel(panel_) && !select_tab_) panel_ = GuiPanel::both;
+          const ImVec2 avail = ImGui::GetContentRegionAvail();
+          if (session_.has_run()) draw_analysis(renderer, avail);
+          else draw_welcome(avail);
+          ImGui::EndTabItem();
+        }
+        if (tab("A/B", GuiPanel::ab)) {
+          if (!select_tab_) panel_ = GuiPanel::ab;
+          ImGui::BeginChild("##ab", ImGui::GetContentRegionAvail(), false, kPanelFlags);
+          const ABPanelActions actions{[this] { open_dialog_.show(OpenTarget::b, std::filesystem::current_path()); },
+                                       [this] { rerun_on_other_backend(); }, [this] { swap_ab(); }};
+          ab_.draw(session_, renderer, errors_, actions, ImGui::GetContentRegionAvail());
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+        if (tab("Launch", GuiPanel::launch)) {
+          if (!select_tab_) panel_ = GuiPanel::launch;
+          bool cancel = false;
+          if (const auto request = launch_.draw(job_.running(), job_.progress(), cancel, ImGui::GetContentRegionAvail()))
+            launch(*request, false);
+          if (cancel) job_.cancel();
+          ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+      }
+      select_tab_.reset();
+    });
+    if (!ok) ImGui::ErrorCheckEndWindowRecover(nullptr);
+  }
+  ImGui::End();
+
+  if (const auto choice = open_dialog_.draw(recent_)) open_file(choice->path, choice->target);
+  if (const auto req = export_dialog_.draw(session_.has_run())) export_current(*req);
+  if (const auto path = save_dialog_.draw()) save_trace_as(*path);
+  draw_help();
+  handle_keys();
+}
+
+// --- layout report ----------------------------------------------------------------------------
+
+std::vector<HeatmapViewLayout> ViewerWindow::layouts() const {
+  if (panel_ == GuiPanel::synthetic && synthetic_) return synthetic_->layouts();
+  std::vector<HeatmapViewLayout> out;
+  if (panel_ == GuiPanel::ab) return ab_.layouts();
+  if (!analysis_panel(panel_) || !session_.has_run()) return out;
+  if (panel_ != GuiPanel::detail) out = overview_.layouts();
+  if (panel_ != GuiPanel::overview)
+    for (const HeatmapViewLayout& l : detail_.layouts()) out.push_back(l);
+  return out;
+}
+
+std::vector<LayoutMark> ViewerWindow::marks() const {
+  if (!analysis_panel(panel_) || panel_ == GuiPanel::detail) return {};
+  return overview_.marks();
+}
+
+nlohmann::json ViewerWindow::layout_extra() const {
+  nlohmann::json j;
+  j["panel"] = std::string(to_string(panel_));
+  j["busy"] = job_.running();
+  j["run"] = session_.has_run() ? nlohmann::json(session_.run().display_name()) : nlohmann::json(nullptr);
+  j["run_b"] = session_.has_b() ? nlohmann::json(session_.b().display_name()) : nlohmann::json(nullptr);
+  const auto sel = session_.selected();
+  j["selected_event"] = sel ? nlohmann::json(*sel) : nlohmann::json(nullptr);
+  const auto div = session_.has_run() ? session_.stepper().first_divergence_event() : std::nullopt;
+  j["first_divergence_event"] = div ? nlohmann::json(*div) : nlohmann::json(nullptr);
+  j["errors"] = nlohmann::json::array();
+  for (const ErrorEntry& e : errors_.entries()) j["errors"].push_back(e.where + ": " + e.message);
+  return j;
+}
+
+}  // namespace ts

@@ -1,0 +1,77 @@
+#include "app/model/viewer/loaded_run.h"
+
+#include "app/model/analysis/analyze_run.h"
+#include "app/model/trace_session.h"
+
+namespace ts {
+namespace {
+
+Backend backend_of(const RunView& run) {
+  const auto it = run.metadata.find(std::string(trace_meta::backend));
+  if (it == run.metadata.end()) return Backend::cpu;
+  return backend_from_name(it->second).value_or(Backend::cpu);
+}
+
+}  // namespace
+
+std::string LoadedRun::display_name() const {
+  if (path) return path->filename().string();
+  return run ? run->label + " (" + std::string(to_string(backend)) + ")" : std::string("no run");
+}
+
+LoadedRun analyse_run(std::shared_ptr<const RunView> run, JobProgress& progress) {
+  progress.throw_if_cancelled();
+  progress.set_phase("computing the reference and the tolerance");
+  auto reference = std::make_shared<RunReference>(*run);
+  (void)reference->tolerance();  // the naive baselines over every traced tile: the slow part
+  progress.throw_if_cancelled();
+  progress.set_phase("analysing " + std::to_string(run->num_events()) + " events");
+  auto report = std::make_shared<AnalysisReport>(analyze_run(*run, *reference));
+  progress.throw_if_cancelled();
+  LoadedRun out;
+  out.backend = backend_of(*run);
+  out.run = std::move(run);
+  out.reference = std::move(reference);
+  out.report = std::move(report);
+  return out;
+}
+
+LoadedRun load_run_file(const std::filesystem::path& path, JobProgress& progress) {
+  progress.set_phase("opening " + path.filename().string());
+  auto run = std::make_shared<const RunView>(open_run(path));
+  LoadedRun out = analyse_run(std::move(run), progress);
+  out.path = path;
+  return out;
+}
+
+LoadedRun capture_and_analyse(const CaptureSpec& spec, JobProgress& progress,
+                              const std::optional<std::filesystem::path>& save_to) {
+  progress.set_phase(std::string("capturing on the ") + std::string(to_string(spec.backend)) + " backend");
+  auto result = std::make_shared<CaptureResult>(
+      run_capture(spec, [&progress](uint64_t done, uint64_t total) { progress.set(done, total); },
+                  progress.cancel_flag()));
+  progress.throw_if_cancelled();
+  if (save_to) {
+    progress.set_phase("saving " + save_to->filename().string());
+    save_trace(*result, *save_to);
+  }
+  // The view's spans point into result->events, which the CaptureResult keeps alive.
+  auto view = std::shared_ptr<const RunView>(result, &result->view);
+  LoadedRun out = analyse_run(std::move(view), progress);
+  out.capture = std::move(result);
+  out.spec = spec;
+  out.backend = out.capture->outcome.backend;
+  if (save_to) out.path = save_to;
+  return out;
+}
+
+ABResult compare_with(const LoadedRun& a, LoadedRun b, JobProgress& progress) {
+  progress.throw_if_cancelled();
+  progress.set_phase("comparing " + a.display_name() + " with " + b.display_name());
+  ABResult out;
+  out.report = std::make_shared<ABReport>(compare_runs(*a.run, *b.run));
+  out.b = std::move(b);
+  return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,134 @@
+#include "app/model/viewer/viewer_session.h"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace ts {
+
+SelectRequest parse_select_request(const std::string& text) {
+  SelectRequest r;
+  if (text == "first-divergence") {
+    r.first_divergence = true;
+    return r;
+  }
+  const std::string prefix = "event:";
+  if (text.rfind(prefix, 0) == 0) {
+    size_t n = 0;
+    const char* b = text.data() + prefix.size();
+    const char* e = text.data() + text.size();
+    const auto res = std::from_chars(b, e, n);
+    if (res.ec == std::errc() && res.ptr == e && b != e) {
+      r.event = n;
+      return r;
+    }
+  }
+  throw std::invalid_argument("--select wants first-divergence or event:N (got '" + text + "')");
+}
+
+void ViewerSession::open(LoadedRun run) {
+  close();
+  a_ = std::move(run);
+  stepper_ = EventStepper(*a_.run, *a_.report);
+  pairs_ = traced_pairs_of(*a_.run);
+  if (!stepper_.to_first_divergence() && stepper_.num_events() > 0) stepper_.select(stepper_.order().front());
+}
+
+void ViewerSession::close() {
+  a_ = {};
+  clear_b();
+  stepper_ = {};
+  pairs_.clear();
+  navigator_pair_.reset();
+  navigator_.clear();
+  comparison_.reset();
+  overview_stage.reset();
+}
+
+std::optional<EventKey> ViewerSession::selected_key() const {
+  if (!has_run() || !stepper_.selected()) return std::nullopt;
+  return event_key(a_.run->headers[*stepper_.selected()]);
+}
+
+bool ViewerSession::apply(const SelectRequest& r) {
+  if (!has_run()) return false;
+  if (r.event) {
+    if (*r.event >= a_.run->num_events())
+      throw std::out_of_range("--select event:" + std::to_string(*r.event) + " is past the run's " +
+                              std::to_string(a_.run->num_events()) + " events (0.." +
+                              std::to_string(a_.run->num_events() - 1) + ")");
+    return stepper_.select(*r.event);
+  }
+  if (r.first_divergence) return stepper_.to_first_divergence();
+  return false;
+}
+
+std::pair<int32_t, int32_t> ViewerSession::pair() const {
+  if (const auto k = selected_key()) return {k->batch, k->head};
+  return pairs_.empty() ? std::pair<int32_t, int32_t>{0, 0} : pairs_.front();
+}
+
+void ViewerSession::select_pair(int32_t batch, int32_t head) {
+  if (!has_run()) return;
+  std::optional<size_t> first, failing;
+  for (size_t e : stepper_.order()) {
+    const EventHeader& h = a_.run->headers[e];
+    if (h.batch != batch || h.head != head) continue;
+    if (!first) first = e;
+    if (!failing && stepper_.fails(e)) failing = e;
+  }
+  if (failing) stepper_.select(*failing);
+  else if (first) stepper_.select(*first);
+}
+
+const ErrorGrid* ViewerSession::overview_grid() const {
+  if (!has_run()) return nullptr;
+  const auto [b, h] = pair();
+  if (overview_stage) return a_.report->grid(*overview_stage, b, h);
+  for (const ErrorGrid& g : a_.report->overview)
+    if (g.batch == b && g.head == h) return &g;
+  // Only the final output traced: it is the overview.
+  return a_.report->grid(Stage::final_output, b, h);
+}
+
+const std::vector<TileGrid>& ViewerSession::navigator() {
+  const auto p = pair();
+  if (has_run() && navigator_pair_ != p) {
+    navigator_ = tile_navigator(*a_.run, *a_.report, p.first, p.second);
+    navigator_pair_ = p;
+  }
+  return navigator_;
+}
+
+const EventComparison& ViewerSession::comparison() {
+  if (!has_run() || !stepper_.selected()) throw std::logic_error("no event is selected");
+  const size_t e = *stepper_.selected();
+  if (!comparison_ || comparison_->event_index != e) {
+    comparison_.reset();
+    comparison_ = compare_event(*a_.run, *a_.reference, e);
+  }
+  return *comparison_;
+}
+
+void ViewerSession::set_b(ABResult result) {
+  b_ = std::move(result.b);
+  ab_ = std::move(result.report);
+  pairing_ = has_run() && b_.valid() ? pair_events(*a_.run, *b_.run) : ABPairing{};
+}
+
+void ViewerSession::clear_b() {
+  b_ = {};
+  ab_.reset();
+  pairing_ = {};
+}
+
+ABArrays ViewerSession::ab_arrays(bool normalised) const {
+  if (!has_b()) throw std::logic_error("no run B to compare with");
+  if (const auto k = selected_key()) {
+    if (const auto bi = pairing_.b_event_for(*k))
+      return ab_event_arrays(*a_.run, *stepper_.selected(), *b_.run, *bi, normalised);
+  }
+  const auto [batch, head] = pair();
+  return ab_final_arrays(*a_.run, *b_.run, batch, head);
+}
+
+}  // namespace ts

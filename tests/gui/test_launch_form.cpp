@@ -1,0 +1,225 @@
+// The launch panel's validation: a form becomes the CaptureSpec it describes, and every bad
+// field is refused with an error naming that field (as the panel labels it), before anything
+// runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "app/model/viewer/launch_form.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();
+
+// The field a bad form is refused for ("" when it is accepted).
+std::string refused_field(const LaunchForm& f) {
+  try {
+    (void)to_capture_spec(f);
+  } catch (const LaunchFormError& e) {
+    EXPECT_FALSE(std::string(e.what()).empty());
+    return e.field();
+  }
+  return "";
+}
+
+TEST(LaunchForm, TheDefaultIsTheBuiltInDemo) {
+  const LaunchForm f = default_launch_form();
+  const CaptureSpec s = to_capture_spec(f);
+  EXPECT_EQ(s.config.kernel, KernelKind::splitk);
+  EXPECT_EQ(s.config.fault, Fault::double_count_l);
+  EXPECT_EQ(s.config.num_splits, 8);
+  EXPECT_TRUE(s.trace.enabled);
+  EXPECT_EQ(std::get<RandomInputSpec>(s.inputs).seed, 1u);
+  EXPECT_FALSE(check_launch_form(f).has_value());
+}
+
+TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 200; ++trial) {
+    LaunchForm f;
+    f.config.kernel = rng() % 2 ? KernelKind::fa1 : KernelKind::splitk;
+    const std::vector<FaultInfo> faults = faults_for(f.config.kernel);
+    f.config.fault = faults[rng() % faults.size()].fault;
+    f.config.batch = 1 + static_cast<int64_t>(rng() % 4);
+    f.config.heads = 1 + static_cast<int64_t>(rng() % 4);
+    f.config.seq_q = 1 + static_cast<int64_t>(rng() % 300);
+    f.config.seq_kv = 1 + static_cast<int64_t>(rng() % 3000);
+    f.config.head_dim = kSupportedHeadDims[rng() % 4];
+    f.config.dtype = static_cast<DType>(rng() % 3);
+    f.config.causal = rng() % 2;
+    f.config.num_splits = f.config.kernel == KernelKind::splitk ? static_cast<int64_t>(rng() % 9) : 0;
+    f.config.softmax_scale = rng() % 2 ? 0.0 : 0.01 + static_cast<double>(rng() % 100) / 100.0;
+    f.backend = static_cast<Backend>(rng() % 3);
+    f.input_seed = std::to_string(rng());
+    f.distribution = rng() % 2 ? InputDistribution::normal : InputDistribution::uniform;
+    f.input_scale = 0.25 * static_cast<double>(1 + rng() % 8);
+    f.preset = static_cast<InputPreset>(rng() % 3);
+    f.trace_enabled = rng() % 4 != 0;
+    const int64_t b0 = static_cast<int64_t>(rng() % static_cast<uint64_t>(f.config.batch));
+    f.trace_batch = rng() % 2 ? "" : std::to_string(b0) + ":" + std::to_string(b0 + 1 + static_cast<int64_t>(rng() % 3));
+    const int64_t h0 = static_cast<int64_t>(rng() % static_cast<uint64_t>(f.config.heads));
+    f.trace_heads = rng() % 2 ? "" : std::to_string(h0) + ":";
+    f.trace_q_tiles = rng() % 2 ? "" : "0";
+    f.stage_mask = rng() % 2 ? kAllStages : stage_bit(Stage::final_output);
+    f.capacity = static_cast<int64_t>(rng() % 100000);
+    f.cpu_workers = static_cast<int>(rng() % 5);
+    f.perturb_seed = (f.backend != Backend::gpu && rng() % 2) ? std::to_string(rng() % 1000) : "";
+
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const CaptureSpec s = to_capture_spec(f);
+    EXPECT_EQ(s.config, f.config);
+    EXPECT_EQ(s.backend, f.backend);
+    const auto& r = std::get<RandomInputSpec>(s.inputs);
+    EXPECT_EQ(std::to_string(r.seed), f.input_seed);
+    EXPECT_EQ(r.distribution, f.distribution);
+    EXPECT_EQ(r.scale, f.input_scale);
+    EXPECT_EQ(r.preset, f.preset);
+    EXPECT_EQ(s.trace.enabled, f.trace_enabled);
+    EXPECT_EQ(s.trace.filter.batch_begin, f.trace_batch.empty() ? 0 : b0);
+    EXPECT_EQ(s.trace.filter.head_begin, f.trace_heads.empty() ? 0 : h0);
+    EXPECT_EQ(s.trace.filter.head_end, kOpen);
+    EXPECT_EQ(s.trace.filter.q_tile_end, f.trace_q_tiles.empty() ? kOpen : 1);
+    EXPECT_EQ(s.trace.filter.stage_mask, f.stage_mask);
+    EXPECT_EQ(s.trace.capacity_events, f.capacity);
+    EXPECT_EQ(s.cpu_workers, f.cpu_workers);
+    EXPECT_EQ(s.perturb_seed.has_value(), !f.perturb_seed.empty());
+
+    // The panel re-filled from the spec asks for the same thing.
+    const CaptureSpec again = to_capture_spec(form_from_spec(s));
+    EXPECT_EQ(again.config, s.config);
+    EXPECT_EQ(again.trace.filter.batch_begin, s.trace.filter.batch_begin);
+    EXPECT_EQ(again.trace.filter.batch_end, s.trace.filter.batch_end);
+    EXPECT_EQ(again.trace.filter.head_begin, s.trace.filter.head_begin);
+    EXPECT_EQ(again.trace.filter.q_tile_end, s.trace.filter.q_tile_end);
+    EXPECT_EQ(again.perturb_seed, s.perturb_seed);
+    EXPECT_EQ(std::get<RandomInputSpec>(again.inputs).seed, r.seed);
+  }
+}
+
+TEST(LaunchForm, EachBadFieldIsNamed) {
+  const LaunchForm good = default_launch_form();
+  auto with = [&](auto change) {
+    LaunchForm f = good;
+    change(f);
+    return refused_field(f);
+  };
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.batch = 0; }), "batch");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.heads = -3; }), "heads");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_q = 0; }), "seq_q");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_kv = 0; }), "seq_kv");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.head_dim = 48; }), "head_dim");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.num_splits = -1; }), "splits");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.softmax_scale = std::nan(""); }), "scale");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.softmax_scale = -1; }), "scale");
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.fault = Fault::per_tile_softmax; }), "fault") << "an FA-1 fault on Split-K";
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_q = 1 << 20, f.config.heads = 4096; }), "seq_q") << "q would overflow";
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = "12a"; }), "input seed");
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = ""; }), "input seed");
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = "-1"; }), "input seed");
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_scale = 0; }), "input scale");
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_scale = std::numeric_limits<double>::infinity(); }), "input scale");
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "3:1"; }), "trace batch");
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "1:"; }), "trace batch") << "keeps nothing of batch 1";
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_heads = "x"; }), "trace heads");
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_q_tiles = "2:9"; }), "trace query tiles") << "16 queries: 2 tiles";
+  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = stage_bit(Stage::fa1_step); }), "trace stages");
+  EXPECT_EQ(with([](LaunchForm& f) { f.capacity = -1; }), "capacity");
+  EXPECT_EQ(with([](LaunchForm& f) { f.cpu_workers = -2; }), "CPU workers");
+  EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "seven"; }), "perturbation seed");
+  EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "7", f.backend = Backend::gpu; }), "perturbation seed");
+  EXPECT_EQ(with([](LaunchForm& f) { f.inputs_from_files = true; }), "input files");
+  EXPECT_EQ(with([](LaunchForm& f) { f.inputs_from_files = true, f.q_file = "/nonexistent/q.npy"; }), "input files");
+  // Stage filters off with tracing off are fine: nothing is traced anyway.
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_enabled = false, f.stage_mask = 0; }), "");
+  const auto problem = check_launch_form([&] {
+    LaunchForm f = good;
+    f.config.head_dim = 100;
+    return f;
+  }());
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->field(), "head_dim");
+  EXPECT_NE(std::string(problem->what()).find("100"), std::string::npos) << problem->what();
+}
+
+TEST(LaunchForm, InputFilesBecomeTheSpecsFileList) {
+  testing::TempDir dir;
+  for (const char* n : {"q.npy", "k.npy", "v.npy", "qkv.safetensors"}) std::ofstream(dir.path() / n) << "x";
+  LaunchForm f = default_launch_form();
+  f.inputs_from_files = true;
+  f.q_file = (dir.path() / "q.npy").string();
+  f.k_file = (dir.path() / "k.npy").string();
+  EXPECT_EQ(refused_field(f), "input files") << "K without V";
+  f.v_file = (dir.path() / "v.npy").string();
+  const CaptureSpec s = to_capture_spec(f);
+  const auto& files = std::get<InputFiles>(s.inputs).paths;
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[2], dir.path() / "v.npy");
+  f.q_file = (dir.path() / "qkv.safetensors").string();
+  f.k_file.clear();
+  f.v_file.clear();
+  EXPECT_EQ(std::get<InputFiles>(to_capture_spec(f).inputs).paths.size(), 1u);
+  const LaunchForm back = form_from_spec(to_capture_spec(f));
+  EXPECT_TRUE(back.inputs_from_files);
+  EXPECT_EQ(back.q_file, f.q_file);
+}
+
+TEST(LaunchForm, IndexRangeText) {
+  EXPECT_EQ(parse_index_range_text("", "f"), std::make_pair(int64_t{0}, kOpen));
+  EXPECT_EQ(parse_index_range_text(" 2:5 ", "f"), std::make_pair(int64_t{2}, int64_t{5}));
+  EXPECT_EQ(parse_index_range_text("3:", "f"), std::make_pair(int64_t{3}, kOpen));
+  EXPECT_EQ(parse_index_range_text(":4", "f"), std::make_pair(int64_t{0}, int64_t{4}));
+  EXPECT_EQ(parse_index_range_text("7", "f"), std::make_pair(int64_t{7}, int64_t{8}));
+  for (const char* bad : {"a", "1:a", "5:5", "5:2", "-1:3", "-2", "1:2:3", "9223372036854775807"}) {
+    SCOPED_TRACE(bad);
+    try {
+      parse_index_range_text(bad, "trace heads");
+      ADD_FAILURE() << "accepted";
+    } catch (const LaunchFormError& e) {
+      EXPECT_EQ(e.field(), "trace heads");
+      EXPECT_NE(std::string(e.what()).find("trace heads"), std::string::npos);
+    }
+  }
+  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, kOpen}, {2, 5}, {3, kOpen}, {7, 8}, {0, 4}})
+    EXPECT_EQ(parse_index_range_text(index_range_text(b, e), "f"), std::make_pair(b, e));
+}
+
+TEST(LaunchForm, OtherBackendAndFaultLists) {
+  CaptureSpec s = to_capture_spec(default_launch_form());
+  s.backend = Backend::cpu;
+  s.perturb_seed = 5;
+  const CaptureSpec g = on_other_backend(s, Backend::cpu);
+  EXPECT_EQ(g.backend, Backend::gpu);
+  EXPECT_FALSE(g.perturb_seed.has_value()) << "perturbation is CPU-only";
+  EXPECT_EQ(g.config, s.config);
+  EXPECT_EQ(on_other_backend(g, Backend::gpu).backend, Backend::cpu);
+  s.backend = Backend::auto_;
+  EXPECT_EQ(on_other_backend(s, Backend::cpu).backend, Backend::gpu) << "auto ran on the cpu";
+  EXPECT_EQ(on_other_backend(s, Backend::gpu).backend, Backend::cpu);
+
+  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
+    const std::vector<FaultInfo> faults = faults_for(k);
+    ASSERT_FALSE(faults.empty());
+    EXPECT_EQ(faults.front().fault, Fault::none);
+    for (const FaultInfo& f : faults) {
+      EXPECT_FALSE(f.description.empty()) << f.name;
+      AttentionConfig c = to_capture_spec(default_launch_form()).config;
+      c.kernel = k;
+      c.num_splits = 0;
+      c.fault = f.fault;
+      EXPECT_NO_THROW(validate(c)) << f.name << " is listed for " << to_string(k);
+    }
+    size_t applicable = 0;
+    for (const FaultInfo& f : all_faults()) applicable += f.fault == Fault::none || (k == KernelKind::fa1 ? f.fa1 : f.splitk);
+    EXPECT_EQ(faults.size(), applicable);
+  }
+}
+
+}  // namespace
+}  // namespace ts

@@ -1,0 +1,159 @@
+// The recent-files list: newest first, bounded, each file once however its path is spelled,
+// kept across restarts in a JSON file written atomically, where XDG says; a damaged or
+// unwritable store is reported, not fatal.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app/model/viewer/recent_files.h"
+#include "instrumentation/trace/file_error.h"
+#include "tests/model/temp_dir.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename());
+  return out;
+}
+
+TEST(RecentFiles, NewestFirstBoundedAndEachFileOnce) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  testing::TempDir dir;
+  const size_t cap = 3 + rng() % 6;
+  RecentFiles recent(dir.path() / "cfg" / "recent.json", cap);
+  // A random sequence of opens from a small pool, modelled independently: the expected list
+  // is the distinct files by last open, newest first, cut at the cap.
+  std::vector<fs::path> pool;
+  for (int i = 0; i < 12; ++i) pool.push_back(dir.path() / ("run" + std::to_string(i) + ".trace.safetensors"));
+  std::vector<std::pair<fs::path, int>> last_open;
+  for (int t = 0; t < 60; ++t) {
+    const fs::path& p = pool[rng() % pool.size()];
+    recent.add(p);
+    bool seen = false;
+    for (auto& [q, when] : last_open)
+      if (q == p) when = t, seen = true;
+    if (!seen) last_open.push_back({p, t});
+  }
+  std::sort(last_open.begin(), last_open.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::vector<fs::path> want;
+  for (size_t i = 0; i < last_open.size() && i < cap; ++i) want.push_back(last_open[i].first);
+  EXPECT_EQ(recent.entries(), want);
+
+  // Kept across a restart.
+  RecentFiles again(recent.store(), cap);
+  EXPECT_EQ(again.load(), "");
+  EXPECT_EQ(again.entries(), want);
+}
+
+TEST(RecentFiles, PathsAreComparedAbsoluteAndNormalised) {
+  testing::TempDir dir;
+  RecentFiles recent(dir.path() / "recent.json");
+  const fs::path a = dir.path() / "a.trace.safetensors";
+  recent.add(a);
+  recent.add(dir.path() / "sub" / ".." / "a.trace.safetensors");
+  recent.add(dir.path() / "." / "a.trace.safetensors");
+  ASSERT_EQ(recent.entries().size(), 1u);
+  EXPECT_EQ(recent.entries()[0], a.lexically_normal());
+  // A relative path is made absolute against the working folder.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  recent.add("b.trace.safetensors");
+  fs::current_path(cwd);
+  ASSERT_EQ(recent.entries().size(), 2u);
+  EXPECT_EQ(recent.entries()[0], (dir.path() / "b.trace.safetensors").lexically_normal());
+  EXPECT_TRUE(recent.entries()[0].is_absolute());
+}
+
+TEST(RecentFiles, StoreIsWrittenAtomicallyAsJson) {
+  testing::TempDir dir;
+  const fs::path store = dir.path() / "tilescope" / "recent.json";
+  RecentFiles recent(store);
+  recent.add(dir.path() / "x.trace.safetensors");
+  recent.add(dir.path() / "y.trace.safetensors");
+  EXPECT_EQ(files_in(store.parent_path()), std::vector<fs::path>{"recent.json"}) << "no temporary file left";
+  std::ifstream in(store);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j["recent"].is_array());
+  ASSERT_EQ(j["recent"].size(), 2u);
+  EXPECT_EQ(j["recent"][0], (dir.path() / "y.trace.safetensors").string());
+  recent.remove(dir.path() / "y.trace.safetensors");
+  RecentFiles again(store);
+  again.load();
+  EXPECT_EQ(again.entries(), std::vector<fs::path>{dir.path() / "x.trace.safetensors"});
+}
+
+TEST(RecentFiles, ADamagedStoreIsReportedAndReplaced) {
+  testing::TempDir dir;
+  const fs::path store = dir.path() / "recent.json";
+  for (const char* text : {"{not json", "[1, 2]", "{\"recent\": 5}"}) {
+    SCOPED_TRACE(text);
+    std::ofstream(store) << text;
+    RecentFiles recent(store);
+    const std::string why = recent.load();
+    EXPECT_NE(why.find(store.string()), std::string::npos) << why;
+    EXPECT_NE(why.find("damaged"), std::string::npos) << why;
+    EXPECT_TRUE(recent.entries().empty());
+    recent.add(dir.path() / "z.trace.safetensors");
+    RecentFiles again(store);
+    EXPECT_EQ(again.load(), "");
+    EXPECT_EQ(again.entries().size(), 1u);
+  }
+  // Entries that are not paths are skipped, duplicates and overflow dropped.
+  std::ofstream(store) << R"({"recent": ["/a", 3, "", "/b", "/a", "/c", "/d"]})";
+  RecentFiles recent(store, 3);
+  EXPECT_EQ(recent.load(), "");
+  EXPECT_EQ(recent.entries(), (std::vector<fs::path>{"/a", "/b", "/c"}));
+  // A missing store is simply an empty list.
+  RecentFiles none(dir.path() / "absent" / "recent.json");
+  EXPECT_EQ(none.load(), "");
+  EXPECT_TRUE(none.entries().empty());
+}
+
+TEST(RecentFiles, AnUnwritableStoreThrowsNamingItAndKeepsTheListInMemory) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() / "not-a-folder") << "x";
+  const fs::path store = dir.path() / "not-a-folder" / "recent.json";
+  RecentFiles recent(store);
+  try {
+    recent.add(dir.path() / "a.trace.safetensors");
+    FAIL() << "expected FileWriteError";
+  } catch (const FileWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(store.string()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(recent.entries().size(), 1u);
+  // No store at all (no home folder): a list in memory.
+  RecentFiles memory{fs::path()};
+  memory.add("/a");
+  EXPECT_EQ(memory.load(), "");
+}
+
+TEST(RecentFiles, DefaultStoreFollowsXdgThenHome) {
+  const char* old_xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_xdg = old_xdg ? old_xdg : "", saved_home = old_home ? old_home : "";
+  ::setenv("XDG_CONFIG_HOME", "/tmp/xdg-test", 1);
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(RecentFiles::default_store(), fs::path("/tmp/xdg-test/tilescope/recent.json"));
+  ::setenv("XDG_CONFIG_HOME", "relative/ignored", 1);
+  EXPECT_EQ(RecentFiles::default_store(), fs::path("/home/someone/.config/tilescope/recent.json"));
+  ::unsetenv("XDG_CONFIG_HOME");
+  EXPECT_EQ(RecentFiles::default_store(), fs::path("/home/someone/.config/tilescope/recent.json"));
+  ::unsetenv("HOME");
+  EXPECT_TRUE(RecentFiles::default_store().empty());
+  if (old_xdg) ::setenv("XDG_CONFIG_HOME", saved_xdg.c_str(), 1);
+  if (old_home) ::setenv("HOME", saved_home.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace ts

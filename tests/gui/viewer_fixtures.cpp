@@ -1,0 +1,62 @@
+#include "tests/gui/viewer_fixtures.h"
+
+namespace ts::testing {
+
+AttentionConfig splitk_small(Fault fault) {
+  AttentionConfig c;
+  c.kernel = KernelKind::splitk;
+  c.fault = fault;
+  c.batch = 1;
+  c.heads = 2;
+  c.seq_q = 16;
+  c.seq_kv = 512;
+  c.head_dim = 64;
+  c.dtype = DType::f32;
+  c.num_splits = 4;
+  return c;
+}
+
+AttentionConfig splitk_causal_masked(Fault fault) {
+  AttentionConfig c;
+  c.kernel = KernelKind::splitk;
+  c.fault = fault;
+  c.batch = 1;
+  c.heads = 1;
+  c.seq_q = 256;
+  c.seq_kv = 256;
+  c.head_dim = 64;  // kv tiles of 128 keys: 2 tiles, one per split
+  c.dtype = DType::f32;
+  c.causal = true;
+  c.num_splits = 2;
+  return c;
+}
+
+AttentionConfig fa1_small(Fault fault) {
+  AttentionConfig c;
+  c.kernel = KernelKind::fa1;
+  c.fault = fault;
+  c.batch = 1;
+  c.heads = 1;
+  c.seq_q = 80;
+  c.seq_kv = 200;
+  c.head_dim = 32;
+  c.dtype = DType::f32;
+  return c;
+}
+
+CaptureSpec cpu_spec(const AttentionConfig& config, uint64_t seed) {
+  CaptureSpec spec;
+  spec.config = config;
+  spec.backend = Backend::cpu;
+  RandomInputSpec r;
+  r.seed = seed;
+  spec.inputs = r;
+  return spec;
+}
+
+LoadedRun capture_cpu(const AttentionConfig& config, uint64_t seed, const std::optional<std::filesystem::path>& save_to) {
+  JobProgress progress;
+  return capture_and_analyse(cpu_spec(config, seed), progress, save_to);
+}
+
+}  // namespace ts::testing

@@ -1,0 +1,27 @@
+// Runs for the viewer's model and screenshot tests, captured at test time on the CPU backend
+// (small sizes: seconds, also under ASan) with inputs drawn from the test's seed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "app/model/viewer/loaded_run.h"
+#include "kernels/attention_config.h"
+
+namespace ts::testing {
+
+// Split-K, 2 heads, 16 queries x 512 keys, head dim 64, 4 splits, fp32: 2 query tiles, 4 kv
+// tiles (one per split). With double_count_l the partials are right and the reduce is not.
+AttentionConfig splitk_small(Fault fault);
+// Split-K, causal, 1 head, 64 queries x 64... sized so that early query tiles see no key of the
+// later splits: with masked_nan those partials hold NaN.
+AttentionConfig splitk_causal_masked(Fault fault);
+// FA-1, 1 head, 80 queries x 200 keys, head dim 32 (2 query tiles, 4 kv tiles).
+AttentionConfig fa1_small(Fault fault);
+
+CaptureSpec cpu_spec(const AttentionConfig& config, uint64_t seed);
+// Captures and analyses `config` on the CPU backend (optionally saving the trace).
+LoadedRun capture_cpu(const AttentionConfig& config, uint64_t seed,
+                      const std::optional<std::filesystem::path>& save_to = std::nullopt);
+
+}  // namespace ts::testing
