@@ -1,5 +1,5 @@
-// Test helper: a RunView straight from a CPU launch with seeded random inputs (the view's spans
-// point into the launch's captured events, which the view keeps alive).
+// Test helper: a RunView of a CPU capture with seeded random inputs, through the capture
+// pipeline the CLI and the GUI use (app/model/capture/run_capture.h).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,6 @@
 #include "app/model/run_view.h"
 #include "instrumentation/trace/trace_capture.h"
 #include "kernels/attention_config.h"
-#include "kernels/attention_inputs.h"
 #include "kernels/random_inputs.h"
 
 namespace ts::test {
@@ -24,6 +23,10 @@ struct LaunchSpec {
 };
 
 RunView launch_run(const LaunchSpec& spec);
+
+// The same run with everything that names its fault removed (config.fault, the metadata): what
+// a user's own kernel looks like to the analysis.
+RunView blind(RunView run);
 
 AttentionConfig make_config(KernelKind kernel, Fault fault, DType dtype, int64_t head_dim, int64_t seq_q,
                             int64_t seq_kv, bool causal, int64_t splits = 0, int64_t batch = 1, int64_t heads = 1);

@@ -104,6 +104,26 @@ TEST(ABCompare, TwoSchedulesOfARacyKernelShowARace) {
   }
 }
 
+TEST(ABCompare, NaNInBothRunsAtTheSamePlaceIsNoDifference) {
+  TS_SEEDED(seed);
+  AttentionConfig c = make_config(KernelKind::splitk, Fault::masked_nan, DType::bf16, 64, 300, 300, true, 3);
+  ABReport r = compare_runs(launch(c, seed, 1), launch(c, seed, 2));
+  EXPECT_EQ(r.differing, 0u);
+  EXPECT_EQ(r.symptom.kind, "both_diverge") << r.symptom.line;
+  EXPECT_EQ(r.a.symptom.kind, "nan_fully_masked");
+  // At the final output too (2 splits: rows 0-255 see a fully masked split either way), and a NaN
+  // on one side only is a difference.
+  AttentionConfig more = c;
+  more.num_splits = 2;
+  r = compare_runs(launch(c, seed, 1), launch(more, seed, 1));
+  EXPECT_EQ(r.compared_at, "the final output");
+  EXPECT_EQ(r.differing, 0u) << r.symptom.line;
+  more.fault = Fault::none;
+  r = compare_runs(launch(c, seed, 1), launch(more, seed, 1));
+  EXPECT_GT(r.differing, 0u);
+  EXPECT_NE(r.symptom.line.find("B matches the reference, A does not"), std::string::npos) << r.symptom.line;
+}
+
 TEST(ABCompare, DifferentInputsOrProblemsAreRefused) {
   TS_SEEDED(seed);
   const AttentionConfig c = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 64, 100, false);

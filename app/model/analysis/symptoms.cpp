@@ -259,7 +259,7 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
                "): the normalisation O/l, the LSE or the write of the output";
     } else if ((st == Stage::fa1_step || st == Stage::splitk_partial) && e.nan == 0 && e.inf == 0) {
       // The tile pattern of the stage: do events that cover a single kv tile pass?
-      uint64_t one_tile = 0, one_tile_fail = 0, multi = 0, multi_fail = 0;
+      uint64_t one_tile = 0, one_tile_fail = 0, multi_fail = 0;
       uint8_t multi_failed = 0;
       for (size_t i = 0; i < r.events.size(); ++i) {
         const EventResult& x = r.events[i];
@@ -268,7 +268,6 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
           ++one_tile;
           one_tile_fail += !x.passes;
         } else if (x.kv.size() > 1) {
-          ++multi;
           multi_fail += !x.passes;
           multi_failed |= x.failed;
         }
