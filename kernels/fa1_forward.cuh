@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
     __syncthreads();
 
     // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
-    const ProbeEvent step_event = probe.open(Stage::fa1_step, t);
+    const ProbeEvent step_event = probe.open(p.trace, Stage::fa1_step, t);
     {
       const int r = tid / kRowThreads, part = tid % kRowThreads;
       float* srow = s_s + r * kLS;
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   }
 
   // Final output: O / l in the input dtype, LSE in float32.
-  const ProbeEvent final_event = probe.open(Stage::final_output, 0);
+  const ProbeEvent final_event = probe.open(p.trace, Stage::final_output, 0);
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
   TS_UNROLL
   for (int i = 0; i < kMR; ++i) {

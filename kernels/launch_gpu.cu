@@ -179,13 +179,55 @@ class GpuRun {
         throw LaunchError(LaunchFailure::failed, std::string("no GPU build of ") +
                                                      kernel_stage_name(pk.stage) + " for head_dim " +
                                                      std::to_string(c.head_dim));
-      if (pk.smem_bytes > 48 * 1024)
-        check(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(pk.smem_bytes)),
-              (std::string("cudaFuncSetAttribute (") + kernel_stage_name(pk.stage) + " shared memory)").c_str());
+      const std::string what = std::string("cudaFuncSetAttribute (") + kernel_stage_name(pk.stage) + " shared memory)";
+      set_max_dynamic_smem(fn, pk.smem_bytes, what.c_str());
+      size_t smem = pk.smem_bytes;
+      if (plan_.variant != KernelVariant::plain) {
+        const AttentionKernel plain = gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), KernelVariant::plain);
+        smem = occupancy_matched_smem(fn, plain, pk.smem_bytes, what.c_str());
+      }
       kernels_.push_back(fn);
+      smem_bytes_.push_back(smem);
     }
+  }
+
+  static void set_max_dynamic_smem(AttentionKernel fn, size_t bytes, const char* what) {
+    if (bytes > 48 * 1024)
+      check(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)),
+            what);
+  }
+
+  // The dynamic shared memory to launch an instrumented or faulty kernel with so that no more
+  // of its blocks share an SM than of the plain kernel's. The instrumented build can need fewer
+  // registers (the decode kernel: 168 against 179), and then the block scheduler packs three
+  // blocks on an SM where the plain kernel had two: a different schedule (other SMs left idle,
+  // less L1 beside the larger shared-memory carve-out), 37% slower with tracing off. A debugger
+  // should run the kernel the way the plain build runs, so the extra blocks are kept out with
+  // shared memory they do not use. Where the variant fits fewer blocks, nothing can be done.
+  size_t occupancy_matched_smem(AttentionKernel fn, AttentionKernel plain, size_t smem, const char* what) const {
+    if (plain == nullptr || plain == fn) return smem;
+    auto blocks_per_sm = [](AttentionKernel k, size_t bytes) {
+      int n = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, reinterpret_cast<const void*>(k), kKernelThreads, bytes),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+      return n;
+    };
+    set_max_dynamic_smem(plain, smem, what);
+    const int target = blocks_per_sm(plain, smem);
+    if (target <= 0 || blocks_per_sm(fn, smem) <= target) return smem;
+    int per_sm = 0, per_block = 0;
+    check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device_), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_), "cudaDeviceGetAttribute");
+    // The smallest size at which target + 1 blocks no longer fit, found by stepping up (each
+    // block also costs a reserved 1 KiB the occupancy calculator accounts for).
+    for (size_t bytes = std::max(smem, static_cast<size_t>(per_sm) / (target + 1)); bytes <= static_cast<size_t>(per_block);
+         bytes += 256) {
+      set_max_dynamic_smem(fn, bytes, what);
+      if (blocks_per_sm(fn, bytes) <= target) return bytes;
+    }
+    set_max_dynamic_smem(fn, smem, what);
+    return smem;
   }
 
   void reset_dropped() const {
@@ -217,7 +259,7 @@ class GpuRun {
       void* args[] = {&params};
       check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]),
                              dim3(pk.grid_x, pk.grid_y, pk.grid_z), dim3(kKernelThreads, 1, 1), args,
-                             pk.smem_bytes, nullptr),
+                             smem_bytes_[i], nullptr),
             ("cudaLaunchKernel (" + name + ")").c_str());
       if (request_.progress) {
         check(cudaDeviceSynchronize(), ("the " + name + " kernel").c_str());
@@ -271,6 +313,7 @@ class GpuRun {
   LaunchPlan plan_;
   AttentionParams params_;
   std::vector<AttentionKernel> kernels_;
+  std::vector<size_t> smem_bytes_;  // per kernel: the plan's, or more (occupancy_matched_smem)
   DeviceBuffer<std::byte> q_, k_, v_, o_;
   DeviceBuffer<float> lse_, partial_o_, partial_m_, partial_l_;
   size_t slots_ = 0;

@@ -97,7 +97,6 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const At
   const int rows = rows_in_q_tile(p.seq_q, p.block_m, q_tile);
   const int64_t q0 = static_cast<int64_t>(q_tile) * p.block_m;
   const int64_t block = device::block_linear_index();
-  const BlockProbe<Traits::kTrace> probe(p.trace, block);
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
   const bool keep_war_barrier = !Traits::has(p, Fault::missing_barrier);
@@ -245,7 +244,9 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const At
   // The split's state, unnormalised, one buffer row per (query, split).
   const int64_t row0 =
       ((static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0) * p.num_splits + split;
-  const ProbeEvent event = probe.open(Stage::splitk_partial, 0);
+  // Made here, after the loop, so that the traced kernel's loop is the plain kernel's.
+  const BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const ProbeEvent event = probe.open(p.trace, Stage::splitk_partial, 0);
   TS_UNROLL
   for (int step = 0; step < kOutSteps; ++step) {
     const int e = tid + step * kKernelThreads;

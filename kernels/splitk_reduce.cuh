@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   };
 
   for (int s = 0; s < n; ++s) {
-    const ProbeEvent merged = probe.open(Stage::splitk_reduce, s);  // once per thread and split
+    const ProbeEvent merged = probe.open(p.trace, Stage::splitk_reduce, s);  // once per thread and split
     TS_UNROLL
     for (int i = 0; i < kMaxElems; ++i) {
       const int e = tid + i * kKernelThreads;
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   }
 
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-  const ProbeEvent final_event = probe.open(Stage::final_output, 0);
+  const ProbeEvent final_event = probe.open(p.trace, Stage::final_output, 0);
   TS_UNROLL
   for (int i = 0; i < kMaxElems; ++i) {
     const int e = tid + i * kKernelThreads;

@@ -2,7 +2,7 @@
 //
 //   ts::BlockProbe<kTrace> probe(params.trace, block_linear_index);   // every thread
 //   ...
-//   ts::ProbeEvent ev = probe.open(ts::Stage::fa1_step, index);  // every thread; index counts
+//   ts::ProbeEvent ev = probe.open(params.trace, ts::Stage::fa1_step, index);  // every thread; index counts
 //                                                                   // this block's events of the stage
 //   if (ev) {                                     // block-uniform: on, not filtered, fits
 //     ev.m()[row] = m_row;  ev.l()[row] = l_row;  ev.o_row(row)[col] = acc;   // owners write
@@ -57,8 +57,7 @@ __device__ __forceinline__ bool is_block_leader() {
 }  // namespace probe_detail
 
 // One open event: where the threads of a block write their parts of the payload. Holds plain
-// pointers (never the address of the kernel's params: taking that address makes nvcc copy the
-// whole params struct to local memory, which cost the traced decode kernel 7% with tracing off).
+// pointers, made from the view where the event is written (see BlockProbe).
 class ProbeEvent {
  public:
   ProbeEvent() = default;
@@ -88,13 +87,16 @@ class ProbeEvent {
   int32_t head_dim_ = 0;
 };
 
+// A block's handle on the trace. It keeps one pointer (the block's row of the slot table) and
+// nothing else: the view is passed again to open() and read from the kernel's params where the
+// event is written, so the instrumented kernel's main loop holds no extra live state. (Holding
+// the view's address made nvcc copy the params to local memory, 7% on the decode kernel;
+// holding a copy of the view changed the loop's register allocation, 40% on it.)
 template <bool kTrace>
 class BlockProbe {
  public:
-  // Copies the view (by value, see ProbeEvent) and finds this block's row of the slot table.
   __device__ BlockProbe(const TraceDeviceView& view, int64_t block_linear) {
     if constexpr (kTrace) {
-      view_ = view;
       if (view.headers != nullptr && view.block_slot_base != nullptr)
         bases_ = view.block_slot_base + block_linear * kNumStages;
     } else {
@@ -113,20 +115,21 @@ class BlockProbe {
     }
   }
 
-  // Every thread of the block calls it with the same arguments; `index` numbers this
-  // block's events of `stage` from 0. An empty event when the stage is not recorded; a
-  // dropped event (counted once, by the block's first thread) when the slot is past the
-  // buffer's capacity.
-  __device__ ProbeEvent open(Stage stage, int index) const {
+  // Every thread of the block calls it with the same arguments (`view` is the one the probe
+  // was made from); `index` numbers this block's events of `stage` from 0. An empty event when
+  // the stage is not recorded; a dropped event (counted once, by the block's first thread)
+  // when the slot is past the buffer's capacity.
+  __device__ ProbeEvent open(const TraceDeviceView& view, Stage stage, int index) const {
     if constexpr (kTrace) {
       if (!wants(stage)) return ProbeEvent{};
       const int64_t slot = bases_[static_cast<int>(stage)] + index;
-      if (slot >= view_.capacity) {
-        if (probe_detail::is_block_leader()) atomicAdd(view_.dropped, 1ull);
+      if (slot >= view.capacity) {
+        if (probe_detail::is_block_leader()) atomicAdd(view.dropped, 1ull);
         return ProbeEvent{};
       }
-      return ProbeEvent{view_, slot};
+      return ProbeEvent{view, slot};
     } else {
+      (void)view;
       (void)stage;
       (void)index;
       return ProbeEvent{};
@@ -134,7 +137,6 @@ class BlockProbe {
   }
 
  private:
-  TraceDeviceView view_{};
   const int64_t* bases_ = nullptr;
 };
 
