@@ -444,6 +444,12 @@ void ViewerWindow::handle_keys() {
 
 void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, double frame_seconds) {
   poll_job();
+  // The panels draw no background of their own: the frame is cleared to the window colour, and
+  // a full-window fill per panel is what a CPU rasteriser (llvmpipe) spends most of a frame on.
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+  struct PopColor {
+    ~PopColor() { ImGui::PopStyleColor(); }
+  } pop_color;
   advance_playback(session_, playback_, frame_seconds);
   draw_menu_bar();
 
