@@ -190,11 +190,10 @@ TEST(GuiRunScreenshot, MaskedNaNIsDrawnInTheNaNColour) {
   check_cells(shot, view_named(shot.layout, "Reference"), x.reference, 1e-4);
 }
 
-TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays) {
-  TS_SEEDED(seed);
-  testing::TempDir dir;
-  const auto trace = dir.path() / "splitk.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+// Opens `trace` at its first divergence and checks the overview: the frame on the error grid
+// and the navigator where the analysis puts the divergent event, the grid's cells in the CPU
+// colormap's colours for the analysis's error ratios.
+void expect_first_divergence_framed(testing::TempDir& dir, const std::filesystem::path& trace) {
   const RunView run = open_run(trace);
   const AnalysisReport report = analyze_run(run);
   const Divergence& dv = report.first_divergence;
@@ -202,7 +201,7 @@ TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays)
   const EventHeader& h = run.headers[static_cast<size_t>(dv.event_index)];
   const int64_t row0 = int64_t{h.q_tile} * run.block_m, row1 = row0 + h.rows;
 
-  const Shot shot = run_screenshot(dir, "overview", {trace.string(), "--select", "first-divergence", "--panel", "overview"});
+  const Shot shot = run_screenshot(dir, "overview", {trace.string(), "--select", "first-divergence", "--panel", "overview"}, "1800x1060");
   ASSERT_TRUE(has_view(shot.layout, "Error by query"));
   const auto& grid = view_named(shot.layout, "Error by query");
   EXPECT_EQ(grid["rows"], run.config.seq_q);
@@ -228,6 +227,20 @@ TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays)
   ASSERT_NE(g, nullptr);
   const auto c = check_cells(shot, grid, g->grid, 1e-3);
   EXPECT_GT(c.cells, 0u);
+}
+
+TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto trace = dir.path() / "splitk.trace.safetensors";
+  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+  expect_first_divergence_framed(dir, trace);
+}
+
+// The same on a trace captured on an H200 (assets/traces, docs/gpu-validation.md).
+TEST(GuiRunScreenshot, AGpuTraceOpensAtItsFirstDivergence) {
+  testing::TempDir dir;
+  expect_first_divergence_framed(dir, std::filesystem::path(TS_ASSETS_DIR) / "traces/splitk_double_count_l.gpu.trace.safetensors");
 }
 
 TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
