@@ -62,10 +62,68 @@ struct TileProduct<true, kN> {
   float v[kN] = {};
 };
 
+// A block's coordinates, from its index: computed from blockIdx where the kernel starts, and
+// again from EventSite::here() where the traced build writes its event, so that no value of
+// the event is held through the main loop (see instrumentation/trace/probe.h).
+struct PartialBlock {
+  int q_tile, split, head, batch, rows;
+  int64_t q0;
+  KvTileRange range;  // the split's kv tiles
+
+  __device__ __forceinline__ static PartialBlock at(const uint3& block_idx,
+                                                    const AttentionParams& p) {
+    PartialBlock b;
+    b.q_tile = static_cast<int>(block_idx.x) / p.num_splits;
+    b.split = static_cast<int>(block_idx.x) % p.num_splits;
+    b.head = static_cast<int>(block_idx.y);
+    b.batch = static_cast<int>(block_idx.z);
+    b.rows = rows_in_q_tile(p.seq_q, p.block_m, b.q_tile);
+    b.q0 = static_cast<int64_t>(b.q_tile) * p.block_m;
+    b.range = split_kv_tile_range(b.split, p.kv_tiles_per_split, p.num_kv_tiles);
+    return b;
+  }
+  // Buffer row of (query q0, this split): one row per (query, split).
+  __device__ __forceinline__ int64_t first_buffer_row(const AttentionParams& p) const {
+    return ((static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0) * p.num_splits + split;
+  }
+};
+
+// The traced build's `splitk.partial` event, written after the split's state: its payload is
+// read back from what each thread has just written (the partial buffers, same thread, same
+// elements; m and l from shared memory). Not inlined: ptxas allocates a kernel's registers as
+// a whole, and with this code inline it compiled the decode kernel's main loop differently
+// (168 registers against the plain 179, tid re-read and sign extensions redone in every kv
+// tile). As a call after everything else, the kernel up to the call is the plain kernel,
+// instruction for instruction. `p` is the kernel's __grid_constant__ parameter: passed by
+// reference without a copy to local memory.
+template <int kD>
+__device__ __noinline__ void record_split_state(const AttentionParams& p, const float* m_s,
+                                                const float* l_s) {
+  const EventSite site = EventSite::here();
+  const ProbeEvent event =
+      BlockProbe<true>(p.trace, site.block_linear()).open(p.trace, Stage::splitk_partial, 0);
+  if (!event) return;
+  const PartialBlock b = PartialBlock::at(site.block, p);
+  const int64_t row0 = b.first_buffer_row(p);
+  for (int e = site.thread; e < b.rows * kD; e += kKernelThreads) {
+    const int r = e / kD, c = e % kD;
+    event.o_row(r)[c] = p.partial_o[(row0 + static_cast<int64_t>(r) * p.num_splits) * kD + c];
+  }
+  for (int r = site.thread; r < b.rows; r += kKernelThreads) {
+    event.m()[r] = m_s[r];
+    event.l()[r] = l_s[r];
+  }
+  if (site.thread == 0)
+    event.header(device::event_header(Stage::splitk_partial, Convention::unnormalized, b.batch,
+                                      b.head, b.q_tile, b.range.begin, b.range.end, b.split, 0,
+                                      b.rows, site.block_linear()));
+}
+
 }  // namespace splitk_detail
 
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const AttentionParams p) {
+__global__ void __launch_bounds__(kKernelThreads)
+    splitk_partial_kernel(const __grid_constant__ AttentionParams p) {
   using Traits = device::VariantTraits<kVariant>;
   constexpr int kBM = kSplitkMaxBlockM;  // tile capacity; p.block_m <= kBM rows are used
   constexpr int kBN = splitk_block_n(kD);
@@ -90,18 +148,14 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const At
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
-  const int q_tile = static_cast<int>(blockIdx.x) / p.num_splits;
-  const int split = static_cast<int>(blockIdx.x) % p.num_splits;
-  const int head = static_cast<int>(blockIdx.y);
-  const int batch = static_cast<int>(blockIdx.z);
-  const int rows = rows_in_q_tile(p.seq_q, p.block_m, q_tile);
-  const int64_t q0 = static_cast<int64_t>(q_tile) * p.block_m;
-  const int64_t block = device::block_linear_index();
+  const splitk_detail::PartialBlock coords = splitk_detail::PartialBlock::at(blockIdx, p);
+  const int q_tile = coords.q_tile, head = coords.head, batch = coords.batch, rows = coords.rows;
+  const int64_t q0 = coords.q0;
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
   const bool keep_war_barrier = !Traits::has(p, Fault::missing_barrier);
 
-  const KvTileRange range = split_kv_tile_range(split, p.kv_tiles_per_split, p.num_kv_tiles);
+  const KvTileRange range = coords.range;
   if (Traits::has(p, Fault::empty_split) && range.empty()) return;  // the bug: state never written
   // Tiles past the query tile's causal limit hold no visible key: skipped, unless masked_nan.
   int visit_end = range.end;
@@ -242,31 +296,19 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_partial_kernel(const At
   }
 
   // The split's state, unnormalised, one buffer row per (query, split).
-  const int64_t row0 =
-      ((static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0) * p.num_splits + split;
-  // Made here, after the loop, so that the traced kernel's loop is the plain kernel's.
-  const BlockProbe<Traits::kTrace> probe(p.trace, block);
-  const ProbeEvent event = probe.open(p.trace, Stage::splitk_partial, 0);
+  const int64_t row0 = coords.first_buffer_row(p);
   TS_UNROLL
   for (int step = 0; step < kOutSteps; ++step) {
     const int e = tid + step * kKernelThreads;
     const int r = e / kD, c = e % kD;
-    if (r < rows) {
-      p.partial_o[(row0 + static_cast<int64_t>(r) * p.num_splits) * kD + c] = acc[step];
-      if (event) event.o_row(r)[c] = acc[step];
-    }
+    if (r < rows) p.partial_o[(row0 + static_cast<int64_t>(r) * p.num_splits) * kD + c] = acc[step];
   }
   for (int r = tid; r < rows; r += kKernelThreads) {
     p.partial_m[row0 + static_cast<int64_t>(r) * p.num_splits] = m_s[r];
     p.partial_l[row0 + static_cast<int64_t>(r) * p.num_splits] = l_s[r];
-    if (event) {
-      event.m()[r] = m_s[r];
-      event.l()[r] = l_s[r];
-    }
   }
-  if (event && tid == 0)
-    event.header(device::event_header(Stage::splitk_partial, Convention::unnormalized, batch, head,
-                                      q_tile, range.begin, range.end, split, 0, rows, block));
+  // Everything above is the plain kernel; the event only reads what it wrote.
+  if constexpr (Traits::kTrace) splitk_detail::record_split_state<kD>(p, m_s, l_s);
 }
 
 }  // namespace ts

@@ -13,6 +13,16 @@
 // kernel carries no cost from their existence. With kTrace == true and tracing off at run time
 // (view.headers == nullptr) a probe costs one uniform branch.
 //
+// Keeping the instrumented kernel's main loop the plain kernel's. Register allocation is
+// global: a value that only an event needs, held from the kernel's start to an event after
+// (or inside) its main loop, or an event that keeps the loop's registers alive, makes ptxas
+// compile the loop differently (6% on the decode kernel, none of it in the probes' own
+// instructions). So an event takes what it needs where it is written: its coordinates from
+// EventSite::here() (fresh reads of the block and thread indices that the compiler can
+// neither hoist nor merge with the kernel's own), the view from the kernel's params (constant
+// memory), and its payload from where the kernel has put it (shared memory, or the kernel's
+// own output, read back by the thread that wrote it).
+//
 // Slots are assigned by the launcher (block_slot_base), not reserved with atomics at run time,
 // so a probe adds no synchronisation to the kernel it observes (a probe that called
 // __syncthreads would hide the very races tilescope looks for) and the buffer is in the
@@ -54,7 +64,47 @@ __device__ __forceinline__ bool is_block_leader() {
   return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
 }
 
+#if defined(__CUDA_ARCH__)
+// A special register read the compiler must repeat where it stands (volatile): never hoisted
+// above a loop, never merged with an earlier read of the same register.
+#define TS_PROBE_FRESH_SREG(name)                              \
+  [] {                                                         \
+    unsigned value;                                            \
+    asm volatile("mov.u32 %0, %%" #name ";" : "=r"(value));   \
+    return value;                                              \
+  }()
+#endif
+
 }  // namespace probe_detail
+
+// The block and thread an event is written from, read afresh at the event point (see the top
+// of this file): values derived from it are computed there and carried by no register through
+// the kernel's main loop. Same values as blockIdx, gridDim and threadIdx.x.
+struct EventSite {
+  uint3 block;
+  uint3 grid;
+  int thread;
+
+  __device__ static EventSite here() {
+#if defined(__CUDA_ARCH__)
+    return EventSite{uint3{TS_PROBE_FRESH_SREG(ctaid.x), TS_PROBE_FRESH_SREG(ctaid.y),
+                           TS_PROBE_FRESH_SREG(ctaid.z)},
+                     uint3{TS_PROBE_FRESH_SREG(nctaid.x), TS_PROBE_FRESH_SREG(nctaid.y),
+                           TS_PROBE_FRESH_SREG(nctaid.z)},
+                     static_cast<int>(TS_PROBE_FRESH_SREG(tid.x))};
+#else
+    return EventSite{uint3{blockIdx.x, blockIdx.y, blockIdx.z},
+                     uint3{gridDim.x, gridDim.y, gridDim.z}, static_cast<int>(threadIdx.x)};
+#endif
+  }
+
+  // The block's index in its launch as the launcher's slot table counts blocks.
+  __device__ int64_t block_linear() const {
+    return static_cast<int64_t>(block.x) +
+           static_cast<int64_t>(grid.x) *
+               (static_cast<int64_t>(block.y) + static_cast<int64_t>(grid.y) * block.z);
+  }
+};
 
 // One open event: where the threads of a block write their parts of the payload. Holds plain
 // pointers, made from the view where the event is written (see BlockProbe).
