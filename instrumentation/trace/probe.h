@@ -15,13 +15,16 @@
 //
 // Keeping the instrumented kernel's main loop the plain kernel's. Register allocation is
 // global: a value that only an event needs, held from the kernel's start to an event after
-// (or inside) its main loop, or an event that keeps the loop's registers alive, makes ptxas
-// compile the loop differently (6% on the decode kernel, none of it in the probes' own
-// instructions). So an event takes what it needs where it is written: its coordinates from
-// EventSite::here() (fresh reads of the block and thread indices that the compiler can
-// neither hoist nor merge with the kernel's own), the view from the kernel's params (constant
-// memory), and its payload from where the kernel has put it (shared memory, or the kernel's
-// own output, read back by the thread that wrote it).
+// (or inside) its main loop, or even event code inlined after the loop, makes ptxas compile
+// the loop differently (6% on the decode kernel, none of it in the probes' own instructions).
+// So the kernels write an event from a __noinline__ device function called where the event is
+// (guarded by `params.trace.headers != nullptr` inside a loop), that takes the kernel's params
+// by reference (the kernel declares them __grid_constant__: no copy to local memory) and
+// everything else where it is written: its coordinates from EventSite::here() (fresh reads of
+// the block and thread indices that the compiler can neither hoist nor merge with the
+// kernel's own), the view from the params, and its payload from where the kernel has put it
+// (shared memory, the kernel's own output read back by the thread that wrote it, or
+// registers passed by value). Figures: docs/perf.md, "Instrumented kernels with tracing off".
 //
 // Slots are assigned by the launcher (block_slot_base), not reserved with atomics at run time,
 // so a probe adds no synchronisation to the kernel it observes (a probe that called
