@@ -1,0 +1,65 @@
+#include "instrumentation/simt/src/worker_pool.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace simt::detail {
+
+namespace {
+// More helpers than this are not kept: a launch asking for more runs with threads of its own.
+unsigned max_pooled_helpers() {
+  static const unsigned count = std::max(1u, std::thread::hardware_concurrency()) - 1;
+  return count;
+}
+}  // namespace
+
+WorkerPool& WorkerPool::instance() {
+  static WorkerPool* pool = new WorkerPool();  // leaked on purpose: see the header
+  return *pool;
+}
+
+WorkerPool::WorkerPool() : owner_pid_(static_cast<int>(getpid())) {}
+
+bool WorkerPool::try_run(unsigned helpers, const std::function<void(unsigned)>& job) {
+  // A forked child has the pool's memory but not its threads.
+  if (helpers > max_pooled_helpers() || static_cast<int>(getpid()) != owner_pid_) return false;
+  std::unique_lock lease(lease_, std::try_to_lock);
+  if (!lease.owns_lock()) return false;
+  {
+    std::lock_guard lock(mutex_);
+    while (helpers_ < helpers) {
+      const unsigned index = helpers_ + 1;
+      const unsigned long long seen = generation_;  // so that it takes part in this launch
+      std::thread([this, index, seen] { helper_main(index, seen); }).detach();  // may throw
+      ++helpers_;
+    }
+    job_ = &job;
+    asked_ = helpers;
+    running_ = helpers;
+    ++generation_;
+  }
+  start_.notify_all();
+  job(0);
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [this] { return running_ == 0; });
+  job_ = nullptr;
+  return true;
+}
+
+void WorkerPool::helper_main(unsigned index, unsigned long long seen) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    start_.wait(lock, [&] { return generation_ != seen; });
+    seen = generation_;
+    if (index > asked_) continue;
+    const std::function<void(unsigned)>* job = job_;
+    lock.unlock();
+    (*job)(index);
+    lock.lock();
+    if (--running_ == 0) done_.notify_one();
+  }
+}
+
+}  // namespace simt::detail
