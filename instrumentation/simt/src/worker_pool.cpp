@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 namespace simt::detail {
@@ -13,6 +14,27 @@ unsigned max_pooled_helpers() {
   static const unsigned count = std::max(1u, std::thread::hardware_concurrency()) - 1;
   return count;
 }
+
+// The waits of a pooled launch are usually short: a helper waits for the next launch of a
+// loop, the caller for the other worker's last block. Sleeping on the condition variable and
+// being woken costs more CPU than that in this VM (futex calls, a wake-up on the other core),
+// so both first spin for up to kSpinNs, peeking at the atomics; what they saw is then
+// confirmed under the mutex, where every decision is taken.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+template <typename Ready>
+void spin_until(const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  do {
+    for (int i = 0; i < 32; ++i) {
+      if (ready()) return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
+}
+
 }  // namespace
 
 WorkerPool& WorkerPool::instance() {
@@ -42,6 +64,7 @@ bool WorkerPool::try_run(unsigned helpers, const std::function<void(unsigned)>& 
   }
   start_.notify_all();
   job(0);
+  spin_until([this] { return running_.load(std::memory_order_relaxed) == 0; });
   std::unique_lock lock(mutex_);
   done_.wait(lock, [this] { return running_ == 0; });
   job_ = nullptr;
@@ -49,8 +72,9 @@ bool WorkerPool::try_run(unsigned helpers, const std::function<void(unsigned)>& 
 }
 
 void WorkerPool::helper_main(unsigned index, unsigned long long seen) {
-  std::unique_lock lock(mutex_);
   for (;;) {
+    spin_until([&] { return generation_.load(std::memory_order_relaxed) != seen; });
+    std::unique_lock lock(mutex_);
     start_.wait(lock, [&] { return generation_ != seen; });
     seen = generation_;
     if (index > asked_) continue;

@@ -2,13 +2,15 @@
 //
 // Starting and joining a thread per worker per launch costs tens of microseconds of CPU
 // (clone, scheduling, exit, a cold cache on the new thread): as much as running a few
-// thousand empty CUDA threads. Pooled helpers wait on a condition variable between launches.
+// thousand empty CUDA threads. Pooled helpers wait between launches: spinning for a few tens of
+// microseconds (the next launch of a loop), then on a condition variable.
 //
 // One launch at a time uses the pool (a lease); a launch that cannot have it (another launch
 // from another host thread, a launch from a progress callback, a forked child, more helpers
 // than the pool keeps) starts threads of its own as before.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -37,8 +39,9 @@ class WorkerPool {
   const std::function<void(unsigned)>* job_ = nullptr;
   unsigned helpers_ = 0;   // threads started (indices 1..helpers_)
   unsigned asked_ = 0;     // helpers taking part in the current generation
-  unsigned running_ = 0;   // of those, not yet returned
-  unsigned long long generation_ = 0;
+  // Changed under the mutex only; atomic so that waiters may peek at them while spinning.
+  std::atomic<unsigned> running_{0};  // helpers of the current generation not yet returned
+  std::atomic<unsigned long long> generation_{0};
   const int owner_pid_;
 };
 
