@@ -15,18 +15,20 @@ unsigned max_pooled_helpers() {
   return count;
 }
 
-// The waits of a pooled launch are usually short: a helper waits for the next launch of a
-// loop, the caller for the other worker's last block. Sleeping on the condition variable and
-// being woken costs more CPU than that in this VM (futex calls, a wake-up on the other core),
-// so both first spin for up to kSpinNs, peeking at the atomics; what they saw is then
-// confirmed under the mutex, where every decision is taken.
-constexpr auto kSpin = std::chrono::microseconds(50);
+// The waits of a pooled launch are often short: a helper waits for the next launch of a loop,
+// the caller for the other worker's last claim of small blocks. Sleeping on the condition
+// variable and being woken costs more CPU than that in this VM (futex calls, a wake-up on the
+// other core), so both first spin, peeking at the atomics; what they saw is then confirmed
+// under the mutex, where every decision is taken. The caller spins briefly: when the helper
+// has lost its core to another process, the caller's spinning is pure loss.
+constexpr auto kHelperSpin = std::chrono::microseconds(20);
+constexpr auto kCallerSpin = std::chrono::microseconds(4);
 
 template <typename Ready>
-void spin_until(const Ready& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+void spin_until(std::chrono::microseconds spin, const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + spin;
   do {
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < 16; ++i) {
       if (ready()) return;
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
@@ -64,7 +66,7 @@ bool WorkerPool::try_run(unsigned helpers, const std::function<void(unsigned)>& 
   }
   start_.notify_all();
   job(0);
-  spin_until([this] { return running_.load(std::memory_order_relaxed) == 0; });
+  spin_until(kCallerSpin, [this] { return running_.load(std::memory_order_relaxed) == 0; });
   std::unique_lock lock(mutex_);
   done_.wait(lock, [this] { return running_ == 0; });
   job_ = nullptr;
@@ -73,7 +75,7 @@ bool WorkerPool::try_run(unsigned helpers, const std::function<void(unsigned)>& 
 
 void WorkerPool::helper_main(unsigned index, unsigned long long seen) {
   for (;;) {
-    spin_until([&] { return generation_.load(std::memory_order_relaxed) != seen; });
+    spin_until(kHelperSpin, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
     std::unique_lock lock(mutex_);
     start_.wait(lock, [&] { return generation_ != seen; });
     seen = generation_;

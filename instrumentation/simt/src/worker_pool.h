@@ -2,8 +2,8 @@
 //
 // Starting and joining a thread per worker per launch costs tens of microseconds of CPU
 // (clone, scheduling, exit, a cold cache on the new thread): as much as running a few
-// thousand empty CUDA threads. Pooled helpers wait between launches: spinning for a few tens of
-// microseconds (the next launch of a loop), then on a condition variable.
+// thousand empty CUDA threads. Pooled helpers wait between launches: spinning for a few microseconds
+// (the next launch of a loop), then on a condition variable.
 //
 // One launch at a time uses the pool (a lease); a launch that cannot have it (another launch
 // from another host thread, a launch from a progress callback, a forked child, more helpers
