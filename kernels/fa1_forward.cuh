@@ -67,118 +67,10 @@ struct TileProduct<true, kRows, kCols> {
   float v[kRows][kCols];
 };
 
-// A block's coordinates, from its index: computed from blockIdx where the kernel starts, and
-// again from EventSite::here() where the traced build writes an event, so that no value of an
-// event is held through the main loop (see instrumentation/trace/probe.h).
-struct Fa1Block {
-  int q_tile, head, batch, rows;
-  int64_t q0;
-
-  template <int kBM>
-  __device__ __forceinline__ static Fa1Block at(const uint3& block_idx, const AttentionParams& p) {
-    Fa1Block b;
-    b.q_tile = static_cast<int>(block_idx.x);
-    b.head = static_cast<int>(block_idx.y);
-    b.batch = static_cast<int>(block_idx.z);
-    b.rows = rows_in_q_tile(p.seq_q, kBM, b.q_tile);
-    b.q0 = static_cast<int64_t>(b.q_tile) * kBM;
-    return b;
-  }
-};
-
-// A thread's O register tile, passed by value to record_step.
-template <int kMR, int kNO>
-struct OTile {
-  float v[kMR][kNO];
-};
-
-// The traced build's `fa1.step` event after kv tile t: O from the threads' register tiles
-// (rows ty + 16 i, columns tx * 4 + 32 k + e), m and l from shared memory, where the softmax
-// phase left them (rewritten only by the next tile's softmax, two barriers on). Not inlined:
-// ptxas allocates a kernel's registers as a whole, and the event's stores inline in the kv loop
-// (or a probe's state held through it) made it compile the loop differently from the plain
-// kernel's. As a call, the loop differs by the call's branch and the tile passed in registers
-// (no stack frame). `p` is the kernel's __grid_constant__ parameter: no copy.
-template <int kBM, int kMR, int kNO>
-__device__ __noinline__ void record_step(const AttentionParams& p, int t,
-                                         const OTile<kMR, kNO> o_tile, const float* m_s,
-                                         const float* l_s) {
-  const auto& o_acc = o_tile.v;
-  constexpr int kTY = 16, kTX = 8;
-  const EventSite site = EventSite::here();
-  const ProbeEvent event =
-      BlockProbe<true>(p.trace, site.block_linear()).open(p.trace, Stage::fa1_step, t);
-  if (!event) return;
-  const Fa1Block b = Fa1Block::at<kBM>(site.block, p);
-  const int ty = site.thread / kTX, tx = site.thread % kTX;
-  TS_UNROLL
-  for (int i = 0; i < kMR; ++i) {
-    const int r = ty + kTY * i;
-    if (r < b.rows) {
-      float* out = event.o_row(r);
-      TS_UNROLL
-      for (int c4 = 0; c4 < kNO / 4; ++c4)
-        TS_UNROLL
-        for (int e = 0; e < 4; ++e) out[tx * 4 + 32 * c4 + e] = o_acc[i][4 * c4 + e];
-    }
-  }
-  for (int r = site.thread; r < b.rows; r += kKernelThreads) {
-    event.m()[r] = m_s[r];
-    event.l()[r] = l_s[r];
-  }
-  if (site.thread == 0)
-    event.header(device::event_header(Stage::fa1_step, Convention::unnormalized, b.batch, b.head,
-                                      b.q_tile, 0, t + 1, -1, t, b.rows, site.block_linear()));
-}
-
-// The traced build's `final` event: the output and LSE read back from where this thread has
-// just written them (same elements, same thread: no barrier), the output converted back to
-// float. Not inlined, for the reason given at record_step.
-template <typename T, int kD>
-__device__ __noinline__ void record_output(const AttentionParams& p) {
-  constexpr int kBM = fa1_block_m(kD), kBN = fa1_block_n(kD);
-  constexpr int kTY = 16, kTX = 8, kMR = kBM / kTY, kNO = kD / kTX;
-  const EventSite site = EventSite::here();
-  const ProbeEvent event =
-      BlockProbe<true>(p.trace, site.block_linear()).open(p.trace, Stage::final_output, 0);
-  if (!event) return;
-  const Fa1Block b = Fa1Block::at<kBM>(site.block, p);
-  const int ty = site.thread / kTX, tx = site.thread % kTX;
-  const T* o = static_cast<const T*>(p.o) + b.batch * p.o_batch_stride + b.head * p.o_head_stride;
-  TS_UNROLL
-  for (int i = 0; i < kMR; ++i) {
-    const int r = ty + kTY * i;
-    if (r < b.rows) {
-      const T* orow = o + (b.q0 + r) * p.o_row_stride;
-      float* out = event.o_row(r);
-      TS_UNROLL
-      for (int c4 = 0; c4 < kNO / 4; ++c4)
-        TS_UNROLL
-        for (int e = 0; e < 4; ++e) {
-          const int c = tx * 4 + 32 * c4 + e;
-          out[c] = device::to_float(orow[c]);
-        }
-    }
-  }
-  const int64_t lse_row0 = (static_cast<int64_t>(b.batch) * p.heads + b.head) * p.seq_q + b.q0;
-  for (int r = site.thread; r < b.rows; r += kKernelThreads) {
-    event.m()[r] = p.lse[lse_row0 + r];
-    event.l()[r] = 1.0f;
-  }
-  if (site.thread == 0) {
-    const int kv_end = causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, kBM, kBN,
-                                          p.num_kv_tiles, b.q_tile);
-    event.header(device::event_header(Stage::final_output, Convention::normalized, b.batch,
-                                      b.head, b.q_tile, 0, kv_end, -1, 0, b.rows,
-                                      site.block_linear()));
-  }
-}
-
 }  // namespace fa1_detail
 
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads)
-    fa1_forward_kernel(const __grid_constant__ AttentionParams p) {
+__global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const AttentionParams p) {
   using Traits = device::VariantTraits<kVariant>;
   constexpr int kBM = fa1_block_m(kD);
   constexpr int kBN = fa1_block_n(kD);
@@ -204,13 +96,17 @@ __global__ void __launch_bounds__(kKernelThreads)
 
   const int tid = static_cast<int>(threadIdx.x);
   const int ty = tid / kTX, tx = tid % kTX;
-  const fa1_detail::Fa1Block coords = fa1_detail::Fa1Block::at<kBM>(blockIdx, p);
-  const int q_tile = coords.q_tile, head = coords.head, batch = coords.batch, rows = coords.rows;
-  const int64_t q0 = coords.q0;
+  const int q_tile = static_cast<int>(blockIdx.x);
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int rows = rows_in_q_tile(p.seq_q, kBM, q_tile);
+  const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
                q0 * p.q_row_stride;
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
+  const int64_t block = device::block_linear_index();
+  const BlockProbe<Traits::kTrace> probe(p.trace, block);
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool per_tile_softmax = Traits::has(p, Fault::per_tile_softmax);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
@@ -280,6 +176,7 @@ __global__ void __launch_bounds__(kKernelThreads)
     __syncthreads();
 
     // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
+    const ProbeEvent step_event = probe.open(p.trace, Stage::fa1_step, t);
     {
       const int r = tid / kRowThreads, part = tid % kRowThreads;
       float* srow = s_s + r * kLS;
@@ -316,6 +213,10 @@ __global__ void __launch_bounds__(kKernelThreads)
         m_s[r] = m_new;
         l_s[r] = l_new;
         alpha_s[r] = alpha;
+        if (step_event && r < rows) {
+          step_event.m()[r] = m_new;
+          step_event.l()[r] = l_new;
+        }
       }
     }
     __syncthreads();
@@ -360,21 +261,28 @@ __global__ void __launch_bounds__(kKernelThreads)
         }
       }
     }
-    if constexpr (Traits::kTrace) {
-      if (p.trace.headers != nullptr) {  // tracing off: one uniform branch on a parameter
-        fa1_detail::OTile<kMR, kNO> tile;
-        TS_UNROLL
-        for (int i = 0; i < kMR; ++i)
+    if (step_event) {
+      TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const int r = ty + kTY * i;
+        if (r < rows) {
+          float* out = step_event.o_row(r);
           TS_UNROLL
-          for (int c = 0; c < kNO; ++c) tile.v[i][c] = o_acc[i][c];
-        fa1_detail::record_step<kBM>(p, t, tile, m_s, l_s);
+          for (int c4 = 0; c4 < kNO / 4; ++c4)
+            TS_UNROLL
+            for (int e = 0; e < 4; ++e) out[tx * 4 + 32 * c4 + e] = o_acc[i][4 * c4 + e];
+        }
       }
+      if (tid == 0)
+        step_event.header(device::event_header(Stage::fa1_step, Convention::unnormalized, batch,
+                                               head, q_tile, 0, t + 1, -1, t, rows, block));
     }
     // The K/V tiles are overwritten by the next iteration's loads: wait for every reader.
     if (keep_war_barrier) __syncthreads();
   }
 
   // Final output: O / l in the input dtype, LSE in float32.
+  const ProbeEvent final_event = probe.open(p.trace, Stage::final_output, 0);
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
   TS_UNROLL
   for (int i = 0; i < kMR; ++i) {
@@ -389,14 +297,22 @@ __global__ void __launch_bounds__(kKernelThreads)
           const int c = tx * 4 + 32 * c4 + e;
           const T out = device::from_float<T>(device::normalise(o_acc[i][4 * c4 + e], l, guard));
           orow[c] = out;
+          if (final_event) final_event.o_row(r)[c] = device::to_float(out);
         }
     }
   }
   const int64_t lse_row0 = (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
-  for (int r = tid; r < rows; r += kKernelThreads)
-    p.lse[lse_row0 + r] = device::log_sum_exp(m_s[r], l_s[r], guard);
-  // Everything above is the plain kernel; the event only reads what it wrote.
-  if constexpr (Traits::kTrace) fa1_detail::record_output<T, kD>(p);
+  for (int r = tid; r < rows; r += kKernelThreads) {
+    const float lse = device::log_sum_exp(m_s[r], l_s[r], guard);
+    p.lse[lse_row0 + r] = lse;
+    if (final_event) {
+      final_event.m()[r] = lse;
+      final_event.l()[r] = 1.0f;
+    }
+  }
+  if (final_event && tid == 0)
+    final_event.header(device::event_header(Stage::final_output, Convention::normalized, batch,
+                                            head, q_tile, 0, kv_end, -1, 0, rows, block));
 }
 
 }  // namespace ts
