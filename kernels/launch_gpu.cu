@@ -199,8 +199,8 @@ class GpuRun {
   }
 
   // The dynamic shared memory to launch an instrumented or faulty kernel with so that no more
-  // of its blocks share an SM than of the plain kernel's. The instrumented build can need fewer
-  // registers (the decode kernel: 168 against 179), and then the block scheduler packs three
+  // of its blocks share an SM than of the plain kernel's. An instrumented build can need fewer
+  // registers (the decode kernel once did: 168 against 179), and then the block scheduler packs three
   // blocks on an SM where the plain kernel had two: a different schedule (other SMs left idle,
   // less L1 beside the larger shared-memory carve-out), 37% slower with tracing off. A debugger
   // should run the kernel the way the plain build runs, so the extra blocks are kept out with
