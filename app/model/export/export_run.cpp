@@ -10,9 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/report_json.h"
 #include "app/model/analysis/report_text.h"
 #include "app/model/analysis/symptoms.h"
+#include "app/model/export/export_png.h"
+#include "app/model/export/staged_folder.h"
 #include "app/model/png_file.h"
 #include "app/model/text_raster.h"
 #include "instrumentation/trace/atomic_file.h"
@@ -25,9 +28,6 @@ namespace {
 constexpr float kUncovered = -1.0f;    // .npy value of a grid cell no event covered
 constexpr float kRatioFloor = 1e-3f;   // ratio grids: log scale from here (1000x under tolerance)
 constexpr Rgba8 kMarker{255, 255, 255, 255};  // frame around the first divergence (ember tops out pale yellow)
-constexpr Rgba8 kBackground{24, 25, 28, 255};  // the viewer's dark theme
-constexpr Rgba8 kText{226, 228, 233, 255};
-constexpr int kHeaderPad = 20, kHeaderScale = 3;
 
 std::string stage_file(Stage s) {
   std::string name = kStageNames[static_cast<int>(s)];
@@ -97,41 +97,61 @@ void write_vector_npy(const std::filesystem::path& path, const std::vector<float
 struct Exporter {
   const RunView& run;
   const AnalysisReport& report;
-  std::filesystem::path dir;
+  std::filesystem::path dir;    // where the files are written (the staging folder)
+  std::filesystem::path shown;  // where they will be once the export is committed
   ExportOptions options;
   ExportResult result;
   std::string config_text;
 
   void add(const std::string& name, const std::string& what, std::vector<ExportedPanel> panels = {}) {
-    result.files.push_back({dir / name, what, std::move(panels)});
+    result.files.push_back({shown / name, what, std::move(panels)});
   }
 
-  // A ratio grid (overview or stage) as .npy and PNG, the first divergence framed when it lies in it.
-  void ratio_grid(const ErrorGrid& g, const std::string& base, const std::string& title, bool mark) {
+  // "the first divergence (query tile 0, split 2) is framed in white"
+  std::string framed_note() const {
+    const Divergence& d = report.first_divergence;
+    std::string where = "query tile " + std::to_string(d.key.q_tile);
+    if (d.key.stage == static_cast<int32_t>(Stage::fa1_step)) where += ", kv tile " + std::to_string(d.key.step);
+    else if (d.key.split >= 0) where += ", split " + std::to_string(d.key.split);
+    return "white frame: the first divergence (" + where + (d.missing ? ", never written" : "") + ")";
+  }
+
+  // A ratio grid (overview or stage) as .npy and PNG, the first divergence framed when it lies in
+  // it. `title` says what the grid is; the PNG adds the config, the tolerance on the colour bar
+  // and what the frame means, so that the picture reads on its own.
+  void ratio_grid(const ErrorGrid& g, const std::string& base, const std::string& title) {
     write_grid_npy(dir / (base + ".npy"), g.grid);
     add(base + ".npy", title + ": error / tolerance, float32 [query, " + g.column_axis + "] (-1: not traced)");
     const int64_t k = std::max<int64_t>(1, (g.grid.rows + options.max_grid_rows - 1) / options.max_grid_rows);
-    const FloatGrid shown = pool_rows(g.grid, k);
+    const FloatGrid pooled = pool_rows(g.grid, k);
     HeatmapPngOptions o;
-    o.title = title + "   " + config_text;
     o.row_label = k > 1 ? "query (worst of " + std::to_string(k) + ")" : "query";
     o.col_label = g.column_axis;
     o.colormap = ColormapId::ember;
-    o.scale = ratio_scale(shown);
+    o.scale = ratio_scale(pooled);
     o.autofit = false;
     HeatmapPngLayout layout;
-    RgbaImage img = render_heatmap_image(shown.view(), o, &layout);
+    RgbaImage img = render_heatmap_image(pooled.view(), o, &layout);
+    std::vector<ExportedPanel> panels{{0, 0, layout, o.colormap, k}};
+    std::vector<std::string> header{title + ": error / tolerance", config_text};
     const Divergence& d = report.first_divergence;
-    if (mark && d.found && d.key.batch == g.batch && d.key.head == g.head) {
+    const bool first_here = d.found && d.key.batch == g.batch && d.key.head == g.head &&
+                            (g.stage == static_cast<Stage>(d.key.stage) ||
+                             (base.rfind("overview", 0) == 0 && d.key.stage != static_cast<int32_t>(Stage::final_output)));
+    if (first_here) {
       const int64_t col = d.key.stage == static_cast<int32_t>(Stage::fa1_step) ? d.key.step
                           : d.key.split >= 0                                    ? d.key.split
                                                                                 : 0;
       const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * report.tiling.block_m;
       const int64_t q1 = q0 + report.tiling.rows_in_q_tile(d.key.q_tile);
-      if (col < shown.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col, col + 1);
+      if (col < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col, col + 1);
     }
+    mark_colorbar(img, panels[0], 1.0f, "1 = tolerance");
+    header.push_back(std::string("log colour scale; above the tolerance mark a cell is wrong") +
+                     (first_here ? "; " + framed_note() : ""));
+    img = with_header(img, header, panels);
     write_png_file(dir / (base + ".png"), img);
-    add(base + ".png", title + " (log scale; 1 = the tolerance)", {{0, 0, layout, o.colormap, k}});
+    add(base + ".png", title + ": error / tolerance (log scale; 1 = the tolerance)", panels);
   }
 
   void first_divergence() {
@@ -190,17 +210,21 @@ struct Exporter {
       width += images.back().width;
       height = std::max(height, images.back().height);
     }
-    // A header line says which event this is; the panels sit under it.
-    const std::string header = where + "   " + config_text;
-    const int header_h = kHeaderPad + text_height(kHeaderScale);
-    width = std::max(width, 2 * kHeaderPad + text_width(header, kHeaderScale));
-    RgbaImage out(width, header_h + height, kBackground);
-    draw_text(out, kHeaderPad, kHeaderPad, header, kText, kHeaderScale);
-    for (size_t i = 0; i < images.size(); ++i) {
+    // Header lines say which event this is; the panels sit under them.
+    RgbaImage body(width, height, kExportBackground);
+    for (size_t i = 0; i < images.size(); ++i)
       for (int y = 0; y < images[i].height; ++y)
-        for (int x = 0; x < images[i].width; ++x) out.at(placed[i].x_offset + x, header_h + y) = images[i].at(x, y);
-      placed[i].y_offset = header_h;
-    }
+        for (int x = 0; x < images[i].width; ++x) body.at(placed[i].x_offset + x, y) = images[i].at(x, y);
+    std::vector<std::string> header{(d.missing ? "first wrong event written: " : "first divergence: ") + where,
+                                    config_text};
+    if (d.missing)
+      header.push_back("the first divergence, " + describe_event(d.key, d.kv, report.tiling) +
+                       ", was never written (no values to show)");
+    const std::vector<int32_t> failing = c.failing_rows();
+    header.push_back("O/l (O divided by l) of the tile's rows, trace and reference on one scale; " +
+                     (failing.empty() ? std::string("no row") : "rows " + format_ranges(std::span<const int32_t>(failing))) +
+                     " of the tile over tolerance");
+    const RgbaImage out = with_header(body, header, placed);
     write_png_file(dir / "first_divergence.png", out);
     add("first_divergence.png", "trace | reference | diff of O/l at " + where + (d.missing ? " (the first event written wrong; the first divergence was never written)" : ""),
         placed);
@@ -230,15 +254,16 @@ struct Exporter {
     for (const auto& p : all)
       if (static_cast<int>(pairs.size()) < options.max_pairs && std::find(pairs.begin(), pairs.end(), p) == pairs.end())
         pairs.push_back(p);
+    const std::string intermediate = report.tiling.kernel == KernelKind::fa1 ? "fa1.step" : "splitk.partial and splitk.reduce";
     for (const auto& [b, h] : pairs) {
+      const std::string pair_text = ", batch " + std::to_string(b) + " head " + std::to_string(h);
       for (const ErrorGrid& g : report.overview)
         if (g.batch == b && g.head == h)
-          ratio_grid(g, "overview" + pair_suffix(b, h), "overview b" + std::to_string(b) + " h" + std::to_string(h), true);
+          ratio_grid(g, "overview" + pair_suffix(b, h), "overview (worst of " + intermediate + ")" + pair_text);
       for (const ErrorGrid& g : report.grids) {
         if (g.batch != b || g.head != h) continue;
         const std::string base = stage_file(g.stage) + pair_suffix(b, h);
-        ratio_grid(g, base, std::string(kStageNames[static_cast<int>(g.stage)]) + " b" + std::to_string(b) + " h" +
-                                std::to_string(h), true);
+        ratio_grid(g, base, std::string(kStageNames[static_cast<int>(g.stage)]) + pair_text);
         const std::vector<float> by_query = report.error_by_query(g.stage, b, h);
         const std::string q = "error_by_query_" + base + ".npy";
         write_vector_npy(dir / q, by_query, {static_cast<int64_t>(by_query.size())});
@@ -250,13 +275,27 @@ struct Exporter {
   }
 };
 
-void make_folder(const std::filesystem::path& dir) {
+void check_report(const RunView& run, const AnalysisReport& report) {
+  if (run.num_events() != report.events.size())
+    throw AnalysisError("the report was made from another run (" + std::to_string(report.events.size()) +
+                        " events, this run has " + std::to_string(run.num_events()) + ")");
+}
+
+// A folder inside the staging folder (A/B's a/ and b/).
+std::filesystem::path make_subfolder(const std::filesystem::path& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
+  if (!std::filesystem::create_directory(dir, ec) || ec)
     throw FileWriteError(dir, "cannot create the export folder " + dir.string() + ": " +
-                                  (ec ? ec.message() : std::string("a file of that name exists")) +
-                                  "; choose a writable path with -o");
+                                  (ec ? ec.message() : std::string("it exists")));
+  return dir;
+}
+
+// Writes the export of one run into `dir` (which exists); the files are listed under `shown`.
+ExportResult export_into(const RunView& run, const AnalysisReport& report, const std::filesystem::path& dir,
+                         const std::filesystem::path& shown, const ExportOptions& options) {
+  Exporter e{run, report, dir, shown, options, {}, {}};
+  e.run_all();
+  return std::move(e.result);
 }
 
 }  // namespace
@@ -269,32 +308,33 @@ const ExportedFile* ExportResult::find(const std::string& name) const {
 
 ExportResult export_run(const RunView& run, const AnalysisReport& report, const std::filesystem::path& dir,
                         const ExportOptions& options) {
-  if (run.num_events() != report.events.size())
-    throw AnalysisError("the report was made from another run (" + std::to_string(report.events.size()) +
-                        " events, this run has " + std::to_string(run.num_events()) + ")");
-  make_folder(dir);
-  Exporter e{run, report, dir, options, {}, {}};
-  e.run_all();
-  return std::move(e.result);
+  check_report(run, report);
+  StagedFolder staged(dir);
+  ExportResult result = export_into(run, report, staged.path(), dir, options);
+  staged.commit();
+  return result;
 }
 
 ExportResult export_ab(const RunView& a, const RunView& b, const ABReport& r, const std::filesystem::path& dir,
                        const ExportOptions& options) {
-  make_folder(dir);
-  ExportResult result = export_run(a, r.a, dir / "a", options);
-  ExportResult rb = export_run(b, r.b, dir / "b", options);
+  check_report(a, r.a);
+  check_report(b, r.b);
+  StagedFolder staged(dir);
+  ExportResult result = export_into(a, r.a, make_subfolder(staged.path() / "a"), dir / "a", options);
+  ExportResult rb = export_into(b, r.b, make_subfolder(staged.path() / "b"), dir / "b", options);
   result.files.insert(result.files.end(), rb.files.begin(), rb.files.end());
   nlohmann::json j = ab_report_json(r);
   nlohmann::json files = nlohmann::json::array();
   for (const ExportedFile& f : result.files)
-    files.push_back({{"file", std::filesystem::relative(f.path, dir).string()}, {"what", f.what}});
+    files.push_back({{"file", f.path.lexically_relative(dir).string()}, {"what", f.what}});
   j["files"] = files;
   j["text"] = ab_report_text(r);
   const std::string text = j.dump(2) + "\n";
-  AtomicFileWriter out(dir / "summary.json");
+  AtomicFileWriter out(staged.path() / "summary.json");
   out.write(text.data(), text.size());
   out.commit();
   result.files.push_back({dir / "summary.json", "the A/B report", {}});
+  staged.commit();
   return result;
 }
 

@@ -11,8 +11,10 @@
 // Grids in .npy are float32; a cell no event covered holds -1 (errors are >= 0), NaN where the
 // trace held NaN, inf where it held an infinity the reference does not. PNGs use the viewer's
 // colormaps and special colours (NaN, +Inf, -Inf, uncovered), a colour bar, axis labels and a
-// title with the config. Every file is written to a temporary file and renamed; the folder is
-// created if needed.
+// title with the config; the tolerance marked on the colour bar. The folder appears whole or not
+// at all (staged_folder.h): written beside the destination under a hidden name, then renamed
+// into place; an earlier export there is replaced as a whole, a folder holding anything else is
+// refused (FileWriteError), and a failure leaves nothing behind.
 #pragma once
 
 #include <filesystem>
@@ -53,7 +55,8 @@ struct ExportResult {
 };
 
 // Throws FileWriteError naming the path when the folder cannot be created or a file cannot be
-// written (nothing half-written is left), AnalysisError when the run does not fit the report.
+// written (nothing is left behind), AnalysisError when the run does not fit the report. The
+// paths in the result are under `dir`.
 ExportResult export_run(const RunView& run, const AnalysisReport& report, const std::filesystem::path& dir,
                         const ExportOptions& options = {});
 

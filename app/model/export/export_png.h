@@ -1,0 +1,32 @@
+// Annotations the exported PNGs add to a rendered heatmap (app/model/heatmap_png.h), so that a
+// picture read on its own says what it shows: header lines over it (what the values are, the
+// run's config, what the marks mean) and a labelled mark on the colour bar (the tolerance).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/model/export/export_run.h"
+#include "app/model/rgba_image.h"
+
+namespace ts {
+
+inline constexpr Rgba8 kExportBackground{24, 25, 28, 255};  // the viewer's dark theme, as heatmap_png
+inline constexpr int kExportPad = 20;
+inline constexpr int kExportTitleScale = 3;  // the first header line
+inline constexpr int kExportTextScale = 2;   // the others, and every label
+
+// `body` under header lines (the first large, the others smaller and dimmer), widened so that
+// no line is cut. The panels' y offsets move down by the header's height.
+RgbaImage with_header(const RgbaImage& body, const std::vector<std::string>& lines,
+                      std::vector<ExportedPanel>& panels);
+
+// The height with_header adds for these lines.
+int header_height(const std::vector<std::string>& lines);
+
+// A line across `panel`'s colour bar where `value` falls, and `label` beside the bar's own
+// labels (the image is widened when the label needs it). Returns the mark's row in `image`, or
+// -1 when the value is outside the bar's range (nothing drawn).
+int mark_colorbar(RgbaImage& image, const ExportedPanel& panel, float value, const std::string& label);
+
+}  // namespace ts
