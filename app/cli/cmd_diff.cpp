@@ -2,7 +2,8 @@
 // the float64 reference? A short report (verdict, symptom, first divergence, per-stage table), or
 // JSON; with --against, two runs of the same problem compared with each other as well.
 // Exit 0 clean, 1 divergence found, 2 bad input (unreadable trace, runs that are not the same
-// problem or not on the same inputs, a bad --tol).
+// problem or not on the same inputs, a bad --tol, a trace with dropped events and no divergence
+// in what it recorded).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -51,6 +52,13 @@ void run(const DiffOptions& o) {
       bad_input(e);
     }
     std::cout << (o.json ? report_json(report).dump(2) + "\n" : report_text(report)) << std::flush;
+    if (report.clean() && report.dropped_events > 0) {
+      // Not a pass: the dropped events were never compared.
+      std::cerr << "tilescope diff: " << o.run << " is incomplete: " << report.dropped_events
+                << " events were dropped when it was captured (the trace buffer was full), so \"clean\" covers only "
+                   "the recorded events; capture again with a larger --capacity or narrower filters\n";
+      throw CommandExit{kExitBadInput};
+    }
     throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
   }
   const RunView b = open_run(o.against);

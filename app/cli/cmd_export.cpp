@@ -52,6 +52,11 @@ void run(const ExportCliOptions& o) {
       list(export_run(a, report, o.out), o.out);
       std::cout << "verdict: " << to_string(report.verdict) << ": " << report.symptom.line << "\n";
       clean = report.clean();
+      if (clean && report.dropped_events > 0) {
+        std::cerr << "tilescope export: " << o.run << " is incomplete (" << report.dropped_events
+                  << " events dropped: the trace buffer was full); the files cover only the recorded events\n";
+        throw CommandExit{kExitBadInput};
+      }
     } else {
       const RunView b = open_run(o.against);
       const ABReport report = compare_runs(a, b, options);

@@ -55,6 +55,28 @@ class CliDiff : public ::testing::Test {
 
 constexpr const char* kSplitk = "--kernel splitk --heads 2 --seq-q 24 --seq-kv 600 --head-dim 64 --splits 3";
 
+// A full trace buffer: the reduce's events were dropped, so a diff that finds nothing wrong in
+// the recorded partials must not pass (the bug is in the reduce).
+TEST_F(CliDiff, TraceWithDroppedEventsIsNotAPass) {
+  TS_SEEDED(seed);
+  const std::string partial = capture("dropped", std::string(kSplitk) + " --fault double_count_l --capacity 5", seed);
+  Result r = run("diff " + partial);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("the trace is incomplete"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("events were dropped"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--capacity"), std::string::npos) << r.err;
+  r = run("diff --json " + partial);
+  EXPECT_EQ(r.code, 2) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["dropped_events"].get<int64_t>(), 0);
+  r = run("export " + partial + " -o " + (tmp_.path() / "dropped_export").string());
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("incomplete"), std::string::npos) << r.err;
+  // The same capture with room for every event finds the reduce's bug.
+  const std::string full = capture("full", std::string(kSplitk) + " --fault double_count_l", seed);
+  EXPECT_EQ(run("diff " + full).code, 1);
+}
+
 TEST_F(CliDiff, ExitCodesReportAndJson) {
   TS_SEEDED(seed);
   const std::string bad = capture("bad", std::string(kSplitk) + " --fault double_count_l", seed);

@@ -213,6 +213,11 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     for (const StageReport& st : r.stages) events += st.events_compared;
     s.kind = "clean";
     s.line = "no divergence: all " + std::to_string(events) + " events match the float64 reference within tolerance";
+    if (r.dropped_events > 0)  // a full trace buffer: what was dropped was never checked
+      s.line = "no divergence in the " + std::to_string(events) + " recorded events, but the trace is incomplete: " +
+               std::to_string(r.dropped_events) +
+               " events were dropped (the trace buffer was full) and were not checked; capture again with a larger "
+               "--capacity or narrower filters";
     for (const std::string& a : r.anomalies) s.details.push_back(a);
     return s;
   }
