@@ -5,7 +5,8 @@
 #   3. captures the built-in demo — a Split-K kernel whose reduce double-counts the splits'
 #      sums (fault double_count_l), on the GPU when one is present, else on the CPU in seconds —
 #      into build/demo/demo.trace.safetensors;
-#   4. prints `tilescope info` of it, and `tilescope diff` (where to look) once diff exists;
+#   4. prints `tilescope info` of it and `tilescope diff` (where to look), and writes
+#      `tilescope export` (PNG heatmaps, .npy, summary.json) to build/demo/export;
 #   5. opens the trace in tilescope-gui when a display is present, else says how to see it.
 # Usage: scripts/demo.sh [--no-gui]     (BUILD_DIR=... builds elsewhere than build/default)
 set -euo pipefail
@@ -15,7 +16,7 @@ open_gui=1
 for arg in "$@"; do
   case "$arg" in
     --no-gui) open_gui=0 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "demo: unknown argument '$arg' (use --no-gui or --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,6 +50,15 @@ if "$cli" diff --help >/dev/null 2>&1; then
   echo "== tilescope diff $trace"
   # Exit code 1 means "a divergence was found": what this demo is about.
   "$cli" diff "$trace" || [ $? -eq 1 ]
+fi
+
+if "$cli" export --help >/dev/null 2>&1; then
+  echo
+  echo "== tilescope export $trace -o build/demo/export"
+  # The evidence as files: overview_*.png and <stage>_*.png (error / tolerance heatmaps),
+  # first_divergence.png (trace | reference | diff), .npy arrays, summary.json.
+  "$cli" export "$trace" -o build/demo/export | tail -n 1 || [ "${PIPESTATUS[0]}" -eq 1 ]
+  echo "   pictures: build/demo/export/overview_b0_h0.png, build/demo/export/first_divergence.png"
 fi
 
 echo
