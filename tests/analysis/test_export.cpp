@@ -161,6 +161,49 @@ TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
   EXPECT_NE(cell_pixel(three, fd->panels[1], 0, 0), special_color(CellClass::nan));
 }
 
+// Every PNG reads on its own: the tolerance (ratio 1) is marked on the colour bar where the log
+// scale puts it, and nothing runs off an edge (the outermost pixels are all background).
+TEST(Export, PngsMarkTheToleranceAndCutNothing) {
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  const Exported e = export_config(make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 40, 500, false, 3),
+                                   seed, tmp.path());
+  const Rgba8 background{24, 25, 28, 255}, white{255, 255, 255, 255};
+  int pngs = 0;
+  for (const ExportedFile& f : e.result.files) {
+    if (f.path.extension() != ".png") continue;
+    ++pngs;
+    const Image img = load_png(f.path);
+    ASSERT_GT(img.w, 16) << f.path;
+    for (int y = 0; y < img.h; ++y)
+      for (int x = 0; x < 6; ++x) {
+        ASSERT_EQ(img.at(x, y), background) << f.path << " left edge at y " << y;
+        ASSERT_EQ(img.at(img.w - 1 - x, y), background) << f.path << " right edge at y " << y;
+      }
+    for (int x = 0; x < img.w; ++x)
+      for (int y = 0; y < 6; ++y) {
+        ASSERT_EQ(img.at(x, y), background) << f.path << " top edge at x " << x;
+        ASSERT_EQ(img.at(x, img.h - 1 - y), background) << f.path << " bottom edge at x " << x;
+      }
+    if (f.path.filename() == "first_divergence.png") continue;
+    // Ratio grids: log scale from 1e-3 to the top of the range; 1 sits at t = log(1/1e-3) / log(top/1e-3).
+    ASSERT_EQ(f.panels.size(), 1u) << f.path;
+    const ExportedPanel& p = f.panels[0];
+    const double lo = std::log(static_cast<double>(p.layout.scale.min)), hi = std::log(static_cast<double>(p.layout.scale.max));
+    ASSERT_NEAR(p.layout.scale.min, 1e-3, 1e-9) << f.path;
+    const double t = (0.0 - lo) / (hi - lo);
+    const int bar_top = p.y_offset + p.layout.colorbar_y, x = p.x_offset + p.layout.colorbar_x + p.layout.colorbar_w / 2;
+    const double want_y = bar_top + (1.0 - t) * p.layout.colorbar_h;
+    std::vector<int> white_rows;
+    for (int y = bar_top; y < bar_top + p.layout.colorbar_h; ++y)
+      if (img.at(x, y) == white) white_rows.push_back(y);
+    ASSERT_FALSE(white_rows.empty()) << f.path << ": no tolerance mark on the colour bar";
+    EXPECT_LE(white_rows.size(), 4u) << f.path;
+    EXPECT_NEAR((white_rows.front() + white_rows.back()) / 2.0, want_y, 2.5) << f.path;
+  }
+  EXPECT_GE(pngs, 5);  // overview, partial, reduce, final, first divergence
+}
+
 TEST(Export, NpyFilesHoldTheComparedArrays) {
   TS_SEEDED(seed);
   testing::TempDir tmp;
