@@ -10,6 +10,7 @@
 #include "app/gui/heatmap_controls.h"
 #include "app/gui/heatmap_readout.h"
 #include "app/gui/imgui_scopes.h"
+#include "app/gui/stepping_bar.h"
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
 #include "app/model/analysis/report_text.h"
@@ -66,6 +67,9 @@ void ABPanel::update(ViewerSession& s, ErrorLog& errors) {
     b_.set_data(b_grid_);
     diff_.set_data(diff_grid_);
     for (HeatmapView* v : {&a_, &b_, &diff_}) v->axes = {"query row", "head-dim column", arr.first_row, 0};
+    // A pick outside the new arrays (or none yet): where A and B differ most.
+    if (!nav_.picked || nav_.picked->row >= diff_grid_->rows || nav_.picked->col >= diff_grid_->cols)
+      nav_.picked = worst_cell(*diff_grid_);
     const std::array<FloatGridView, 2> values = {a_grid_->view(), b_grid_->view()};
     if (values_display_.auto_range) values_display_.fit(values);
     diff_display_.colormap = ColormapId::diverging;
@@ -133,6 +137,11 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
   }
   draw_report(s);
   ImGui::Spacing();
+  // Stepping, when both runs have the same events to step through (same tiling).
+  if (act.playback && s.ab_report().tilings_match) {
+    draw_stepping_bar(s, *act.playback, size.x);
+    update(s, errors);
+  }
   int mode = normalised ? 0 : 1;
   if (ImGui::RadioButton("O / l", &mode, 0)) normalised = true;
   ImGui::SameLine();

@@ -24,6 +24,7 @@ struct ABPanelActions {
   std::function<void()> open_b;      // "Compare with..." (the open dialog, for B)
   std::function<void()> rerun_other; // re-run A on the other backend, as B
   std::function<void()> swap;        // B becomes A and A becomes B
+  Playback* playback = nullptr;      // the viewer's playback, for the stepping bar
 };
 
 class ABPanel {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
@@ -43,8 +44,17 @@ CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::sp
   const std::vector<double> yt = curve_ticks(frame.y0, frame.y1, frame.log_y, std::max(2, static_cast<int>(size.y / 38)));
   float label_w = 0;
   for (double t : yt) label_w = std::max(label_w, ImGui::CalcTextSize(format_tick(t).c_str()).x);
-  const ImVec2 a(std::floor(p0.x + label_w + 10), std::floor(p0.y + line + 6));
-  const ImVec2 b(std::floor(p0.x + size.x - 6), std::floor(p0.y + size.y - 2 * line - 6));
+  // Title on the left, legend on the right; when both do not fit on one line the legend takes
+  // a line of its own under the title (inside the plot it would hide the curve or the
+  // tolerance label).
+  const float right = std::floor(p0.x + size.x - 6);
+  float legend_w = 0;
+  for (const PlotSeries& s : series)
+    if (s.data) legend_w += 14 + 6 + ImGui::CalcTextSize(s.data->name.c_str()).x + 12;
+  const bool own_line = p0.x + ImGui::CalcTextSize(title.c_str()).x + 16 + legend_w > right;
+  const float header_h = own_line ? 2 * line + 8 : line + 6;
+  const ImVec2 a(std::floor(p0.x + label_w + 10), std::floor(p0.y + header_h));
+  const ImVec2 b(right, std::floor(p0.y + size.y - 2 * line - 6));
   const float w = std::max(8.0f, b.x - a.x), h = std::max(8.0f, b.y - a.y);
   auto px = [&](double x) { return a.x + static_cast<float>(frame.fx(x)) * w; };
   auto py = [&](double y) {
@@ -52,18 +62,10 @@ CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::sp
     return b.y - static_cast<float>(std::clamp(frame.fy(y), -0.02, 1.02)) * h;
   };
 
-  // Title on the left, legend on the right; the legend moves into the plot's top-right corner
-  // when both do not fit on one line.
   dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
-  float legend_w = 0;
-  for (const PlotSeries& s : series)
-    if (s.data) legend_w += 14 + 6 + ImGui::CalcTextSize(s.data->name.c_str()).x + 12;
-  const bool inside = p0.x + ImGui::CalcTextSize(title.c_str()).x + 16 + legend_w > b.x;
-  const float legend_y = inside ? a.y + 4 : p0.y;
-  float lx = inside ? b.x - legend_w - 4 : b.x - legend_w;
+  const float legend_y = own_line ? p0.y + line + 2 : p0.y;
+  float lx = std::max(p0.x, b.x - legend_w);
   auto draw_legend = [&] {
-    if (inside)
-      dl->AddRectFilled(ImVec2(lx - 6, legend_y - 2), ImVec2(b.x - 2, legend_y + line + 2), IM_COL32(20, 21, 24, 210), 3.0f);
     for (const PlotSeries& s : series) {
       if (!s.data) continue;
       dl->AddLine(ImVec2(lx, legend_y + line / 2), ImVec2(lx + 14, legend_y + line / 2), s.color, std::max(2.0f, s.thickness));
@@ -156,6 +158,28 @@ CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::sp
       const float top = k == CellClass::pos_inf ? a.y : a.y + h - 7;
       dl->AddRectFilled(ImVec2(x - 1.5f, top), ImVec2(x + 1.5f, top + 7), special(k));
     }
+  }
+  // A series with no point to draw says so in words (marks along an edge alone read as "no
+  // data"): e.g. "trace LSE: all 64 -Inf" where every row is fully masked.
+  float note_y = a.y + h / 2 - line;
+  for (const PlotSeries& s : series) {
+    if (!s.data || s.data->y.empty()) continue;
+    size_t nan = 0, pos = 0, neg = 0, drawable = 0;
+    for (float y : s.data->y) {
+      if (frame.plottable(y)) ++drawable;
+      else if (std::isnan(y)) ++nan;
+      else if (std::isinf(y)) ++(y > 0 ? pos : neg);
+    }
+    if (drawable) continue;
+    std::string note = s.data->name + ": ";
+    const size_t n_all = s.data->y.size();
+    if (nan == n_all) note += "all " + std::to_string(n_all) + " NaN";
+    else if (neg == n_all) note += "all " + std::to_string(n_all) + " -Inf";
+    else if (pos == n_all) note += "all " + std::to_string(n_all) + " +Inf";
+    else note += "nothing to plot (" + std::to_string(nan) + " NaN, " + std::to_string(pos + neg) + " Inf)";
+    const float nw = ImGui::CalcTextSize(note.c_str()).x;
+    dl->AddText(ImVec2(a.x + std::max(4.0f, (w - nw) / 2), note_y), theme::kDimText, note.c_str());
+    note_y += line + 2;
   }
   dl->PopClipRect();
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + w + 1, a.y + h + 1), theme::kFrame);

@@ -96,14 +96,7 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
     initial_pick_.reset();
   } else if (!nav_.picked) {
     // Nothing picked yet: the worst cell (NaN first), so the readout shows where it is wrong.
-    size_t worst = 0;
-    float worst_abs = -1;
-    for (size_t i = 0; i < diff_grid_->values.size(); ++i) {
-      const float v = diff_grid_->values[i];
-      const float a = std::isnan(v) ? INFINITY : std::abs(v);
-      if (a > worst_abs) worst_abs = a, worst = i;
-    }
-    nav_.picked = CellIndex{static_cast<int64_t>(worst) / cmp->head_dim, static_cast<int64_t>(worst) % cmp->head_dim};
+    nav_.picked = worst_cell(*diff_grid_);
   }
   // Ranges follow the data unless the user set them (Auto off).
   const std::array<FloatGridView, 2> values = {trace_grid_->view(), reference_grid_->view()};

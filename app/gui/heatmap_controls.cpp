@@ -37,15 +37,18 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Log of |x| (signed log when symmetric)");
   if (d.scale.log) {
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(std::max(60.0f, ImGui::GetContentRegionAvail().x));
+    const float room = ImGui::GetContentRegionAvail().x;
+    ImGui::SetNextItemWidth(std::max(60.0f, room));
+    // "floor 1.0e-03" where it fits; a narrow column shows the number alone (the tooltip names it).
+    const bool wide = room >= ImGui::CalcTextSize("floor 1.0e-03").x + 2 * ImGui::GetStyle().FramePadding.x;
     float floor = d.scale.log_floor;
-    if (ImGui::InputFloat("##floor", &floor, 0, 0, "floor %.1e", ImGuiInputTextFlags_EnterReturnsTrue) &&
+    if (ImGui::InputFloat("##floor", &floor, 0, 0, wide ? "floor %.1e" : "%.0e", ImGuiInputTextFlags_EnterReturnsTrue) &&
         std::isfinite(floor) && floor > 0) {
       d.scale.log_floor = floor;
       changed = true;
       refit = d.auto_range;
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Smallest |x| the log scale resolves");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Log floor: the smallest |x| the log scale resolves");
   }
 
   // Line 2: black point, white point, auto, fit.

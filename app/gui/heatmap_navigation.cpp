@@ -49,4 +49,22 @@ void HeatmapNavigation::move_pick(int64_t drow, int64_t dcol) {
   camera.reveal(p, view_w, view_h);
 }
 
+std::optional<CellIndex> worst_cell(const FloatGrid& diff) {
+  const FloatGridView v = diff.view();
+  std::optional<CellIndex> worst;
+  // Ordered by (NaN, then |x|): NaN is where a kernel is most wrong.
+  bool worst_nan = false;
+  float worst_abs = -1;
+  for (int64_t r = 0; r < v.rows; ++r)
+    for (int64_t c = 0; c < v.cols; ++c) {
+      if (v.masked(r, c)) continue;
+      const float x = v.at(r, c);
+      const bool nan = std::isnan(x);
+      const float a = nan ? 0.0f : std::abs(x);
+      if (worst_nan && !nan) continue;
+      if ((nan && !worst_nan) || a > worst_abs) worst_nan = nan, worst_abs = a, worst = CellIndex{r, c};
+    }
+  return worst;
+}
+
 }  // namespace ts

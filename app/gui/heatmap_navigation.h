@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/gui/heatmap_camera.h"
+#include "app/model/float_grid.h"
 
 namespace ts {
 
@@ -47,5 +48,10 @@ struct HeatmapNavigation {
   bool fit_pending_ = true;
   bool fitted_ = false;
 };
+
+// The cell a difference is worst at: NaN first, then the largest |value| (infinities
+// included); masked cells are skipped. Nothing for an empty or all-masked grid. Panels pick it
+// when they show a new comparison, so the readout starts where the two arrays disagree most.
+std::optional<CellIndex> worst_cell(const FloatGrid& diff);
 
 }  // namespace ts

@@ -61,11 +61,18 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
   // Title line: name on the left, the array's extent on the right.
   dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), name_.c_str());
   if (grid_) {
-    const std::string info = std::to_string(rows) + " x " + std::to_string(cols) + "   min " +
-                             format_short(stats_.min) + "   max " + format_short(stats_.max);
-    const float iw = ImGui::CalcTextSize(info.c_str()).x;
-    dl->AddText(ImVec2(std::max(p0.x + ImGui::CalcTextSize(name_.c_str()).x + 16, image_max.x - iw), p0.y),
-                theme::kDimText, info.c_str());
+    // Right-aligned over the image; what does not fit beside the name is left out (min and max
+    // first, then the extent) rather than drawn over the next view.
+    const std::string extent = std::to_string(rows) + " x " + std::to_string(cols);
+    const std::string range = "   min " + format_short(stats_.min) + "   max " + format_short(stats_.max);
+    const std::string brief = "  [" + format_short(stats_.min) + ", " + format_short(stats_.max) + "]";
+    const float name_end = p0.x + ImGui::CalcTextSize(name_.c_str()).x + 16;
+    for (const std::string& info : {extent + range, extent + brief, extent}) {
+      const float iw = ImGui::CalcTextSize(info.c_str()).x;
+      if (image_max.x - iw < name_end) continue;
+      dl->AddText(ImVec2(image_max.x - iw, p0.y), theme::kDimText, info.c_str());
+      break;
+    }
   }
 
   if (!grid_) dl->AddRectFilled(image_min, image_max, theme::kImageBackground);

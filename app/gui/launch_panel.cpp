@@ -64,9 +64,16 @@ void LaunchPanel::gpu_line() {
     const bool ok = gpu_available(&why);
     gpu_ = {ok, why};
   }
-  if (gpu_->first) ImGui::TextColored(ImColor(theme::kPass), "GPU: available");
-  else ImGui::TextColored(ImColor(theme::kWarn), "GPU: not available (%s); the cpu backend runs the same kernel source",
-                          gpu_->second.c_str());
+  if (gpu_->first) {
+    ImGui::TextColored(ImColor(theme::kPass), "GPU: available");
+    return;
+  }
+  // Wrapped in the field's column: the reason (no device, a build without CUDA) is long.
+  ImGui::PushTextWrapPos(0);
+  ImGui::PushStyleColor(ImGuiCol_Text, theme::kWarn);
+  ImGui::TextWrapped("GPU: not available (%s); the cpu backend runs the same kernel source", gpu_->second.c_str());
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
 }
 
 void LaunchPanel::draw_kernel_fields(const std::string& bad) {

@@ -20,6 +20,8 @@ int key_index(const std::string& key) {
   if (key == "n" || key == "shift+n") return 'N';  // GLFW_KEY_N
   if (key == "lbracket") return '[';               // GLFW_KEY_LEFT_BRACKET
   if (key == "rbracket") return ']';               // GLFW_KEY_RIGHT_BRACKET
+  if (key == "ctrl+e") return 'E';                 // GLFW_KEY_E
+  if (key == "ctrl+o") return 'O';                 // GLFW_KEY_O
   return 'F';  // GLFW_KEY_F
 }
 
@@ -30,6 +32,7 @@ void ScriptedInput::apply(int frame) {
   for (int k : keys_released_next_) io.KeysDown[k] = false;
   keys_released_next_.clear();
   io.KeyShift = false;
+  io.KeyCtrl = false;
   float wheel = 0;
   for (const InputEvent& e : events_) {
     if (e.frame != frame) continue;
@@ -44,6 +47,7 @@ void ScriptedInput::apply(int frame) {
           io.KeysDown[k] = true;
           keys_released_next_.push_back(k);
           if (e.key.rfind("shift+", 0) == 0) io.KeyShift = true;
+          if (e.key.rfind("ctrl+", 0) == 0) io.KeyCtrl = true;
         }
         break;
       }

@@ -42,24 +42,6 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Playback speed, events per second");
   ImGui::SameLine();
 
-  const float right_w = ImGui::CalcTextSize("Whole run").x + ImGui::CalcTextSize("This tile").x +
-                        ImGui::CalcTextSize("Next failing (N)").x + ImGui::CalcTextSize("First divergence (Shift+N)").x +
-                        4 * ImGui::GetFrameHeight() + 90;
-  const size_t n = st.scope_size();
-  int pos = static_cast<int>(st.scope_position());
-  char overlay[64];
-  std::snprintf(overlay, sizeof overlay, "event %d of %zu", n ? pos + 1 : 0, n);
-  ImGui::SetNextItemWidth(std::max(120.0f, width - (ImGui::GetCursorPosX() - ImGui::GetWindowContentRegionMin().x) - right_w));
-  if (n > 1 && ImGui::SliderInt("##position", &pos, 0, static_cast<int>(n) - 1, overlay, ImGuiSliderFlags_AlwaysClamp))
-    st.select_scope_position(static_cast<size_t>(pos));
-  else if (n <= 1) {
-    ImGui::BeginDisabled();
-    int zero = 0;
-    ImGui::SliderInt("##position", &zero, 0, 1, overlay);
-    ImGui::EndDisabled();
-  }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Events in the kernels' own order (partials before the reduce that reads them)");
-  ImGui::SameLine();
   int scope = st.scope == StepScope::run ? 0 : 1;
   if (ImGui::RadioButton("Whole run", &scope, 0)) st.scope = StepScope::run;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step through every event of the run");
@@ -75,6 +57,22 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   if (button("First divergence (Shift+N)", "The first event over tolerance, where the bug starts",
              st.first_divergence_event().has_value()))
     st.to_first_divergence();
+  // The position slider gets a row of its own: the whole width, so that one pixel is a few
+  // events even in a run of thousands, and its "event i of n" is never under the grab.
+  const size_t n = st.scope_size();
+  int pos = static_cast<int>(st.scope_position());
+  char overlay[64];
+  std::snprintf(overlay, sizeof overlay, "event %d of %zu", n ? pos + 1 : 0, n);
+  ImGui::SetNextItemWidth(std::max(120.0f, width - (ImGui::GetCursorPosX() - ImGui::GetWindowContentRegionMin().x)));
+  if (n > 1 && ImGui::SliderInt("##position", &pos, 0, static_cast<int>(n) - 1, overlay, ImGuiSliderFlags_AlwaysClamp))
+    st.select_scope_position(static_cast<size_t>(pos));
+  else if (n <= 1) {
+    ImGui::BeginDisabled();
+    int zero = 0;
+    ImGui::SliderInt("##position", &zero, 0, 1, overlay);
+    ImGui::EndDisabled();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Events in the kernels' own order (partials before the reduce that reads them)");
   ImGui::PopID();
   return st.selected() != before;
 }

@@ -113,6 +113,7 @@ void ViewerWindow::poll_job() {
 void ViewerWindow::show_run(LoadedRun run) {
   session_.open(std::move(run));
   playback_.pause();
+  focus_detail_ = true;
   if (pending_select_) {
     const SelectRequest r = *pending_select_;
     pending_select_.reset();
@@ -366,7 +367,10 @@ void ViewerWindow::draw_welcome(ImVec2 size) {
   ImGui::Spacing();
   ImGui::TextDisabled("or drop a *.trace.safetensors file on this window (two files: an A/B comparison).");
   ImGui::Spacing();
-  ImGui::Separator();
+  // A rule as wide as the column (ImGui's separator would run on to the window's right edge).
+  const ImVec2 rule = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddLine(rule, ImVec2(rule.x + w, rule.y), ImGui::GetColorU32(ImGuiCol_Separator));
+  ImGui::Dummy(ImVec2(w, 4));
   ImGui::TextUnformatted("Recent");
   if (recent_.entries().empty()) ImGui::TextDisabled("(none yet)");
   for (const auto& p : recent_.entries()) {
@@ -392,6 +396,12 @@ void ViewerWindow::draw_analysis(HeatmapRenderer& renderer, ImVec2 size) {
   if (show_detail) {
     const float w = size.x - (show_overview ? overview_w + gap : 0.0f);
     ImGui::BeginChild("##detail", ImVec2(w, size.y), false, kPanelFlags);
+    // Keyboard focus starts on the detail, so the arrow keys move its picked cell at once
+    // (else they do nothing until the user has clicked into a panel).
+    if (focus_detail_) {
+      ImGui::SetWindowFocus();
+      focus_detail_ = false;
+    }
     const bool ok = guarded(errors_, "detail", [&] {
       detail_.draw(session_, renderer, errors_, playback_, ImVec2(w, size.y));
     });
@@ -485,7 +495,7 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
           if (!select_tab_) panel_ = GuiPanel::ab;
           ImGui::BeginChild("##ab", ImGui::GetContentRegionAvail(), false, kPanelFlags);
           const ABPanelActions actions{[this] { open_dialog_.show(OpenTarget::b, std::filesystem::current_path()); },
-                                       [this] { rerun_on_other_backend(); }, [this] { swap_ab(); }};
+                                       [this] { rerun_on_other_backend(); }, [this] { swap_ab(); }, &playback_};
           ab_.draw(session_, renderer, errors_, actions, ImGui::GetContentRegionAvail());
           ImGui::EndChild();
           ImGui::EndTabItem();

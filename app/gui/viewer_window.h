@@ -94,6 +94,7 @@ class ViewerWindow {
   OpenDialog open_dialog_;
   ExportDialog export_dialog_;
   SaveTraceDialog save_dialog_;
+  bool focus_detail_ = false;  // a run was just shown: arrow keys move the detail's pick
   bool show_help_ = false;
   bool quit_ = false;
   std::string last_status_;

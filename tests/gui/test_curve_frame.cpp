@@ -101,6 +101,12 @@ TEST(CurveFrame, TicksAreRound) {
   EXPECT_EQ(format_tick(0), "0");
   EXPECT_EQ(format_tick(2.5), "2.5");
   EXPECT_EQ(format_tick(1.5e-5), "1.5e-05");
+  // The ticks of one log axis read alike: powers of ten without a mantissa on both sides of 1e5.
+  EXPECT_EQ(format_tick(1e6), "1e+06");
+  EXPECT_EQ(format_tick(1e4), "1e+04");
+  EXPECT_EQ(format_tick(1e-4), "1e-04");
+  EXPECT_EQ(format_tick(-1e6), "-1e+06");
+  EXPECT_EQ(format_tick(4.5e6), "4.5e+06");
 }
 
 TEST(CurveFrame, NearestRowUnderTheCursor) {

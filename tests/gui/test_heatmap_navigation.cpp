@@ -1,6 +1,7 @@
 // Linked views' shared state: fitting, picking with clicks and arrow keys, hover hand-over.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "app/gui/heatmap_navigation.h"
@@ -77,6 +78,39 @@ TEST(HeatmapNavigation, HoverIsHandedToTheNextFrame) {
   EXPECT_EQ(nav.hover_shown, (CellIndex{3, 4}));
   nav.begin_frame();
   EXPECT_FALSE(nav.hover_shown);
+}
+
+TEST(HeatmapNavigation, WorstCellIsTheLargestDifferenceAndNaNComesFirst) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  FloatGrid g{{}, 13, 7, {}};
+  for (int i = 0; i < 13 * 7; ++i) g.values.push_back(normal(rng));
+  // Independent answer: the index of the largest |x|, by a different walk.
+  auto largest = [&] {
+    size_t best = 0;
+    for (size_t i = 1; i < g.values.size(); ++i)
+      if (std::abs(g.values[i]) > std::abs(g.values[best])) best = i;
+    return CellIndex{static_cast<int64_t>(best / 7), static_cast<int64_t>(best % 7)};
+  };
+  EXPECT_EQ(worst_cell(g), largest());
+  // An infinity beats any finite value; a NaN beats the infinity, wherever either sits.
+  std::uniform_int_distribution<size_t> any(0, g.values.size() - 1);
+  const size_t inf_at = any(rng);
+  g.values[inf_at] = -INFINITY;
+  EXPECT_EQ(worst_cell(g), (CellIndex{static_cast<int64_t>(inf_at / 7), static_cast<int64_t>(inf_at % 7)}));
+  size_t nan_at = any(rng);
+  while (nan_at == inf_at) nan_at = any(rng);
+  g.values[nan_at] = NAN;
+  EXPECT_EQ(worst_cell(g), (CellIndex{static_cast<int64_t>(nan_at / 7), static_cast<int64_t>(nan_at % 7)}));
+  // Masked cells are not candidates; an all-masked grid has no worst cell.
+  g.mask.assign(g.values.size(), 0);
+  g.mask[nan_at] = 1;
+  g.mask[inf_at] = 1;
+  g.values[nan_at] = g.values[inf_at] = 0.0f;
+  EXPECT_EQ(worst_cell(g), largest());
+  g.mask.assign(g.values.size(), 1);
+  EXPECT_FALSE(worst_cell(g).has_value());
 }
 
 }  // namespace

@@ -32,6 +32,14 @@ TEST(InputScript, BadLinesNameTheirNumber) {
     }
   }
   EXPECT_THROW(load_input_script("/nonexistent/script"), InputScriptError);
+  EXPECT_THROW(parse_input_script("1 key ctrl+x\n"), InputScriptError);
+}
+
+TEST(InputScript, CtrlShortcutsOpenTheDialogs) {
+  const auto e = parse_input_script("1 key ctrl+e\n3 key ctrl+o\n");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].key, "ctrl+e");
+  EXPECT_EQ(e[1].key, "ctrl+o");
 }
 
 }  // namespace

@@ -96,7 +96,12 @@ std::string format_tick(double v) {
   char buf[32];
   const double a = std::abs(v);
   if (v == 0) return "0";
-  if (a >= 1e5 || a < 1e-3) std::snprintf(buf, sizeof buf, "%.1e", v);
+  // Exponents for large and small values; a power of ten without a mantissa ("1e+06", as
+  // "1e+04" is), so that the ticks of one log axis read alike.
+  const double mantissa = v / std::pow(10.0, std::floor(std::log10(a)));
+  if ((a >= 1e5 || a < 1e-3) && std::abs(mantissa - std::round(mantissa)) < 1e-9)
+    std::snprintf(buf, sizeof buf, "%.0e", v);
+  else if (a >= 1e5 || a < 1e-3) std::snprintf(buf, sizeof buf, "%.1e", v);
   else std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
