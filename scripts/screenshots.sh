@@ -138,7 +138,8 @@ shot ab-fault-vs-fixed.png "$work/splitk-demo.trace.safetensors" --against "$wor
   --select first-divergence --panel ab
 shot ab-4-vs-8-splits.png "$work/splitk-fixed-4.trace.safetensors" --against "$work/splitk-fixed.trace.safetensors" \
   --panel ab
-shot launch-panel.png --panel launch
+# A few frames more than the default 3: tables size themselves over the first frames.
+shot launch-panel.png --panel launch --frames 6
 printf '2 key ctrl+e\n' >"$work/export.script"
 shot export-dialog.png "$work/splitk-demo.trace.safetensors" --select first-divergence \
   --input-script "$work/export.script" --frames 6
