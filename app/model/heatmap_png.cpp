@@ -9,20 +9,14 @@
 
 #include "app/model/axis_ticks.h"
 #include "app/model/png_file.h"
+#include "app/model/png_theme.h"
 #include "app/model/text_raster.h"
 
 namespace ts {
 namespace {
 
-// The viewer's dark theme, so exports and screenshots look like one tool.
-constexpr Rgba8 kBackground{24, 25, 28, 255};
-constexpr Rgba8 kText{226, 228, 233, 255};
-constexpr Rgba8 kDimText{160, 164, 172, 255};
 constexpr Rgba8 kFrame{110, 114, 122, 255};
 
-constexpr int kPad = 20;
-constexpr int kLabelScale = 2;
-constexpr int kTitleScale = 3;
 constexpr int kTickLen = 5;
 constexpr int kColorbarW = 22;
 constexpr int kColorbarMinH = 200;
@@ -73,20 +67,20 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   const int plot_w = static_cast<int>(plot_w64), plot_h = static_cast<int>(plot_h64);
 
   // Tick labels decide the left margin.
-  const int label_h = text_height(kLabelScale);
+  const int label_h = text_height(kPngLabelScale);
   // Ticks fall on round numbers of the caller's numbering (first_row, first_col), then shift back.
   std::vector<int64_t> row_ticks = axis_ticks(opt.first_row, opt.first_row + grid.rows, L.cell_h, label_h + 12);
   for (int64_t& t : row_ticks) t -= opt.first_row;
   int row_label_w = 0;
-  for (int64_t t : row_ticks) row_label_w = std::max(row_label_w, text_width(std::to_string(opt.first_row + t), kLabelScale));
-  const int widest_col = text_width(std::to_string(opt.first_col + grid.cols - 1), kLabelScale);
+  for (int64_t t : row_ticks) row_label_w = std::max(row_label_w, text_width(std::to_string(opt.first_row + t), kPngLabelScale));
+  const int widest_col = text_width(std::to_string(opt.first_col + grid.cols - 1), kPngLabelScale);
   std::vector<int64_t> col_ticks = axis_ticks(opt.first_col, opt.first_col + grid.cols, L.cell_w, widest_col + 18);
   for (int64_t& t : col_ticks) t -= opt.first_col;
 
-  const int title_h = opt.title.empty() ? 0 : text_height(kTitleScale) + 10;
+  const int title_h = opt.title.empty() ? 0 : text_height(kPngTitleScale) + 10;
   const int subtitle_h = label_h + 16;
-  L.plot_x = kPad + label_h + 12 + row_label_w + 6 + kTickLen;
-  L.plot_y = kPad + title_h + subtitle_h;
+  L.plot_x = kPngPad + label_h + 12 + row_label_w + 6 + kTickLen;
+  L.plot_y = kPngPad + title_h + subtitle_h;
 
   L.colorbar_x = L.plot_x + plot_w + 28;
   L.colorbar_y = L.plot_y;
@@ -97,7 +91,7 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   const std::array<std::string, 3> bar_labels = {format_value(ends.high), format_value(middle_value(scale)),
                                                  format_value(ends.low)};
   int bar_label_w = 0;
-  for (const auto& s : bar_labels) bar_label_w = std::max(bar_label_w, text_width(s, kLabelScale));
+  for (const auto& s : bar_labels) bar_label_w = std::max(bar_label_w, text_width(s, kPngLabelScale));
 
   struct LegendEntry {
     CellClass cls;
@@ -109,23 +103,23 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   for (const auto& [cls, count] : {std::pair{CellClass::nan, stats.nan}, std::pair{CellClass::pos_inf, stats.pos_inf},
                                    std::pair{CellClass::neg_inf, stats.neg_inf}, std::pair{CellClass::masked, stats.masked}}) {
     legend.push_back({cls, std::string(cell_class_name(cls)) + " " + std::to_string(count), count});
-    legend_w += label_h + 6 + text_width(legend.back().text, kLabelScale) + 22;
+    legend_w += label_h + 6 + text_width(legend.back().text, kPngLabelScale) + 22;
   }
 
   const std::string subtitle = scale_description(opt.colormap, scale, grid.rows, grid.cols);
   const int x_ticks_y = L.plot_y + plot_h + kTickLen + 4;
   const int x_label_y = x_ticks_y + label_h + 10;
   const int legend_y = std::max(x_label_y + label_h + 16, L.colorbar_y + L.colorbar_h + label_h);
-  L.width = std::max({L.colorbar_x + L.colorbar_w + 8 + bar_label_w + kPad,
-                      kPad + text_width(opt.title, kTitleScale) + kPad, kPad + text_width(subtitle, kLabelScale) + kPad,
-                      L.plot_x + text_width(opt.col_label, kLabelScale) + kPad, L.plot_x + legend_w + kPad});
-  L.height = legend_y + label_h + kPad;
+  L.width = std::max({L.colorbar_x + L.colorbar_w + 8 + bar_label_w + kPngPad,
+                      kPngPad + text_width(opt.title, kPngTitleScale) + kPngPad, kPngPad + text_width(subtitle, kPngLabelScale) + kPngPad,
+                      L.plot_x + text_width(opt.col_label, kPngLabelScale) + kPngPad, L.plot_x + legend_w + kPngPad});
+  L.height = legend_y + label_h + kPngPad;
 
-  RgbaImage img(L.width, L.height, kBackground);
+  RgbaImage img(L.width, L.height, kPngBackground);
 
   // Title and the scale line under it.
-  if (!opt.title.empty()) draw_text(img, kPad, kPad, opt.title, kText, kTitleScale);
-  draw_text(img, kPad, kPad + title_h, subtitle, kDimText, kLabelScale);
+  if (!opt.title.empty()) draw_text(img, kPngPad, kPngPad, opt.title, kPngText, kPngTitleScale);
+  draw_text(img, kPngPad, kPngPad + title_h, subtitle, kPngDimText, kPngLabelScale);
 
   // Cells.
   for (int64_t r = 0; r < grid.rows; ++r)
@@ -144,22 +138,22 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
     const int y = L.plot_y + static_cast<int>(t) * L.cell_h + L.cell_h / 2;
     img.fill_rect(L.plot_x - 1 - kTickLen, y, L.plot_x - 1, y + 1, kFrame);
     const std::string s = std::to_string(opt.first_row + t);
-    draw_text(img, L.plot_x - 1 - kTickLen - 6 - text_width(s, kLabelScale), y - label_h / 2, s, kText, kLabelScale);
+    draw_text(img, L.plot_x - 1 - kTickLen - 6 - text_width(s, kPngLabelScale), y - label_h / 2, s, kPngText, kPngLabelScale);
   }
-  const int row_label_len = text_width(opt.row_label, kLabelScale);
-  draw_text_vertical(img, kPad, L.plot_y + std::max(0, (plot_h - row_label_len) / 2), opt.row_label, kDimText,
-                     kLabelScale);
+  const int row_label_len = text_width(opt.row_label, kPngLabelScale);
+  draw_text_vertical(img, kPngPad, L.plot_y + std::max(0, (plot_h - row_label_len) / 2), opt.row_label, kPngDimText,
+                     kPngLabelScale);
 
   // Column axis.
   for (int64_t t : col_ticks) {
     const int x = L.plot_x + static_cast<int>(t) * L.cell_w + L.cell_w / 2;
     img.fill_rect(x, L.plot_y + plot_h + 1, x + 1, L.plot_y + plot_h + 1 + kTickLen, kFrame);
     const std::string s = std::to_string(opt.first_col + t);
-    draw_text(img, x - text_width(s, kLabelScale) / 2, x_ticks_y, s, kText, kLabelScale);
+    draw_text(img, x - text_width(s, kPngLabelScale) / 2, x_ticks_y, s, kPngText, kPngLabelScale);
   }
-  const int col_label_len = text_width(opt.col_label, kLabelScale);
-  draw_text(img, L.plot_x + std::max(0, (plot_w - col_label_len) / 2), x_label_y, opt.col_label, kDimText,
-            kLabelScale);
+  const int col_label_len = text_width(opt.col_label, kPngLabelScale);
+  draw_text(img, L.plot_x + std::max(0, (plot_w - col_label_len) / 2), x_label_y, opt.col_label, kPngDimText,
+            kPngLabelScale);
 
   // Colour bar: the table from high (top) to low, with its range.
   const ColormapTable& table = colormap_table(opt.colormap);
@@ -171,14 +165,14 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   const int bar_text_x = L.colorbar_x + L.colorbar_w + 8;
   const std::array<int, 3> bar_label_y = {L.colorbar_y, L.colorbar_y + L.colorbar_h / 2 - label_h / 2,
                                           L.colorbar_y + L.colorbar_h - label_h};
-  for (size_t i = 0; i < bar_labels.size(); ++i) draw_text(img, bar_text_x, bar_label_y[i], bar_labels[i], kText, kLabelScale);
+  for (size_t i = 0; i < bar_labels.size(); ++i) draw_text(img, bar_text_x, bar_label_y[i], bar_labels[i], kPngText, kPngLabelScale);
 
   // Legend: every special colour with its count (a zero is evidence too).
   int x = L.plot_x;
   for (const auto& [cls, text, count] : legend) {
     img.fill_rect(x, legend_y, x + label_h, legend_y + label_h, special_color(cls));
-    draw_text(img, x + label_h + 6, legend_y, text, count ? kText : kDimText, kLabelScale);
-    x += label_h + 6 + text_width(text, kLabelScale) + 22;
+    draw_text(img, x + label_h + 6, legend_y, text, count ? kPngText : kPngDimText, kPngLabelScale);
+    x += label_h + 6 + text_width(text, kPngLabelScale) + 22;
   }
 
   if (out) *out = L;

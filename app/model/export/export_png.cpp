@@ -8,18 +8,16 @@
 namespace ts {
 namespace {
 
-constexpr Rgba8 kTitleText{226, 228, 233, 255};
-constexpr Rgba8 kDimText{160, 164, 172, 255};
 constexpr Rgba8 kMarkLight{255, 255, 255, 255};
 constexpr Rgba8 kMarkDark{0, 0, 0, 255};
 constexpr int kLineGap = 8;
 
-int line_scale(size_t i) { return i == 0 ? kExportTitleScale : kExportTextScale; }
+int line_scale(size_t i) { return i == 0 ? kPngTitleScale : kPngLabelScale; }
 
 // A copy of `image` at least `width` wide (new columns in the background colour).
 RgbaImage widened(const RgbaImage& image, int width) {
   if (width <= image.width) return image;
-  RgbaImage out(width, image.height, kExportBackground);
+  RgbaImage out(width, image.height, kPngBackground);
   for (int y = 0; y < image.height; ++y)
     std::copy_n(&image.pixels[static_cast<size_t>(y) * static_cast<size_t>(image.width)], image.width, &out.at(0, y));
   return out;
@@ -29,7 +27,7 @@ RgbaImage widened(const RgbaImage& image, int width) {
 
 int header_height(const std::vector<std::string>& lines) {
   if (lines.empty()) return 0;
-  int h = kExportPad;
+  int h = kPngPad;
   for (size_t i = 0; i < lines.size(); ++i) h += text_height(line_scale(i)) + kLineGap;
   return h;
 }
@@ -39,11 +37,11 @@ RgbaImage with_header(const RgbaImage& body, const std::vector<std::string>& lin
   const int top = header_height(lines);
   int width = body.width;
   for (size_t i = 0; i < lines.size(); ++i)
-    width = std::max(width, 2 * kExportPad + text_width(lines[i], line_scale(i)));
-  RgbaImage out(width, top + body.height, kExportBackground);
-  int y = kExportPad;
+    width = std::max(width, 2 * kPngPad + text_width(lines[i], line_scale(i)));
+  RgbaImage out(width, top + body.height, kPngBackground);
+  int y = kPngPad;
   for (size_t i = 0; i < lines.size(); ++i) {
-    draw_text(out, kExportPad, y, lines[i], i == 0 ? kTitleText : kDimText, line_scale(i));
+    draw_text(out, kPngPad, y, lines[i], i == 0 ? kPngText : kPngDimText, line_scale(i));
     y += text_height(line_scale(i)) + kLineGap;
   }
   for (int r = 0; r < body.height; ++r)
@@ -66,21 +64,21 @@ int mark_colorbar(RgbaImage& image, const ExportedPanel& panel, float value, con
   int right = bar_x + L.colorbar_w;
   for (int yy = std::max(0, bar_y - 4); yy < std::min(image.height, bar_y + L.colorbar_h + 4); ++yy)
     for (int x = bar_x + L.colorbar_w; x < image.width; ++x)
-      if (!(image.at(x, yy) == kExportBackground)) right = std::max(right, x + 1);
+      if (!(image.at(x, yy) == kPngBackground)) right = std::max(right, x + 1);
   const int text_x = right + 16;
-  const int text_h = text_height(kExportTextScale);
-  image = widened(image, text_x + text_width(label, kExportTextScale) + kExportPad);
+  const int text_h = text_height(kPngLabelScale);
+  image = widened(image, text_x + text_width(label, kPngLabelScale) + kPngPad);
 
   // The mark: white with a dark edge, over the bar and a little beyond it.
   image.fill_rect(bar_x - 6, y - 2, bar_x + L.colorbar_w + 6, y + 3, kMarkDark);
   image.fill_rect(bar_x - 5, y - 1, bar_x + L.colorbar_w + 5, y + 2, kMarkLight);
   // A dotted leader to the label, through background pixels only (never over a bar label).
   for (int x = bar_x + L.colorbar_w + 8; x < text_x - 4; x += 4)
-    if (image.at(x, y) == kExportBackground && image.at(x + 1, y) == kExportBackground) {
-      image.at(x, y) = kDimText;
-      image.at(x + 1, y) = kDimText;
+    if (image.at(x, y) == kPngBackground && image.at(x + 1, y) == kPngBackground) {
+      image.at(x, y) = kPngDimText;
+      image.at(x + 1, y) = kPngDimText;
     }
-  draw_text(image, text_x, y - text_h / 2, label, kTitleText, kExportTextScale);
+  draw_text(image, text_x, y - text_h / 2, label, kPngText, kPngLabelScale);
   return y;
 }
 

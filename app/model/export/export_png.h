@@ -7,14 +7,11 @@
 #include <vector>
 
 #include "app/model/export/export_run.h"
+#include "app/model/png_theme.h"
 #include "app/model/rgba_image.h"
 
 namespace ts {
 
-inline constexpr Rgba8 kExportBackground{24, 25, 28, 255};  // the viewer's dark theme, as heatmap_png
-inline constexpr int kExportPad = 20;
-inline constexpr int kExportTitleScale = 3;  // the first header line
-inline constexpr int kExportTextScale = 2;   // the others, and every label
 
 // `body` under header lines (the first large, the others smaller and dimmer), widened so that
 // no line is cut. The panels' y offsets move down by the header's height.

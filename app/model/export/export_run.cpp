@@ -211,7 +211,7 @@ struct Exporter {
       height = std::max(height, images.back().height);
     }
     // Header lines say which event this is; the panels sit under them.
-    RgbaImage body(width, height, kExportBackground);
+    RgbaImage body(width, height, kPngBackground);
     for (size_t i = 0; i < images.size(); ++i)
       for (int y = 0; y < images[i].height; ++y)
         for (int x = 0; x < images[i].width; ++x) body.at(placed[i].x_offset + x, y) = images[i].at(x, y);
