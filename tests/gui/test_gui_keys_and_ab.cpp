@@ -71,9 +71,7 @@ TEST(GuiKeysAndAB, ArrowKeysMoveTheDetailPickWithoutAClickFirst) {
 TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   TS_SEEDED(seed);
   testing::TempDir dir;
-  const auto a_path = dir.path() / "faulty.trace.safetensors", b_path = dir.path() / "fixed.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, a_path);
-  testing::capture_cpu(testing::splitk_small(Fault::none), seed, b_path);
+  const auto [a_path, b_path] = testing::capture_fault_and_fix(dir.path(), seed);
   const RunView a = open_run(a_path), b = open_run(b_path);
   const AnalysisReport report = analyze_run(a);
   const size_t first = static_cast<size_t>(report.first_divergence.event_index);

@@ -59,4 +59,11 @@ LoadedRun capture_cpu(const AttentionConfig& config, uint64_t seed, const std::o
   return capture_and_analyse(cpu_spec(config, seed), progress, save_to);
 }
 
+FaultAndFix capture_fault_and_fix(const std::filesystem::path& dir, uint64_t seed) {
+  const FaultAndFix out{dir / "faulty.trace.safetensors", dir / "fixed.trace.safetensors"};
+  capture_cpu(splitk_small(Fault::double_count_l), seed, out.faulty);
+  capture_cpu(splitk_small(Fault::none), seed, out.fixed);
+  return out;
+}
+
 }  // namespace ts::testing

@@ -24,4 +24,11 @@ CaptureSpec cpu_spec(const AttentionConfig& config, uint64_t seed);
 LoadedRun capture_cpu(const AttentionConfig& config, uint64_t seed,
                       const std::optional<std::filesystem::path>& save_to = std::nullopt);
 
+// A/B pair on the same inputs: Split-K with double_count_l (A) and the fixed kernel (B), saved
+// as dir/faulty.trace.safetensors and dir/fixed.trace.safetensors.
+struct FaultAndFix {
+  std::filesystem::path faulty, fixed;
+};
+FaultAndFix capture_fault_and_fix(const std::filesystem::path& dir, uint64_t seed);
+
 }  // namespace ts::testing
