@@ -29,6 +29,10 @@ int key_index(const std::string& key) {
 
 void ScriptedInput::apply(int frame) {
   ImGuiIO& io = ImGui::GetIO();
+  // A scripted run owns the keyboard: the X server's focus moving to another window on the same
+  // display (tests run side by side under one Xvfb) would otherwise make ImGui release every key
+  // in its next NewFrame, dropping the scripted key press of that frame.
+  io.AppFocusLost = false;
   for (int k : keys_released_next_) io.KeysDown[k] = false;
   keys_released_next_.clear();
   io.KeyShift = false;

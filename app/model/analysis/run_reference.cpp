@@ -74,10 +74,12 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
         h.q_tile < tiling_.num_q_tiles)
       tiles.insert({h.batch, h.head, h.q_tile});
   tiles_.assign(tiles.begin(), tiles.end());
+  // Checked here, in (batch, head) order, rather than when a worker first reaches a tile: the
+  // message then names the same pair on every run, whichever tile a thread happened to take first.
+  for (const TileId& t : tiles_) pair(t.batch, t.head);
   if (options_.tolerance) tolerance_ = override_tolerance(*options_.tolerance);
 }
 
-bool RunReference::has_pair(int32_t batch, int32_t head) const { return pairs_.count({batch, head}) != 0; }
 
 const RunReference::Pair& RunReference::pair(int32_t batch, int32_t head) const {
   auto it = pairs_.find({batch, head});

@@ -40,7 +40,6 @@ class RunReference {
 
   const AttentionConfig& config() const { return config_; }
   const Tiling& tiling() const { return tiling_; }
-  bool has_pair(int32_t batch, int32_t head) const;
   // The traced tiles (those with at least one event), sorted.
   const std::vector<TileId>& traced_tiles() const { return tiles_; }
 
