@@ -100,6 +100,14 @@ void run(const CaptureOptions& o) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << capture_summary(result, output, seconds) << std::flush;
+  if (result.events->dropped > 0) {
+    // The file is kept (its first events are real and open anywhere), but the capture did not
+    // record what was asked: a script must not take it for a complete trace.
+    std::cerr << "tilescope capture: the trace buffer was full: " << result.events->dropped
+              << " events were dropped; " << output.string()
+              << " holds only the first ones. Raise --capacity or narrow the filters.\n";
+    throw CommandExit{kExitBadInput};
+  }
 }
 
 }  // namespace

@@ -44,10 +44,11 @@ class CliDiff : public ::testing::Test {
     return r;
   }
   // Captures a small run on the CPU backend; returns the trace's path.
-  std::string capture(const std::string& name, const std::string& config, uint64_t seed) {
+  // `exit_code`: 2 for a capture whose trace buffer overflows (the trace is still written).
+  std::string capture(const std::string& name, const std::string& config, uint64_t seed, int exit_code = 0) {
     const std::string path = (tmp_.path() / (name + ".trace.safetensors")).string();
     const Result r = run("capture --backend cpu --workers 1 --seed " + std::to_string(seed) + " " + config + " -o " + path);
-    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.code, exit_code) << r.err;
     return path;
   }
   testing::TempDir tmp_;
@@ -59,7 +60,7 @@ constexpr const char* kSplitk = "--kernel splitk --heads 2 --seq-q 24 --seq-kv 6
 // the recorded partials must not pass (the bug is in the reduce).
 TEST_F(CliDiff, TraceWithDroppedEventsIsNotAPass) {
   TS_SEEDED(seed);
-  const std::string partial = capture("dropped", std::string(kSplitk) + " --fault double_count_l --capacity 5", seed);
+  const std::string partial = capture("dropped", std::string(kSplitk) + " --fault double_count_l --capacity 5", seed, 2);
   Result r = run("diff " + partial);
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("the trace is incomplete"), std::string::npos) << r.out;

@@ -8,6 +8,7 @@
 
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/analysis/index_ranges.h"
+#include "kernels/fault_trigger.h"
 
 namespace ts {
 namespace {
@@ -218,6 +219,12 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
                std::to_string(r.dropped_events) +
                " events were dropped (the trace buffer was full) and were not checked; capture again with a larger "
                "--capacity or narrower filters";
+    if (r.config.fault != Fault::none) {
+      // A faulty kernel that ran clean: say why, so that "clean" does not read as "no bug".
+      const std::string why = why_fault_cannot_show(r.config, r.tiling);
+      s.line += "; the kernel was built with fault " + std::string(to_string(r.config.fault)) + ", but " +
+                (why.empty() ? "its error stayed within the tolerance here" : why);
+    }
     for (const std::string& a : r.anomalies) s.details.push_back(a);
     return s;
   }

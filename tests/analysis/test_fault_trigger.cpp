@@ -1,0 +1,103 @@
+// why_fault_cannot_show (kernels/fault_trigger.h) against the kernels themselves: on random
+// configs, a faulty kernel whose path the config does not take runs clean, and one whose path it
+// takes diverges; a clean report of a faulty kernel says which fault and why it did not show.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "app/model/analysis/analyze_run.h"
+#include "kernels/fault_trigger.h"
+#include "tests/analysis/launched_run.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+using test::make_config;
+
+// A small random config for `fault`, near the edges the faults live on: few or many splits,
+// seq_q around seq_kv, one kv tile or several.
+AttentionConfig random_config(Fault fault, std::mt19937_64& rng) {
+  const FaultInfo& f = fault_info(fault);
+  const KernelKind kernel = f.fa1 && f.splitk ? (rng() % 2 ? KernelKind::fa1 : KernelKind::splitk)
+                            : f.fa1          ? KernelKind::fa1
+                                             : KernelKind::splitk;
+  const int64_t head_dim = rng() % 2 ? 32 : 64;
+  const int64_t seq_kv = 2 + static_cast<int64_t>(rng() % 300);
+  const int64_t seq_q = 1 + static_cast<int64_t>(rng() % (seq_kv + 40));
+  const bool causal = rng() % 3 != 0;
+  const int64_t splits = kernel == KernelKind::splitk ? 1 + static_cast<int64_t>(rng() % 6) : 0;
+  return make_config(kernel, fault, DType::f32, head_dim, seq_q, seq_kv, causal, splits);
+}
+
+TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  int shown = 0, not_shown = 0;
+  for (const FaultInfo& f : all_faults()) {
+    // none has no path; missing_barrier is a race (its schedules: test_ab_compare.cpp).
+    if (f.fault == Fault::none || f.fault == Fault::missing_barrier) continue;
+    for (int i = 0; i < 8; ++i) {
+      test::LaunchSpec spec;
+      spec.config = random_config(f.fault, rng);
+      spec.seed = rng();
+      const RunView run = test::launch_run(spec);
+      const AnalysisReport r = analyze_run(run);
+      const std::string why = why_fault_cannot_show(run.config, r.tiling);
+      SCOPED_TRACE(std::string(f.name) + " " + std::string(to_string(spec.config.kernel)) + " Sq=" +
+                   std::to_string(spec.config.seq_q) + " Skv=" + std::to_string(spec.config.seq_kv) + " D=" +
+                   std::to_string(spec.config.head_dim) + (spec.config.causal ? " causal" : "") +
+                   " splits=" + std::to_string(r.tiling.num_splits) + ": " + why);
+      EXPECT_EQ(r.clean(), !why.empty()) << r.symptom.line;
+      if (r.clean()) {
+        ++not_shown;
+        EXPECT_NE(r.symptom.line.find("built with fault " + std::string(f.name)), std::string::npos) << r.symptom.line;
+        EXPECT_NE(r.symptom.line.find(why), std::string::npos) << r.symptom.line;
+      } else {
+        ++shown;
+      }
+    }
+  }
+  EXPECT_GT(shown, 0);
+  EXPECT_GT(not_shown, 0) << "the random configs must reach both sides";
+}
+
+TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
+  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk;
+  struct Case {
+    AttentionConfig config;
+    const char* why;  // a piece of the reason
+  };
+  const Case cases[] = {
+      {make_config(splitk, Fault::double_count_l, DType::f32, 64, 4, 1, false, 1), "more than one key"},
+      {make_config(fa1, Fault::masked_nan, DType::f32, 64, 100, 40, false), "without --causal"},
+      {make_config(fa1, Fault::masked_nan, DType::f32, 64, 40, 100, true), "--seq-q exceeds --seq-kv"},
+      {make_config(splitk, Fault::masked_nan, DType::f32, 64, 300, 300, true, 1), "every split"},
+      {make_config(splitk, Fault::empty_split, DType::f32, 64, 16, 1000, false, 2), "every one of the 2 splits"},
+      {make_config(splitk, Fault::partial_layout, DType::f32, 64, 16, 1000, false, 1), "one split"},
+      {make_config(splitk, Fault::partial_layout, DType::f32, 64, 1, 1000, false, 4), "one query row"},
+      {make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 64, 20, false), "more than one kv tile"},
+      {make_config(splitk, Fault::stale_accumulator, DType::f32, 64, 8, 1000, false, 16), "more than one kv tile"},
+      {make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 20, false), "more than one kv tile"},
+  };
+  TS_SEEDED(seed);
+  for (const Case& c : cases) {
+    test::LaunchSpec spec;
+    spec.config = c.config;
+    spec.seed = seed;
+    const AnalysisReport r = analyze_run(test::launch_run(spec));
+    SCOPED_TRACE(std::string(to_string(c.config.fault)) + ": " + r.symptom.line);
+    EXPECT_TRUE(r.clean());
+    EXPECT_NE(r.symptom.line.find(c.why), std::string::npos);
+  }
+  // A race is never ruled out by the config alone: the reason says how to expose it.
+  const AttentionConfig racy = make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 512, false);
+  EXPECT_NE(why_fault_cannot_show(racy, make_tiling(racy, kCpuNominalSmCount)).find("--perturb-seed"), std::string::npos);
+  // The correct kernel has nothing to explain.
+  const AttentionConfig ok = make_config(fa1, Fault::none, DType::f32, 64, 64, 512, false);
+  EXPECT_EQ(why_fault_cannot_show(ok, make_tiling(ok, kCpuNominalSmCount)), "");
+}
+
+}  // namespace
+}  // namespace ts
