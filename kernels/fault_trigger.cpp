@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/count_text.h"
+
 namespace ts {
 namespace {
 
@@ -37,8 +39,8 @@ bool a_split_starts_past_a_rows_limit(const Tiling& t) {
 }
 
 std::string one_tile_reason(const Tiling& t) {
-  return "no block of this config walks more than one kv tile (" + std::to_string(t.num_kv_tiles) + " kv tile" +
-         (t.num_kv_tiles == 1 ? "" : "s") + " of " + std::to_string(t.block_n) + " keys" +
+  return "no block of this config walks more than one kv tile (" + count_of(t.num_kv_tiles, "kv tile") + " of " +
+         std::to_string(t.block_n) + " keys" +
          (t.kernel == KernelKind::splitk ? ", " + std::to_string(t.kv_tiles_per_split) + " per split" : std::string()) +
          "); it needs a longer --seq-kv" + (t.kernel == KernelKind::splitk ? " or fewer --splits" : "");
 }

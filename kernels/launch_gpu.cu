@@ -97,7 +97,14 @@ bool cuda_device_present(std::string* reason) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    if (reason) *reason = std::string("no CUDA device: ") + cudaGetErrorString(err);
+    if (reason) {
+      // The runtime reports a machine with no NVIDIA driver at all as an "insufficient" driver
+      // version; say both, so that a user without a GPU is not sent to upgrade a driver.
+      *reason = err == cudaErrorInsufficientDriver
+                    ? std::string("no CUDA device: the NVIDIA driver is missing, or older than this build's CUDA runtime (") +
+                          cudaGetErrorString(err) + ")"
+                    : std::string("no CUDA device: ") + cudaGetErrorString(err);
+    }
     cudaGetLastError();  // clear it: the CPU backend may run next
     return false;
   }

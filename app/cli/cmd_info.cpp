@@ -11,6 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/run_text.h"
 #include "app/model/trace_session.h"
+#include "kernels/count_text.h"
 
 namespace ts::cli {
 namespace {
@@ -50,11 +51,6 @@ nlohmann::json info_json(const RunView& run, const std::string& file, uint64_t s
   j["output"] = {{"present", run.output.has_value()},
                  {"shape", run.output ? nlohmann::json(run.output->shape) : nlohmann::json(nullptr)}};
   return j;
-}
-
-// "1 query tile", "3 query tiles"
-std::string count_of(int64_t n, const std::string& thing) {
-  return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
 }
 
 std::string inputs_text(const RunView& run) {
@@ -98,8 +94,7 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
   line("inputs", inputs_text(run));
   std::string stored = run.inputs.pairs.empty()
                            ? std::string("no inputs")
-                           : "inputs of " + std::to_string(run.inputs.pairs.size()) +
-                                 " (batch, head) pair" + (run.inputs.pairs.size() == 1 ? "" : "s") + ":";
+                           : "inputs of " + count_of(static_cast<int64_t>(run.inputs.pairs.size()), "(batch, head) pair") + ":";
   for (size_t i = 0; i < run.inputs.pairs.size() && i < 8; ++i)
     stored += " (" + std::to_string(run.inputs.pairs[i][0]) + "," +
               std::to_string(run.inputs.pairs[i][1]) + ")";

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/model/capture/capture_metadata.h"
+#include "kernels/count_text.h"
 
 namespace ts::cli {
 
@@ -40,7 +41,7 @@ std::string config_text(const AttentionConfig& c) {
                   ", head_dim " + std::to_string(c.head_dim) + ", " + std::string(to_string(c.dtype));
   if (c.causal) s += ", causal";
   if (c.kernel == KernelKind::splitk)
-    s += ", " + std::to_string(c.num_splits) + (c.num_splits == 1 ? " split" : " splits");
+    s += ", " + count_of(c.num_splits, "split");
   if (c.softmax_scale > 0.0) s += ", scale " + exact_decimal(c.softmax_scale);
   return s;
 }
@@ -66,8 +67,8 @@ std::string capture_summary(const CaptureResult& result, const std::filesystem::
   std::error_code ec;
   const auto size = std::filesystem::file_size(written, ec);
   s += "Wrote " + written.string() + " (" + (ec ? std::string("size unknown") : bytes_text(size)) +
-       "): the inputs of " + std::to_string(run.inputs.pairs.size()) + " (batch, head) pair" +
-       (run.inputs.pairs.size() == 1 ? "" : "s") + " and the output.\n";
+       "): the inputs of " + count_of(static_cast<int64_t>(run.inputs.pairs.size()), "(batch, head) pair") +
+       " and the output.\n";
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
 #include "app/model/analysis/symptoms.h"
+#include "kernels/count_text.h"
 
 namespace ts {
 namespace {
@@ -233,8 +234,8 @@ void compare_outputs(const RunView& a, const RunView& b, ABReport& r) {
 std::string tiling_text(const Tiling& t) {
   if (t.kernel == KernelKind::fa1)
     return "fa1, " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + " tiles";
-  return "splitk, " + std::to_string(t.num_splits) + " splits of " + std::to_string(t.kv_tiles_per_split) +
-         " kv tiles, block_m " + std::to_string(t.block_m);
+  return "splitk, " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile") +
+         ", block_m " + std::to_string(t.block_m);
 }
 
 std::string backend_of(const AnalysisReport& r) {

@@ -297,6 +297,9 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
     d.missing = true;
     d.key = best_missing->key;
     d.kv = best_missing->kv;
+    // Every row the event should have held went unchecked.
+    const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * tiling.block_m;
+    for (int64_t r = 0; r < tiling.rows_in_q_tile(d.key.q_tile); ++r) d.query_rows.push_back(q0 + r);
   } else if (best_event >= 0) {
     d.found = true;
     d.event_index = best_event;
