@@ -47,6 +47,10 @@ struct HostTensor {
   float get_float(int64_t i) const;
   // Element i as the tensor's dtype would store x (rounded to nearest even).
   void set_float(int64_t i, float x);
+  // Elements [first, first + count) converted to float / double (exact), switching on the
+  // dtype once rather than per element.
+  void copy_floats(int64_t first, int64_t count, float* out) const;
+  void copy_doubles(int64_t first, int64_t count, double* out) const;
   // The whole tensor converted to float / double.
   std::vector<float> to_float() const;
   std::vector<double> to_double() const;

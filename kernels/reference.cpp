@@ -8,9 +8,6 @@
 #include <string>
 #include <thread>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 namespace ts {
 namespace {
 
@@ -24,28 +21,6 @@ RefState empty_state(int32_t rows, int32_t head_dim) {
   s.l.assign(static_cast<size_t>(rows), 0.0);
   s.o.assign(static_cast<size_t>(rows) * static_cast<size_t>(head_dim), 0.0);
   return s;
-}
-
-// Converts `count` consecutive elements starting at element `first` to double, switching on
-// the dtype once rather than per element.
-void to_double(const HostTensor& t, int64_t first, int64_t count, double* out) {
-  switch (t.dtype) {
-    case DType::f32: {
-      const float* p = t.data_as<float>() + first;
-      for (int64_t i = 0; i < count; ++i) out[i] = p[i];
-      break;
-    }
-    case DType::f16: {
-      const __half* p = t.data_as<__half>() + first;
-      for (int64_t i = 0; i < count; ++i) out[i] = __half2float(p[i]);
-      break;
-    }
-    case DType::bf16: {
-      const __nv_bfloat16* p = t.data_as<__nv_bfloat16>() + first;
-      for (int64_t i = 0; i < count; ++i) out[i] = __bfloat162float(p[i]);
-      break;
-    }
-  }
 }
 
 // Four independent sums: a little instruction-level parallelism for the hot loop.
@@ -197,7 +172,7 @@ std::shared_ptr<TileReference> Reference::compute(int64_t b, int64_t h, int64_t 
   const int64_t bh = b * config_.heads + h;
 
   std::vector<double> q(static_cast<size_t>(rows) * d);
-  to_double(q_, (bh * sq + q0) * d, static_cast<int64_t>(rows) * d, q.data());
+  q_.copy_doubles((bh * sq + q0) * d, static_cast<int64_t>(rows) * d, q.data());
   for (double& x : q) x *= scale_;
 
   auto tile = std::make_shared<TileReference>(rows, d, tiling_.num_kv_tiles);
@@ -206,8 +181,8 @@ std::shared_ptr<TileReference> Reference::compute(int64_t b, int64_t h, int64_t 
   for (int32_t t = 0; t < tiling_.num_kv_tiles; ++t) {
     const int64_t j0 = static_cast<int64_t>(t) * tiling_.block_n;
     const int64_t keys = std::min<int64_t>(tiling_.block_n, skv - j0);
-    to_double(k_, (bh * skv + j0) * d, keys * d, kt.data());
-    to_double(v_, (bh * skv + j0) * d, keys * d, vt.data());
+    k_.copy_doubles((bh * skv + j0) * d, keys * d, kt.data());
+    v_.copy_doubles((bh * skv + j0) * d, keys * d, vt.data());
     for (int32_t r = 0; r < rows; ++r) {
       const int64_t i = q0 + r;
       // Keys this row sees in the tile: j <= i + skv - sq under causal masking.

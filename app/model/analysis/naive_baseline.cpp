@@ -13,18 +13,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Rows [first, first + count) of a [1, 1, seq, head_dim] tensor.
-HostTensor slice_rows(const HostTensor& t, int64_t first, int64_t count) {
-  const int64_t d = t.shape.back();
-  HostTensor out;
-  out.shape = {1, 1, count, d};
-  out.dtype = t.dtype;
-  const size_t es = t.element_size();
-  out.bytes.resize(static_cast<size_t>(count * d) * es);
-  std::memcpy(out.bytes.data(), t.bytes.data() + static_cast<size_t>(first * d) * es, out.bytes.size());
-  return out;
-}
-
 // Unnormalised float32 states of the tile's rows: one per kv tile, and one over all keys.
 struct F32States {
   int32_t rows = 0, d = 0, tiles = 0;
@@ -63,26 +51,7 @@ F32States f32_states(const AttentionConfig& c, const PairFloats& f, const Tiling
   for (int32_t r = 0; r < st.rows; ++r) {
     const int64_t i = q_tile * t.block_m + r;
     const int64_t visible = c.causal ? std::clamp<int64_t>(i + c.seq_kv - c.seq_q + 1, 0, c.seq_kv) : c.seq_kv;
-    const float* q = f.q.data() + i * st.d;
-    // Four keys at a time: each dot product still sums its terms in order.
-    int64_t j = 0;
-    for (; j + 4 <= visible; j += 4) {
-      const float* k0 = f.k_scaled.data() + j * st.d;
-      float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      for (int32_t e = 0; e < st.d; ++e) {
-        a0 += q[e] * k0[e];
-        a1 += q[e] * k0[st.d + e];
-        a2 += q[e] * k0[2 * st.d + e];
-        a3 += q[e] * k0[3 * st.d + e];
-      }
-      s[j] = a0, s[j + 1] = a1, s[j + 2] = a2, s[j + 3] = a3;
-    }
-    for (; j < visible; ++j) {
-      const float* kj = f.k_scaled.data() + j * st.d;
-      float a = 0;
-      for (int32_t e = 0; e < st.d; ++e) a += q[e] * kj[e];
-      s[j] = a;
-    }
+    scores_in_order(f.q.data() + i * st.d, f.k_scaled_t.data(), st.d, c.seq_kv, visible, s.data());
     for (int32_t tile = 0; tile < st.tiles; ++tile) {
       const size_t at = static_cast<size_t>(tile) * rows + static_cast<size_t>(r);
       const int64_t j0 = static_cast<int64_t>(tile) * t.block_n;
@@ -107,31 +76,17 @@ void add_state_errors(const TraceState& got, const RefState& want, NaiveErrors& 
 
 // The input-dtype naive attention (kernels/naive_attention.h) on the tile's rows, against the
 // reference's output.
-void dtype_errors(const AttentionConfig& config, const AttentionInputs& inputs, const Tiling& tiling, int64_t q_tile,
+void dtype_errors(const AttentionConfig& config, const PairFloats& floats, const Tiling& tiling, int64_t q_tile,
                   const TileReference& reference, NaiveErrors& e) {
   const int64_t rows = tiling.rows_in_q_tile(q_tile);
-  const int64_t q0 = q_tile * tiling.block_m;
-  // The tile's rows as a problem of their own. Under causal masking (aligned bottom-right:
-  // query i sees keys j <= i + seq_kv - seq_q) the keys are cut to the last row's limit, which
-  // keeps every row's limit: row i' = i - q0 of the slice sees j <= i' + kv' - rows = the same.
-  int64_t kv = config.seq_kv;
-  if (config.causal) kv = std::min(config.seq_kv, q0 + rows + config.seq_kv - config.seq_q);
-  if (kv <= 0) return;  // no row sees a key: naive and reference both give O = 0, LSE = -inf
-  AttentionConfig sub = config;
-  sub.batch = sub.heads = 1;
-  sub.seq_q = rows;
-  sub.seq_kv = kv;
-  sub.softmax_scale = config.effective_scale();
-  sub.fault = Fault::none;
-  sub.num_splits = 0;
-  const AttentionInputs in{slice_rows(inputs.q, q0, rows), slice_rows(inputs.k, 0, kv), slice_rows(inputs.v, 0, kv)};
-  const NaiveOutput naive = naive_attention(sub, in, 1);
+  const size_t d = static_cast<size_t>(config.head_dim);
+  std::vector<float> o(static_cast<size_t>(rows) * d), lse(static_cast<size_t>(rows));
+  naive_attention_rows(config, floats.q.data(), floats.k_rounded_t.data(), floats.v.data(), q_tile * tiling.block_m,
+                       rows, o.data(), lse.data());
   const RefState want = reference.final_output();
-  const size_t d = static_cast<size_t>(want.head_dim);
   for (int32_t r = 0; r < want.rows; ++r) {
-    e.lse_dtype = std::max(e.lse_dtype, value_error(naive.lse[static_cast<size_t>(r)], want.m[static_cast<size_t>(r)]));
-    for (size_t c = 0; c < d; ++c)
-      e.o_dtype = std::max(e.o_dtype, value_error(naive.o.get_float(static_cast<int64_t>(r * d + c)), want.o[r * d + c]));
+    e.lse_dtype = std::max(e.lse_dtype, value_error(lse[static_cast<size_t>(r)], want.m[static_cast<size_t>(r)]));
+    for (size_t c = 0; c < d; ++c) e.o_dtype = std::max(e.o_dtype, value_error(o[r * d + c], want.o[r * d + c]));
   }
 }
 
@@ -140,14 +95,15 @@ void dtype_errors(const AttentionConfig& config, const AttentionInputs& inputs, 
 PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs) {
   PairFloats f;
   f.q = inputs.q.to_float();
-  f.k_scaled = inputs.k.to_float();
   f.v = inputs.v.to_float();
   const float scale = static_cast<float>(config.effective_scale());
-  for (float& x : f.k_scaled) x *= scale;
+  f.k_scaled_t = scaled_keys_transposed(inputs.k, 0, config.seq_kv, config.head_dim, scale, DType::f32);
+  if (config.dtype != DType::f32)
+    f.k_rounded_t = scaled_keys_transposed(inputs.k, 0, config.seq_kv, config.head_dim, scale, config.dtype);
   return f;
 }
 
-NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInputs& inputs, const PairFloats& floats,
+NaiveErrors naive_tile_errors(const AttentionConfig& config, const PairFloats& floats,
                               const Tiling& tiling, int64_t q_tile, const TileReference& reference) {
   NaiveErrors e;
   const F32States st = f32_states(config, floats, tiling, q_tile);
@@ -162,7 +118,7 @@ NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInpu
   const TraceState all{Convention::unnormalized, st.rows, st.d, st.all_m, st.all_l, st.all_o};
   add_state_errors(all, reference.kv_range(0, st.tiles), e);
   if (config.dtype != DType::f32) {
-    dtype_errors(config, inputs, tiling, q_tile, reference, e);
+    dtype_errors(config, floats, tiling, q_tile, reference, e);
     return e;
   }
   // In float32 the all-keys textbook state is the input-dtype naive attention already: its

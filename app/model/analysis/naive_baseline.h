@@ -19,17 +19,20 @@
 
 namespace ts {
 
-// One (batch, head) pair's inputs as float32, K pre-multiplied by the softmax scale (in float,
-// as the textbook implementation does): [seq, head_dim] each.
+// One (batch, head) pair's inputs as float32: q and v [seq, head_dim]; K multiplied by the
+// softmax scale in float (as the textbook implementation does) and transposed to [head_dim,
+// seq_kv] (kernels/naive_attention.h, scores_in_order); for fp16 / bf16 runs also K scaled and
+// rounded to the dtype, as the input-dtype naive attention reads it. Converted once per pair,
+// read by every tile.
 struct PairFloats {
-  std::vector<float> q, k_scaled, v;
+  std::vector<float> q, v, k_scaled_t;
+  std::vector<float> k_rounded_t;  // empty for fp32 (k_scaled_t is that already)
 };
 PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs);
 
 // `config` and `inputs` are one (batch, head) pair's (batch = heads = 1); `reference` is the
 // float64 reference of query tile `q_tile` under `tiling`.
-NaiveErrors naive_tile_errors(const AttentionConfig& config, const AttentionInputs& inputs,
-                              const PairFloats& floats, const Tiling& tiling, int64_t q_tile,
+NaiveErrors naive_tile_errors(const AttentionConfig& config, const PairFloats& floats, const Tiling& tiling, int64_t q_tile,
                               const TileReference& reference);
 
 // The larger of each figure.

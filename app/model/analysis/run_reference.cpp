@@ -106,7 +106,7 @@ RefState RunReference::expected(const EventKey& key) const {
 
 NaiveErrors RunReference::naive_errors(const TileId& id, const TileReference& tile) const {
   const Pair& p = pair(id.batch, id.head);
-  return naive_tile_errors(p.config, p.inputs, p.floats, tiling_, id.q_tile, tile);
+  return naive_tile_errors(p.config, p.floats, tiling_, id.q_tile, tile);
 }
 
 const Tolerance& RunReference::tolerance() const {
