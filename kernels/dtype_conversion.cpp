@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define TS_HAVE_F16C_PATH 1
 #endif
@@ -48,8 +49,13 @@ __attribute__((target("avx,f16c"))) void widen_f16_f16c(const uint16_t* h, size_
   for (; i < n; ++i) out[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h[i])));
 }
 
+// F16C from CPUID (clang's __builtin_cpu_supports does not know "f16c"); AVX from the builtin,
+// which also checks that the OS saves the AVX registers.
 bool cpu_has_f16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  }();
   return has;
 }
 #endif
