@@ -211,6 +211,12 @@ std::shared_ptr<TileReference> Reference::compute(int64_t b, int64_t h, int64_t 
   return tile;
 }
 
+bool Reference::has_cached(int64_t b, int64_t h, int64_t q_tile) const {
+  const int64_t key = (b * config_.heads + h) * tiling_.num_q_tiles + q_tile;
+  std::lock_guard lock(mutex_);
+  return cache_.count(key) != 0;
+}
+
 std::shared_ptr<const TileReference> Reference::tile(int64_t b, int64_t h, int64_t q_tile) const {
   const int64_t key = (b * config_.heads + h) * tiling_.num_q_tiles + q_tile;
   {

@@ -81,6 +81,8 @@ class Reference {
 
   // The reference of one query tile (computed on first use, then cached while it fits).
   std::shared_ptr<const TileReference> tile(int64_t batch, int64_t head, int64_t q_tile) const;
+  // Whether that tile is in the cache now.
+  bool has_cached(int64_t batch, int64_t head, int64_t q_tile) const;
 
   // What an event should hold, from its stage and coordinates: fa1.step / splitk.partial /
   // splitk.reduce -> kv_range(kv_tile_begin, kv_tile_end); final -> final_output(). Throws

@@ -31,6 +31,61 @@ float o_norm(const RunView& run, size_t i, int32_t r, int32_t c) {
   return o == 0 && l == 0 ? 0.0f : o / l;
 }
 
+// Stepping compares each new event against a cached tile: selecting an event starts computing
+// the tiles of the next and previous events in the stepping order on the prefetcher's thread.
+// The reference's cache here holds only a few tiles, so the analysis leaves most of them out.
+TEST(ViewerSession, TheTilesSteppingReachesNextAreComputedAhead) {
+  TS_SEEDED(seed);
+  AttentionConfig c = testing::fa1_small(Fault::per_tile_softmax);
+  c.seq_q = 360;  // 6 query tiles of 64 (FA-1 with head dim 32)
+  const LoadedRun captured = testing::capture_cpu(c, seed);
+  LoadedRun loaded = captured;
+  const RunView& run = *captured.run;
+  const Tiling& t = loaded.reference->tiling();
+  ASSERT_EQ(t.num_q_tiles, 6);
+  // A reference that caches four tiles of this run (a tile's size, measured on another).
+  RunReferenceOptions small;
+  small.cache_bytes = 4 * RunReference(run).tile({0, 0, 0})->bytes() + 1;
+  auto reference = std::make_shared<RunReference>(run, small);
+  reference->set_tolerance(captured.reference->tolerance());  // as the analysis leaves it
+  loaded.reference = reference;
+  for (int32_t q = 0; q < t.num_q_tiles; ++q) EXPECT_FALSE(loaded.reference->has_cached({0, 0, q}));
+
+  ViewerSession s;
+  s.open(std::move(loaded));
+  // The first event of query tile 1 in the kernels' order.
+  std::optional<size_t> first_of_tile1;
+  for (size_t e : s.stepper().order())
+    if (run.headers[e].q_tile == 1) {
+      first_of_tile1 = e;
+      break;
+    }
+  ASSERT_TRUE(first_of_tile1.has_value());
+  ASSERT_TRUE(s.stepper().select(*first_of_tile1));
+  s.comparison();
+  for (int i = 0; i < 500 && !s.prefetch_idle(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(s.prefetch_idle());
+  const RunReference& ref = *s.run().reference;
+  EXPECT_TRUE(ref.has_cached({0, 0, 1})) << "the selection's own tile";
+  EXPECT_TRUE(ref.has_cached({0, 0, 2})) << "the next tile in stepping order";
+  EXPECT_TRUE(ref.has_cached({0, 0, 0})) << "the previous one";
+  EXPECT_TRUE(ref.has_cached({0, 0, 3})) << "the one after next";
+  EXPECT_FALSE(ref.has_cached({0, 0, 4})) << "only the neighbours";
+  EXPECT_FALSE(ref.has_cached({0, 0, 5}));
+  // The prefetched tile is the one a later comparison uses: stepping into tile 2 compares
+  // against it and gives the analysis's verdict.
+  const size_t at = s.stepper().scope_position();
+  size_t steps = 0;
+  while (run.headers[*s.selected()].q_tile != 2) {
+    ASSERT_TRUE(s.stepper().step(1));
+    ++steps;
+  }
+  EXPECT_EQ(s.stepper().scope_position(), at + steps);
+  const EventComparison& cmp = s.comparison();
+  EXPECT_EQ(cmp.event_index, *s.selected());
+  EXPECT_EQ(cmp.passes, captured.report->events[*s.selected()].passes);
+}
+
 TEST(ViewerSession, OpensOnTheFirstDivergenceAndFollowsTheSelection) {
   TS_SEEDED(seed);
   testing::TempDir dir;

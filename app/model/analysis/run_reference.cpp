@@ -94,6 +94,11 @@ std::shared_ptr<const TileReference> RunReference::tile(const TileId& id) const 
   return pair(id.batch, id.head).reference->tile(0, 0, id.q_tile);
 }
 
+bool RunReference::has_cached(const TileId& id) const {
+  const auto it = pairs_.find({id.batch, id.head});
+  return it != pairs_.end() && it->second.reference->has_cached(0, 0, id.q_tile);
+}
+
 RefState RunReference::expected(const EventKey& key, const TileReference& tile) const {
   if (static_cast<Stage>(key.stage) == Stage::final_output) return tile.final_output();
   const KvTileRange r = expected_kv_range(key, tiling_);

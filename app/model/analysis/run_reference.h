@@ -34,8 +34,9 @@ struct RunReferenceOptions {
 
 class RunReference {
  public:
-  // Throws AnalysisError when the run's config or tiling are invalid, or when inputs are
-  // present but do not fit the config. Pairs without inputs can be constructed but not compared.
+  // Throws AnalysisError when the run's config or tiling are invalid, when inputs are present
+  // but do not fit the config, or when a traced tile's pair has no inputs (the first such pair
+  // in (batch, head) order is named).
   explicit RunReference(const RunView& run, RunReferenceOptions options = {});
 
   const AttentionConfig& config() const { return config_; }
@@ -46,6 +47,8 @@ class RunReference {
   // The reference of one query tile. Throws AnalysisError when the pair's inputs are absent,
   // std::out_of_range for coordinates outside the run.
   std::shared_ptr<const TileReference> tile(const TileId& id) const;
+  // Whether tile(id) would be answered from the cache, without computing.
+  bool has_cached(const TileId& id) const;
   // What an event should hold, from a tile's reference.
   RefState expected(const EventKey& key, const TileReference& tile) const;
   RefState expected(const EventKey& key) const;

@@ -1,5 +1,6 @@
 #include "app/model/viewer/viewer_session.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -41,6 +42,7 @@ void ViewerSession::close() {
   navigator_pair_.reset();
   navigator_.clear();
   comparison_.reset();
+  prefetch_.reset();
   overview_stage.reset();
 }
 
@@ -105,8 +107,35 @@ const EventComparison& ViewerSession::comparison() {
   if (!comparison_ || comparison_->event_index != e) {
     comparison_.reset();
     comparison_ = compare_event(*a_.run, *a_.reference, e);
+    if (!prefetch_) prefetch_ = std::make_unique<TilePrefetcher>(a_.reference);
+    prefetch_->want(neighbour_tiles());
   }
   return *comparison_;
+}
+
+std::vector<TileId> ViewerSession::neighbour_tiles() const {
+  const std::vector<size_t> scope = stepper_.scope_events();
+  const size_t at = stepper_.scope_position();
+  auto tile_at = [&](size_t position) {
+    const EventKey k = event_key(a_.run->headers[scope[position]]);
+    return TileId{k.batch, k.head, k.q_tile};
+  };
+  if (scope.empty()) return {};
+  const TileId current = tile_at(at);
+  std::vector<TileId> after, before;
+  for (size_t p = at + 1; p < scope.size() && after.size() < 2; ++p) {
+    const TileId t = tile_at(p);
+    if (t != current && std::find(after.begin(), after.end(), t) == after.end()) after.push_back(t);
+  }
+  for (size_t p = at; p-- > 0 && before.empty();) {
+    const TileId t = tile_at(p);
+    if (t != current) before.push_back(t);
+  }
+  std::vector<TileId> wanted;
+  if (!after.empty()) wanted.push_back(after[0]);
+  if (!before.empty()) wanted.push_back(before[0]);
+  if (after.size() > 1) wanted.push_back(after[1]);
+  return wanted;
 }
 
 void ViewerSession::set_b(ABResult result) {

@@ -16,6 +16,7 @@
 #include "app/model/viewer/event_grids.h"
 #include "app/model/viewer/event_stepper.h"
 #include "app/model/viewer/loaded_run.h"
+#include "app/model/viewer/tile_prefetch.h"
 
 namespace ts {
 
@@ -61,7 +62,10 @@ class ViewerSession {
 
   // The selected event beside its reference (cached per event). Throws AnalysisError when the
   // event cannot be compared (its pair's inputs are missing), std::logic_error with no selection.
+  // Starts computing the references of the tiles stepping reaches next (tile_prefetch.h).
   const EventComparison& comparison();
+  // The prefetcher has nothing pending or in progress (tests).
+  bool prefetch_idle() const { return !prefetch_ || prefetch_->idle(); }
 
   // A/B: run B compared with A (its report and the pairing of their events).
   void set_b(ABResult result);
@@ -83,6 +87,11 @@ class ViewerSession {
   std::optional<std::pair<int32_t, int32_t>> navigator_pair_;
   std::vector<TileGrid> navigator_;
   std::optional<EventComparison> comparison_;
+  std::unique_ptr<TilePrefetcher> prefetch_;  // the tiles stepping reaches next (run A)
+
+  // The tiles of the events just after and before the selection in the stepping scope, other
+  // than the selection's own: next, previous, the one after next.
+  std::vector<TileId> neighbour_tiles() const;
 };
 
 }  // namespace ts
