@@ -66,8 +66,8 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
     case Fault::empty_split:
       if (!splitk) return "it is a fault of the Split-K partial pass and this is an FA-1 run";
       if (!has_empty_split(t))
-        return "every one of the " + std::to_string(t.num_splits) + " splits has a kv tile (it needs more --splits than the " +
-               std::to_string(t.num_kv_tiles) + " kv tiles)";
+        return "every one of the " + count_of(t.num_splits, "split") + " has a kv tile (it needs more --splits than the run's " +
+               count_of(t.num_kv_tiles, "kv tile") + ")";
       return {};
     case Fault::partial_layout:
       if (!splitk) return "it is a fault of the Split-K reduce and this is an FA-1 run";
