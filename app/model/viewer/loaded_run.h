@@ -33,8 +33,8 @@ struct LoadedRun {
   std::string display_name() const;
 };
 
-// The reference and the analysis of `run` (phases "computing the reference",
-// "analysing N events"); checks for cancellation between them.
+// The reference and the analysis of `run`, in one phase ("analysing N events against the
+// float64 reference"); checks for cancellation before and after it.
 LoadedRun analyse_run(std::shared_ptr<const RunView> run, JobProgress& progress);
 
 // Opens, checks and analyses a trace file. Throws what open_run / analyze_run throw
