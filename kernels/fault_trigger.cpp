@@ -49,10 +49,13 @@ std::string one_tile_reason(const Tiling& t) {
 
 std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
   const bool splitk = c.kernel == KernelKind::splitk;
+  // The catalogue's own record of where each fault lives (validate() refuses the others).
+  const FaultInfo& info = fault_info(c.fault);
+  if (c.fault != Fault::none && !(splitk ? info.splitk : info.fa1))
+    return "it is not a fault of the " + std::string(to_string(c.kernel)) + " kernel";
   switch (c.fault) {
     case Fault::none: return {};
     case Fault::double_count_l:
-      if (!splitk) return "it is a fault of the Split-K reduce and this is an FA-1 run";
       if (t.seq_kv < 2) return "no split sees more than one key, so every split's sum l is 1 and weighting by it changes nothing";
       return {};
     case Fault::masked_nan:
@@ -64,20 +67,15 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
                     : "under this causal mask every row sees a key in the first kv tile (FA-1 meets a fully masked "
                       "tile only when --seq-q exceeds --seq-kv)";
     case Fault::empty_split:
-      if (!splitk) return "it is a fault of the Split-K partial pass and this is an FA-1 run";
       if (!has_empty_split(t))
         return "every one of the " + count_of(t.num_splits, "split") + " has a kv tile (it needs more --splits than the run's " +
                count_of(t.num_kv_tiles, "kv tile") + ")";
       return {};
     case Fault::partial_layout:
-      if (!splitk) return "it is a fault of the Split-K reduce and this is an FA-1 run";
       if (t.num_splits < 2) return "with one split the wrong query stride still finds every query's partial";
       if (t.seq_q < 2) return "query 0 is read right, and this run has one query row";
       return {};
     case Fault::per_tile_softmax:
-      if (splitk) return "it is a fault of the FA-1 kernel and this is a Split-K run";
-      if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);
-      return {};
     case Fault::stale_accumulator:
       if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);
       return {};

@@ -36,13 +36,6 @@ std::vector<double> o_norm(const RunView& run, size_t i) {
   return out;
 }
 
-size_t index_of_key(const RunView& run, const EventKey& key) {
-  for (size_t j = 0; j < run.num_events(); ++j)
-    if (event_key(run.headers[j]) == key) return j;
-  ADD_FAILURE() << "no event with that key";
-  return 0;
-}
-
 TEST(GuiKeysAndAB, ArrowKeysMoveTheDetailPickWithoutAClickFirst) {
   TS_SEEDED(seed);
   testing::TempDir dir;
@@ -71,10 +64,9 @@ TEST(GuiKeysAndAB, ArrowKeysMoveTheDetailPickWithoutAClickFirst) {
 TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   TS_SEEDED(seed);
   testing::TempDir dir;
-  const auto [a_path, b_path] = testing::capture_fault_and_fix(dir.path(), seed);
-  const RunView a = open_run(a_path), b = open_run(b_path);
-  const AnalysisReport report = analyze_run(a);
-  const size_t first = static_cast<size_t>(report.first_divergence.event_index);
+  const testing::FaultAndFix ab = testing::capture_fault_and_fix(dir.path(), seed);
+  const RunView &a = ab.a, &b = ab.b;
+  const size_t first = ab.first;
   const std::vector<size_t> order = kernel_order(a.headers, a.tiling);
   const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), first) - order.begin());
   ASSERT_LT(at + 1, order.size());
@@ -82,7 +74,7 @@ TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
 
   const auto script = dir.path() / "step.script";
   std::ofstream(script) << "2 key rbracket\n";
-  const Shot shot = run_screenshot(dir, "ab", {a_path.string(), "--against", b_path.string(), "--select",
+  const Shot shot = run_screenshot(dir, "ab", {ab.faulty.string(), "--against", ab.fixed.string(), "--select",
                                                "first-divergence", "--panel", "ab", "--input-script",
                                                script.string(), "--frames", "8"});
   EXPECT_EQ(shot.layout["panel"], "ab");
@@ -90,7 +82,7 @@ TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   // The cell picked when A/B opened is where |A - B| of the event shown then (the first
   // divergence) is largest, worked out here from both trace files; stepping keeps it, so the
   // same cell can be watched from event to event.
-  const std::vector<double> va = o_norm(a, first), vb = o_norm(b, index_of_key(b, event_key(a.headers[first])));
+  const std::vector<double> va = o_norm(a, first), vb = o_norm(b, ab.first_in_b);
   ASSERT_EQ(va.size(), vb.size());
   size_t worst = 0;
   for (size_t k = 1; k < va.size(); ++k)

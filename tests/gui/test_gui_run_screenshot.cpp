@@ -291,19 +291,12 @@ TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
 TEST(GuiRunScreenshot, ABShowsBothRunsAndTheirDifference) {
   TS_SEEDED(seed);
   testing::TempDir dir;
-  const auto [a_path, b_path] = testing::capture_fault_and_fix(dir.path(), seed);
-  const RunView a = open_run(a_path), b = open_run(b_path);
-  const AnalysisReport report = analyze_run(a);
-  const size_t first = static_cast<size_t>(report.first_divergence.event_index);
+  const testing::FaultAndFix ab = testing::capture_fault_and_fix(dir.path(), seed);
   const Shot shot = run_screenshot(
-      dir, "ab", {a_path.string(), "--against", b_path.string(), "--select", "first-divergence", "--panel", "ab"});
+      dir, "ab", {ab.faulty.string(), "--against", ab.fixed.string(), "--select", "first-divergence", "--panel", "ab"});
   EXPECT_EQ(shot.layout["panel"], "ab");
   EXPECT_EQ(shot.layout["run_b"], "fixed.trace.safetensors");
-  size_t j = 0;
-  const EventKey key = event_key(a.headers[first]);
-  while (j < b.num_events() && event_key(b.headers[j]) != key) ++j;
-  ASSERT_LT(j, b.num_events());
-  const FloatGrid ga = trace_o_norm(a, first), gb = trace_o_norm(b, j);
+  const FloatGrid ga = trace_o_norm(ab.a, ab.first), gb = trace_o_norm(ab.b, ab.first_in_b);
   FloatGrid diff{{}, ga.rows, ga.cols, {}};
   for (size_t k = 0; k < ga.values.size(); ++k) diff.values.push_back(ga.values[k] - gb.values[k]);
   check_cells(shot, view_named(shot.layout, "A"), ga, 1e-4);

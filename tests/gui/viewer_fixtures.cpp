@@ -1,5 +1,10 @@
 #include "tests/gui/viewer_fixtures.h"
 
+#include <stdexcept>
+
+#include "app/model/analysis/analyze_run.h"
+#include "app/model/trace_session.h"
+
 namespace ts::testing {
 
 AttentionConfig splitk_small(Fault fault) {
@@ -60,9 +65,20 @@ LoadedRun capture_cpu(const AttentionConfig& config, uint64_t seed, const std::o
 }
 
 FaultAndFix capture_fault_and_fix(const std::filesystem::path& dir, uint64_t seed) {
-  const FaultAndFix out{dir / "faulty.trace.safetensors", dir / "fixed.trace.safetensors"};
+  FaultAndFix out;
+  out.faulty = dir / "faulty.trace.safetensors";
+  out.fixed = dir / "fixed.trace.safetensors";
   capture_cpu(splitk_small(Fault::double_count_l), seed, out.faulty);
   capture_cpu(splitk_small(Fault::none), seed, out.fixed);
+  out.a = open_run(out.faulty);
+  out.b = open_run(out.fixed);
+  const AnalysisReport report = analyze_run(out.a);
+  if (!report.first_divergence.found || report.first_divergence.missing)
+    throw std::logic_error("the double_count_l run has no first divergence to show");
+  out.first = static_cast<size_t>(report.first_divergence.event_index);
+  const EventKey key = event_key(out.a.headers[out.first]);
+  while (out.first_in_b < out.b.num_events() && event_key(out.b.headers[out.first_in_b]) != key) ++out.first_in_b;
+  if (out.first_in_b == out.b.num_events()) throw std::logic_error("the fixed run has no event at the divergence");
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "app/model/run_view.h"
 #include "app/model/viewer/loaded_run.h"
 #include "kernels/attention_config.h"
 
@@ -25,9 +26,13 @@ LoadedRun capture_cpu(const AttentionConfig& config, uint64_t seed,
                       const std::optional<std::filesystem::path>& save_to = std::nullopt);
 
 // A/B pair on the same inputs: Split-K with double_count_l (A) and the fixed kernel (B), saved
-// as dir/faulty.trace.safetensors and dir/fixed.trace.safetensors.
+// as dir/faulty.trace.safetensors and dir/fixed.trace.safetensors and opened again from there;
+// A's first divergence and B's event with the same key (what the A/B panel shows first).
 struct FaultAndFix {
   std::filesystem::path faulty, fixed;
+  RunView a, b;
+  size_t first = 0;       // event index in A
+  size_t first_in_b = 0;  // event index in B
 };
 FaultAndFix capture_fault_and_fix(const std::filesystem::path& dir, uint64_t seed);
 

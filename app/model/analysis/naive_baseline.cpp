@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "app/model/analysis/state_compare.h"
+#include "kernels/dtype_conversion.h"
 #include "kernels/naive_attention.h"
 
 namespace ts {
@@ -98,8 +98,10 @@ PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inp
   f.v = inputs.v.to_float();
   const float scale = static_cast<float>(config.effective_scale());
   f.k_scaled_t = scaled_keys_transposed(inputs.k, 0, config.seq_kv, config.head_dim, scale, DType::f32);
-  if (config.dtype != DType::f32)
-    f.k_rounded_t = scaled_keys_transposed(inputs.k, 0, config.seq_kv, config.head_dim, scale, config.dtype);
+  if (config.dtype != DType::f32) {  // rounding element by element: the same in either layout
+    f.k_rounded_t = f.k_scaled_t;
+    round_to_dtype(config.dtype, f.k_rounded_t.data(), f.k_rounded_t.size());
+  }
   return f;
 }
 

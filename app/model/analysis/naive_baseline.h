@@ -30,10 +30,10 @@ struct PairFloats {
 };
 PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs);
 
-// `config` and `inputs` are one (batch, head) pair's (batch = heads = 1); `reference` is the
+// `config` and `floats` are one (batch, head) pair's (batch = heads = 1); `reference` is the
 // float64 reference of query tile `q_tile` under `tiling`.
-NaiveErrors naive_tile_errors(const AttentionConfig& config, const PairFloats& floats, const Tiling& tiling, int64_t q_tile,
-                              const TileReference& reference);
+NaiveErrors naive_tile_errors(const AttentionConfig& config, const PairFloats& floats, const Tiling& tiling,
+                              int64_t q_tile, const TileReference& reference);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

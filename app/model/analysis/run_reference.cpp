@@ -80,7 +80,6 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   if (options_.tolerance) tolerance_ = override_tolerance(*options_.tolerance);
 }
 
-
 const RunReference::Pair& RunReference::pair(int32_t batch, int32_t head) const {
   auto it = pairs_.find({batch, head});
   if (it == pairs_.end())
