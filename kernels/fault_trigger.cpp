@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/count_text.h"
+#include "base/count_text.h"
 
 namespace ts {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/tiling.h"
 
 namespace ts {

@@ -7,7 +7,7 @@
 // AttentionParams by value.
 #pragma once
 
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/attention_params.h"
 
 namespace ts {

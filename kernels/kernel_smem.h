@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "kernels/host_device.h"
+#include "base/host_device.h"
 #include "kernels/tile_shapes.h"
 
 namespace ts {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "instrumentation/trace/trace_capture.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/attention_params.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/tiling.h"

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "instrumentation/trace/trace_capture.h"
-#include "kernels/attention_config.h"
-#include "kernels/attention_inputs.h"
-#include "kernels/host_tensor.h"
+#include "base/attention_config.h"
+#include "base/attention_inputs.h"
+#include "base/host_tensor.h"
 #include "kernels/launch_error.h"
 #include "kernels/tiling.h"
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <thread>
 
-#include "kernels/dtype_conversion.h"
+#include "base/dtype_conversion.h"
 
 namespace ts {
 namespace {

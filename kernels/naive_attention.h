@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/attention_inputs.h"
+#include "base/attention_inputs.h"
 
 namespace ts {
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "instrumentation/trace/trace_event.h"
-#include "kernels/attention_inputs.h"
+#include "base/attention_inputs.h"
 #include "kernels/tiling.h"
 
 namespace ts {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/tile_shapes.h"
 
 namespace ts {

@@ -8,8 +8,8 @@
 #include "app/cli/commands.h"
 #include "app/model/capture/capture_error.h"
 #include "instrumentation/trace/file_error.h"
-#include "kernels/attention_config.h"
-#include "kernels/attention_inputs.h"
+#include "base/attention_config.h"
+#include "base/attention_inputs.h"
 #include "kernels/launch_error.h"
 
 namespace ts::cli {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 
 namespace ts::cli {
 namespace {

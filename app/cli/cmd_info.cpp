@@ -11,7 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/run_text.h"
 #include "app/model/trace_session.h"
-#include "kernels/count_text.h"
+#include "base/count_text.h"
 
 namespace ts::cli {
 namespace {

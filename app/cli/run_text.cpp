@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "app/model/capture/capture_metadata.h"
-#include "kernels/count_text.h"
+#include "base/count_text.h"
 
 namespace ts::cli {
 

@@ -17,8 +17,8 @@
 
 #include "instrumentation/trace/trace_event.h"
 #include "instrumentation/trace/trace_file.h"
-#include "kernels/attention_config.h"
-#include "kernels/host_tensor.h"
+#include "base/attention_config.h"
+#include "base/host_tensor.h"
 #include "kernels/tiling.h"
 
 namespace ts {

@@ -18,7 +18,7 @@
 
 #include "instrumentation/trace/elem_type.h"
 #include "instrumentation/trace/safetensors.h"
-#include "kernels/host_tensor.h"
+#include "base/host_tensor.h"
 
 namespace ts {
 

@@ -27,7 +27,7 @@
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/trace_capture.h"
 #include "instrumentation/trace/trace_event.h"
-#include "kernels/host_tensor.h"
+#include "base/host_tensor.h"
 
 namespace ts {
 

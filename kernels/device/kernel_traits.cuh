@@ -4,7 +4,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "instrumentation/trace/trace_event.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/attention_params.h"
 
 namespace ts::device {

@@ -31,7 +31,7 @@
 #include "app/model/analysis/analyze_run.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/launcher.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 
 namespace ts {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "app/model/run_view.h"
 #include "instrumentation/trace/trace_capture.h"
-#include "kernels/attention_config.h"
-#include "kernels/random_inputs.h"
+#include "base/attention_config.h"
+#include "base/random_inputs.h"
 
 namespace ts::test {
 

@@ -24,7 +24,7 @@
 #include "app/model/capture/run_capture.h"
 #include "app/model/trace_session.h"
 #include "instrumentation/trace/trace_file.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 
 static std::atomic<uint64_t> g_allocations{0};
 void* operator new(size_t n) {

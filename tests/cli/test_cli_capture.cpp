@@ -10,7 +10,7 @@
 #include "app/model/capture/run_capture.h"
 #include "app/model/capture/tool_version.h"
 #include "app/model/trace_session.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
 #include "tests/model/temp_dir.h"

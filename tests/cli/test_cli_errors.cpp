@@ -12,7 +12,7 @@
 #include "instrumentation/trace/tensor_files.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/launcher.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
 #include "tests/model/temp_dir.h"

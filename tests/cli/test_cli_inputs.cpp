@@ -11,7 +11,7 @@
 #include "instrumentation/trace/npy.h"
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/tensor_files.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
 #include "tests/model/temp_dir.h"

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "app/model/capture/tool_version.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/temp_dir.h"
 

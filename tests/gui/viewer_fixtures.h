@@ -7,7 +7,7 @@
 
 #include "app/model/run_view.h"
 #include "app/model/viewer/loaded_run.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 
 namespace ts::testing {
 

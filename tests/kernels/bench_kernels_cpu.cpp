@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "kernels/launcher.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 
 namespace ts {
 namespace {

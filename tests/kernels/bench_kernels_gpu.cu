@@ -26,7 +26,7 @@
 #include "instrumentation/trace/npy.h"
 #include "kernels/gpu_timing.h"
 #include "kernels/naive_attention.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "kernels/reference.h"
 
 namespace ts {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 
 namespace ts::test {
 

@@ -9,7 +9,7 @@
 
 #include "kernels/launcher.h"
 #include "kernels/naive_attention.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "kernels/reference.h"
 
 namespace ts::test {

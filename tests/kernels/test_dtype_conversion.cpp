@@ -1,4 +1,4 @@
-// round_to_dtype and widen_f16 (kernels/dtype_conversion.h) against CUDA's own host conversions,
+// round_to_dtype and widen_f16 (base/dtype_conversion.h) against CUDA's own host conversions,
 // over a sweep of float bit patterns and the edge values, and every fp16 value; and the naive
 // attention (which rounds with it, row by row) against a per-element textbook version written
 // here with CUDA's conversions.
@@ -15,9 +15,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "kernels/dtype_conversion.h"
+#include "base/dtype_conversion.h"
 #include "kernels/naive_attention.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 
 namespace ts {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "kernels/naive_attention.h"
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 #include "kernels/reference.h"
 #include "tests/kernels/kernel_test_util.h"
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "app/model/run_view.h"
-#include "kernels/attention_config.h"
-#include "kernels/attention_inputs.h"
+#include "base/attention_config.h"
+#include "base/attention_inputs.h"
 #include "kernels/launcher.h"
 
 namespace ts::testing {

@@ -9,7 +9,7 @@
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
 #include "app/model/analysis/symptoms.h"
-#include "kernels/count_text.h"
+#include "base/count_text.h"
 
 namespace ts {
 namespace {

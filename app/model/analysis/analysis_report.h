@@ -19,7 +19,7 @@
 #include "app/model/analysis/tolerance.h"
 #include "app/model/float_grid.h"
 #include "instrumentation/trace/trace_event.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/tiling.h"
 
 namespace ts {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "instrumentation/trace/trace_event.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 #include "kernels/tiling.h"
 
 namespace ts {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "app/model/analysis/state_compare.h"
-#include "kernels/dtype_conversion.h"
+#include "base/dtype_conversion.h"
 #include "kernels/naive_attention.h"
 
 namespace ts {

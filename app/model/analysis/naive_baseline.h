@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/model/analysis/tolerance.h"
-#include "kernels/attention_inputs.h"
+#include "base/attention_inputs.h"
 #include "kernels/reference.h"
 #include "kernels/tiling.h"
 

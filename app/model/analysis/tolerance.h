@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "instrumentation/trace/trace_event.h"
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 
 namespace ts {
 

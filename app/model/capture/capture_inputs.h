@@ -11,7 +11,7 @@
 
 #include "app/model/capture/capture_spec.h"
 #include "instrumentation/trace/trace_file.h"
-#include "kernels/attention_inputs.h"
+#include "base/attention_inputs.h"
 
 namespace ts {
 

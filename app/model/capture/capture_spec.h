@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "instrumentation/trace/trace_capture.h"
-#include "kernels/attention_config.h"
-#include "kernels/random_inputs.h"
+#include "base/attention_config.h"
+#include "base/random_inputs.h"
 
 namespace ts {
 

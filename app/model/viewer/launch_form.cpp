@@ -48,7 +48,7 @@ std::optional<uint64_t> parse_seed(const std::string& text, const char* field, b
   return v;
 }
 
-// ConfigError's field names (kernels/attention_config.cpp) -> the panel's.
+// ConfigError's field names (base/attention_config.cpp) -> the panel's.
 std::string panel_field(const std::string& config_field) {
   if (config_field == "num_splits") return launch_field::splits;
   if (config_field == "softmax_scale") return launch_field::scale;

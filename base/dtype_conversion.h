@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention_config.h"
+#include "base/dtype.h"
 
 namespace ts {
 

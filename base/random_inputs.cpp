@@ -1,4 +1,4 @@
-#include "kernels/random_inputs.h"
+#include "base/random_inputs.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "kernels/dtype_conversion.h"
+#include "base/dtype_conversion.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "kernels/attention_inputs.h"
+#include "base/attention_inputs.h"
 
 #include <cmath>
 #include <cstdint>

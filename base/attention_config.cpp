@@ -1,4 +1,4 @@
-#include "kernels/attention_config.h"
+#include "base/attention_config.h"
 
 #include <array>
 #include <cmath>
@@ -49,8 +49,6 @@ std::optional<Enum> lookup(std::string_view name,
 
 constexpr std::array<std::pair<std::string_view, KernelKind>, 2> kKernelNames{
     {{"fa1", KernelKind::fa1}, {"splitk", KernelKind::splitk}}};
-constexpr std::array<std::pair<std::string_view, DType>, 3> kDTypeNames{
-    {{"fp32", DType::f32}, {"fp16", DType::f16}, {"bf16", DType::bf16}}};
 constexpr std::array<std::pair<std::string_view, Backend>, 3> kBackendNames{
     {{"cpu", Backend::cpu}, {"gpu", Backend::gpu}, {"auto", Backend::auto_}}};
 
@@ -87,21 +85,15 @@ std::optional<Fault> fault_from_name(std::string_view name) {
 }
 
 std::string_view to_string(KernelKind kind) { return name_of(kind, kKernelNames); }
-std::string_view to_string(DType dtype) { return name_of(dtype, kDTypeNames); }
 std::string_view to_string(Backend backend) { return name_of(backend, kBackendNames); }
 std::string_view to_string(Fault fault) { return fault_info(fault).name; }
 std::optional<KernelKind> kernel_from_name(std::string_view n) { return lookup(n, kKernelNames); }
-std::optional<DType> dtype_from_name(std::string_view n) { return lookup(n, kDTypeNames); }
 std::optional<Backend> backend_from_name(std::string_view n) { return lookup(n, kBackendNames); }
 
-size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
 
 double AttentionConfig::effective_scale() const {
   return softmax_scale > 0.0 ? softmax_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
-
-ConfigError::ConfigError(std::string field, const std::string& message)
-    : std::invalid_argument(message), field_(std::move(field)) {}
 
 void validate(const AttentionConfig& c) {
   constexpr int64_t kMaxDim = int64_t{1} << 30;

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "kernels/attention_inputs.h"
+#include "base/attention_inputs.h"
 
 namespace ts {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention_config.h"
+#include "base/dtype.h"
 
 namespace ts {
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/attention_config.h"
-#include "kernels/host_tensor.h"
+#include "base/attention_config.h"
+#include "base/host_tensor.h"
 
 namespace ts {
 

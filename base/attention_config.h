@@ -13,14 +13,15 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/config_error.h"
+#include "base/dtype.h"
+
 namespace ts {
 
 enum class KernelKind : int32_t {
   fa1 = 0,     // one pass over the kv tiles with online softmax
   splitk = 1,  // flash-decoding: partial pass over kv splits, then a log-sum-exp reduce
 };
-
-enum class DType : int32_t { f32 = 0, f16 = 1, bf16 = 2 };
 
 enum class Backend : int32_t {
   cpu = 0,   // the SIMT runtime runs the CUDA source on host threads
@@ -54,13 +55,10 @@ const FaultInfo& fault_info(Fault fault);
 std::optional<Fault> fault_from_name(std::string_view name);
 
 std::string_view to_string(KernelKind kind);
-std::string_view to_string(DType dtype);
 std::string_view to_string(Backend backend);
 std::string_view to_string(Fault fault);
 std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk"
-std::optional<DType> dtype_from_name(std::string_view name);        // "fp32", "fp16", "bf16"
 std::optional<Backend> backend_from_name(std::string_view name);    // "cpu", "gpu", "auto"
-size_t dtype_size(DType dtype);
 
 // Head dims the kernels are instantiated for.
 inline constexpr int kSupportedHeadDims[] = {32, 64, 128, 256};
@@ -82,15 +80,6 @@ struct AttentionConfig {
   bool operator==(const AttentionConfig&) const = default;
 };
 
-// An invalid config: names the field, the value, and the limit it broke.
-class ConfigError : public std::invalid_argument {
- public:
-  ConfigError(std::string field, const std::string& message);
-  const std::string& field() const { return field_; }
-
- private:
-  std::string field_;
-};
 
 // Throws ConfigError for: sizes < 1, unsupported head dim, splits < 0, a fault that does
 // not apply to the kernel, sizes whose element counts overflow 2^31 per tensor (the kernels

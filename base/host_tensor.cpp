@@ -1,4 +1,4 @@
-#include "kernels/host_tensor.h"
+#include "base/host_tensor.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "kernels/dtype_conversion.h"
+#include "base/dtype_conversion.h"
 
 namespace ts {
 
