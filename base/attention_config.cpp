@@ -139,6 +139,20 @@ void validate(const AttentionConfig& c) {
   checked_product("kv", {c.batch, c.heads, c.seq_kv, c.head_dim});
 }
 
+AttentionSpec attention_spec(const AttentionConfig& c) {
+  AttentionSpec s;
+  s.batch = c.batch;
+  s.heads_q = c.heads;
+  s.heads_kv = c.heads;
+  s.seq_q = c.seq_q;
+  s.seq_kv = c.seq_kv;
+  s.head_dim = c.head_dim;
+  s.dtype = c.dtype;
+  s.scale = c.softmax_scale;
+  s.causal = c.causal ? CausalAlign::bottom_right : CausalAlign::none;
+  return s;
+}
+
 void to_json(nlohmann::json& j, const AttentionConfig& c) {
   j = nlohmann::json{{"kernel", to_string(c.kernel)},
                      {"fault", to_string(c.fault)},

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/attention_spec.h"
 #include "base/config_error.h"
 #include "base/dtype.h"
 
@@ -86,6 +87,10 @@ struct AttentionConfig {
 // index with 32-bit offsets within a tensor) or 2^62 bytes overall, a non-finite or negative
 // softmax scale.
 void validate(const AttentionConfig& config);
+
+// The attention a config describes (multi-head, bottom-right causal), for the reference and
+// trace files.
+AttentionSpec attention_spec(const AttentionConfig& config);
 
 void to_json(nlohmann::json& j, const AttentionConfig& config);
 void from_json(const nlohmann::json& j, AttentionConfig& config);  // validates field types

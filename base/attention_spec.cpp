@@ -168,9 +168,11 @@ void from_json(const nlohmann::json& j, AttentionSpec& out) {
       if (required) throw ConfigError(key, std::string("attention field '") + key + "' is missing");
       return;
     }
-    if (!j.at(key).is_number_integer())
+    const auto& v = j.at(key);
+    if (!v.is_number_integer() ||
+        (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
       throw ConfigError(key, std::string("attention field '") + key + "' must be an integer");
-    field = j.at(key).get<int64_t>();
+    field = v.get<int64_t>();
   };
   auto number = [&](const char* key, double& field) {
     if (!j.contains(key)) return;
@@ -212,7 +214,8 @@ void from_json(const nlohmann::json& j, AttentionSpec& out) {
     if (!a.is_array() || a.size() > static_cast<size_t>(kMaxBatch))
       throw ConfigError(key, std::string("attention field '") + key + "' must be a list of integers");
     for (const auto& v : a) {
-      if (!v.is_number_integer())
+      if (!v.is_number_integer() ||
+          (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
         throw ConfigError(key, std::string("attention field '") + key + "' must be a list of integers");
       field.push_back(v.get<int64_t>());
     }

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "instrumentation/trace/trace_event.h"
+#include "tilescope/trace_view.h"
 
 namespace ts {
 
@@ -57,7 +58,9 @@ struct AttentionParams {
   int32_t kv_tiles_per_split = 0;
 
   int32_t fault = 0;          // ts::Fault; read by KernelVariant::faulty only
-  TraceDeviceView trace;      // headers == nullptr: no tracing
+  // Split-K partial: record the running state after every kv tile ("splitk.tile" events).
+  int32_t tile_events = 0;
+  tilescope::TraceView trace;  // headers == nullptr: no tracing
 };
 
 }  // namespace ts

@@ -16,9 +16,10 @@
 // then O / l and LSE are written. No tensor cores: the same source runs on the CPU SIMT
 // runtime, and the state after every step is what the probes record.
 //
-// Variants (template KernelVariant): plain (no probes), traced (probes: an `fa1.step` event
-// after every kv tile holding the unnormalised m, l, O over kv tiles [0, j+1), and a `final`
-// event with LSE and the output as written), faulty (probes + the fault in params.fault):
+// Variants (template KernelVariant): plain (no probes), traced (probes, kernels/kernel_stages.h:
+// an `fa1.step` event after every kv tile holding the unnormalised m, l, O over the keys of kv
+// tiles [0, j+1), and a `final` event with LSE and the output as written), faulty (probes + the
+// fault in params.fault):
 //   masked_nan        no guard when a row has seen no key yet: exp(-inf - -inf) = NaN
 //                     (rows that see no key at all, seq_q > seq_kv under causal masking);
 //   per_tile_softmax  no online rescaling: each tile's exponents use that tile's own max
@@ -33,7 +34,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "kernels/device/unroll.cuh"
-#include "instrumentation/trace/probe.h"
+#include "tilescope/probe.h"
 #include "kernels/attention_params.h"
 #include "kernels/device/kernel_traits.cuh"
 #include "kernels/device/smem_vec.cuh"
@@ -106,7 +107,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
   const int64_t block = device::block_linear_index();
-  const BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool per_tile_softmax = Traits::has(p, Fault::per_tile_softmax);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
     __syncthreads();
 
     // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
-    const ProbeEvent step_event = probe.open(p.trace, Stage::fa1_step, t);
+    const tilescope::Event step_event = probe.open(p.trace, kFa1StepStage, t);
     {
       const int r = tid / kRowThreads, part = tid % kRowThreads;
       float* srow = s_s + r * kLS;
@@ -274,15 +275,16 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
         }
       }
       if (tid == 0)
-        step_event.header(device::event_header(Stage::fa1_step, Convention::unnormalized, batch,
-                                               head, q_tile, 0, t + 1, -1, t, rows, block));
+        step_event.commit(device::state_header(kFa1StepStage, 0, batch, head, q0, rows, 0,
+                                               device::tile_key(t + 1, kBN, p.seq_kv), -1, t,
+                                               block));
     }
     // The K/V tiles are overwritten by the next iteration's loads: wait for every reader.
     if (keep_war_barrier) __syncthreads();
   }
 
   // Final output: O / l in the input dtype, LSE in float32.
-  const ProbeEvent final_event = probe.open(p.trace, Stage::final_output, 0);
+  const tilescope::Event final_event = probe.open(p.trace, kFa1FinalStage, 0);
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
   TS_UNROLL
   for (int i = 0; i < kMR; ++i) {
@@ -311,8 +313,8 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
     }
   }
   if (final_event && tid == 0)
-    final_event.header(device::event_header(Stage::final_output, Convention::normalized, batch,
-                                            head, q_tile, 0, kv_end, -1, 0, rows, block));
+    final_event.commit(device::state_header(kFa1FinalStage, tilescope::kNormalized, batch, head,
+                                            q0, rows, 0, p.seq_kv, -1, kv_end, block));
 }
 
 }  // namespace ts

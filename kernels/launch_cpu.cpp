@@ -22,7 +22,7 @@ void poison(std::vector<T>& v) {
 }  // namespace
 
 LaunchOutcome launch_on_cpu(const LaunchRequest& request, const AttentionInputs& inputs) {
-  const LaunchPlan plan = plan_launch(request.config, kCpuNominalSmCount, request.trace);
+  const LaunchPlan plan = plan_launch(request.config, kCpuNominalSmCount, request.trace, request.tile_events);
   const AttentionConfig& c = plan.config;
   const int workers =
       request.cpu_workers > 0 ? request.cpu_workers
@@ -88,18 +88,8 @@ LaunchOutcome launch_on_cpu(const LaunchRequest& request, const AttentionInputs&
       throw LaunchError(LaunchFailure::failed, std::string("no CPU build of ") +
                                                    kernel_stage_name(k.stage) + " for head_dim " +
                                                    std::to_string(c.head_dim));
-    params.trace = TraceDeviceView{};
-    if (plan.tracing) {
-      params.trace.headers = headers.data();
-      params.trace.m = tm.data();
-      params.trace.l = tl.data();
-      params.trace.o = to.data();
-      params.trace.capacity = plan.trace_slots;
-      params.trace.dropped = &dropped;
-      params.trace.block_slot_base = k.slot_base.data();
-      params.trace.block_m = plan.event_rows;
-      params.trace.head_dim = static_cast<int32_t>(c.head_dim);
-    }
+    params.trace = trace_view(plan, k, {headers.data(), tm.data(), tl.data(), to.data(), &dropped},
+                              k.slot_base.data());
     simt::LaunchOptions options;
     options.workers = workers;
     options.perturb_seed = request.perturb_seed;

@@ -128,7 +128,7 @@ class GpuRun {
     int sm_count = 0;
     check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device_),
           "cudaDeviceGetAttribute");
-    plan_ = plan_launch(request.config, sm_count, request.trace);
+    plan_ = plan_launch(request.config, sm_count, request.trace, request.tile_events);
     const AttentionConfig& c = plan_.config;
     const size_t d = static_cast<size_t>(c.head_dim);
 
@@ -251,17 +251,9 @@ class GpuRun {
       if (request_.cancel != nullptr && request_.cancel->load())
         throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
       AttentionParams params = params_;
-      if (plan_.tracing) {
-        params.trace.headers = t_headers_.get();
-        params.trace.m = t_m_.get();
-        params.trace.l = t_l_.get();
-        params.trace.o = t_o_.get();
-        params.trace.capacity = plan_.trace_slots;
-        params.trace.dropped = t_dropped_.get();
-        params.trace.block_slot_base = slot_tables_[i].get();
-        params.trace.block_m = plan_.event_rows;
-        params.trace.head_dim = static_cast<int32_t>(plan_.config.head_dim);
-      }
+      if (plan_.tracing)
+        params.trace = trace_view(plan_, pk, {t_headers_.get(), t_m_.get(), t_l_.get(), t_o_.get(), t_dropped_.get()},
+                                  slot_tables_[i].get());
       const std::string name = kernel_stage_name(pk.stage);
       void* args[] = {&params};
       check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]),

@@ -36,78 +36,155 @@ size_t LaunchPlan::output_bytes() const {
          static_cast<size_t>(partial_rows) * (d + 2) * sizeof(float);
 }
 
-size_t LaunchPlan::trace_bytes() const {
+size_t LaunchPlan::trace_bytes() const {  // headers, m, l and O of every slot
   const size_t rows = static_cast<size_t>(event_rows), d = static_cast<size_t>(config.head_dim);
   return static_cast<size_t>(trace_slots) * (sizeof(EventHeader) + rows * (d + 2) * sizeof(float));
 }
 
 namespace {
 
-// Events a block of this kernel records, per stage (the kernels' own counts).
-struct BlockEvents {
-  int64_t count[kNumStages] = {0, 0, 0, 0};
-  Stage order[2] = {Stage::fa1_step, Stage::final_output};  // stages in the order they occur
-  int stages = 0;
+// A block's coordinates, from its linear index in its kernel's grid.
+struct BlockCoords {
+  int32_t batch = 0, head = 0, q_tile = 0, split = -1;
 };
+BlockCoords block_coords(const PlannedKernel& k, const Tiling& t, uint64_t b) {
+  BlockCoords c;
+  const auto x = static_cast<int64_t>(b % k.grid_x);
+  c.head = static_cast<int32_t>((b / k.grid_x) % k.grid_y);
+  c.batch = static_cast<int32_t>(b / (uint64_t{k.grid_x} * k.grid_y));
+  if (k.stage == KernelStage::splitk_partial) {
+    c.q_tile = static_cast<int32_t>(x / t.num_splits);
+    c.split = static_cast<int32_t>(x % t.num_splits);
+  } else {
+    c.q_tile = static_cast<int32_t>(x);
+  }
+  return c;
+}
 
-BlockEvents events_of_block(const PlannedKernel& k, const Tiling& t, int64_t q_tile) {
-  BlockEvents e;
+// kv tiles a Split-K partial block visits (kernels/tile_shapes.h: splitk_visit_end).
+int32_t partial_tiles_visited(const LaunchPlan& plan, const BlockCoords& c) {
+  const Tiling& t = plan.tiling;
+  const KvTileRange range = t.split_kv_tiles(c.split);
+  const bool guard = !(plan.variant == KernelVariant::faulty && plan.config.fault == Fault::masked_nan);
+  const int32_t end = splitk_visit_end(range, t.kv_tiles_visited(c.q_tile).end, guard);
+  return std::max(0, end - range.begin);
+}
+
+// The stages a block records, in the order it records them, with their event counts.
+struct StageCount {
+  int32_t stage;
+  int32_t count;
+};
+std::vector<StageCount> events_of_block(const LaunchPlan& plan, const PlannedKernel& k, const BlockCoords& c) {
+  const Tiling& t = plan.tiling;
   switch (k.stage) {
     case KernelStage::fa1:
-      e.count[static_cast<int>(Stage::fa1_step)] = t.kv_tiles_visited(q_tile).size();
-      e.count[static_cast<int>(Stage::final_output)] = 1;
-      e.order[0] = Stage::fa1_step;
-      e.order[1] = Stage::final_output;
-      e.stages = 2;
-      break;
+      return {{kFa1StepStage, t.kv_tiles_visited(c.q_tile).size()}, {kFa1FinalStage, 1}};
     case KernelStage::splitk_partial:
-      e.count[static_cast<int>(Stage::splitk_partial)] = 1;
-      e.order[0] = Stage::splitk_partial;
-      e.stages = 1;
-      break;
+      return {{kSplitkTileStage, plan.tile_events ? partial_tiles_visited(plan, c) : 0}, {kSplitkPartialStage, 1}};
     case KernelStage::splitk_reduce:
-      e.count[static_cast<int>(Stage::splitk_reduce)] = t.num_splits;
-      e.count[static_cast<int>(Stage::final_output)] = 1;
-      e.order[0] = Stage::splitk_reduce;
-      e.order[1] = Stage::final_output;
-      e.stages = 2;
-      break;
+      return {{kSplitkReduceStage, t.num_splits}, {kSplitkFinalStage, 1}};
   }
-  return e;
+  return {};
+}
+
+// Calls f(slot, block, stage, index) for every planned event, in slot order.
+template <typename F>
+void for_each_planned_event(const LaunchPlan& plan, F&& f) {
+  for (const PlannedKernel& k : plan.kernels) {
+    if (k.slot_base.empty()) continue;
+    const auto num_stages = static_cast<uint64_t>(plan.stages.size());
+    for (uint64_t b = 0; b < k.blocks(); ++b) {
+      const BlockCoords c = block_coords(k, plan.tiling, b);
+      for (const StageCount& sc : events_of_block(plan, k, c)) {
+        const int64_t base = k.slot_base[b * num_stages + static_cast<uint64_t>(sc.stage)];
+        if (base < 0) continue;
+        for (int32_t i = 0; i < sc.count; ++i) f(base + i, k, b, sc.stage, i);
+      }
+    }
+  }
 }
 
 // Lays out the slots of every kernel's blocks, in launch order; returns the events kept.
-int64_t assign_slots(std::vector<PlannedKernel>& kernels, const Tiling& t, const TraceFilter& f) {
+int64_t assign_slots(LaunchPlan& plan) {
   int64_t next = 0;
-  for (auto& k : kernels) {
-    k.slot_base.assign(k.blocks() * kNumStages, -1);
-    const int64_t splits_in_x = k.stage == KernelStage::splitk_partial ? t.num_splits : 1;
+  const Tiling& t = plan.tiling;
+  const auto num_stages = static_cast<uint64_t>(plan.stages.size());
+  for (auto& k : plan.kernels) {
+    k.slot_base.assign(k.blocks() * num_stages, -1);
     for (uint64_t b = 0; b < k.blocks(); ++b) {
-      const int64_t x = static_cast<int64_t>(b % k.grid_x);
-      const int64_t head = static_cast<int64_t>((b / k.grid_x) % k.grid_y);
-      const int64_t batch = static_cast<int64_t>(b / (uint64_t{k.grid_x} * k.grid_y));
-      const int64_t q_tile = x / splits_in_x;
-      if (!f.keeps(batch, head, q_tile)) continue;
-      const BlockEvents e = events_of_block(k, t, q_tile);
-      for (int s = 0; s < e.stages; ++s) {
-        const int stage = static_cast<int>(e.order[s]);
-        if (!f.keeps(e.order[s]) || e.count[stage] == 0) continue;
-        k.slot_base[b * kNumStages + stage] = next;
-        next += e.count[stage];
+      const BlockCoords c = block_coords(k, t, b);
+      const int64_t q_begin = int64_t{c.q_tile} * t.block_m;
+      for (const StageCount& sc : events_of_block(plan, k, c)) {
+        if (sc.count == 0 ||
+            !filter_keeps(plan.filter, sc.stage, c.batch, c.head, q_begin, t.rows_in_q_tile(c.q_tile)))
+          continue;
+        k.slot_base[b * num_stages + static_cast<uint64_t>(sc.stage)] = next;
+        next += sc.count;
       }
     }
   }
   return next;
 }
 
+int32_t key_of(const Tiling& t, int64_t tile) {
+  return static_cast<int32_t>(std::min<int64_t>(tile * t.block_n, t.seq_kv));
+}
+
 }  // namespace
 
-LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceRequest& trace) {
+bool tile_events_by_default(const AttentionConfig& config, const Tiling& tiling) {
+  return config.batch * config.heads * tiling.num_q_tiles * int64_t{tiling.num_kv_tiles} <= kTileEventsByDefaultLimit;
+}
+
+EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& k, uint64_t block, int32_t stage,
+                          int32_t index) {
+  const Tiling& t = plan.tiling;
+  const BlockCoords c = block_coords(k, t, block);
+  EventHeader h{};
+  h.stage = stage;
+  h.convention = 0;
+  h.batch = c.batch;
+  h.head = c.head;
+  h.kv_head = c.head;
+  h.q_begin = c.q_tile * t.block_m;
+  h.rows = t.rows_in_q_tile(c.q_tile);
+  h.split = -1;
+  h.step = index;
+  h.block = static_cast<int32_t>(block);
+  h.where = -1;
+  h.num_key_ranges = 1;
+  const bool fa1 = k.stage == KernelStage::fa1;
+  if (stage == (fa1 ? kFa1FinalStage : kSplitkFinalStage)) {
+    h.convention = kNormalized;
+    h.keys[0] = {0, static_cast<int32_t>(t.seq_kv)};
+    h.step = fa1 ? t.kv_tiles_visited(c.q_tile).size() : t.num_splits;
+  } else if (fa1) {  // fa1.step
+    h.keys[0] = {0, key_of(t, index + 1)};
+  } else if (stage == kSplitkTileStage || stage == kSplitkPartialStage) {
+    const KvTileRange range = t.split_kv_tiles(c.split);
+    h.split = c.split;
+    if (stage == kSplitkTileStage) {
+      h.keys[0] = {key_of(t, range.begin), key_of(t, range.begin + index + 1)};
+    } else {
+      h.keys[0] = {key_of(t, range.begin), key_of(t, range.end)};
+      h.step = plan.tile_events ? partial_tiles_visited(plan, c) : 0;
+    }
+  } else {  // splitk.reduce after merging split `index`
+    h.split = index;
+    h.keys[0] = {0, key_of(t, t.split_kv_tiles(index).end)};
+  }
+  return h;
+}
+
+LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceRequest& trace,
+                       std::optional<bool> tile_events) {
   LaunchPlan plan;
   plan.tiling = make_tiling(config, sm_count);  // validates the config
   plan.config = config;
   plan.config.num_splits = plan.tiling.num_splits;
   plan.variant = variant_for(config, trace.enabled);
+  plan.stages = kernel_stage_table(config.kernel);
   const Tiling& t = plan.tiling;
   const int d = static_cast<int>(config.head_dim);
   const auto heads = static_cast<uint32_t>(config.heads);
@@ -135,7 +212,10 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
     if (trace.capacity_events < 0)
       throw ConfigError("trace.capacity_events", "the trace capacity must be >= 0 events");
     plan.tracing = true;
-    plan.trace_requested = assign_slots(plan.kernels, t, trace.filter);
+    plan.filter = trace.filter;
+    plan.tile_events = config.kernel == KernelKind::splitk &&
+                       tile_events.value_or(tile_events_by_default(plan.config, t));
+    plan.trace_requested = assign_slots(plan);
     plan.trace_slots = std::min(plan.trace_requested, trace.capacity_events);
     if (plan.trace_bytes() > kMaxTraceBytes)
       throw LaunchError(LaunchFailure::too_large,
@@ -170,15 +250,33 @@ AttentionParams base_params(const LaunchPlan& plan) {
   p.num_splits = t.num_splits;
   p.kv_tiles_per_split = t.kv_tiles_per_split;
   p.fault = static_cast<int32_t>(c.fault);
+  p.tile_events = plan.tile_events ? 1 : 0;
   return p;
+}
+
+TraceView trace_view(const LaunchPlan& plan, const PlannedKernel&, const TraceBuffers& b, const int64_t* slot_table) {
+  TraceView v;
+  if (!plan.tracing) return v;
+  v.headers = b.headers;
+  v.m = b.m;
+  v.l = b.l;
+  v.o = b.o;
+  v.capacity = plan.trace_slots;
+  v.dropped = b.dropped;
+  v.slot_base = slot_table;
+  v.num_stages = static_cast<int32_t>(plan.stages.size());
+  v.max_rows = plan.event_rows;
+  v.head_dim = static_cast<int32_t>(plan.config.head_dim);
+  v.filter = plan.filter;
+  return v;
 }
 
 CapturedEvents collect_events(const LaunchPlan& plan, const EventHeader* headers, const float* m,
                               const float* l, const float* o, uint64_t dropped) {
   CapturedEvents ev;
-  ev.block_m = plan.tiling.block_m;
-  ev.block_n = plan.tiling.block_n;
+  ev.max_rows = plan.event_rows;
   ev.head_dim = static_cast<int32_t>(plan.config.head_dim);
+  ev.stages = plan.stages;
   ev.dropped = dropped;
   ev.requested = static_cast<uint64_t>(plan.trace_requested);
   const size_t rows = static_cast<size_t>(plan.event_rows);
@@ -191,13 +289,17 @@ CapturedEvents collect_events(const LaunchPlan& plan, const EventHeader* headers
   ev.l.reserve(written * rows);
   ev.o.reserve(written * orow);
   for (int64_t s = 0; s < plan.trace_slots; ++s) {
-    if (headers[s].stage < 0) continue;  // never written (e.g. a faulty kernel skipped it)
+    if (headers[s].stage < 0) continue;  // never written: listed as missing below
     const size_t at = static_cast<size_t>(s);
     ev.headers.push_back(headers[s]);
     ev.m.insert(ev.m.end(), m + at * rows, m + (at + 1) * rows);
     ev.l.insert(ev.l.end(), l + at * rows, l + (at + 1) * rows);
     ev.o.insert(ev.o.end(), o + at * orow, o + (at + 1) * orow);
   }
+  if (written < static_cast<size_t>(plan.trace_slots))
+    for_each_planned_event(plan, [&](int64_t slot, const PlannedKernel& k, uint64_t block, int32_t stage, int32_t i) {
+      if (slot < plan.trace_slots && headers[slot].stage < 0) ev.missing.push_back(planned_event(plan, k, block, stage, i));
+    });
   return ev;
 }
 

@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "instrumentation/trace/trace_capture.h"
 #include "base/attention_config.h"
 #include "kernels/attention_params.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/kernel_stages.h"
 #include "kernels/tiling.h"
 
 namespace ts {
@@ -21,7 +23,7 @@ struct PlannedKernel {
   KernelStage stage = KernelStage::fa1;
   uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
   size_t smem_bytes = 0;
-  // When tracing: [block linear index][kNumStages] -> first slot of the block's events of that
+  // When tracing: [block linear index][num_stages] -> first slot of the block's events of that
   // stage, or -1 (filtered out, or a stage the block does not have). Empty otherwise.
   std::vector<int64_t> slot_base;
 
@@ -33,12 +35,15 @@ struct LaunchPlan {
   Tiling tiling;
   KernelVariant variant = KernelVariant::plain;
   std::vector<PlannedKernel> kernels;  // in launch order (Split-K: partial, then reduce)
+  std::vector<StageInfo> stages;       // the kernel's stage table (kernels/kernel_stages.h)
 
   int64_t o_elements = 0;        // batch * heads * seq_q * head_dim
   int64_t lse_elements = 0;      // batch * heads * seq_q
   int64_t partial_rows = 0;      // Split-K: batch * heads * seq_q * num_splits; else 0
 
   bool tracing = false;
+  bool tile_events = false;      // Split-K: a `splitk.tile` event after every kv tile
+  TraceFilter filter;            // the request's, applied by the slot table
   int64_t trace_requested = 0;   // events the filters keep
   int64_t trace_slots = 0;       // events the buffer holds: min(requested, capacity)
   int32_t event_rows = 0;        // rows of an event's payload (block_m)
@@ -53,17 +58,42 @@ struct LaunchPlan {
 // when tracing, else plain.
 KernelVariant variant_for(const AttentionConfig& config, bool tracing);
 
+// Whether a Split-K trace records the running state after every kv tile when the request does
+// not say: yes while the run has at most kTileEventsByDefaultLimit (batch, head, query tile, kv
+// tile) states, so small runs can be stepped tile by tile and big ones stay small.
+bool tile_events_by_default(const AttentionConfig& config, const Tiling& tiling);
+inline constexpr int64_t kTileEventsByDefaultLimit = int64_t{1} << 16;
+
 // Throws ConfigError (invalid config, a grid the GPU cannot launch) or LaunchError (too_large:
-// a trace buffer over kMaxTraceBytes).
-LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceRequest& trace);
+// a trace buffer over kMaxTraceBytes). `tile_events`: nullopt for tile_events_by_default.
+LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceRequest& trace,
+                       std::optional<bool> tile_events = std::nullopt);
 
 inline constexpr size_t kMaxTraceBytes = size_t{16} << 30;
 
 // Sizes, strides (contiguous [batch, heads, seq, head_dim]), tiling and fault; no pointers.
 AttentionParams base_params(const LaunchPlan& plan);
 
-// The events of a finished launch, from the trace buffers as the kernels left them (slots
-// whose header still has the poison stage -1 were never written and are skipped).
+// Where a backend put the trace buffers (its device memory on the GPU).
+struct TraceBuffers {
+  EventHeader* headers = nullptr;
+  float *m = nullptr, *l = nullptr, *o = nullptr;
+  unsigned long long* dropped = nullptr;
+};
+// The view the kernel of `kernel` gets (slot_table: that kernel's slot_base where the kernel
+// runs); an empty view when the plan does not trace.
+TraceView trace_view(const LaunchPlan& plan, const PlannedKernel& kernel, const TraceBuffers& buffers,
+                     const int64_t* slot_table);
+
+// The event a block will record in its `index`-th slot of `stage`, as the plan places it (its
+// coordinates and keys; no payload, where or time): what a slot the kernel left unwritten was
+// meant to hold.
+EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& kernel, uint64_t block, int32_t stage,
+                          int32_t index);
+
+// The events of a finished launch, from the trace buffers as the kernels left them; slots whose
+// header still has the poison stage -1 were never written: their planned events are listed as
+// missing.
 CapturedEvents collect_events(const LaunchPlan& plan, const EventHeader* headers, const float* m,
                               const float* l, const float* o, uint64_t dropped);
 

@@ -34,6 +34,7 @@ struct LaunchRequest {
   AttentionConfig config;
   Backend backend = Backend::auto_;
   TraceRequest trace;
+  std::optional<bool> tile_events;          // Split-K: trace every kv tile's state; nullopt: by size
   int cpu_workers = 0;                      // CPU: SIMT worker threads; 0 = all cores, 1 = deterministic
   std::optional<uint64_t> perturb_seed;     // CPU: resume threads in a seeded random order (races show)
   // Blocks done of all blocks of the run (every kernel of it); from a worker thread, throttled.

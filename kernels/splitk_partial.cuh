@@ -20,8 +20,10 @@
 // (row, key) dot product per thread and step), the online softmax (a warp per row), and
 // O = alpha * O + P V (one (row, column) per thread and step).
 //
-// Variants (template KernelVariant): plain (no probes), traced (a `splitk.partial` event per
-// block at the end of its split: m, l, unnormalised O over the split's kv tiles), faulty
+// Variants (template KernelVariant): plain (no probes), traced (kernels/kernel_stages.h: with
+// params.tile_events a `splitk.tile` event after each kv tile the split visits, the running state
+// over the split's keys so far; and a `splitk.partial` event per block at the end of its split,
+// m, l and unnormalised O over the split's keys as written to the partial buffers), faulty
 // (probes + the fault in params.fault):
 //   masked_nan        the split visits every tile, also those past the causal limit, with no
 //                     guard for a row that has seen no key: exp(-inf - -inf) = NaN;
@@ -37,7 +39,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "kernels/device/unroll.cuh"
-#include "instrumentation/trace/probe.h"
+#include "tilescope/probe.h"
 #include "kernels/attention_params.h"
 #include "kernels/device/kernel_traits.cuh"
 #include "kernels/device/smem_vec.cuh"
@@ -64,7 +66,7 @@ struct TileProduct<true, kN> {
 
 // A block's coordinates, from its index: computed from blockIdx where the kernel starts, and
 // again from EventSite::here() where the traced build writes its event, so that no value of
-// the event is held through the main loop (see instrumentation/trace/probe.h).
+// the event is held through the main loop (see tilescope/probe.h).
 struct PartialBlock {
   int q_tile, split, head, batch, rows;
   int64_t q0;
@@ -90,18 +92,19 @@ struct PartialBlock {
 
 // The traced build's `splitk.partial` event, written after the split's state: its payload is
 // read back from what each thread has just written (the partial buffers, same thread, same
-// elements; m and l from shared memory). Not inlined: ptxas allocates a kernel's registers as
-// a whole, and with this code inline it compiled the decode kernel's main loop differently
-// (168 registers against the plain 179, tid re-read and sign extensions redone in every kv
-// tile). As a call after everything else, the kernel up to the call is the plain kernel,
-// instruction for instruction. `p` is the kernel's __grid_constant__ parameter: passed by
-// reference without a copy to local memory.
+// elements; m and l from shared memory), so it holds what the reduce will read. Not inlined:
+// ptxas allocates a kernel's registers as a whole, and with this code inline it compiled the
+// decode kernel's main loop differently (168 registers against the plain 179, tid re-read and
+// sign extensions redone in every kv tile). As a call after everything else, the kernel up to
+// the call is the plain kernel, instruction for instruction. `p` is the kernel's
+// __grid_constant__ parameter: passed by reference without a copy to local memory. `step` is
+// the event's place in the block's order: after the block's `splitk.tile` events.
 template <int kD>
 __device__ __noinline__ void record_split_state(const AttentionParams& p, const float* m_s,
-                                                const float* l_s) {
-  const EventSite site = EventSite::here();
-  const ProbeEvent event =
-      BlockProbe<true>(p.trace, site.block_linear()).open(p.trace, Stage::splitk_partial, 0);
+                                                const float* l_s, int step) {
+  const tilescope::EventSite site = tilescope::EventSite::here();
+  const tilescope::Event event = tilescope::BlockProbe<true>(p.trace, site.block_linear())
+                                     .open(p.trace, kSplitkPartialStage, 0);
   if (!event) return;
   const PartialBlock b = PartialBlock::at(site.block, p);
   const int64_t row0 = b.first_buffer_row(p);
@@ -114,9 +117,43 @@ __device__ __noinline__ void record_split_state(const AttentionParams& p, const 
     event.l()[r] = l_s[r];
   }
   if (site.thread == 0)
-    event.header(device::event_header(Stage::splitk_partial, Convention::unnormalized, b.batch,
-                                      b.head, b.q_tile, b.range.begin, b.range.end, b.split, 0,
-                                      b.rows, site.block_linear()));
+    event.commit(device::state_header(kSplitkPartialStage, 0, b.batch, b.head, b.q0, b.rows,
+                                      device::tile_key(b.range.begin, p.block_n, p.seq_kv),
+                                      device::tile_key(b.range.end, p.block_n, p.seq_kv),
+                                      b.split, step, site.block_linear()));
+}
+
+// The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
+// `index`-th tile the block visits), m and l from shared memory, O from each thread's
+// accumulators (passed by value: an array held by reference would go to local memory).
+template <int kD, int kOutSteps>
+struct Accumulators {
+  float v[kOutSteps];
+};
+template <int kD, int kOutSteps>
+__device__ __noinline__ void record_tile_state(const AttentionParams& p, const float* m_s,
+                                               const float* l_s,
+                                               const Accumulators<kD, kOutSteps> acc, int tile,
+                                               int index) {
+  const tilescope::EventSite site = tilescope::EventSite::here();
+  const tilescope::Event event = tilescope::BlockProbe<true>(p.trace, site.block_linear())
+                                     .open(p.trace, kSplitkTileStage, index);
+  if (!event) return;
+  const PartialBlock b = PartialBlock::at(site.block, p);
+  for (int step = 0; step < kOutSteps; ++step) {
+    const int e = site.thread + step * kKernelThreads;
+    const int r = e / kD, c = e % kD;
+    if (r < b.rows) event.o_row(r)[c] = acc.v[step];
+  }
+  for (int r = site.thread; r < b.rows; r += kKernelThreads) {
+    event.m()[r] = m_s[r];
+    event.l()[r] = l_s[r];
+  }
+  if (site.thread == 0)
+    event.commit(device::state_header(kSplitkTileStage, 0, b.batch, b.head, b.q0, b.rows,
+                                      device::tile_key(b.range.begin, p.block_n, p.seq_kv),
+                                      device::tile_key(tile + 1, p.block_n, p.seq_kv), b.split,
+                                      index, site.block_linear()));
 }
 
 }  // namespace splitk_detail
@@ -158,12 +195,9 @@ __global__ void __launch_bounds__(kKernelThreads)
   const KvTileRange range = coords.range;
   if (Traits::has(p, Fault::empty_split) && range.empty()) return;  // the bug: state never written
   // Tiles past the query tile's causal limit hold no visible key: skipped, unless masked_nan.
-  int visit_end = range.end;
-  if (guard) {
-    const int causal_end = causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, p.block_m, kBN,
-                                              p.num_kv_tiles, q_tile);
-    visit_end = causal_end < visit_end ? causal_end : visit_end;
-  }
+  const int visit_end = splitk_visit_end(
+      range, causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, p.block_m, kBN, p.num_kv_tiles, q_tile),
+      guard);
 
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
                q0 * p.q_row_stride;
@@ -291,6 +325,14 @@ __global__ void __launch_bounds__(kKernelThreads)
         acc[step] = acc[step] * alpha_s[r] + add;
       }
     }
+    if constexpr (Traits::kTrace) {
+      if (p.tile_events != 0 && p.trace.headers != nullptr) {
+        splitk_detail::Accumulators<kD, kOutSteps> held;
+        TS_UNROLL
+        for (int i = 0; i < kOutSteps; ++i) held.v[i] = acc[i];
+        splitk_detail::record_tile_state<kD, kOutSteps>(p, m_s, l_s, held, t, t - range.begin);
+      }
+    }
     // The next iteration stores the next K/V tile over this one: wait for every reader.
     if (keep_war_barrier) __syncthreads();
   }
@@ -308,7 +350,10 @@ __global__ void __launch_bounds__(kKernelThreads)
     p.partial_l[row0 + static_cast<int64_t>(r) * p.num_splits] = l_s[r];
   }
   // Everything above is the plain kernel; the event only reads what it wrote.
-  if constexpr (Traits::kTrace) splitk_detail::record_split_state<kD>(p, m_s, l_s);
+  if constexpr (Traits::kTrace) {
+    const int tiles_visited = visit_end > range.begin ? visit_end - range.begin : 0;
+    splitk_detail::record_split_state<kD>(p, m_s, l_s, p.tile_events != 0 ? tiles_visited : 0);
+  }
 }
 
 }  // namespace ts

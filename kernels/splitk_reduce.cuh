@@ -27,7 +27,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "kernels/device/unroll.cuh"
-#include "instrumentation/trace/probe.h"
+#include "tilescope/probe.h"
 #include "kernels/attention_params.h"
 #include "kernels/device/kernel_traits.cuh"
 #include "kernels/device/softmax_math.cuh"
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   const int n = p.num_splits;
   const int64_t bh = static_cast<int64_t>(batch) * p.heads + head;
   const int64_t block = device::block_linear_index();
-  const BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool weight_by_l = Traits::has(p, Fault::double_count_l);
   const bool layout_bug = Traits::has(p, Fault::partial_layout);
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   };
 
   for (int s = 0; s < n; ++s) {
-    const ProbeEvent merged = probe.open(p.trace, Stage::splitk_reduce, s);  // once per thread and split
+    const tilescope::Event merged = probe.open(p.trace, kSplitkReduceStage, s);  // once per thread and split
     TS_UNROLL
     for (int i = 0; i < kMaxElems; ++i) {
       const int e = tid + i * kKernelThreads;
@@ -91,13 +91,14 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
     }
     if (merged && tid == 0) {
       const KvTileRange split = split_kv_tile_range(s, p.kv_tiles_per_split, p.num_kv_tiles);
-      merged.header(device::event_header(Stage::splitk_reduce, Convention::unnormalized, batch,
-                                         head, q_tile, 0, split.end, s, s, rows, block));
+      merged.commit(device::state_header(kSplitkReduceStage, 0, batch, head, q0, rows, 0,
+                                         device::tile_key(split.end, p.block_n, p.seq_kv), s, s,
+                                         block));
     }
   }
 
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-  const ProbeEvent final_event = probe.open(p.trace, Stage::final_output, 0);
+  const tilescope::Event final_event = probe.open(p.trace, kSplitkFinalStage, 0);
   TS_UNROLL
   for (int i = 0; i < kMaxElems; ++i) {
     const int e = tid + i * kKernelThreads;
@@ -118,8 +119,8 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
     }
   }
   if (final_event && tid == 0)
-    final_event.header(device::event_header(Stage::final_output, Convention::normalized, batch,
-                                            head, q_tile, 0, p.num_kv_tiles, -1, 0, rows, block));
+    final_event.commit(device::state_header(kSplitkFinalStage, tilescope::kNormalized, batch, head,
+                                            q0, rows, 0, p.seq_kv, -1, n, block));
 }
 
 }  // namespace ts

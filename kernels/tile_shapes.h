@@ -71,4 +71,13 @@ TS_HOST_DEVICE constexpr KvTileRange split_kv_tile_range(int32_t split, int32_t 
   return r;
 }
 
+// One past the last kv tile a Split-K partial block visits: its split's tiles up to the query
+// tile's causal limit `causal_end` — or all of them when the kernel does not guard against
+// tiles with no visible key (the masked_nan fault). The kernel and the launch planner (which
+// counts a block's per-tile events) both read it here.
+TS_HOST_DEVICE constexpr int32_t splitk_visit_end(KvTileRange range, int32_t causal_end,
+                                                  bool causal_guard) {
+  return causal_guard && causal_end < range.end ? causal_end : range.end;
+}
+
 }  // namespace ts

@@ -1,10 +1,15 @@
-// A run as the analysis and the views see it, whether it came from a trace file or straight
-// from a launch: what was run and how it was tiled, its events in the kernels' own order with
-// their payloads, and the inputs of the traced (batch, head) pairs, so that the float64
-// reference can be recomputed wherever the run is opened.
+// A run as the analysis and the views see it, whether it came from a trace file, from a launch of
+// our kernels or from a user's recorder: the attention it computed, the stage table, its events
+// with their payloads, the planned events it never wrote, the inputs of the traced heads, and
+// the kernel's output — so that the float64 reference can be recomputed wherever the run is
+// opened, knowing nothing about the kernel.
 //
 // Made by app/model/capture (from a launch) and app/model/trace_session (from a file); read by
 // app/model/analysis, the CLI and the GUI. No GL, no kernels' launch code.
+//
+// The kernel's output is a stage like the others: when the run holds it, add_output_events
+// appends one event of an "output" stage (kind final, the last pass) per (batch, head) and row
+// block, so the output is compared, counted in the verdict and drawn like every event.
 #pragma once
 
 #include <cstdint>
@@ -15,49 +20,72 @@
 #include <string>
 #include <vector>
 
-#include "instrumentation/trace/trace_event.h"
-#include "instrumentation/trace/trace_file.h"
 #include "base/attention_config.h"
+#include "base/attention_spec.h"
+#include "base/head_inputs.h"
 #include "base/host_tensor.h"
+#include "instrumentation/trace/trace_event.h"
 #include "kernels/tiling.h"
 
 namespace ts {
 
 struct RunEvent {
   const EventHeader& header;
-  std::span<const float> m;  // [block_m]; the first header.rows are meaningful
-  std::span<const float> l;  // [block_m]
-  std::span<const float> o;  // [block_m * head_dim], row-major
+  std::span<const float> m;  // [max_rows]; the first header.rows are meaningful
+  std::span<const float> l;  // [max_rows]
+  std::span<const float> o;  // [max_rows * head_dim], row-major
 };
+
+// The name of the stage add_output_events appends.
+inline constexpr const char* kOutputStageName = "output";
 
 struct RunView {
-  AttentionConfig config;  // as run: num_splits resolved
-  Tiling tiling;
-  std::string label;       // what to call the run in reports: the file name, or "capture"
-  std::map<std::string, std::string> metadata;  // the trace's metadata (backend, device, seed...)
-  int32_t block_m = 0;
+  AttentionSpec attention;          // what the reference computes
+  std::vector<StageInfo> stages;    // the events' `stage` indexes it
+  std::string label;                // what to call the run in reports: the file name, or "capture"
+  std::map<std::string, std::string> metadata;  // the trace's metadata (kernel, backend, device...)
+  // Runs of our kernels: what was launched and how it was tiled (re-runs, fault explanations).
+  std::optional<AttentionConfig> config;
+  std::optional<Tiling> tiling;
+  int32_t max_rows = 0;
   int32_t head_dim = 0;
   uint64_t dropped_events = 0;
+  uint64_t requested_events = 0;
 
-  std::vector<EventHeader> headers;  // in the kernels' own order
-  std::span<const float> m, l, o;    // [N, block_m], [N, block_m], [N, block_m, head_dim]
-  std::shared_ptr<const void> payload_owner;  // keeps the mapping / captured buffers alive
+  // Events in the order they were recorded (the kernels' own order where a plan gave it).
+  // Recorded events come first, then those add_output_events appended; each segment's payloads
+  // live in its own arrays.
+  std::vector<EventHeader> headers;
+  std::span<const float> m, l, o;   // recorded: [N, max_rows], [N, max_rows], [N, max_rows, head_dim]
+  std::shared_ptr<const void> payload_owner;  // keeps the file's bytes / captured buffers alive
+  size_t recorded_events = 0;       // headers[0, recorded_events) are the kernel's own
+  std::vector<float> appended_m, appended_l, appended_o;  // payloads of the appended events
+  std::vector<EventHeader> missing;  // planned events the kernel never wrote (no payload)
 
-  TraceInputs inputs;                // the traced pairs' Q, K, V ([P, seq, head_dim] each)
-  std::optional<HostTensor> output;  // the launch's output [batch, heads, seq_q, head_dim]
+  HeadInputs inputs;                   // the traced heads' Q, K, V
+  std::optional<HostTensor> output;    // the kernel's output [batch, heads_q, seq_q, head_dim]
+  std::optional<std::vector<float>> output_lse;  // its LSE [batch, heads_q, seq_q], natural log
 
   size_t num_events() const { return headers.size(); }
+  size_t num_stages() const { return stages.size(); }
   RunEvent event(size_t i) const {
-    const size_t bm = static_cast<size_t>(block_m), hd = static_cast<size_t>(head_dim);
-    return {headers[i], m.subspan(i * bm, bm), l.subspan(i * bm, bm),
-            o.subspan(i * bm * hd, bm * hd)};
+    const size_t r = static_cast<size_t>(max_rows), hd = static_cast<size_t>(head_dim);
+    if (i < recorded_events)
+      return {headers[i], m.subspan(i * r, r), l.subspan(i * r, r), o.subspan(i * r * hd, r * hd)};
+    const size_t j = i - recorded_events;
+    return {headers[i], std::span<const float>(appended_m).subspan(j * r, r),
+            std::span<const float>(appended_l).subspan(j * r, r),
+            std::span<const float>(appended_o).subspan(j * r * hd, r * hd)};
   }
-  // Index into inputs.pairs of (batch, head), or -1 when the pair was not traced.
-  int32_t pair_index(int64_t batch, int64_t head) const {
-    for (size_t i = 0; i < inputs.pairs.size(); ++i)
-      if (inputs.pairs[i][0] == batch && inputs.pairs[i][1] == head) return static_cast<int32_t>(i);
-    return -1;
-  }
+  const StageInfo& stage_of(size_t i) const { return stages[static_cast<size_t>(headers[i].stage)]; }
+  // The stage index of a name, or -1.
+  int32_t stage_index(std::string_view name) const;
 };
+
+// Appends the output's events (see the top of this file). Rows per event: max_rows when the run
+// has events, else up to 64; the m channel holds output_lse when the run has it (else it is
+// marked not recorded, kNoMax). Does nothing for a run without output or already holding the
+// output stage. Throws std::invalid_argument when the output's shape does not fit the attention.
+void add_output_events(RunView& run);
 
 }  // namespace ts

@@ -1,36 +1,31 @@
-// What a caller asks to be traced (TraceRequest) and what a launch hands back
+// What a caller asks to be traced (TraceRequest) and what a launch or a recorder hands back
 // (CapturedEvents): the host-side ends of the probe API. Host-only.
 //
-// Flow: the launcher turns a TraceRequest into a TraceDeviceView (buffers where the kernel
-// runs, and the per-block slot table that applies the filters), runs the kernels, and copies
-// the recorded events back into CapturedEvents, which the trace file writer stores.
+// Flow: a launcher (ours: kernels/launch_plan.h; a user's: the recorder) turns a TraceRequest
+// into a tilescope::TraceView (buffers where the kernel runs, filters, a slot plan or counter),
+// runs the kernels, and copies the recorded events back into CapturedEvents, which the trace
+// file writer stores.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "instrumentation/trace/trace_event.h"
+#include "tilescope/trace_view.h"
 
 namespace ts {
 
-// Capture filters, applied where events are produced (a filtered-out block records nothing).
-// Ranges are half-open [begin, end).
-struct TraceFilter {
-  int64_t batch_begin = 0, batch_end = std::numeric_limits<int64_t>::max();
-  int64_t head_begin = 0, head_end = std::numeric_limits<int64_t>::max();
-  int64_t q_tile_begin = 0, q_tile_end = std::numeric_limits<int64_t>::max();
-  uint32_t stage_mask = kAllStages;
+using tilescope::TraceFilter;
+using tilescope::TraceView;
 
-  bool keeps(int64_t batch, int64_t head, int64_t q_tile) const {
-    return batch >= batch_begin && batch < batch_end && head >= head_begin && head < head_end &&
-           q_tile >= q_tile_begin && q_tile < q_tile_end;
-  }
-  bool keeps(Stage stage) const { return (stage_mask & stage_bit(stage)) != 0u; }
-  bool keeps_pair(int64_t batch, int64_t head) const {
-    return batch >= batch_begin && batch < batch_end && head >= head_begin && head < head_end;
-  }
-};
+// Whether the filters keep an event of this stage, (batch, head) and query rows; the host's
+// form of the probes' check (tilescope/probe.h: filter_keeps), for planning slots.
+inline bool filter_keeps(const TraceFilter& f, int32_t stage, int64_t batch, int64_t head, int64_t q_begin,
+                         int64_t rows) {
+  const bool stage_kept = stage >= 64 || ((f.stage_mask >> stage) & 1u) != 0;
+  return stage_kept && batch >= f.batch_begin && batch < f.batch_end && head >= f.head_begin &&
+         head < f.head_end && q_begin < f.query_end && q_begin + rows > f.query_begin;
+}
 
 struct TraceRequest {
   bool enabled = false;
@@ -38,17 +33,19 @@ struct TraceRequest {
   TraceFilter filter;
 };
 
-// The recorded events, in the kernels' own order (slot order), with their payloads:
-//   m[i * block_m + r], l[i * block_m + r], o[(i * block_m + r) * head_dim + c]
+// The recorded events, in the kernels' own order where a plan gave it (else in slot order),
+// with their payloads:
+//   m[i * max_rows + r], l[i * max_rows + r], o[(i * max_rows + r) * head_dim + c]
 // Only the first `headers[i].rows` rows of an event are meaningful.
 struct CapturedEvents {
-  int32_t block_m = 0;
-  int32_t block_n = 0;
+  int32_t max_rows = 0;
   int32_t head_dim = 0;
+  std::vector<StageInfo> stages;     // the stage table the events' `stage` indexes
   std::vector<EventHeader> headers;
   std::vector<float> m, l, o;
-  uint64_t dropped = 0;         // events that did not fit the capacity
-  uint64_t requested = 0;       // events the filters kept (recorded + dropped)
+  std::vector<EventHeader> missing;  // planned events that were never written (no payload)
+  uint64_t dropped = 0;              // events that did not fit the capacity
+  uint64_t requested = 0;            // events the filters kept (recorded + dropped)
 
   size_t size() const { return headers.size(); }
 };

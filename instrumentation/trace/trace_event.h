@@ -1,71 +1,59 @@
-// The unit of a trace: one event is what one block of a kernel held at one probe point —
-// its coordinates (stage, batch, head, query tile, kv tiles or split, step in the block's own
-// order), where and when it ran, and payloads per query row of the tile: m, l (float32) and
-// O (block_m x head_dim float32).
-//
-// Plain structs with one layout on the GPU, on the CPU and in the trace file. Compiled by
-// nvcc and by the host compiler alike.
+// The event model on the host: the public event layout (tilescope/event.h, what kernels write)
+// and the stage table a trace declares — for each stage index an event can carry, the name the
+// kernel gave it, its kind (a state over keys, a merge of states, the final output) and its pass
+// (which launch it belongs to: events of pass 0 come before those of pass 1 in the kernel's own
+// order, whatever their blocks).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tilescope/event.h"
 
 namespace ts {
 
-enum class Stage : int32_t {
-  fa1_step = 0,        // "fa1.step":       FA-1 running state after a kv tile
-  splitk_partial = 1,  // "splitk.partial": a split's state at the end of the partial pass
-  splitk_reduce = 2,   // "splitk.reduce":  the reduce's merged state after merging a split
-  final_output = 3,    // "final":          the output row block as written (O and LSE)
+using tilescope::EventHeader;
+using tilescope::KeyRange;
+using tilescope::kMaxKeyRanges;
+using tilescope::StageKind;
+using tilescope::kConventionMask;
+using tilescope::kLogBase2;
+using tilescope::kNoMax;
+using tilescope::kNormalized;
+using tilescope::kUnscaledMax;
+
+// A trace declares at most this many stages (a probe filters stages by a 64-bit mask).
+inline constexpr size_t kMaxStages = 64;
+// Longest stage name accepted from a file.
+inline constexpr size_t kMaxStageNameBytes = 64;
+
+struct StageInfo {
+  std::string name;
+  StageKind kind = StageKind::state;
+  int32_t pass = 0;
+  bool operator==(const StageInfo&) const = default;
 };
-inline constexpr int kNumStages = 4;
 
-// How a stage stores its state, so that comparisons are never fooled by conventions:
-//   unnormalized: m = running max of the scaled scores, l = sum exp(s - m),
-//                 O = sum exp(s - m) * v   (divide by l for the attention output)
-//   normalized:   the m channel holds LSE = m + log(l), the l channel holds 1,
-//                 O = softmax(s) V         (the attention output itself)
-enum class Convention : int32_t { unnormalized = 0, normalized = 1 };
+std::string_view to_string(StageKind kind);                       // "state", "merge", "final"
+std::optional<StageKind> stage_kind_from_name(std::string_view name);
 
-struct EventHeader {
-  int32_t stage;          // Stage
-  int32_t convention;     // Convention
-  int32_t batch;
-  int32_t head;
-  int32_t q_tile;         // query rows [q_tile * block_m, q_tile * block_m + rows)
-  int32_t kv_tile_begin;  // kv tiles [begin, end) whose keys this state covers
-  int32_t kv_tile_end;    //   (the reduce: the union of the splits merged so far)
-  int32_t split;          // split index (partial: its own; reduce: the one just merged); -1 otherwise
-  int32_t step;           // the event's number in its block's own order, from 0
-  int32_t rows;           // valid query rows in this tile (<= block_m)
-  int32_t where;          // GPU: SM id; CPU: SIMT worker index
-  int32_t block;          // linear block index within its launch
-  uint64_t time_ns;       // GPU: %globaltimer; CPU: steady clock, both in nanoseconds
-};
-static_assert(sizeof(EventHeader) == 56, "EventHeader is a file format");
+// The pass a stage gets when its declaration says none: states 0, merges 1 (they read states
+// recorded earlier), the final output the largest pass of the other stages.
+int32_t default_pass(StageKind kind, const std::vector<StageInfo>& others);
 
-// Stage names as they appear in files, reports and the GUI.
-inline constexpr const char* kStageNames[kNumStages] = {"fa1.step", "splitk.partial",
-                                                        "splitk.reduce", "final"};
+// JSON: [{"name": "splitk.partial", "kind": "state", "pass": 0}, ...].
+std::string stage_table_json(const std::vector<StageInfo>& stages);
+// Throws std::invalid_argument naming the problem: not a list of objects, more than kMaxStages,
+// a name empty, too long, with control characters or repeated, an unknown kind, a pass outside
+// [0, 1000]. A missing pass takes default_pass.
+std::vector<StageInfo> parse_stage_table(std::string_view json);
 
-constexpr uint32_t stage_bit(Stage s) { return 1u << static_cast<uint32_t>(s); }
-inline constexpr uint32_t kAllStages = (1u << kNumStages) - 1u;
-
-// What a launch hands its kernels (by value, inside the kernel's params struct). All arrays
-// live where the kernel runs (device memory on the GPU). headers == nullptr: tracing is off.
-struct TraceDeviceView {
-  EventHeader* headers = nullptr;          // [capacity]
-  float* m = nullptr;                      // [capacity][block_m]
-  float* l = nullptr;                      // [capacity][block_m]
-  float* o = nullptr;                      // [capacity][block_m][head_dim]
-  int64_t capacity = 0;                    // events the buffer holds
-  unsigned long long* dropped = nullptr;   // events that did not fit (counted exactly)
-  // [blocks of this launch][kNumStages]: the slot of the block's first event of a stage, or
-  // -1 when a capture filter excludes the block or the stage. The launcher lays the slots out
-  // block after block, and within a block in the order its stages occur, so the buffer is in
-  // the kernels' own order whatever order the blocks ran in.
-  const int64_t* block_slot_base = nullptr;
-  int32_t block_m = 0;
-  int32_t head_dim = 0;
-};
+// "unnormalized", "normalized", "unnormalized, base-2 max", "normalized, base-2 LSE",
+// "unnormalized, max of unscaled scores"...
+std::string convention_name(int32_t bits);
 
 }  // namespace ts

@@ -1,87 +1,46 @@
 #include "instrumentation/trace/trace_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "instrumentation/trace/tensor_files.h"
+#include "instrumentation/trace/trace_format_v1.h"
 
 namespace ts {
 
 namespace {
 
-// EventHeader's int32 fields and their columns: one list for the writer and the reader.
+// EventHeader's int32 fields and their column names: the one list for the writer and the reader
+// (the key ranges and the time have columns of their own shapes).
 struct HeaderColumn {
   std::string_view name;
   int32_t EventHeader::*field;
 };
 constexpr HeaderColumn kHeaderColumns[] = {
-    {trace_tensor::stage, &EventHeader::stage},
-    {trace_tensor::convention, &EventHeader::convention},
-    {trace_tensor::batch, &EventHeader::batch},
-    {trace_tensor::head, &EventHeader::head},
-    {trace_tensor::q_tile, &EventHeader::q_tile},
-    {trace_tensor::kv_tile_begin, &EventHeader::kv_tile_begin},
-    {trace_tensor::kv_tile_end, &EventHeader::kv_tile_end},
-    {trace_tensor::split, &EventHeader::split},
-    {trace_tensor::step, &EventHeader::step},
-    {trace_tensor::rows, &EventHeader::rows},
-    {trace_tensor::where, &EventHeader::where},
-    {trace_tensor::block, &EventHeader::block},
-};
-constexpr size_t kNumHeaderColumns = std::size(kHeaderColumns);
-
-constexpr std::string_view kReservedPrefixes[] = {"events.", "inputs.", "output."};
-constexpr std::string_view kWriterKeys[] = {
-    trace_meta::format,         trace_meta::block_m,          trace_meta::block_n,
-    trace_meta::head_dim,       trace_meta::dropped_events,   trace_meta::requested_events,
-    trace_meta::stage_names,    trace_meta::convention_names,
+    {"stage", &EventHeader::stage},   {"convention", &EventHeader::convention},
+    {"batch", &EventHeader::batch},   {"head", &EventHeader::head},
+    {"kv_head", &EventHeader::kv_head}, {"q_begin", &EventHeader::q_begin},
+    {"rows", &EventHeader::rows},     {"split", &EventHeader::split},
+    {"step", &EventHeader::step},     {"block", &EventHeader::block},
+    {"where", &EventHeader::where},   {"num_key_ranges", &EventHeader::num_key_ranges},
 };
 
-std::string stage_names_json() {
-  nlohmann::json names = nlohmann::json::array();
-  for (const char* n : kStageNames) names.push_back(n);
-  return names.dump();
+std::string column_name(std::string_view prefix, std::string_view field) {
+  return std::string(prefix) + std::string(field);
 }
 
-std::string shape_of(const std::vector<int64_t>& shape) { return shape_string(shape); }
+constexpr std::string_view kReservedPrefixes[] = {"events.", "missing.", "inputs.", "output."};
+constexpr std::string_view kWriterKeys[] = {
+    trace_meta::format,         trace_meta::max_rows, trace_meta::head_dim,  trace_meta::dropped_events,
+    trace_meta::requested_events, trace_meta::stages, trace_meta::attention,
+};
 
 [[noreturn]] void refuse(const std::filesystem::path& path, const std::string& what) {
   throw FileWriteError(path, "cannot write trace " + path.string() + ": " + what);
-}
-
-void check_events_for_writing(const std::filesystem::path& path, const CapturedEvents& ev) {
-  if (ev.block_m <= 0 || ev.head_dim <= 0 || ev.block_n < 0)
-    refuse(path, "block_m " + std::to_string(ev.block_m) + ", block_n " +
-                     std::to_string(ev.block_n) + ", head_dim " + std::to_string(ev.head_dim) +
-                     " are not valid tile sizes");
-  const size_t n = ev.size(), bm = static_cast<size_t>(ev.block_m);
-  const size_t hd = static_cast<size_t>(ev.head_dim);
-  if (ev.m.size() != n * bm || ev.l.size() != n * bm || ev.o.size() != n * bm * hd)
-    refuse(path, "payload sizes (m " + std::to_string(ev.m.size()) + ", l " +
-                     std::to_string(ev.l.size()) + ", o " + std::to_string(ev.o.size()) +
-                     ") do not match " + std::to_string(n) + " events of block_m " +
-                     std::to_string(bm) + " and head_dim " + std::to_string(hd));
-  for (size_t i = 0; i < n; ++i)
-    if (std::string p = event_header_problem(ev.headers[i], ev.block_m); !p.empty())
-      refuse(path, "event " + std::to_string(i) + ": " + p);
-}
-
-void check_inputs_for_writing(const std::filesystem::path& path, const TraceInputs& in,
-                              int32_t head_dim) {
-  const auto p = static_cast<int64_t>(in.pairs.size());
-  for (const HostTensor* t : {&in.q, &in.k, &in.v}) {
-    if (t->shape.size() != 3 || t->shape[0] != p || t->shape[2] != head_dim)
-      refuse(path, "inputs q, k, v must be [pairs=" + std::to_string(p) + ", seq, head_dim=" +
-                       std::to_string(head_dim) + "], got " + shape_of(t->shape));
-    if (t->dtype != in.q.dtype) refuse(path, "inputs q, k, v must share one dtype");
-    if (t->bytes.size() != static_cast<size_t>(t->numel()) * t->element_size())
-      refuse(path, "an input tensor's bytes do not match its shape " + shape_of(t->shape));
-  }
-  if (in.k.shape != in.v.shape) refuse(path, "inputs k and v must have the same shape");
-  for (const auto& [b, h] : in.pairs)
-    if (b < 0 || h < 0) refuse(path, "an input pair has a negative batch or head");
 }
 
 bool parse_decimal(const std::string& s, uint64_t& out) {
@@ -90,93 +49,192 @@ bool parse_decimal(const std::string& s, uint64_t& out) {
   return ec == std::errc{} && ptr == end && !s.empty();
 }
 
+// Header columns of `headers` (events or missing), ready to write under `prefix`.
+struct HeaderTensors {
+  std::vector<std::vector<int32_t>> columns;
+  std::vector<int32_t> key_ranges;  // [N, R, 2]
+  std::vector<int64_t> times;
+  int32_t ranges = 1;
+
+  HeaderTensors(const std::vector<EventHeader>& headers, int32_t r) : ranges(r) {
+    const size_t n = headers.size();
+    columns.assign(std::size(kHeaderColumns), std::vector<int32_t>(n));
+    key_ranges.assign(n * static_cast<size_t>(r) * 2, 0);
+    times.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const EventHeader& h = headers[i];
+      for (size_t c = 0; c < std::size(kHeaderColumns); ++c) columns[c][i] = h.*kHeaderColumns[c].field;
+      for (int32_t k = 0; k < std::min(h.num_key_ranges, r); ++k) {
+        key_ranges[(i * static_cast<size_t>(r) + static_cast<size_t>(k)) * 2] = h.keys[k].begin;
+        key_ranges[(i * static_cast<size_t>(r) + static_cast<size_t>(k)) * 2 + 1] = h.keys[k].end;
+      }
+      times[i] = static_cast<int64_t>(h.time_ns);  // same bits; numpy reads int64
+    }
+  }
+  void append(std::vector<TensorToWrite>& out, std::string_view prefix) const {
+    const int64_t n = static_cast<int64_t>(times.size());
+    for (size_t c = 0; c < std::size(kHeaderColumns); ++c)
+      out.push_back({column_name(prefix, kHeaderColumns[c].name), ElemType::I32, {n}, columns[c].data()});
+    out.push_back({column_name(prefix, trace_tensor::key_ranges), ElemType::I32, {n, ranges, 2}, key_ranges.data()});
+    out.push_back({column_name(prefix, trace_tensor::time_ns), ElemType::I64, {n}, times.data()});
+  }
+};
+
+void check_pairs(const std::filesystem::path& path, const std::vector<std::array<int32_t, 2>>& pairs,
+                 int64_t batch, int64_t heads, const char* what) {
+  std::set<std::array<int32_t, 2>> seen;
+  for (const auto& p : pairs) {
+    if (p[0] < 0 || p[0] >= batch || p[1] < 0 || p[1] >= heads)
+      refuse(path, std::string(what) + " pair (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) +
+                       ") is outside the attention description");
+    if (!seen.insert(p).second)
+      refuse(path, std::string(what) + " pair (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) +
+                       ") is given twice");
+  }
+}
+
+void check_inputs_for_writing(const std::filesystem::path& path, const HeadInputs& in, const AttentionSpec& s) {
+  check_pairs(path, in.q_pairs, s.batch, s.heads_q, "an input query");
+  check_pairs(path, in.kv_pairs, s.batch, s.heads_kv, "an input kv");
+  const auto check = [&](const HostTensor& t, size_t pairs, int64_t seq, const char* name) {
+    const std::vector<int64_t> want = {static_cast<int64_t>(pairs), seq, s.head_dim};
+    if (t.shape != want)
+      refuse(path, std::string("inputs.") + name + " must be " + shape_string(want) + ", got " + shape_string(t.shape));
+    if (t.dtype != s.dtype)
+      refuse(path, std::string("inputs.") + name + " is " + std::string(to_string(t.dtype)) +
+                       "; the attention description says " + std::string(to_string(s.dtype)));
+    if (t.bytes.size() != static_cast<size_t>(t.numel()) * t.element_size())
+      refuse(path, std::string("inputs.") + name + "'s bytes do not match its shape");
+  };
+  check(in.q, in.q_pairs.size(), s.seq_q, "q");
+  check(in.k, in.kv_pairs.size(), s.seq_kv, "k");
+  check(in.v, in.kv_pairs.size(), s.seq_kv, "v");
+}
+
 }  // namespace
 
-std::string event_header_problem(const EventHeader& h, int32_t block_m) {
-  const auto bad = [](const char* field, int32_t v, const std::string& rule) {
+std::string event_header_problem(const EventHeader& h, size_t num_stages, const AttentionSpec& s, int32_t max_rows,
+                                 int32_t max_key_ranges) {
+  const auto bad = [](const char* field, int64_t v, const std::string& rule) {
     return std::string(field) + " = " + std::to_string(v) + " (" + rule + ")";
   };
-  if (h.stage < 0 || h.stage >= kNumStages)
-    return bad("stage", h.stage, "stages are 0.." + std::to_string(kNumStages - 1));
-  if (h.convention != 0 && h.convention != 1)
-    return bad("convention", h.convention, "0 unnormalized or 1 normalized");
-  if (h.rows < 0 || h.rows > block_m)
-    return bad("rows", h.rows, "must be in [0, block_m = " + std::to_string(block_m) + "]");
-  if (h.batch < 0) return bad("batch", h.batch, "must be >= 0");
-  if (h.head < 0) return bad("head", h.head, "must be >= 0");
-  if (h.q_tile < 0) return bad("q_tile", h.q_tile, "must be >= 0");
-  if (h.kv_tile_begin < 0) return bad("kv_tile_begin", h.kv_tile_begin, "must be >= 0");
-  if (h.kv_tile_end < h.kv_tile_begin)
-    return bad("kv_tile_end", h.kv_tile_end,
-               "must be >= kv_tile_begin = " + std::to_string(h.kv_tile_begin));
+  if (h.stage < 0 || static_cast<size_t>(h.stage) >= num_stages)
+    return bad("stage", h.stage, "the stage table has " + std::to_string(num_stages) + " stages");
+  if ((h.convention & ~kConventionMask) != 0)
+    return bad("convention", h.convention, "known bits are " + std::to_string(kConventionMask));
+  if (h.batch < 0 || h.batch >= s.batch)
+    return bad("batch", h.batch, "the attention has " + std::to_string(s.batch) + " batches");
+  if (h.head < 0 || h.head >= s.heads_q)
+    return bad("head", h.head, "the attention has " + std::to_string(s.heads_q) + " query heads");
+  if (h.kv_head < -1 || h.kv_head >= s.heads_kv)
+    return bad("kv_head", h.kv_head, "the attention has " + std::to_string(s.heads_kv) + " kv heads; -1: not said");
+  if (h.rows < 0 || h.rows > max_rows)
+    return bad("rows", h.rows, "must be in [0, max_rows = " + std::to_string(max_rows) + "]");
+  if (h.q_begin < 0 || int64_t{h.q_begin} + h.rows > s.seq_q)
+    return bad("q_begin", h.q_begin, "rows [q_begin, q_begin + " + std::to_string(h.rows) + ") must lie in [0, seq_q = " +
+                                         std::to_string(s.seq_q) + ")");
+  if (h.num_key_ranges < 0 || h.num_key_ranges > std::min(max_key_ranges, kMaxKeyRanges))
+    return bad("num_key_ranges", h.num_key_ranges,
+               "must be in [0, " + std::to_string(std::min(max_key_ranges, kMaxKeyRanges)) + "]");
+  for (int32_t k = 0; k < h.num_key_ranges; ++k)
+    if (h.keys[k].begin < 0 || h.keys[k].end < h.keys[k].begin || h.keys[k].end > s.seq_kv)
+      return "key range " + std::to_string(k) + " = [" + std::to_string(h.keys[k].begin) + ", " +
+             std::to_string(h.keys[k].end) + ") (must lie in [0, seq_kv = " + std::to_string(s.seq_kv) +
+             "] with begin <= end)";
   if (h.split < -1) return bad("split", h.split, "must be >= -1");
   if (h.step < 0) return bad("step", h.step, "must be >= 0");
+  if (h.block < -1) return bad("block", h.block, "must be >= -1");
   if (h.where < -1) return bad("where", h.where, "must be >= -1");
-  if (h.block < 0) return bad("block", h.block, "must be >= 0");
   return {};
 }
 
 void write_trace(const std::filesystem::path& path, const TraceContents& c) {
   if (c.events == nullptr) refuse(path, "no events given");
   const CapturedEvents& ev = *c.events;
-  check_events_for_writing(path, ev);
-  const size_t n = ev.size();
-  const std::vector<int64_t> n_shape = {static_cast<int64_t>(n)};
+  try {
+    validate(c.attention);
+  } catch (const std::exception& e) {
+    refuse(path, std::string("the attention description is invalid: ") + e.what());
+  }
+  if (ev.stages.empty() || ev.stages.size() > kMaxStages)
+    refuse(path, "the stage table must declare 1 to " + std::to_string(kMaxStages) + " stages");
+  try {
+    parse_stage_table(stage_table_json(ev.stages));  // the reader's rules
+  } catch (const std::exception& e) {
+    refuse(path, std::string("the stage table is invalid: ") + e.what());
+  }
+  if (ev.max_rows < 0 || ev.head_dim != c.attention.head_dim)
+    refuse(path, "max_rows " + std::to_string(ev.max_rows) + " and head_dim " + std::to_string(ev.head_dim) +
+                     " do not fit the attention description (head_dim " + std::to_string(c.attention.head_dim) + ")");
+  const size_t n = ev.size(), rows = static_cast<size_t>(ev.max_rows), hd = static_cast<size_t>(ev.head_dim);
+  if (ev.m.size() != n * rows || ev.l.size() != n * rows || ev.o.size() != n * rows * hd)
+    refuse(path, "payload sizes (m " + std::to_string(ev.m.size()) + ", l " + std::to_string(ev.l.size()) + ", o " +
+                     std::to_string(ev.o.size()) + ") do not match " + std::to_string(n) + " events of " +
+                     std::to_string(rows) + " rows and head_dim " + std::to_string(hd));
+  int32_t ranges = 1;
+  for (const auto* list : {&ev.headers, &ev.missing})
+    for (size_t i = 0; i < list->size(); ++i) {
+      const EventHeader& h = (*list)[i];
+      if (std::string p = event_header_problem(h, ev.stages.size(), c.attention, ev.max_rows); !p.empty())
+        refuse(path, std::string(list == &ev.headers ? "event " : "missing event ") + std::to_string(i) + ": " + p);
+      ranges = std::max(ranges, h.num_key_ranges);
+    }
 
   std::map<std::string, std::string> metadata = c.metadata;
   for (std::string_view k : kWriterKeys)
     if (metadata.count(std::string(k)) != 0)
       refuse(path, "metadata key '" + std::string(k) + "' is reserved for the trace writer");
   metadata[std::string(trace_meta::format)] = std::to_string(kTraceFormatVersion);
-  metadata[std::string(trace_meta::block_m)] = std::to_string(ev.block_m);
-  metadata[std::string(trace_meta::block_n)] = std::to_string(ev.block_n);
+  metadata[std::string(trace_meta::max_rows)] = std::to_string(ev.max_rows);
   metadata[std::string(trace_meta::head_dim)] = std::to_string(ev.head_dim);
   metadata[std::string(trace_meta::dropped_events)] = std::to_string(ev.dropped);
   metadata[std::string(trace_meta::requested_events)] = std::to_string(ev.requested);
-  metadata[std::string(trace_meta::stage_names)] = stage_names_json();
-  metadata[std::string(trace_meta::convention_names)] = R"(["unnormalized", "normalized"])";
+  metadata[std::string(trace_meta::stages)] = stage_table_json(ev.stages);
+  nlohmann::json spec_json;
+  to_json(spec_json, c.attention);
+  metadata[std::string(trace_meta::attention)] = spec_json.dump();
 
   // Headers are stored column by column (small next to the payloads, which are not copied).
-  std::vector<std::vector<int32_t>> columns(kNumHeaderColumns, std::vector<int32_t>(n));
-  std::vector<int64_t> times(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t c2 = 0; c2 < kNumHeaderColumns; ++c2)
-      columns[c2][i] = ev.headers[i].*kHeaderColumns[c2].field;
-    times[i] = static_cast<int64_t>(ev.headers[i].time_ns);  // same bits; numpy reads int64
-  }
+  const HeaderTensors events(ev.headers, ranges), missing(ev.missing, ranges);
   std::vector<TensorToWrite> tensors;
-  for (size_t c2 = 0; c2 < kNumHeaderColumns; ++c2)
-    tensors.push_back({std::string(kHeaderColumns[c2].name), ElemType::I32, n_shape,
-                       columns[c2].data()});
-  tensors.push_back({std::string(trace_tensor::time_ns), ElemType::I64, n_shape, times.data()});
-  const int64_t bm = ev.block_m, hd = ev.head_dim, ni = static_cast<int64_t>(n);
-  tensors.push_back({std::string(trace_tensor::m), ElemType::F32, {ni, bm}, ev.m.data()});
-  tensors.push_back({std::string(trace_tensor::l), ElemType::F32, {ni, bm}, ev.l.data()});
-  tensors.push_back({std::string(trace_tensor::o), ElemType::F32, {ni, bm, hd}, ev.o.data()});
+  events.append(tensors, trace_tensor::events_prefix);
+  const int64_t ni = static_cast<int64_t>(n), ri = ev.max_rows, hi = ev.head_dim;
+  tensors.push_back({std::string(trace_tensor::m), ElemType::F32, {ni, ri}, ev.m.data()});
+  tensors.push_back({std::string(trace_tensor::l), ElemType::F32, {ni, ri}, ev.l.data()});
+  tensors.push_back({std::string(trace_tensor::o), ElemType::F32, {ni, ri, hi}, ev.o.data()});
+  if (!ev.missing.empty()) missing.append(tensors, trace_tensor::missing_prefix);
 
-  std::vector<int32_t> pairs;
+  std::vector<int32_t> q_pairs, kv_pairs;
   if (c.inputs != nullptr) {
-    check_inputs_for_writing(path, *c.inputs, ev.head_dim);
-    for (const auto& [b, h] : c.inputs->pairs) pairs.insert(pairs.end(), {b, h});
-    tensors.push_back({std::string(trace_tensor::inputs_pairs), ElemType::I32,
-                       {static_cast<int64_t>(c.inputs->pairs.size()), 2}, pairs.data()});
+    check_inputs_for_writing(path, *c.inputs, c.attention);
+    for (const auto& [b, h] : c.inputs->q_pairs) q_pairs.insert(q_pairs.end(), {b, h});
+    for (const auto& [b, h] : c.inputs->kv_pairs) kv_pairs.insert(kv_pairs.end(), {b, h});
+    tensors.push_back({std::string(trace_tensor::inputs_q_pairs), ElemType::I32,
+                       {static_cast<int64_t>(c.inputs->q_pairs.size()), 2}, q_pairs.data()});
+    tensors.push_back({std::string(trace_tensor::inputs_kv_pairs), ElemType::I32,
+                       {static_cast<int64_t>(c.inputs->kv_pairs.size()), 2}, kv_pairs.data()});
     tensors.push_back(tensor_to_write(std::string(trace_tensor::inputs_q), c.inputs->q));
     tensors.push_back(tensor_to_write(std::string(trace_tensor::inputs_k), c.inputs->k));
     tensors.push_back(tensor_to_write(std::string(trace_tensor::inputs_v), c.inputs->v));
   }
+  const AttentionSpec& s = c.attention;
+  const std::vector<int64_t> out_shape = {s.batch, s.heads_q, s.seq_q, s.head_dim};
   if (c.output != nullptr) {
     const HostTensor& out = *c.output;
-    if (out.shape.size() != 4 || out.shape[3] != ev.head_dim ||
-        out.bytes.size() != static_cast<size_t>(out.numel()) * out.element_size())
-      refuse(path, "the output must be [batch, heads, seq_q, head_dim=" +
-                       std::to_string(ev.head_dim) + "], got " + shape_of(out.shape));
+    if (out.shape != out_shape || out.bytes.size() != static_cast<size_t>(out.numel()) * out.element_size())
+      refuse(path, "the output must be " + shape_string(out_shape) + ", got " + shape_string(out.shape));
     tensors.push_back(tensor_to_write(std::string(trace_tensor::output), out));
+  }
+  if (c.output_lse != nullptr) {
+    if (c.output_lse->size() != static_cast<size_t>(s.batch * s.heads_q * s.seq_q))
+      refuse(path, "the output's LSE must hold batch x heads_q x seq_q values");
+    tensors.push_back({std::string(trace_tensor::output_lse), ElemType::F32, {s.batch, s.heads_q, s.seq_q},
+                       c.output_lse->data()});
   }
   for (const TensorToWrite& t : c.extra) {
     for (std::string_view prefix : kReservedPrefixes)
       if (t.name.starts_with(prefix))
-        refuse(path, "extra tensor '" + t.name + "' uses the reserved prefix '" +
-                         std::string(prefix) + "'");
+        refuse(path, "extra tensor '" + t.name + "' uses the reserved prefix '" + std::string(prefix) + "'");
     tensors.push_back(t);
   }
   write_safetensors(path, tensors, metadata);
@@ -200,128 +258,236 @@ const std::string* TraceFile::metadata_value(std::string_view key) const {
 }
 
 void TraceFile::check_schema() {
+  const std::string* version = metadata_value(trace_meta::format);
+  if (version == nullptr)
+    throw file_.error("metadata key '" + std::string(trace_meta::format) +
+                      "' is missing (not a tilescope trace, or a damaged one)");
+  if (*version == "1") {
+    format_ = 1;
+    Format1Trace v1 = read_format_1(file_);
+    attention_ = std::move(v1.attention);
+    stages_ = std::move(v1.stages);
+    max_rows_ = v1.max_rows;
+    head_dim_ = v1.head_dim;
+    dropped_ = v1.dropped;
+    requested_ = v1.requested;
+    headers_ = std::move(v1.headers);
+    missing_ = std::move(v1.missing);
+    m_view_ = std::move(v1.m);
+    l_view_ = std::move(v1.l);
+    o_view_ = std::move(v1.o);
+  } else if (*version == std::to_string(kTraceFormatVersion)) {
+    check_format_2();
+  } else {
+    throw file_.error("trace format '" + *version + "' is not supported (this build reads formats 1 and " +
+                      std::to_string(kTraceFormatVersion) + "; a newer tilescope may read it)");
+  }
+  m_ = m_view_.span();
+  l_ = l_view_.span();
+  o_ = o_view_.span();
+  check_inputs_and_output();
+}
+
+void TraceFile::check_format_2() {
   const auto meta_number = [&](std::string_view key, uint64_t max) -> uint64_t {
     const std::string* v = metadata_value(key);
     if (v == nullptr)
-      throw file_.error("metadata key '" + std::string(key) +
-                        "' is missing (not a tilescope trace, or a damaged one)");
+      throw file_.error("metadata key '" + std::string(key) + "' is missing (not a tilescope trace, or a damaged one)");
     uint64_t x = 0;
     if (!parse_decimal(*v, x) || x > max)
-      throw file_.error("metadata '" + std::string(key) + "' = '" + *v +
-                        "' is not a whole number in [0, " + std::to_string(max) + "]");
+      throw file_.error("metadata '" + std::string(key) + "' = '" + *v + "' is not a whole number in [0, " +
+                        std::to_string(max) + "]");
     return x;
   };
-  const uint64_t version = meta_number(trace_meta::format, std::numeric_limits<int32_t>::max());
-  if (version != static_cast<uint64_t>(kTraceFormatVersion))
-    throw file_.error("trace format " + std::to_string(version) + " is not supported (this " +
-                      "build reads format " + std::to_string(kTraceFormatVersion) +
-                      "; a newer tilescope may read it)");
-  constexpr uint64_t kMaxTile = 1u << 16;
-  block_m_ = static_cast<int32_t>(meta_number(trace_meta::block_m, kMaxTile));
-  block_n_ = static_cast<int32_t>(meta_number(trace_meta::block_n, kMaxTile));
-  head_dim_ = static_cast<int32_t>(meta_number(trace_meta::head_dim, kMaxTile));
-  if (block_m_ == 0 || head_dim_ == 0) throw file_.error("block_m and head_dim must be positive");
+  constexpr uint64_t kMaxRowsLimit = 1u << 16;
+  max_rows_ = static_cast<int32_t>(meta_number(trace_meta::max_rows, kMaxRowsLimit));
+  head_dim_ = static_cast<int32_t>(meta_number(trace_meta::head_dim, kMaxRowsLimit));
   dropped_ = meta_number(trace_meta::dropped_events, std::numeric_limits<uint64_t>::max());
   requested_ = meta_number(trace_meta::requested_events, std::numeric_limits<uint64_t>::max());
-
-  const auto required = [&](std::string_view name) -> const TensorInfo& {
-    if (const TensorInfo* t = file_.find(name)) return *t;
-    throw file_.error("required tensor '" + std::string(name) +
-                      "' is missing (not a tilescope trace, or a damaged one)");
-  };
-  // Columns: all 1-D with one length N.
-  const TensorInfo& first = required(kHeaderColumns[0].name);
-  if (first.shape.size() != 1)
-    throw file_.error("tensor '" + first.name + "' must be 1-D [N], has shape " +
-                      shape_of(first.shape));
-  n_ = static_cast<size_t>(first.shape[0]);
-  const auto expect_shape = [&](const TensorInfo& t, const std::vector<int64_t>& shape) {
-    if (t.shape != shape)
-      throw file_.error("tensor '" + t.name + "' has shape " + shape_of(t.shape) + ", expected " +
-                        shape_of(shape) + " (N = " + std::to_string(n_) + " events from '" +
-                        first.name + "', block_m = " + std::to_string(block_m_) +
-                        ", head_dim = " + std::to_string(head_dim_) + ")");
-  };
-  const auto ni = static_cast<int64_t>(n_);
-  columns_.clear();
-  for (const HeaderColumn& col : kHeaderColumns) {
-    const TensorInfo& t = required(col.name);
-    expect_shape(t, {ni});
-    columns_.push_back(file_.view<int32_t>(t));
+  const std::string* stages = metadata_value(trace_meta::stages);
+  if (stages == nullptr) throw file_.error("metadata key 'stages' (the stage table) is missing");
+  try {
+    stages_ = parse_stage_table(*stages);
+  } catch (const std::exception& e) {
+    throw file_.error(std::string("metadata 'stages': ") + e.what());
   }
-  const TensorInfo& time = required(trace_tensor::time_ns);
-  expect_shape(time, {ni});
-  time_ = file_.view<int64_t>(time);
-  const TensorInfo& m = required(trace_tensor::m);
-  const TensorInfo& l = required(trace_tensor::l);
-  const TensorInfo& o = required(trace_tensor::o);
-  expect_shape(m, {ni, block_m_});
-  expect_shape(l, {ni, block_m_});
-  expect_shape(o, {ni, block_m_, head_dim_});
-  m_ = file_.view<float>(m);
-  l_ = file_.view<float>(l);
-  o_ = file_.view<float>(o);
+  const std::string* attention = metadata_value(trace_meta::attention);
+  if (attention == nullptr) throw file_.error("metadata key 'attention' (the attention description) is missing");
+  try {
+    const nlohmann::json j = nlohmann::json::parse(*attention);
+    from_json(j, attention_);
+  } catch (const std::exception& e) {
+    throw file_.error(std::string("metadata 'attention': ") + e.what());
+  }
+  if (head_dim_ != attention_.head_dim)
+    throw file_.error("metadata head_dim " + std::to_string(head_dim_) + " differs from the attention description's " +
+                      std::to_string(attention_.head_dim));
 
-  for (size_t i = 0; i < n_; ++i)
-    if (std::string p = event_header_problem(header(i), block_m_); !p.empty())
-      throw file_.error("event " + std::to_string(i) + ": " + p);
-
-  // Optional inputs: all four tensors or none, consistent with each other and the events.
-  const TensorInfo* pairs = file_.find(trace_tensor::inputs_pairs);
-  const TensorInfo* q = file_.find(trace_tensor::inputs_q);
-  const TensorInfo* k = file_.find(trace_tensor::inputs_k);
-  const TensorInfo* v = file_.find(trace_tensor::inputs_v);
-  if (pairs || q || k || v) {
-    if (!(pairs && q && k && v))
-      throw file_.error("inputs are incomplete: inputs.pairs, inputs.q, inputs.k and inputs.v "
-                        "must all be present or all absent");
-    if (pairs->shape.size() != 2 || pairs->shape[1] != 2)
-      throw file_.error("tensor 'inputs.pairs' must be [P, 2], has shape " +
-                        shape_of(pairs->shape));
-    const TensorView<int32_t> pv = file_.view<int32_t>(*pairs);
-    for (size_t i = 0; i < pv.size(); ++i)
-      if (pv[i] < 0) throw file_.error("tensor 'inputs.pairs' holds a negative batch or head");
-    for (const TensorInfo* t : {q, k, v}) {
-      if (!dtype_of_elem_type(t->type) || t->type != q->type)
-        throw file_.error("tensor '" + t->name + "' has dtype " + std::string(to_string(t->type)) +
-                          "; inputs must all be F32, F16 or BF16 alike");
-      if (t->shape.size() != 3 || t->shape[0] != pairs->shape[0] || t->shape[2] != head_dim_)
-        throw file_.error("tensor '" + t->name + "' has shape " + shape_of(t->shape) +
-                          ", expected [P = " + std::to_string(pairs->shape[0]) +
-                          ", seq, head_dim = " + std::to_string(head_dim_) + "]");
+  // Reads the header columns under `prefix` into owned headers, each checked.
+  const auto read_headers = [&](std::string_view prefix, bool required) -> std::vector<EventHeader> {
+    const std::string first_name = column_name(prefix, kHeaderColumns[0].name);
+    const TensorInfo* first = file_.find(first_name);
+    if (first == nullptr) {
+      if (!required) return {};
+      throw file_.error("required tensor '" + first_name + "' is missing (not a tilescope trace, or a damaged one)");
     }
-    if (k->shape != v->shape) throw file_.error("tensors 'inputs.k' and 'inputs.v' differ in shape");
+    if (first->shape.size() != 1)
+      throw file_.error("tensor '" + first->name + "' must be 1-D [N], has shape " + shape_string(first->shape));
+    const int64_t n = first->shape[0];
+    const auto expect = [&](const std::string& name, const std::vector<int64_t>& shape) -> const TensorInfo& {
+      const TensorInfo* t = file_.find(name);
+      if (t == nullptr) throw file_.error("required tensor '" + name + "' is missing");
+      if (t->shape != shape)
+        throw file_.error("tensor '" + name + "' has shape " + shape_string(t->shape) + ", expected " +
+                          shape_string(shape) + " (N = " + std::to_string(n) + " from '" + first_name + "')");
+      return *t;
+    };
+    std::vector<EventHeader> headers(static_cast<size_t>(n));
+    for (const HeaderColumn& col : kHeaderColumns) {
+      const TensorView<int32_t> v = file_.view<int32_t>(expect(column_name(prefix, col.name), {n}));
+      for (size_t i = 0; i < headers.size(); ++i) headers[i].*col.field = v[i];
+    }
+    const std::string ranges_name = column_name(prefix, trace_tensor::key_ranges);
+    const TensorInfo* ranges = file_.find(ranges_name);
+    if (ranges == nullptr) throw file_.error("required tensor '" + ranges_name + "' is missing");
+    if (ranges->shape.size() != 3 || ranges->shape[0] != n || ranges->shape[1] < 1 ||
+        ranges->shape[1] > kMaxKeyRanges || ranges->shape[2] != 2)
+      throw file_.error("tensor '" + ranges_name + "' has shape " + shape_string(ranges->shape) + ", expected [" +
+                        std::to_string(n) + ", R, 2] with 1 <= R <= " + std::to_string(kMaxKeyRanges));
+    const auto r = static_cast<int32_t>(ranges->shape[1]);
+    const TensorView<int32_t> kv = file_.view<int32_t>(*ranges);
+    const TensorView<int64_t> times = file_.view<int64_t>(expect(column_name(prefix, trace_tensor::time_ns), {n}));
+    for (size_t i = 0; i < headers.size(); ++i) {
+      EventHeader& h = headers[i];
+      h.time_ns = static_cast<uint64_t>(times[i]);
+      if (h.num_key_ranges < 0 || h.num_key_ranges > r)
+        throw file_.error(std::string(prefix) + " event " + std::to_string(i) + ": num_key_ranges = " +
+                          std::to_string(h.num_key_ranges) + " (the file stores " + std::to_string(r) + " per event)");
+      for (int32_t k = 0; k < kMaxKeyRanges; ++k)
+        h.keys[k] = k < h.num_key_ranges ? KeyRange{kv[(i * static_cast<size_t>(r) + static_cast<size_t>(k)) * 2],
+                                                    kv[(i * static_cast<size_t>(r) + static_cast<size_t>(k)) * 2 + 1]}
+                                         : KeyRange{0, 0};
+      if (std::string p = event_header_problem(h, stages_.size(), attention_, max_rows_, r); !p.empty())
+        throw file_.error(std::string(prefix == trace_tensor::events_prefix ? "event " : "missing event ") +
+                          std::to_string(i) + ": " + p);
+    }
+    return headers;
+  };
+  headers_ = read_headers(trace_tensor::events_prefix, true);
+  missing_ = read_headers(trace_tensor::missing_prefix, false);
+
+  const int64_t n = static_cast<int64_t>(headers_.size());
+  const auto payload = [&](std::string_view name, const std::vector<int64_t>& shape) {
+    const TensorInfo* t = file_.find(name);
+    if (t == nullptr) throw file_.error("required tensor '" + std::string(name) + "' is missing");
+    if (t->shape != shape)
+      throw file_.error("tensor '" + std::string(name) + "' has shape " + shape_string(t->shape) + ", expected " +
+                        shape_string(shape) + " (N = " + std::to_string(n) + " events, max_rows = " +
+                        std::to_string(max_rows_) + ", head_dim = " + std::to_string(head_dim_) + ")");
+    return file_.view<float>(*t);
+  };
+  m_view_ = payload(trace_tensor::m, {n, max_rows_});
+  l_view_ = payload(trace_tensor::l, {n, max_rows_});
+  o_view_ = payload(trace_tensor::o, {n, max_rows_, head_dim_});
+}
+
+bool TraceFile::has_inputs() const {
+  return file_.find(trace_tensor::inputs_q_pairs) != nullptr || file_.find("inputs.pairs") != nullptr;
+}
+
+void TraceFile::check_inputs_and_output() {
+  const AttentionSpec& s = attention_;
+  const auto check_tensor = [&](const TensorInfo& t, const std::vector<int64_t>& shape) {
+    if (!dtype_of_elem_type(t.type) || *dtype_of_elem_type(t.type) != s.dtype)
+      throw file_.error("tensor '" + t.name + "' has dtype " + std::string(to_string(t.type)) +
+                        "; the attention description's inputs are " + std::string(to_string(s.dtype)));
+    if (t.shape != shape)
+      throw file_.error("tensor '" + t.name + "' has shape " + shape_string(t.shape) + ", expected " + shape_string(shape));
+  };
+  const auto check_pairs = [&](const TensorInfo& t, int64_t heads, const char* what) {
+    if (t.shape.size() != 2 || t.shape[1] != 2)
+      throw file_.error("tensor '" + t.name + "' must be [P, 2], has shape " + shape_string(t.shape));
+    const TensorView<int32_t> v = file_.view<int32_t>(t);
+    std::set<std::pair<int32_t, int32_t>> seen;
+    for (size_t i = 0; i + 1 < v.size(); i += 2) {
+      if (v[i] < 0 || v[i] >= s.batch || v[i + 1] < 0 || v[i + 1] >= heads)
+        throw file_.error("tensor '" + t.name + "' holds " + what + " (" + std::to_string(v[i]) + ", " +
+                          std::to_string(v[i + 1]) + "), outside the attention description");
+      if (!seen.insert({v[i], v[i + 1]}).second)
+        throw file_.error("tensor '" + t.name + "' holds (" + std::to_string(v[i]) + ", " + std::to_string(v[i + 1]) +
+                          ") twice");
+    }
+    return t.shape[0];
+  };
+  if (format_ == 1) {
+    const TensorInfo* pairs = file_.find("inputs.pairs");
+    const TensorInfo* q = file_.find("inputs.q");
+    const TensorInfo* k = file_.find("inputs.k");
+    const TensorInfo* v = file_.find("inputs.v");
+    if (pairs || q || k || v) {
+      if (!(pairs && q && k && v))
+        throw file_.error("inputs are incomplete: inputs.pairs, inputs.q, inputs.k and inputs.v must all be present "
+                          "or all absent");
+      const int64_t p = check_pairs(*pairs, s.heads_q, "(batch, head)");
+      check_tensor(*q, {p, s.seq_q, s.head_dim});
+      check_tensor(*k, {p, s.seq_kv, s.head_dim});
+      check_tensor(*v, {p, s.seq_kv, s.head_dim});
+    }
+  } else {
+    const TensorInfo* qp = file_.find(trace_tensor::inputs_q_pairs);
+    const TensorInfo* kvp = file_.find(trace_tensor::inputs_kv_pairs);
+    const TensorInfo* q = file_.find(trace_tensor::inputs_q);
+    const TensorInfo* k = file_.find(trace_tensor::inputs_k);
+    const TensorInfo* v = file_.find(trace_tensor::inputs_v);
+    if (qp || kvp || q || k || v) {
+      if (!(qp && kvp && q && k && v))
+        throw file_.error("inputs are incomplete: inputs.q_pairs, inputs.kv_pairs, inputs.q, inputs.k and "
+                          "inputs.v must all be present or all absent");
+      const int64_t pq = check_pairs(*qp, s.heads_q, "(batch, query head)");
+      const int64_t pk = check_pairs(*kvp, s.heads_kv, "(batch, kv head)");
+      check_tensor(*q, {pq, s.seq_q, s.head_dim});
+      check_tensor(*k, {pk, s.seq_kv, s.head_dim});
+      check_tensor(*v, {pk, s.seq_kv, s.head_dim});
+    }
   }
   if (const TensorInfo* out = file_.find(trace_tensor::output)) {
     if (!dtype_of_elem_type(out->type))
       throw file_.error("tensor 'output.o' has dtype " + std::string(to_string(out->type)) +
                         ", expected F32, F16 or BF16");
-    if (out->shape.size() != 4 || out->shape[3] != head_dim_)
-      throw file_.error("tensor 'output.o' has shape " + shape_of(out->shape) +
-                        ", expected [batch, heads, seq_q, head_dim = " +
-                        std::to_string(head_dim_) + "]");
+    const std::vector<int64_t> shape = {s.batch, s.heads_q, s.seq_q, s.head_dim};
+    if (out->shape != shape)
+      throw file_.error("tensor 'output.o' has shape " + shape_string(out->shape) + ", expected " + shape_string(shape));
+  }
+  if (const TensorInfo* lse = file_.find(trace_tensor::output_lse)) {
+    const std::vector<int64_t> shape = {s.batch, s.heads_q, s.seq_q};
+    if (lse->type != ElemType::F32 || lse->shape != shape)
+      throw file_.error("tensor 'output.lse' must be F32 " + shape_string(shape) + ", is " +
+                        std::string(to_string(lse->type)) + " " + shape_string(lse->shape));
   }
 }
 
-EventHeader TraceFile::header(size_t i) const {
-  EventHeader h{};
-  for (size_t c = 0; c < kNumHeaderColumns; ++c) h.*kHeaderColumns[c].field = columns_[c][i];
-  h.time_ns = static_cast<uint64_t>(time_[i]);
-  return h;
-}
-
-std::array<size_t, kNumStages> TraceFile::events_per_stage() const {
-  std::array<size_t, kNumStages> counts{};
-  const TensorView<int32_t>& stages = columns_[0];
-  for (size_t i = 0; i < n_; ++i) ++counts[static_cast<size_t>(stages[i])];  // checked at open
+std::vector<size_t> TraceFile::events_per_stage() const {
+  std::vector<size_t> counts(stages_.size(), 0);
+  for (const EventHeader& h : headers_) ++counts[static_cast<size_t>(h.stage)];  // checked at open
   return counts;
 }
 
-std::optional<TraceInputs> TraceFile::read_inputs() const {
+std::optional<HeadInputs> TraceFile::read_inputs() const {
   if (!has_inputs()) return std::nullopt;
-  TraceInputs in;
-  const TensorView<int32_t> pv = file_.view<int32_t>(trace_tensor::inputs_pairs);
-  for (size_t i = 0; i + 1 < pv.size(); i += 2) in.pairs.push_back({pv[i], pv[i + 1]});
+  HeadInputs in;
+  const auto pairs = [&](std::string_view name) {
+    std::vector<std::array<int32_t, 2>> out;
+    const TensorView<int32_t> v = file_.view<int32_t>(name);
+    for (size_t i = 0; i + 1 < v.size(); i += 2) out.push_back({v[i], v[i + 1]});
+    return out;
+  };
+  if (format_ == 1) {
+    in.q_pairs = pairs("inputs.pairs");
+    in.kv_pairs = in.q_pairs;  // format 1 was multi-head only: kv head = head
+  } else {
+    in.q_pairs = pairs(trace_tensor::inputs_q_pairs);
+    in.kv_pairs = pairs(trace_tensor::inputs_kv_pairs);
+  }
   in.q = read_host_tensor(file_, file_.at(trace_tensor::inputs_q));
   in.k = read_host_tensor(file_, file_.at(trace_tensor::inputs_k));
   in.v = read_host_tensor(file_, file_.at(trace_tensor::inputs_v));
@@ -333,18 +499,25 @@ std::optional<HostTensor> TraceFile::read_output() const {
   return read_host_tensor(file_, file_.at(trace_tensor::output));
 }
 
+std::optional<std::vector<float>> TraceFile::read_output_lse() const {
+  const TensorInfo* t = file_.find(trace_tensor::output_lse);
+  if (t == nullptr) return std::nullopt;
+  const TensorView<float> v = file_.view<float>(*t);
+  return std::vector<float>(v.span().begin(), v.span().end());
+}
+
 CapturedEvents TraceFile::to_captured_events() const {
   CapturedEvents ev;
-  ev.block_m = block_m_;
-  ev.block_n = block_n_;
+  ev.max_rows = max_rows_;
   ev.head_dim = head_dim_;
+  ev.stages = stages_;
+  ev.headers = headers_;
+  ev.missing = missing_;
   ev.dropped = dropped_;
   ev.requested = requested_;
-  ev.headers.reserve(n_);
-  for (size_t i = 0; i < n_; ++i) ev.headers.push_back(header(i));
-  ev.m.assign(m_.span().begin(), m_.span().end());
-  ev.l.assign(l_.span().begin(), l_.span().end());
-  ev.o.assign(o_.span().begin(), o_.span().end());
+  ev.m.assign(m_.begin(), m_.end());
+  ev.l.assign(l_.begin(), l_.end());
+  ev.o.assign(o_.begin(), o_.end());
   return ev;
 }
 

@@ -1,19 +1,26 @@
-// tilescope trace files: a safetensors file with a fixed schema (docs/trace-format.md).
+// tilescope trace files: a safetensors file with a fixed schema (docs/trace-format.md, format 2).
 //
-// One 1-D tensor per EventHeader field ("events.stage" I32 [N], ..., "events.time_ns" I64 [N]),
-// the payloads "events.m" / "events.l" F32 [N, block_m] and "events.o" F32 [N, block_m,
-// head_dim]; optionally the inputs of the traced (batch, head) pairs ("inputs.pairs" I32 [P, 2],
-// "inputs.q" / "inputs.k" / "inputs.v" [P, seq, head_dim] in the run's dtype) and the final
-// output ("output.o" [batch, heads, seq_q, head_dim]); the run's description in __metadata__.
+// One 1-D tensor per EventHeader int32 field ("events.stage" I32 [N], ...), the key ranges
+// "events.key_ranges" I32 [N, R, 2], "events.time_ns" I64 [N], the payloads "events.m" /
+// "events.l" F32 [N, max_rows] and "events.o" F32 [N, max_rows, head_dim]; the identities of
+// planned events that were never written ("missing.*", the same header columns); optionally the
+// inputs of the traced heads ("inputs.q_pairs" I32 [Pq, 2] with "inputs.q" [Pq, seq_q,
+// head_dim]; "inputs.kv_pairs" I32 [Pk, 2] with "inputs.k", "inputs.v" [Pk, seq_kv, head_dim],
+// in the inputs' dtype) and the kernel's output ("output.o" [batch, heads_q, seq_q, head_dim],
+// "output.lse" F32 [batch, heads_q, seq_q], natural log); in __metadata__ the stage table, the
+// attention description and the run's description.
 //
-//   write_trace("run.trace.safetensors", {.events = &captured, .metadata = meta, ...});
-//   TraceFile trace = TraceFile::open("run.trace.safetensors");   // checked, mapped
+//   write_trace("run.trace.safetensors", {.events = &captured, .attention = spec, ...});
+//   TraceFile trace = TraceFile::open("run.trace.safetensors");   // read, checked, owned
 //   for (size_t i = 0; i < trace.num_events(); ++i) {
-//     TraceEvent e = trace.event(i);      // header rebuilt from the columns; spans into the map
+//     const EventHeader& h = trace.header(i);   // validated once at open, in memory we own
+//     std::span<const float> o = trace.o(i);
 //   }
+//
+// Format 1 files (tilescope 0.1: four fixed stages, tiles instead of keys) open too: they are
+// converted on read (trace_format_v1.h) and look like format 2 to every caller.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -24,81 +31,73 @@
 #include <string_view>
 #include <vector>
 
+#include "base/attention_spec.h"
+#include "base/head_inputs.h"
+#include "base/host_tensor.h"
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/trace_capture.h"
 #include "instrumentation/trace/trace_event.h"
-#include "base/host_tensor.h"
 
 namespace ts {
 
-// The schema version this build writes and reads.
-inline constexpr int kTraceFormatVersion = 1;
+// The schema version this build writes; it reads this one and format 1.
+inline constexpr int kTraceFormatVersion = 2;
 
 // Tensor names.
 namespace trace_tensor {
-// Event columns, one element per event; EventHeader's int32 fields in declaration order.
-inline constexpr std::string_view stage = "events.stage";
-inline constexpr std::string_view convention = "events.convention";
-inline constexpr std::string_view batch = "events.batch";
-inline constexpr std::string_view head = "events.head";
-inline constexpr std::string_view q_tile = "events.q_tile";
-inline constexpr std::string_view kv_tile_begin = "events.kv_tile_begin";
-inline constexpr std::string_view kv_tile_end = "events.kv_tile_end";
-inline constexpr std::string_view split = "events.split";
-inline constexpr std::string_view step = "events.step";
-inline constexpr std::string_view rows = "events.rows";
-inline constexpr std::string_view where = "events.where";
-inline constexpr std::string_view block = "events.block";
-inline constexpr std::string_view time_ns = "events.time_ns";  // I64 (EventHeader's uint64 bits)
-inline constexpr std::string_view m = "events.m";              // F32 [N, block_m]
-inline constexpr std::string_view l = "events.l";              // F32 [N, block_m]
-inline constexpr std::string_view o = "events.o";              // F32 [N, block_m, head_dim]
+// Event columns: EventHeader's int32 fields (kHeaderColumns in trace_file.cpp lists them once),
+// each [N], named "events." + field; the same under "missing." for planned, unwritten events.
+inline constexpr std::string_view events_prefix = "events.";
+inline constexpr std::string_view missing_prefix = "missing.";
+inline constexpr std::string_view key_ranges = "key_ranges";  // I32 [N, R, 2], R >= 1
+inline constexpr std::string_view time_ns = "time_ns";        // I64 [N] (uint64 bits)
+inline constexpr std::string_view m = "events.m";             // F32 [N, max_rows]
+inline constexpr std::string_view l = "events.l";             // F32 [N, max_rows]
+inline constexpr std::string_view o = "events.o";             // F32 [N, max_rows, head_dim]
 // Optional.
-inline constexpr std::string_view inputs_pairs = "inputs.pairs";  // I32 [P, 2]: (batch, head)
-inline constexpr std::string_view inputs_q = "inputs.q";          // [P, seq_q, head_dim]
-inline constexpr std::string_view inputs_k = "inputs.k";          // [P, seq_kv, head_dim]
-inline constexpr std::string_view inputs_v = "inputs.v";          // [P, seq_kv, head_dim]
-inline constexpr std::string_view output = "output.o";            // [batch, heads, seq_q, head_dim]
+inline constexpr std::string_view inputs_q_pairs = "inputs.q_pairs";    // I32 [Pq, 2]: (batch, head)
+inline constexpr std::string_view inputs_q = "inputs.q";                // [Pq, seq_q, head_dim]
+inline constexpr std::string_view inputs_kv_pairs = "inputs.kv_pairs";  // I32 [Pk, 2]: (batch, kv head)
+inline constexpr std::string_view inputs_k = "inputs.k";                // [Pk, seq_kv, head_dim]
+inline constexpr std::string_view inputs_v = "inputs.v";                // [Pk, seq_kv, head_dim]
+inline constexpr std::string_view output = "output.o";         // [batch, heads_q, seq_q, head_dim]
+inline constexpr std::string_view output_lse = "output.lse";   // F32 [batch, heads_q, seq_q]
 }  // namespace trace_tensor
 
 // Metadata keys (every value is a string).
 namespace trace_meta {
 // Written by write_trace itself; a caller's metadata may not hold them.
-inline constexpr std::string_view format = "tilescope_format";    // "1"
-inline constexpr std::string_view block_m = "block_m";            // decimal
-inline constexpr std::string_view block_n = "block_n";
-inline constexpr std::string_view head_dim = "head_dim";
+inline constexpr std::string_view format = "tilescope_format";    // "2"
+inline constexpr std::string_view max_rows = "max_rows";          // decimal: payload rows
+inline constexpr std::string_view head_dim = "head_dim";          // decimal
 inline constexpr std::string_view dropped_events = "dropped_events";      // did not fit the buffer
 inline constexpr std::string_view requested_events = "requested_events";  // kept by the filters
-inline constexpr std::string_view stage_names = "stage_names";    // JSON list, by stage value
-inline constexpr std::string_view convention_names = "convention_names";
-// Set by the capturing code (not interpreted by the reader). Suggested contents in brackets.
-inline constexpr std::string_view config = "config";            // AttentionConfig as JSON
-inline constexpr std::string_view tiling = "tiling";            // block sizes, splits (JSON)
-inline constexpr std::string_view kernel = "kernel";            // "fa1" | "splitk"
+inline constexpr std::string_view stages = "stages";              // JSON: the stage table
+inline constexpr std::string_view attention = "attention";        // JSON: AttentionSpec
+// Set by the recording code (not interpreted by the reader). Suggested contents in brackets.
+inline constexpr std::string_view kernel = "kernel";            // "fa1" | "splitk" | a user's name
+inline constexpr std::string_view run = "run";                  // a name for the run
 inline constexpr std::string_view fault = "fault";              // "none", "double_count_l"...
 inline constexpr std::string_view backend = "backend";          // "cpu" | "gpu"
 inline constexpr std::string_view device = "device";            // "NVIDIA H100 ...", CPU model
+inline constexpr std::string_view config = "config";            // our kernels: AttentionConfig JSON
+inline constexpr std::string_view tiling = "tiling";            // our kernels: block sizes, splits
 inline constexpr std::string_view inputs_seed = "inputs_seed";  // decimal, when generated
 inline constexpr std::string_view inputs_files = "inputs_files";     // JSON list of paths
 inline constexpr std::string_view inputs_sha256 = "inputs_sha256";   // JSON list, same order
 inline constexpr std::string_view trace_filter = "trace_filter";     // the capture filters (JSON)
-inline constexpr std::string_view tool_version = "tool_version";     // "tilescope 0.1.0"
+inline constexpr std::string_view tool_version = "tool_version";     // "tilescope 0.2.0"
+// Format 1 only (read by the converter): "block_m", "block_n", "stage_names".
 }  // namespace trace_meta
 
-// Q, K, V of the traced (batch, head) pairs, so a trace is self-contained.
-struct TraceInputs {
-  std::vector<std::array<int32_t, 2>> pairs;  // (batch, head) of each leading index of q, k, v
-  HostTensor q;                               // [P, seq_q, head_dim]
-  HostTensor k, v;                            // [P, seq_kv, head_dim], same dtype as q
-};
-
 struct TraceContents {
-  const CapturedEvents* events = nullptr;        // required
-  std::map<std::string, std::string> metadata{};  // the caller's keys (trace_meta::config...)
-  const TraceInputs* inputs = nullptr;           // optional
-  const HostTensor* output = nullptr;            // optional: [batch, heads, seq_q, head_dim]
-  std::vector<TensorToWrite> extra{};            // optional; names outside events./inputs./output.
+  const CapturedEvents* events = nullptr;          // required
+  AttentionSpec attention;                         // required: what the reference computes
+  std::map<std::string, std::string> metadata{};   // the caller's keys (trace_meta::kernel...)
+  const HeadInputs* inputs = nullptr;              // optional
+  const HostTensor* output = nullptr;              // optional: [batch, heads_q, seq_q, head_dim]
+  const std::vector<float>* output_lse = nullptr;  // optional: [batch * heads_q * seq_q], natural
+  std::vector<TensorToWrite> extra{};              // optional; names outside the reserved prefixes
 };
 
 // Writes a trace atomically. Throws FileWriteError naming the path and the problem when the
@@ -106,18 +105,13 @@ struct TraceContents {
 // metadata key or tensor name) or the file cannot be written; nothing is left behind then.
 void write_trace(const std::filesystem::path& path, const TraceContents& contents);
 
-// One event: the header rebuilt from the columns, payloads pointing into the file's mapping.
-struct TraceEvent {
-  EventHeader header{};
-  std::span<const float> m, l;  // [block_m]; the first header.rows are meaningful
-  std::span<const float> o;     // [block_m * head_dim], row-major
-};
-
 class TraceFile {
  public:
-  // Maps and checks a trace: the safetensors layer, then the schema (required tensors and
-  // metadata, dtypes, shapes, every event's coordinates). Throws FileReadError or
-  // TraceFormatError naming the file, the tensor or event, and the problem.
+  // Reads and checks a trace: the safetensors layer, then the schema (required tensors and
+  // metadata, dtypes, shapes, the stage table, the attention description, every event against
+  // both). Throws FileReadError or TraceFormatError naming the file, the tensor or event, and the
+  // problem. Everything checked is held in memory this object owns: no value can change after
+  // it was validated.
   static TraceFile open(const std::filesystem::path& path);
   static TraceFile parse(std::shared_ptr<const ByteSource> source, std::string display_name);
 
@@ -126,47 +120,59 @@ class TraceFile {
   const std::map<std::string, std::string>& metadata() const { return file_.metadata(); }
   const std::string* metadata_value(std::string_view key) const;  // nullptr when absent
   const SafetensorsFile& file() const { return file_; }  // every tensor by name, extras too
+  int format_version() const { return format_; }         // as stored: 1 (converted) or 2
 
-  int32_t block_m() const { return block_m_; }
-  int32_t block_n() const { return block_n_; }
+  const AttentionSpec& attention() const { return attention_; }
+  const std::vector<StageInfo>& stages() const { return stages_; }
+  int32_t max_rows() const { return max_rows_; }
   int32_t head_dim() const { return head_dim_; }
   uint64_t dropped_events() const { return dropped_; }
   uint64_t requested_events() const { return requested_; }
-  size_t num_events() const { return n_; }
-  std::array<size_t, kNumStages> events_per_stage() const;
+  size_t num_events() const { return headers_.size(); }
+  std::vector<size_t> events_per_stage() const;  // indexed by stage
 
-  EventHeader header(size_t i) const;
-  std::span<const float> m(size_t i) const { return m_.span().subspan(i * bm(), bm()); }
-  std::span<const float> l(size_t i) const { return l_.span().subspan(i * bm(), bm()); }
-  std::span<const float> o(size_t i) const {
-    return o_.span().subspan(i * bm() * hd(), bm() * hd());
-  }
-  TraceEvent event(size_t i) const { return {header(i), m(i), l(i), o(i)}; }
+  const std::vector<EventHeader>& headers() const { return headers_; }
+  const EventHeader& header(size_t i) const { return headers_[i]; }
+  std::span<const float> m(size_t i) const { return m_.subspan(i * rows(), rows()); }
+  std::span<const float> l(size_t i) const { return l_.subspan(i * rows(), rows()); }
+  std::span<const float> o(size_t i) const { return o_.subspan(i * rows() * hd(), rows() * hd()); }
+  std::span<const float> m_all() const { return m_; }
+  std::span<const float> l_all() const { return l_; }
+  std::span<const float> o_all() const { return o_; }
+  const std::vector<EventHeader>& missing() const { return missing_; }
 
-  bool has_inputs() const { return file_.find(trace_tensor::inputs_pairs) != nullptr; }
+  bool has_inputs() const;
   bool has_output() const { return file_.find(trace_tensor::output) != nullptr; }
-  std::optional<TraceInputs> read_inputs() const;  // a copy; nullopt when absent
-  std::optional<HostTensor> read_output() const;   // a copy; nullopt when absent
-  CapturedEvents to_captured_events() const;       // a copy of every event
+  std::optional<HeadInputs> read_inputs() const;                // a copy; nullopt when absent
+  std::optional<HostTensor> read_output() const;                // a copy; nullopt when absent
+  std::optional<std::vector<float>> read_output_lse() const;    // a copy; nullopt when absent
+  CapturedEvents to_captured_events() const;                    // a copy of every event
 
  private:
   explicit TraceFile(SafetensorsFile file) : file_(std::move(file)) {}
   void check_schema();
-  size_t bm() const { return static_cast<size_t>(block_m_); }
+  void check_format_2();
+  void check_inputs_and_output();
+  size_t rows() const { return static_cast<size_t>(max_rows_); }
   size_t hd() const { return static_cast<size_t>(head_dim_); }
 
   SafetensorsFile file_;
-  int32_t block_m_ = 0, block_n_ = 0, head_dim_ = 0;
+  int format_ = kTraceFormatVersion;
+  AttentionSpec attention_;
+  std::vector<StageInfo> stages_;
+  int32_t max_rows_ = 0, head_dim_ = 0;
   uint64_t dropped_ = 0, requested_ = 0;
-  size_t n_ = 0;
-  std::vector<TensorView<int32_t>> columns_;  // EventHeader's int32 fields, in order
-  TensorView<int64_t> time_;
-  TensorView<float> m_, l_, o_;
+  std::vector<EventHeader> headers_, missing_;
+  TensorView<float> m_view_, l_view_, o_view_;  // payloads (views into the file's bytes)
+  std::span<const float> m_, l_, o_;
 };
 
-// Why `h` cannot be an event of a trace with this block_m, or "" when it can. Shared by the
-// writer and the reader: stage and convention in range, rows in [0, block_m], coordinates
-// non-negative, kv_tile_begin <= kv_tile_end, split and where >= -1.
-std::string event_header_problem(const EventHeader& h, int32_t block_m);
+// Why `h` cannot be an event of a trace with this stage table, attention description and payload
+// size, or "" when it can: stage in the table, convention bits known, rows in [0, max_rows],
+// batch / head / kv head inside the description, query rows inside seq_q, key ranges (at most
+// `max_key_ranges`) inside [0, seq_kv] with begin <= end, split and block >= -1, step >= 0.
+// Shared by the writer and the reader.
+std::string event_header_problem(const EventHeader& h, size_t num_stages, const AttentionSpec& spec,
+                                 int32_t max_rows, int32_t max_key_ranges = kMaxKeyRanges);
 
 }  // namespace ts

@@ -4,6 +4,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "instrumentation/trace/trace_event.h"
+#include "kernels/kernel_stages.h"
 #include "base/attention_config.h"
 #include "kernels/attention_params.h"
 
@@ -31,24 +32,33 @@ __device__ __forceinline__ int64_t block_linear_index() {
              (static_cast<int64_t>(blockIdx.y) + static_cast<int64_t>(gridDim.y) * blockIdx.z);
 }
 
-__device__ __forceinline__ EventHeader event_header(Stage stage, Convention convention,
-                                                    int32_t batch, int32_t head, int32_t q_tile,
-                                                    int32_t kv_begin, int32_t kv_end,
-                                                    int32_t split, int32_t step, int32_t rows,
-                                                    int64_t block) {
+// An event's header as our kernels fill it: keys [key_begin, key_end) (key indices), kv head =
+// head (our kernels are multi-head), block and step in the block's own order.
+__device__ __forceinline__ EventHeader state_header(int32_t stage, int32_t convention, int32_t batch,
+                                                    int32_t head, int64_t q_begin, int32_t rows,
+                                                    int64_t key_begin, int64_t key_end,
+                                                    int32_t split, int32_t step, int64_t block) {
   EventHeader h{};
-  h.stage = static_cast<int32_t>(stage);
-  h.convention = static_cast<int32_t>(convention);
+  h.stage = stage;
+  h.convention = convention;
   h.batch = batch;
   h.head = head;
-  h.q_tile = q_tile;
-  h.kv_tile_begin = kv_begin;
-  h.kv_tile_end = kv_end;
+  h.kv_head = head;
+  h.q_begin = static_cast<int32_t>(q_begin);
+  h.rows = rows;
   h.split = split;
   h.step = step;
-  h.rows = rows;
   h.block = static_cast<int32_t>(block);
+  h.where = -1;
+  h.num_key_ranges = 1;
+  h.keys[0] = KeyRange{static_cast<int32_t>(key_begin), static_cast<int32_t>(key_end)};
   return h;
+}
+
+// The first key of kv tile `tile`, clipped to the sequence (the end of the last tile).
+__device__ __forceinline__ int64_t tile_key(int64_t tile, int block_n, int64_t seq_kv) {
+  const int64_t key = tile * block_n;
+  return key < seq_kv ? key : seq_kv;
 }
 
 }  // namespace ts::device

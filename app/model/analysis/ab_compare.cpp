@@ -27,61 +27,81 @@ StageBars sum(const StageBars& a, const StageBars& b) {
   return {sum(a.m, b.m), sum(a.l, b.l), sum(a.o_norm, b.o_norm), sum(a.o_raw, b.o_raw)};
 }
 
-void check_same_problem(const AttentionConfig& a, const AttentionConfig& b) {
+void check_same_problem(const AttentionSpec& a, const AttentionSpec& b) {
   auto differ = [](const char* what, const std::string& x, const std::string& y) {
     throw AnalysisError(std::string("runs A and B are not the same problem: ") + what + " " + x + " vs " + y +
-                        "; compare runs of the same sizes, masking and dtype");
+                        "; compare runs of the same attention (sizes, heads, masks, dtype, scale)");
   };
-  if (a.batch != b.batch) differ("batch", std::to_string(a.batch), std::to_string(b.batch));
-  if (a.heads != b.heads) differ("heads", std::to_string(a.heads), std::to_string(b.heads));
-  if (a.seq_q != b.seq_q) differ("seq_q", std::to_string(a.seq_q), std::to_string(b.seq_q));
-  if (a.seq_kv != b.seq_kv) differ("seq_kv", std::to_string(a.seq_kv), std::to_string(b.seq_kv));
-  if (a.head_dim != b.head_dim) differ("head_dim", std::to_string(a.head_dim), std::to_string(b.head_dim));
-  if (a.causal != b.causal) differ("causal", a.causal ? "on" : "off", b.causal ? "on" : "off");
+  auto num = [](auto v) { return std::to_string(v); };
+  if (a.batch != b.batch) differ("batch", num(a.batch), num(b.batch));
+  if (a.heads_q != b.heads_q) differ("query heads", num(a.heads_q), num(b.heads_q));
+  if (a.heads_kv != b.heads_kv) differ("kv heads", num(a.heads_kv), num(b.heads_kv));
+  if (a.seq_q != b.seq_q) differ("seq_q", num(a.seq_q), num(b.seq_q));
+  if (a.seq_kv != b.seq_kv) differ("seq_kv", num(a.seq_kv), num(b.seq_kv));
+  if (a.head_dim != b.head_dim) differ("head_dim", num(a.head_dim), num(b.head_dim));
   if (a.dtype != b.dtype) differ("dtype", std::string(to_string(a.dtype)), std::string(to_string(b.dtype)));
   if (a.effective_scale() != b.effective_scale())
     differ("softmax scale", format_figure(a.effective_scale()), format_figure(b.effective_scale()));
+  if (a != b) differ("attention", describe(a), describe(b));  // masks, softcap, lengths, ALiBi
 }
 
 // Whether the pairs both runs hold have the same Q, K, V; `note` says where they first differ.
 bool same_inputs(const RunView& a, const RunView& b, std::string& note) {
   size_t common = 0;
-  for (size_t pa = 0; pa < a.inputs.pairs.size(); ++pa) {
-    const int32_t batch = a.inputs.pairs[pa][0], head = a.inputs.pairs[pa][1];
-    const int32_t pb = b.pair_index(batch, head);
-    if (pb < 0) continue;
-    ++common;
-    const std::pair<const char*, std::pair<const HostTensor*, const HostTensor*>> tensors[] = {
-        {"q", {&a.inputs.q, &b.inputs.q}}, {"k", {&a.inputs.k, &b.inputs.k}}, {"v", {&a.inputs.v, &b.inputs.v}}};
-    for (const auto& [name, t] : tensors) {
-      const HostTensor &x = *t.first, &y = *t.second;
-      if (x.shape.size() != 3 || x.shape != y.shape || x.dtype != y.dtype) {
-        note = std::string("inputs.") + name + " has shape " + shape_string(x.shape) + " in A and " +
-               shape_string(y.shape) + " in B";
+  // One kind of pair (query heads: q; kv heads: k and v) at a time.
+  const auto check = [&](const std::vector<std::array<int32_t, 2>>& pairs_a, bool kv,
+                         std::initializer_list<std::pair<const char*, std::pair<const HostTensor*, const HostTensor*>>>
+                             tensors) {
+    for (size_t pa = 0; pa < pairs_a.size(); ++pa) {
+      const int32_t batch = pairs_a[pa][0], head = pairs_a[pa][1];
+      const int32_t pb = kv ? b.inputs.kv_index(batch, head) : b.inputs.q_index(batch, head);
+      if (pb < 0) continue;
+      ++common;
+      for (const auto& [name, t] : tensors) {
+        const HostTensor &x = *t.first, &y = *t.second;
+        if (x.shape.size() != 3 || y.shape.size() != 3 || x.shape[1] != y.shape[1] || x.shape[2] != y.shape[2] ||
+            x.dtype != y.dtype) {
+          note = std::string("inputs.") + name + " has shape " + shape_string(x.shape) + " in A and " +
+                 shape_string(y.shape) + " in B";
+          return false;
+        }
+        const int64_t elems = x.shape[1] * x.shape[2];
+        const size_t es = x.element_size();
+        const std::byte* px = x.bytes.data() + pa * static_cast<size_t>(elems) * es;
+        const std::byte* py = y.bytes.data() + static_cast<size_t>(pb) * static_cast<size_t>(elems) * es;
+        if (std::memcmp(px, py, static_cast<size_t>(elems) * es) == 0) continue;
+        int64_t i = 0;
+        while (i < elems && std::memcmp(px + static_cast<size_t>(i) * es, py + static_cast<size_t>(i) * es, es) == 0) ++i;
+        note = std::string("the inputs differ: ") + name + " of batch " + std::to_string(batch) +
+               (kv ? " kv head " : " head ") + std::to_string(head) + " first differs at [" +
+               std::to_string(i / x.shape[2]) + ", " + std::to_string(i % x.shape[2]) + "] (" +
+               format_figure(x.get_float(static_cast<int64_t>(pa) * elems + i)) + " vs " +
+               format_figure(y.get_float(static_cast<int64_t>(pb) * elems + i)) +
+               "); capture both runs from the same seed or input files";
         return false;
       }
-      const int64_t elems = x.shape[1] * x.shape[2];
-      const size_t es = x.element_size();
-      const std::byte* px = x.bytes.data() + static_cast<size_t>(pa) * static_cast<size_t>(elems) * es;
-      const std::byte* py = y.bytes.data() + static_cast<size_t>(pb) * static_cast<size_t>(elems) * es;
-      if (std::memcmp(px, py, static_cast<size_t>(elems) * es) == 0) continue;
-      int64_t i = 0;
-      while (i < elems && std::memcmp(px + static_cast<size_t>(i) * es, py + static_cast<size_t>(i) * es, es) == 0) ++i;
-      note = std::string("the inputs differ: ") + name + " of batch " + std::to_string(batch) + " head " +
-             std::to_string(head) + " first differs at [" + std::to_string(i / x.shape[2]) + ", " +
-             std::to_string(i % x.shape[2]) + "] (" + format_figure(x.get_float(static_cast<int64_t>(pa) * elems + i)) +
-             " vs " + format_figure(y.get_float(static_cast<int64_t>(pb) * elems + i)) +
-             "); capture both runs from the same seed or input files";
-      return false;
     }
-  }
-  if (common == 0) note = "the runs hold no (batch, head) pair in common: inputs not compared";
+    return true;
+  };
+  if (!check(a.inputs.q_pairs, false, {{"q", {&a.inputs.q, &b.inputs.q}}})) return false;
+  if (!check(a.inputs.kv_pairs, true, {{"k", {&a.inputs.k, &b.inputs.k}}, {"v", {&a.inputs.v, &b.inputs.v}}}))
+    return false;
+  if (common == 0) note = "the runs hold no head in common: inputs not compared";
   return true;
+}
+
+// An event's identity and the keys it covers: two runs' events are the same point of the kernel
+// when both agree.
+using PairKey = std::pair<EventKey, std::vector<std::pair<int32_t, int32_t>>>;
+PairKey pair_key(const EventHeader& h) {
+  PairKey k{event_key(h), {}};
+  for (int32_t i = 0; i < std::clamp(h.num_key_ranges, 0, kMaxKeyRanges); ++i) k.second.push_back({h.keys[i].begin, h.keys[i].end});
+  return k;
 }
 
 RefState state_of(const RunEvent& e, int32_t head_dim) {
   RefState s;
-  s.convention = static_cast<Convention>(e.header.convention);
+  s.normalized = (e.header.convention & kNormalized) != 0;
   s.rows = e.header.rows;
   s.head_dim = head_dim;
   s.m.assign(e.m.begin(), e.m.begin() + e.header.rows);
@@ -90,28 +110,28 @@ RefState state_of(const RunEvent& e, int32_t head_dim) {
   return s;
 }
 
-void note_difference(ABReport& r, uint64_t count, const EventKey& key, const KvTileRange& kv, int64_t ia,
-                     int64_t ib, const std::vector<int64_t>& rows, double o_norm, double m) {
+void note_difference(ABReport& r, uint64_t count, const EventHeader& where, int64_t ia, int64_t ib,
+                     const std::vector<int64_t>& rows, double o_norm, double m) {
   r.differing += count;
   if (r.first_difference) return;
-  r.first_difference = ABDifference{key, kv, ia, ib, rows, o_norm, m};
+  r.first_difference = ABDifference{where, ia, ib, rows, o_norm, m};
 }
 
 void compare_events(const RunView& a, const RunView& b, ABReport& r) {
   r.compared_at = "every event";
-  const Tiling& t = r.a.tiling;
-  std::map<EventKey, size_t> in_b;
+  std::map<PairKey, size_t> in_b;
   for (size_t j = 0; j < b.num_events(); ++j)
-    if (r.b.events[j].compared) in_b.emplace(event_key(b.headers[j]), j);
+    if (r.b.events[j].compared) in_b.emplace(pair_key(b.headers[j]), j);
   std::vector<std::pair<OrderKey, size_t>> order;
   for (size_t i = 0; i < a.num_events(); ++i)
-    if (r.a.events[i].compared) order.emplace_back(order_key(event_key(a.headers[i]), t), i);
+    if (r.a.events[i].compared) order.emplace_back(order_key(a.headers[i], a.stages), i);
   std::sort(order.begin(), order.end());
   size_t matched = 0;
-  std::vector<RowError> errors(static_cast<size_t>(a.block_m));
+  std::vector<RowError> errors(static_cast<size_t>(a.max_rows));
+  // B's values stand where the reference stands: in B's convention, with B's m units (canonical).
+  const double scale = a.attention.effective_scale();
   for (const auto& [ok, i] : order) {
-    const EventKey key = event_key(a.headers[i]);
-    const auto it = in_b.find(key);
+    const auto it = in_b.find(pair_key(a.headers[i]));
     if (it == in_b.end()) {
       ++r.only_in_one;
       continue;
@@ -119,11 +139,13 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
     ++matched;
     ++r.compared;
     const RunEvent ea = a.event(i), eb = b.event(it->second);
-    const StageBars bars = sum(r.a.tolerance.for_stage(static_cast<Stage>(key.stage)),
-                               r.b.tolerance.for_stage(static_cast<Stage>(key.stage)));
+    const StageKind kind = a.stage_of(i).kind;
+    const StageBars bars = sum(r.a.tolerance.for_kind(kind), r.b.tolerance.for_kind(kind));
     // NaN on both sides at the same place is no difference between A and B: such values are
     // compared as zeros.
     RefState want = state_of(eb, b.head_dim);
+    for (double& m : want.m) m = canonical_m(m, eb.header.convention, scale);
+    const bool b_has_m = (eb.header.convention & kNoMax) == 0;
     std::vector<float> am(ea.m.begin(), ea.m.begin() + ea.header.rows), al(ea.l.begin(), ea.l.begin() + ea.header.rows),
         ao(ea.o.begin(), ea.o.begin() + static_cast<ptrdiff_t>(want.o.size()));
     auto unpair_nan = [](std::vector<float>& x, std::vector<double>& y) {
@@ -133,7 +155,8 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
     unpair_nan(am, want.m);
     unpair_nan(al, want.l);
     unpair_nan(ao, want.o);
-    const TraceState got{static_cast<Convention>(ea.header.convention), ea.header.rows, a.head_dim, am, al, ao};
+    const int32_t a_conv = b_has_m ? ea.header.convention : ea.header.convention | kNoMax;
+    const TraceState got{a_conv, scale, ea.header.rows, a.head_dim, am, al, ao};
     compare_state(got, want, std::span<RowError>(errors).first(static_cast<size_t>(ea.header.rows)));
     std::vector<int64_t> rows;
     double o_norm = 0, m = 0;
@@ -142,13 +165,13 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
       r.max_o_norm_diff = std::max<double>(r.max_o_norm_diff, e.o_norm_err);
       r.max_m_diff = std::max<double>(r.max_m_diff, e.m_err);
       if (!judge_row(e, bars).passes()) {
-        rows.push_back(static_cast<int64_t>(key.q_tile) * t.block_m + row);
+        rows.push_back(int64_t{ea.header.q_begin} + row);
         o_norm = std::max<double>(o_norm, e.o_norm_err);
         m = std::max<double>(m, e.m_err);
       }
     }
-    if (!rows.empty()) note_difference(r, 1, key, expected_kv_range(key, t), static_cast<int64_t>(i),
-                                       static_cast<int64_t>(it->second), rows, o_norm, m);
+    if (!rows.empty())
+      note_difference(r, 1, ea.header, static_cast<int64_t>(i), static_cast<int64_t>(it->second), rows, o_norm, m);
   }
   r.only_in_one += in_b.size() - matched;
 }
@@ -161,25 +184,38 @@ struct FinalRows {
   std::vector<double> lse, o;    // [rows], [rows * head_dim]
 };
 
+// The final-kind stage whose rows a run's output is read from: the one of the last pass (the
+// kernel's output tensor when the run has it).
+int32_t output_stage(const RunView& run) {
+  int32_t best = -1;
+  for (size_t s = 0; s < run.num_stages(); ++s)
+    if (run.stages[s].kind == StageKind::final && (best < 0 || run.stages[s].pass >= run.stages[static_cast<size_t>(best)].pass))
+      best = static_cast<int32_t>(s);
+  return best;
+}
+
 FinalRows final_rows(const RunView& run, const AnalysisReport& rep) {
   FinalRows f;
-  f.seq_q = rep.config.seq_q;
-  f.head_dim = rep.config.head_dim;
-  const size_t rows = static_cast<size_t>(rep.config.batch * rep.config.heads * rep.config.seq_q);
+  const AttentionSpec& spec = run.attention;
+  f.seq_q = spec.seq_q;
+  f.head_dim = spec.head_dim;
+  const size_t rows = static_cast<size_t>(spec.batch * spec.heads_q * spec.seq_q);
   f.present.assign(rows, 0);
   f.lse.assign(rows, 0.0);
   f.o.assign(rows * static_cast<size_t>(f.head_dim), 0.0);
+  const int32_t stage = output_stage(run);
+  const double scale = spec.effective_scale();
   for (size_t i = 0; i < run.num_events(); ++i) {
     const EventHeader& h = run.headers[i];
-    if (!rep.events[i].compared || h.stage != static_cast<int32_t>(Stage::final_output)) continue;
+    if (!rep.events[i].compared || h.stage != stage) continue;
     const RunEvent e = run.event(i);
-    const Convention conv = static_cast<Convention>(h.convention);
+    const bool normalized = (h.convention & kNormalized) != 0;
     for (int32_t r = 0; r < h.rows; ++r) {
-      const RowValues v = row_values(e.m[static_cast<size_t>(r)], e.l[static_cast<size_t>(r)], conv, Convention::normalized);
-      const size_t row = static_cast<size_t>((static_cast<int64_t>(h.batch) * rep.config.heads + h.head) * f.seq_q +
-                                             static_cast<int64_t>(h.q_tile) * rep.tiling.block_m + r);
+      const double m = canonical_m(e.m[static_cast<size_t>(r)], h.convention, scale);
+      const RowValues v = row_values(m, e.l[static_cast<size_t>(r)], normalized, true);
+      const size_t row = static_cast<size_t>((int64_t{h.batch} * spec.heads_q + h.head) * f.seq_q + h.q_begin + r);
       f.present[row] = 1;
-      f.lse[row] = v.m;
+      f.lse[row] = (h.convention & kNoMax) ? std::numeric_limits<double>::quiet_NaN() : v.m;
       for (int64_t c = 0; c < f.head_dim; ++c)
         f.o[row * static_cast<size_t>(f.head_dim) + static_cast<size_t>(c)] =
             scaled_o(e.o[static_cast<size_t>(r * f.head_dim + c)], v, true);
@@ -192,11 +228,13 @@ void compare_outputs(const RunView& a, const RunView& b, ABReport& r) {
   r.compared_at = "the final output";
   const FinalRows fa = final_rows(a, r.a), fb = final_rows(b, r.b);
   const StageBars bars = sum(r.a.tolerance.final_stage, r.b.tolerance.final_stage);
-  const AttentionConfig& c = r.a.config;
+  const AttentionSpec& c = a.attention;
   const size_t d = static_cast<size_t>(c.head_dim);
-  // Rows grouped by (batch, head, A's query tile), so that a difference names a place in A.
-  for (int64_t bh = 0; bh < c.batch * c.heads; ++bh) {
-    std::map<int32_t, std::vector<int64_t>> differing_by_tile;
+  const int32_t stage = output_stage(a);
+  const int32_t group = std::max(1, a.max_rows);
+  // Rows grouped by (batch, head) and blocks of A's event rows, so that a difference names a place in A.
+  for (int64_t bh = 0; bh < c.batch * c.heads_q; ++bh) {
+    std::map<int64_t, std::vector<int64_t>> differing_by_block;
     double o_norm_max = 0, m_max = 0;
     for (int64_t q = 0; q < c.seq_q; ++q) {
       const size_t row = static_cast<size_t>(bh * c.seq_q + q);
@@ -206,7 +244,8 @@ void compare_outputs(const RunView& a, const RunView& b, ABReport& r) {
       }
       ++r.compared;
       double o_err = 0, o_ref = 0;
-      // NaN in both at the same place is no difference between A and B.
+      // NaN in both at the same place is no difference between A and B; an LSE one run lacks is
+      // not compared.
       auto diff = [](double x, double y) { return std::isnan(x) && std::isnan(y) ? 0.0 : value_error(x, y); };
       for (size_t col = 0; col < d; ++col) {
         o_err = std::max(o_err, diff(fa.o[row * d + col], fb.o[row * d + col]));
@@ -218,20 +257,33 @@ void compare_outputs(const RunView& a, const RunView& b, ABReport& r) {
       const bool ok = bar_ratio(o_err, bars.o_norm.bar(o_ref, 1.0)) <= 1.0f &&
                       bar_ratio(m_err, bars.m.bar(std::isfinite(fb.lse[row]) ? std::fabs(fb.lse[row]) : 0.0, 1.0)) <= 1.0f;
       if (!ok) {
-        differing_by_tile[static_cast<int32_t>(q / r.a.tiling.block_m)].push_back(q);
+        differing_by_block[q / group].push_back(q);
         o_norm_max = std::max(o_norm_max, o_err);
         m_max = std::max(m_max, m_err);
       }
     }
-    for (const auto& [tile, rows] : differing_by_tile) {
-      EventKey key{static_cast<int32_t>(Stage::final_output), static_cast<int32_t>(bh / c.heads),
-                   static_cast<int32_t>(bh % c.heads), tile, -1, 0};
-      note_difference(r, rows.size(), key, expected_kv_range(key, r.a.tiling), -1, -1, rows, o_norm_max, m_max);
+    for (const auto& [block, rows] : differing_by_block) {
+      EventHeader where{};
+      where.stage = stage;
+      where.batch = static_cast<int32_t>(bh / c.heads_q);
+      where.head = static_cast<int32_t>(bh % c.heads_q);
+      where.kv_head = static_cast<int32_t>(c.kv_head_of(where.head));
+      where.q_begin = static_cast<int32_t>(block * group);
+      where.rows = static_cast<int32_t>(std::min<int64_t>(group, c.seq_q - where.q_begin));
+      where.split = -1;
+      note_difference(r, rows.size(), where, -1, -1, rows, o_norm_max, m_max);
     }
   }
 }
 
-std::string tiling_text(const Tiling& t) {
+std::string tiling_text(const AnalysisReport& r) {
+  if (!r.tiling) {
+    std::string s;
+    for (const StageReport& st : r.stages)
+      if (st.traced) s += (s.empty() ? "" : ", ") + count_of(static_cast<int64_t>(st.events_compared), st.info.name + " event");
+    return s.empty() ? "no events" : s;
+  }
+  const Tiling& t = *r.tiling;
   if (t.kernel == KernelKind::fa1)
     return "fa1, " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + " tiles";
   return "splitk, " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile") +
@@ -249,7 +301,7 @@ bool backends_differ(const ABReport& r) {
 Symptom ab_symptom(const ABReport& r) {
   Symptom s;
   const std::string where = r.first_difference
-                                ? describe_event(r.first_difference->key, r.first_difference->kv, r.a.tiling) +
+                                ? describe_event(r.first_difference->where, r.a.stage_table, r.a.attention) +
                                       ", queries " +
                                       format_ranges(std::span<const int64_t>(r.first_difference->query_rows))
                                 : std::string();
@@ -285,7 +337,7 @@ Symptom ab_symptom(const ABReport& r) {
              (r.tilings_match ? " events" : " output rows") + ") and both match the float64 reference";
   }
   if (!r.tilings_match)
-    s.details.push_back("the tilings differ (A: " + tiling_text(r.a.tiling) + "; B: " + tiling_text(r.b.tiling) +
+    s.details.push_back("the tilings differ (A: " + tiling_text(r.a) + "; B: " + tiling_text(r.b) +
                         "): compared where they meet, the final output");
   if (!r.inputs_note.empty() && r.inputs_identical) s.details.push_back(r.inputs_note);
   if (r.only_in_one) s.details.push_back(std::to_string(r.only_in_one) + (r.tilings_match ? " events" : " output rows") +
@@ -295,16 +347,29 @@ Symptom ab_symptom(const ABReport& r) {
   return s;
 }
 
+// Whether the two runs' events are the same points of a kernel: our kernels' runs with one tiling,
+// or runs whose stage tables and event identities (with their keys) coincide.
+bool events_match(const RunView& a, const RunView& b) {
+  if (a.tiling && b.tiling) return *a.tiling == *b.tiling && a.max_rows == b.max_rows;
+  if (a.stages != b.stages || a.num_events() != b.num_events()) return false;
+  std::vector<PairKey> ka, kb;
+  for (const EventHeader& h : a.headers) ka.push_back(pair_key(h));
+  for (const EventHeader& h : b.headers) kb.push_back(pair_key(h));
+  std::sort(ka.begin(), ka.end());
+  std::sort(kb.begin(), kb.end());
+  return ka == kb;
+}
+
 }  // namespace
 
 ABReport compare_runs(const RunView& a, const RunView& b, const AnalysisOptions& options) {
-  check_same_problem(a.config, b.config);
+  check_same_problem(a.attention, b.attention);
   ABReport r;
   r.a = analyze_run(a, options);
   r.b = analyze_run(b, options);
   r.inputs_identical = same_inputs(a, b, r.inputs_note);
-  r.same_kernel = a.config == b.config;
-  r.tilings_match = r.a.tiling == r.b.tiling && a.block_m == b.block_m;
+  r.same_kernel = a.config && b.config ? *a.config == *b.config : a.stages == b.stages;
+  r.tilings_match = events_match(a, b);
   if (r.inputs_identical) {
     if (r.tilings_match) compare_events(a, b, r);
     else compare_outputs(a, b, r);

@@ -2,8 +2,9 @@
 // kernel, 4 vs 8 splits, two schedules of the CPU runtime), beside each one's own analysis
 // against the float64 reference.
 //
-// Where the tilings match, event by event (same stage, tile, split or kv tile); where they
-// differ, where they meet: the final output, row by row. Two runs agree where their difference
+// Where the runs' events are the same points of the kernel (one tiling of our kernels, or the
+// same stage table and event identities), event by event; otherwise where they meet: the final
+// output, row by row. Two runs agree where their difference
 // is within the sum of their tolerances (each may be that far from the reference). The inputs
 // must be identical (checked on the pairs both hold); when they are not, the comparison says so
 // instead of comparing.
@@ -21,8 +22,7 @@
 namespace ts {
 
 struct ABDifference {
-  EventKey key;              // where A and B first disagree (the final output when compared there)
-  KvTileRange kv;
+  EventHeader where{};       // where A and B first disagree (A's event; the output when compared there)
   int64_t event_a = -1, event_b = -1;
   std::vector<int64_t> query_rows;  // rows that differ (query index within the pair)
   double max_o_norm = 0;     // max |O/l A - O/l B| over those rows
@@ -46,8 +46,8 @@ struct ABReport {
   bool clean() const { return verdict == Verdict::clean; }
 };
 
-// Throws AnalysisError when the two runs are not the same problem (sizes, causal, scale or
-// dtype differ) or cannot be analysed.
+// Throws AnalysisError when the two runs are not the same problem (their attention descriptions
+// differ) or cannot be analysed.
 ABReport compare_runs(const RunView& a, const RunView& b, const AnalysisOptions& options = {});
 
 }  // namespace ts

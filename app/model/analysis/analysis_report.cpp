@@ -1,17 +1,30 @@
 #include "app/model/analysis/analysis_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace ts {
 
-const ErrorGrid* AnalysisReport::grid(Stage stage, int32_t batch, int32_t head) const {
+int64_t ErrorGrid::column_of(int64_t key_end) const {
+  const auto it = std::lower_bound(column_keys.begin(), column_keys.end(), key_end);
+  if (it == column_keys.end() || *it != key_end) return column_keys.empty() ? 0 : -1;
+  return it - column_keys.begin();
+}
+
+const std::string& AnalysisReport::stage_name(int32_t stage) const {
+  static const std::string unknown = "?";
+  return stage >= 0 && static_cast<size_t>(stage) < stage_table.size() ? stage_table[static_cast<size_t>(stage)].name
+                                                                        : unknown;
+}
+
+const ErrorGrid* AnalysisReport::grid(int32_t stage, int32_t batch, int32_t head) const {
   for (const ErrorGrid& g : grids)
     if (g.stage == stage && g.batch == batch && g.head == head) return &g;
   return nullptr;
 }
 
-std::vector<float> AnalysisReport::error_by_query(Stage stage, int32_t batch, int32_t head) const {
+std::vector<float> AnalysisReport::error_by_query(int32_t stage, int32_t batch, int32_t head) const {
   const ErrorGrid* g = grid(stage, batch, head);
   if (!g) return {};
   std::vector<float> out(static_cast<size_t>(g->grid.rows), 0.0f);

@@ -1,25 +1,25 @@
 // What the analysis of one run found: per-stage verdicts and error figures, the first
-// divergence in the kernels' own order, missing events, the error grids (query index x split
-// or kv tile) and error by query index, and a symptom line a person can act on. The one model
-// the CLI (`tilescope diff`, `tilescope export`) and the GUI's panels read.
+// divergence in the kernel's own order, missing events, the error grids (query index x keys
+// covered) and error by query index, and a symptom line a person can act on. The one model the
+// CLI (`tilescope diff`, `tilescope export`) and the GUI's panels read.
 //
-// Error "ratios" are error / tolerance bar (worst quantity of a row): <= 1 passes, > 1 fails,
-// +inf for NaN or an infinity where the reference is finite. Grids hold NaN where the trace
-// held NaN, so that a heatmap shows it in its own colour.
+// Stages are the run's own (its stage table: any names, any number), known to the analysis by
+// their kind only. Error "ratios" are error / tolerance bar (worst quantity of a row): <= 1
+// passes, > 1 fails, +inf for NaN or an infinity where the reference is finite. Grids hold NaN
+// where the trace held NaN, so that a heatmap shows it in its own colour.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/tolerance.h"
 #include "app/model/float_grid.h"
-#include "instrumentation/trace/trace_event.h"
 #include "base/attention_config.h"
+#include "base/attention_spec.h"
+#include "instrumentation/trace/trace_event.h"
 #include "kernels/tiling.h"
 
 namespace ts {
@@ -39,9 +39,10 @@ struct NonFiniteCounts {
 };
 
 struct StageReport {
-  Stage stage = Stage::fa1_step;
+  int32_t stage = 0;        // index in the run's stage table
+  StageInfo info;           // name, kind, pass
   bool traced = false;      // the run has (or should have) events of this stage
-  std::string convention;   // "unnormalized", "normalized" or "mixed" (as the events store it)
+  std::string convention;   // convention_name() of its events, or "mixed"
   uint64_t events_expected = 0, events_compared = 0, events_failing = 0, events_missing = 0;
   uint64_t rows_compared = 0, rows_failing = 0;
   QuantityStats m, l, o_norm, o_raw;  // m is LSE in the normalised convention
@@ -50,33 +51,27 @@ struct StageReport {
   bool clean() const { return events_failing == 0 && events_missing == 0; }
 };
 
-// One event's outcome (the GUI's tile navigator colours tiles by worst_ratio).
+// One event's outcome (the GUI's tile navigator colours events by worst_ratio).
 struct EventResult {
-  bool compared = false;   // false: its coordinates do not belong to the run (see anomalies)
+  bool compared = false;   // false: it does not belong to the run (see anomalies)
   bool passes = true;
   float worst_ratio = 0;
   uint8_t failed = 0;      // QuantityBit (state_compare.h), over the rows
   int32_t failing_rows = 0;
-  int32_t first_failing_row = -1;  // within the tile
+  int32_t first_failing_row = -1;  // within the event
   uint32_t nan = 0, inf = 0;       // non-finite trace values (inf: where the reference is finite)
-  uint32_t nan_in_no_key_rows = 0; // NaN values in rows that see no key in the event's kv range
-  int32_t no_key_rows = 0;         // rows that see no key in the event's kv range
-  KvTileRange kv;                  // the kv tiles it covers (by the tiling)
+  uint32_t nan_in_no_key_rows = 0; // NaN values in rows that see no key in the event's key ranges
+  int32_t no_key_rows = 0;         // rows that see no key in the event's key ranges
 };
 
-struct MissingEvent {
-  EventKey key;
-  KvTileRange kv;
-};
-
-// The earliest problem in the kernels' own order: an event over tolerance, or one that was
+// The earliest problem in the kernel's own order: an event over tolerance, or one that was
 // never written.
 struct Divergence {
   bool found = false;
   bool missing = false;       // the event was never written (no payload to show)
   int64_t event_index = -1;   // into the run's events; -1 when missing
-  EventKey key;
-  KvTileRange kv;
+  int64_t missing_index = -1; // into the report's missing events when missing
+  EventHeader header{};       // the event (or the missing event's planned identity)
   std::vector<int64_t> query_rows;  // failing rows, as query indices within the (batch, head)
   std::vector<int32_t> columns;     // head-dim columns with a failing O cell
   uint8_t failed = 0;               // QuantityBit
@@ -86,15 +81,21 @@ struct Divergence {
   int64_t first_failing_event = -1;
 };
 
-// Error by (query index x column) of one stage and (batch, head): columns are kv tiles for
-// fa1.step, splits for Split-K's stages, one for the final output. Cells no event covered are
-// masked.
+// Error by (query index x column) of one stage (or the overview) and (batch, head). A column is
+// a position in the keys: the end of the key ranges an event covers (the `column_keys`, sorted),
+// so the columns of a running state are its steps over the keys, those of a split's state its
+// split, and the overview lines every stage up on the same key positions. Cells no event covered
+// are masked. Very large grids are pooled over query rows (`rows_per_cell` > 1: a cell is the
+// worst of that many queries).
 struct ErrorGrid {
-  Stage stage = Stage::fa1_step;
+  int32_t stage = -1;        // index in the stage table; -1 for the overview
   int32_t batch = 0, head = 0;
-  std::string column_axis;   // "kv tile", "split", "output"
+  std::vector<int64_t> column_keys;  // per column: one past the last key covered
+  int64_t rows_per_cell = 1;
   FloatGrid grid;            // worst ratio per (query, column); NaN where the trace had NaN
   FloatGridView view() const { return grid.view(); }
+  // The column of key end `key_end`, or -1.
+  int64_t column_of(int64_t key_end) const;
 };
 
 struct Symptom {
@@ -107,31 +108,38 @@ enum class Verdict { clean, divergence };
 
 struct AnalysisReport {
   std::string label;
-  AttentionConfig config;
-  Tiling tiling;
+  AttentionSpec attention;
+  std::vector<StageInfo> stage_table;
+  std::optional<AttentionConfig> config;  // runs of our kernels
+  std::optional<Tiling> tiling;
   std::map<std::string, std::string> metadata;
   Tolerance tolerance;
   Verdict verdict = Verdict::clean;
 
-  std::array<StageReport, kNumStages> stages{};
+  std::vector<StageReport> stages;            // one per stage of the table
   std::vector<EventResult> events;            // one per run event, same index
   Divergence first_divergence;
-  std::vector<MissingEvent> missing;          // in the kernels' order
+  std::vector<EventHeader> missing;           // in the kernel's order
   std::vector<std::string> anomalies;         // events that do not belong to the run, duplicates
   uint64_t dropped_events = 0;                // the trace buffer was full: events not captured
 
   std::vector<ErrorGrid> grids;               // per traced stage and (batch, head)
-  std::vector<ErrorGrid> overview;            // per (batch, head): worst of the intermediate stages
+  std::vector<ErrorGrid> overview;            // per (batch, head): worst of the non-final stages
   Symptom symptom;
 
   bool clean() const { return verdict == Verdict::clean; }
+  const std::string& stage_name(int32_t stage) const;
   // The grid of a stage and pair, or nullptr.
-  const ErrorGrid* grid(Stage stage, int32_t batch, int32_t head) const;
+  const ErrorGrid* grid(int32_t stage, int32_t batch, int32_t head) const;
   // Worst ratio per query index of a stage and pair (max over the grid's columns; NaN where a
   // NaN was met); empty when the stage or pair was not traced.
-  std::vector<float> error_by_query(Stage stage, int32_t batch, int32_t head) const;
+  std::vector<float> error_by_query(int32_t stage, int32_t batch, int32_t head) const;
 };
 
 std::string_view to_string(Verdict v);
+
+// The grids' cell budget over a whole report: beyond it, grids are pooled over query rows so
+// that a trace claiming huge sizes cannot make the analysis allocate without bound.
+inline constexpr int64_t kMaxReportGridCells = int64_t{1} << 26;
 
 }  // namespace ts

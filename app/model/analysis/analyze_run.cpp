@@ -16,20 +16,12 @@
 namespace ts {
 namespace {
 
-constexpr float kInfF = std::numeric_limits<float>::infinity();
-
-std::string describe_key(const EventKey& k) {
-  std::string s = stage_name(k.stage) + " batch " + std::to_string(k.batch) + " head " + std::to_string(k.head) +
-                  " q_tile " + std::to_string(k.q_tile);
-  if (k.stage == static_cast<int32_t>(Stage::fa1_step)) s += " kv tile " + std::to_string(k.step);
-  if (k.split >= 0) s += " split " + std::to_string(k.split);
-  return s;
-}
+constexpr float kNaNF = std::numeric_limits<float>::quiet_NaN();
 
 void add_quantity(QuantityStats& q, float err, float ref, const QuantityBar& bar, float l_ref) {
   const float ratio = bar_ratio(err, bar.bar(ref, l_ref));
   q.max_abs = std::max<double>(q.max_abs, err);
-  const double rel = err == 0.0f ? 0.0 : (ref > 0.0f ? static_cast<double>(err) / ref : kInfF);
+  const double rel = err == 0.0f ? 0.0 : (ref > 0.0f ? static_cast<double>(err) / ref : INFINITY);
   q.max_rel = std::max(q.max_rel, rel);
   q.max_ratio = std::max<double>(q.max_ratio, ratio);
   if (ratio > 1.0f) ++q.failing_rows;
@@ -37,168 +29,192 @@ void add_quantity(QuantityStats& q, float err, float ref, const QuantityBar& bar
 
 // Worst of two cells, NaN winning (a NaN must stay visible).
 float worst(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+  if (std::isnan(a) || std::isnan(b)) return kNaNF;
   return std::max(a, b);
 }
 
-int32_t grid_columns(Stage s, const Tiling& t) {
-  switch (s) {
-    case Stage::fa1_step: return std::max(1, t.num_kv_tiles);
-    case Stage::splitk_partial:
-    case Stage::splitk_reduce: return std::max(1, t.num_splits);
-    case Stage::final_output: return 1;
+// Phase 1: which events can be compared, which repeat another, and the row blocks they form.
+struct Identities {
+  std::vector<std::vector<size_t>> by_block;  // event indices per row block, blocks in order
+  std::vector<RowBlock> blocks;
+};
+// Notes of one kind beyond this many are summarised in one line (a trace may repeat an event
+// thousands of times).
+constexpr size_t kNotesOfAKind = 3;
+
+Identities identify(const RunView& run, AnalysisReport& rep) {
+  Identities ids;
+  std::map<EventKey, size_t> present;
+  std::map<RowBlock, size_t> block_index;
+  size_t not_compared = 0, repeats = 0;
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    const EventHeader& h = run.headers[i];
+    std::string problem = event_problem(h, run.attention);
+    if (problem.empty() && h.rows <= 0) problem = "it holds no rows";
+    if (!problem.empty()) {
+      if (not_compared++ < kNotesOfAKind)
+        rep.anomalies.push_back("event " + std::to_string(i) + " (" + describe_event(h, run.stages, run.attention) +
+                                "): " + problem + "; not compared");
+      continue;
+    }
+    auto [it, fresh] = present.emplace(event_key(h), i);
+    if (!fresh && repeats++ < kNotesOfAKind)
+      rep.anomalies.push_back("event " + std::to_string(i) + " repeats event " + std::to_string(it->second) + " (" +
+                              describe_event(h, run.stages, run.attention) + ")");
+    const RowBlock rb = row_block(h);
+    auto [bit, new_block] = block_index.emplace(rb, ids.blocks.size());
+    if (new_block) {
+      ids.blocks.push_back(rb);
+      ids.by_block.emplace_back();
+    }
+    ids.by_block[bit->second].push_back(i);
+    rep.events[i].compared = true;
   }
-  return 1;
+  if (not_compared > kNotesOfAKind)
+    rep.anomalies.push_back("... and " + std::to_string(not_compared - kNotesOfAKind) +
+                            " more events that cannot be compared (" + std::to_string(not_compared) + " in all)");
+  if (repeats > kNotesOfAKind)
+    rep.anomalies.push_back("... and " + std::to_string(repeats - kNotesOfAKind) + " more events that repeat an earlier one (" +
+                            std::to_string(repeats) + " in all)");
+  return ids;
 }
 
-int32_t grid_column(const EventKey& k) {
-  switch (static_cast<Stage>(k.stage)) {
-    case Stage::fa1_step: return k.step;
-    case Stage::splitk_partial:
-    case Stage::splitk_reduce: return k.split;
-    case Stage::final_output: return 0;
+// Phase 2: every compared event's rows against the reference of its row block, row blocks in
+// parallel, with the naive baselines' errors when the tolerance is not known yet.
+std::vector<RowError> compare_events(const RunView& run, RunReference& ref, const Identities& ids, unsigned workers) {
+  const size_t rows_cap = static_cast<size_t>(run.max_rows);
+  std::vector<RowError> row_errors(run.num_events() * rows_cap);
+  const bool need_naive = !ref.has_tolerance();
+  std::vector<NaiveErrors> naive(ids.blocks.size());
+  const double scale = run.attention.effective_scale();
+  parallel_for(static_cast<int64_t>(ids.blocks.size()), workers, [&](int64_t b) {
+    const std::shared_ptr<const RowBlockReference> block = ref.block(ids.blocks[static_cast<size_t>(b)]);
+    if (need_naive) naive[static_cast<size_t>(b)] = ref.naive_errors(*block);
+    for (size_t i : ids.by_block[static_cast<size_t>(b)]) {
+      const RefState want = ref.expected(run.headers[i], *block);
+      const RunEvent ev = run.event(i);
+      const TraceState got{ev.header.convention, scale, ev.header.rows, run.head_dim, ev.m, ev.l, ev.o};
+      compare_state(got, want,
+                    std::span<RowError>(row_errors).subspan(i * rows_cap, static_cast<size_t>(ev.header.rows)));
+    }
+  });
+  if (need_naive) {
+    NaiveErrors all;
+    for (const NaiveErrors& e : naive) all = max_errors(all, e);
+    ref.set_tolerance(rule_tolerance(all, run.attention.dtype));
   }
-  return 0;
+  return row_errors;
 }
 
-const char* column_axis(Stage s) {
-  switch (s) {
-    case Stage::fa1_step: return "kv tile";
-    case Stage::splitk_partial:
-    case Stage::splitk_reduce: return "split";
-    case Stage::final_output: return "output";
+// Phase 3's grid layout: per stage the sorted key ends its events reach (its columns), the
+// overview's as the union over the non-final stages, and the row pooling that keeps the whole
+// report within kMaxReportGridCells.
+struct GridLayout {
+  std::vector<std::vector<int64_t>> stage_columns;
+  std::vector<int64_t> overview_columns;
+  int64_t rows_per_cell = 1;
+};
+GridLayout lay_out_grids(const RunView& run, const AnalysisReport& rep) {
+  GridLayout g;
+  g.stage_columns.resize(run.num_stages());
+  std::vector<std::set<std::pair<int32_t, int32_t>>> pairs(run.num_stages());
+  std::set<std::pair<int32_t, int32_t>> overview_pairs;
+  std::set<int64_t> overview;
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    if (!rep.events[i].compared) continue;
+    const EventHeader& h = run.headers[i];
+    const StageInfo& st = run.stage_of(i);
+    const int64_t end = event_key_end(h, st, run.attention);
+    g.stage_columns[static_cast<size_t>(h.stage)].push_back(end);
+    pairs[static_cast<size_t>(h.stage)].insert({h.batch, h.head});
+    if (st.kind != StageKind::final) {
+      overview.insert(end);
+      overview_pairs.insert({h.batch, h.head});
+    }
   }
-  return "column";
+  double cells = 0;
+  for (size_t s = 0; s < g.stage_columns.size(); ++s) {
+    auto& c = g.stage_columns[s];
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    cells += static_cast<double>(c.size()) * static_cast<double>(pairs[s].size());
+  }
+  g.overview_columns.assign(overview.begin(), overview.end());
+  cells += static_cast<double>(g.overview_columns.size()) * static_cast<double>(overview_pairs.size());
+  cells *= static_cast<double>(run.attention.seq_q);
+  if (cells > static_cast<double>(kMaxReportGridCells))
+    g.rows_per_cell = static_cast<int64_t>(std::ceil(cells / static_cast<double>(kMaxReportGridCells)));
+  return g;
 }
 
-ErrorGrid new_grid(Stage s, int32_t batch, int32_t head, const AttentionConfig& c, const Tiling& t) {
+ErrorGrid new_grid(int32_t stage, int32_t batch, int32_t head, const std::vector<int64_t>& columns, int64_t seq_q,
+                   int64_t rows_per_cell) {
   ErrorGrid g;
-  g.stage = s;
+  g.stage = stage;
   g.batch = batch;
   g.head = head;
-  g.column_axis = column_axis(s);
-  g.grid.rows = c.seq_q;
-  g.grid.cols = grid_columns(s, t);
+  g.column_keys = columns;
+  g.rows_per_cell = rows_per_cell;
+  g.grid.rows = (seq_q + rows_per_cell - 1) / rows_per_cell;
+  g.grid.cols = std::max<int64_t>(1, static_cast<int64_t>(columns.size()));
   const size_t cells = static_cast<size_t>(g.grid.rows) * static_cast<size_t>(g.grid.cols);
   g.grid.values.assign(cells, 0.0f);
   g.grid.mask.assign(cells, 1);  // uncovered until an event writes the cell
   return g;
 }
 
-// The worst of the intermediate stages of one pair, cell by cell (FA-1: its steps; Split-K: the
-// partials and the reduce, both by split).
-void build_overview(AnalysisReport& rep) {
+void put(ErrorGrid& g, int64_t query, int64_t col, float value) {
+  const size_t cell = static_cast<size_t>((query / g.rows_per_cell) * g.grid.cols + col);
+  g.grid.values[cell] = g.grid.mask[cell] ? value : worst(g.grid.values[cell], value);
+  g.grid.mask[cell] = 0;
+}
+
+// The worst of the non-final stages of one pair, cell by cell, on the overview's columns.
+void build_overview(AnalysisReport& rep, const GridLayout& layout) {
   std::map<std::pair<int32_t, int32_t>, ErrorGrid> by_pair;
   for (const ErrorGrid& g : rep.grids) {
-    if (g.stage == Stage::final_output) continue;
-    auto [it, fresh] = by_pair.try_emplace({g.batch, g.head}, g);
-    if (fresh) continue;
+    if (rep.stages[static_cast<size_t>(g.stage)].info.kind == StageKind::final) continue;
+    auto [it, fresh] = by_pair.try_emplace({g.batch, g.head});
     ErrorGrid& o = it->second;
-    if (o.grid.cols != g.grid.cols) continue;
-    for (size_t c = 0; c < o.grid.values.size(); ++c) {
-      if (g.grid.mask[c]) continue;
-      o.grid.values[c] = o.grid.mask[c] ? g.grid.values[c] : worst(o.grid.values[c], g.grid.values[c]);
-      o.grid.mask[c] = 0;
+    if (fresh)
+      o = new_grid(-1, g.batch, g.head, layout.overview_columns, rep.attention.seq_q, layout.rows_per_cell);
+    for (int64_t c = 0; c < g.grid.cols; ++c) {
+      const int64_t oc = o.column_of(g.column_keys[static_cast<size_t>(c)]);
+      for (int64_t r = 0; r < g.grid.rows; ++r) {
+        const size_t from = static_cast<size_t>(r * g.grid.cols + c);
+        if (g.grid.mask[from]) continue;
+        const size_t to = static_cast<size_t>(r * o.grid.cols + oc);
+        o.grid.values[to] = o.grid.mask[to] ? g.grid.values[from] : worst(o.grid.values[to], g.grid.values[from]);
+        o.grid.mask[to] = 0;
+      }
     }
   }
-  for (auto& [pair, g] : by_pair) {
-    g.column_axis = rep.tiling.kernel == KernelKind::fa1 ? "kv tile" : "split";
-    rep.overview.push_back(std::move(g));
-  }
+  for (auto& [pair, g] : by_pair) rep.overview.push_back(std::move(g));
 }
 
-}  // namespace
-
-AnalysisReport analyze_run(const RunView& run, const AnalysisOptions& options) {
-  RunReferenceOptions ro;
-  ro.cache_bytes = options.reference_cache_bytes;
-  ro.workers = options.workers;
-  ro.tolerance = options.tolerance;
-  RunReference reference(run, ro);
-  return analyze_run(run, reference, options.workers);
-}
-
-AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned workers) {
-  AnalysisReport rep;
-  rep.label = run.label;
-  rep.config = ref.config();
-  rep.tiling = ref.tiling();
-  rep.metadata = run.metadata;
-  rep.dropped_events = run.dropped_events;
-  for (int s = 0; s < kNumStages; ++s) rep.stages[static_cast<size_t>(s)].stage = static_cast<Stage>(s);
-  const Tiling& tiling = rep.tiling;
-  const size_t n = run.num_events();
-  const size_t bm = static_cast<size_t>(run.block_m);
-  if (n == 0)
-    throw AnalysisError("the run holds no events to compare (captured without tracing, or with filters that kept "
-                        "nothing); capture it with tracing on");
-  rep.events.resize(n);
-
-  // Identities; events that do not belong to the run are set aside.
-  std::vector<EventKey> keys(n);
-  std::map<TileId, std::vector<size_t>> groups;
-  std::map<EventKey, size_t> present;
-  for (size_t i = 0; i < n; ++i) {
-    const EventHeader& h = run.headers[i];
-    const std::string problem = event_problem(h, rep.config, tiling);
-    if (!problem.empty()) {
-      rep.anomalies.push_back("event " + std::to_string(i) + " (" + stage_name(h.stage) + "): " + problem +
-                              "; not compared");
-      continue;
-    }
-    keys[i] = event_key(h);
-    auto [it, fresh] = present.emplace(keys[i], i);
-    if (!fresh)
-      rep.anomalies.push_back("event " + std::to_string(i) + " repeats event " + std::to_string(it->second) + " (" +
-                              describe_key(keys[i]) + ")");
-    groups[{h.batch, h.head, h.q_tile}].push_back(i);
-    rep.events[i].compared = true;
-    rep.events[i].kv = expected_kv_range(keys[i], tiling);
-  }
-
-  // Row errors, a tile at a time: its reference, the naive baselines on it, its events.
-  std::vector<RowError> row_errors(n * bm);
-  const bool need_naive = !ref.has_tolerance();
-  std::vector<std::pair<TileId, const std::vector<size_t>*>> tiles;
-  for (const auto& [id, idx] : groups) tiles.emplace_back(id, &idx);
-  std::vector<NaiveErrors> naive(tiles.size());
-  parallel_for(static_cast<int64_t>(tiles.size()), workers, [&](int64_t t) {
-    const auto& [id, idx] = tiles[static_cast<size_t>(t)];
-    const std::shared_ptr<const TileReference> tile = ref.tile(id);
-    if (need_naive) naive[static_cast<size_t>(t)] = ref.naive_errors(id, *tile);
-    for (size_t i : *idx) {
-      const RefState want = ref.expected(keys[i], *tile);
-      const RunEvent ev = run.event(i);
-      const TraceState got{static_cast<Convention>(ev.header.convention), ev.header.rows, run.head_dim, ev.m, ev.l,
-                           ev.o};
-      compare_state(got, want, std::span<RowError>(row_errors).subspan(i * bm, static_cast<size_t>(ev.header.rows)));
-    }
-  });
-  if (need_naive) {
-    NaiveErrors all;
-    for (const NaiveErrors& e : naive) all = max_errors(all, e);
-    ref.set_tolerance(rule_tolerance(all, rep.config.dtype));
-  }
-  rep.tolerance = ref.tolerance();
-
-  // Verdicts, stage figures and grids.
+// Phase 3: verdicts under the tolerance, each stage's figures, the grids.
+void judge(const RunView& run, const std::vector<RowError>& row_errors, AnalysisReport& rep) {
+  const size_t rows_cap = static_cast<size_t>(run.max_rows);
+  const GridLayout layout = lay_out_grids(run, rep);
   std::map<std::tuple<int32_t, int32_t, int32_t>, size_t> grid_of;
-  std::array<std::set<int32_t>, kNumStages> conventions;
-  for (size_t i = 0; i < n; ++i) {
+  std::vector<std::set<int32_t>> conventions(run.num_stages());
+  for (size_t i = 0; i < run.num_events(); ++i) {
     EventResult& res = rep.events[i];
     if (!res.compared) continue;
     const EventHeader& h = run.headers[i];
-    const Stage stage = static_cast<Stage>(h.stage);
+    const StageInfo& stage = run.stage_of(i);
     StageReport& sr = rep.stages[static_cast<size_t>(h.stage)];
-    const StageBars& bars = rep.tolerance.for_stage(stage);
+    const StageBars& bars = rep.tolerance.for_kind(stage.kind);
     conventions[static_cast<size_t>(h.stage)].insert(h.convention);
     auto [git, fresh] = grid_of.try_emplace({h.stage, h.batch, h.head}, rep.grids.size());
-    if (fresh) rep.grids.push_back(new_grid(stage, h.batch, h.head, rep.config, tiling));
+    if (fresh)
+      rep.grids.push_back(new_grid(h.stage, h.batch, h.head, layout.stage_columns[static_cast<size_t>(h.stage)],
+                                   run.attention.seq_q, layout.rows_per_cell));
     ErrorGrid& grid = rep.grids[git->second];
-    const int64_t col = grid_column(keys[i]);
+    const int64_t col = grid.column_of(event_key_end(h, stage, run.attention));
     ++sr.events_compared;
     for (int32_t r = 0; r < h.rows; ++r) {
-      const RowError& e = row_errors[i * bm + static_cast<size_t>(r)];
+      const RowError& e = row_errors[i * rows_cap + static_cast<size_t>(r)];
       const RowVerdict v = judge_row(e, bars);
       ++sr.rows_compared;
       add_quantity(sr.m, e.m_err, e.m_ref, bars.m, e.l_ref);
@@ -221,11 +237,7 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
         ++res.failing_rows;
         if (res.first_failing_row < 0) res.first_failing_row = r;
       }
-      const int64_t query = static_cast<int64_t>(h.q_tile) * tiling.block_m + r;
-      const size_t cell = static_cast<size_t>(query * grid.grid.cols + col);
-      const float value = e.nan > 0 ? std::numeric_limits<float>::quiet_NaN() : v.ratio;
-      grid.grid.values[cell] = grid.grid.mask[cell] ? value : worst(grid.grid.values[cell], value);
-      grid.grid.mask[cell] = 0;
+      put(grid, int64_t{h.q_begin} + r, col, e.nan > 0 ? kNaNF : v.ratio);
     }
     res.passes = res.failed == 0;
     if (!res.passes) {
@@ -233,46 +245,41 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
       if (sr.first_failing_event < 0) sr.first_failing_event = static_cast<int64_t>(i);
     }
   }
-  for (int s = 0; s < kNumStages; ++s) {
-    const auto& c = conventions[static_cast<size_t>(s)];
-    StageReport& sr = rep.stages[static_cast<size_t>(s)];
-    if (c.size() == 1) sr.convention = *c.begin() == static_cast<int32_t>(Convention::normalized) ? "normalized" : "unnormalized";
-    else if (c.size() > 1) sr.convention = "mixed";
+  for (size_t s = 0; s < run.num_stages(); ++s) {
+    const auto& c = conventions[s];
+    if (c.size() == 1) rep.stages[s].convention = convention_name(*c.begin());
+    else if (c.size() > 1) rep.stages[s].convention = "mixed";
   }
-  build_overview(rep);
+  build_overview(rep, layout);
+}
 
-  // Missing events: every event a trace of these tiles and stages holds, that this one lacks.
-  std::vector<TileId> tile_ids;
-  uint32_t stage_mask = 0;
-  for (const auto& [id, idx] : groups) tile_ids.push_back(id);
-  for (const auto& [key, idx] : present) stage_mask |= stage_bit(static_cast<Stage>(key.stage));
-  uint64_t not_captured = 0;
-  for (const EventKey& key : expected_events(tiling, tile_ids, stage_mask)) {
-    StageReport& sr = rep.stages[static_cast<size_t>(key.stage)];
-    ++sr.events_expected;
-    if (present.count(key)) continue;
-    if (run.dropped_events > 0) {
-      ++not_captured;  // the buffer was full: cannot tell a dropped event from an unwritten one
-      continue;
-    }
-    ++sr.events_missing;
-    rep.missing.push_back({key, expected_kv_range(key, tiling)});
+// Phase 4: the planned events the kernel never wrote, in the kernel's own order.
+void collect_missing(const RunView& run, AnalysisReport& rep) {
+  std::vector<EventHeader> missing = run.missing;
+  const auto order = kernel_order(missing, run.stages);
+  for (size_t i : order) {
+    const EventHeader& m = missing[i];
+    if (m.stage < 0 || static_cast<size_t>(m.stage) >= run.num_stages()) continue;
+    ++rep.stages[static_cast<size_t>(m.stage)].events_missing;
+    rep.missing.push_back(m);
   }
-  if (not_captured > 0)
-    rep.anomalies.push_back(std::to_string(not_captured) + " events of the traced tiles are not in the trace; the " +
-                            "trace buffer was full (" + std::to_string(run.dropped_events) +
-                            " events dropped): capture with a larger --capacity or narrower filters");
-  for (StageReport& sr : rep.stages) sr.traced = sr.events_expected > 0 || sr.events_compared > 0;
+  if (run.dropped_events > 0)
+    rep.anomalies.push_back(std::to_string(run.dropped_events) +
+                            " events were dropped because the trace buffer was full; they were not checked: capture "
+                            "with a larger --capacity or narrower filters");
+  for (StageReport& sr : rep.stages) {
+    sr.events_expected = sr.events_compared + sr.events_missing;
+    sr.traced = sr.events_expected > 0;
+  }
+}
 
-  // The first divergence in the kernels' own order.
-  std::optional<OrderKey> best;
-  int64_t best_event = -1;
-  const MissingEvent* best_missing = nullptr;
-  int64_t first_failing = -1;
-  std::optional<OrderKey> first_failing_key;
-  for (size_t i = 0; i < n; ++i) {
+// Phase 5: the first divergence in the kernel's own order (a missing event counts).
+void find_first_divergence(const RunView& run, const RunReference& ref, AnalysisReport& rep) {
+  std::optional<OrderKey> best, first_failing_key;
+  int64_t best_event = -1, first_failing = -1, best_missing = -1;
+  for (size_t i = 0; i < run.num_events(); ++i) {
     if (!rep.events[i].compared || rep.events[i].passes) continue;
-    const OrderKey k = order_key(keys[i], tiling);
+    const OrderKey k = order_key(run.headers[i], run.stages);
     if (!first_failing_key || k < *first_failing_key) {
       first_failing_key = k;
       first_failing = static_cast<int64_t>(i);
@@ -280,39 +287,75 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
   }
   best = first_failing_key;
   best_event = first_failing;
-  for (const MissingEvent& m : rep.missing) {
-    const OrderKey k = order_key(m.key, tiling);
+  for (size_t m = 0; m < rep.missing.size(); ++m) {
+    const OrderKey k = order_key(rep.missing[m], run.stages);
     if (!best || k < *best) {
       best = k;
-      best_missing = &m;
+      best_missing = static_cast<int64_t>(m);
       best_event = -1;
     }
   }
   Divergence& d = rep.first_divergence;
-  std::optional<EventComparison> first_cmp;
-  if (first_failing >= 0) first_cmp = compare_event(run, ref, static_cast<size_t>(first_failing));
   d.first_failing_event = first_failing;
-  if (best_missing) {
+  if (best_missing >= 0) {
     d.found = true;
     d.missing = true;
-    d.key = best_missing->key;
-    d.kv = best_missing->kv;
+    d.missing_index = best_missing;
+    d.header = rep.missing[static_cast<size_t>(best_missing)];
     // Every row the event should have held went unchecked.
-    const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * tiling.block_m;
-    for (int64_t r = 0; r < tiling.rows_in_q_tile(d.key.q_tile); ++r) d.query_rows.push_back(q0 + r);
+    for (int32_t r = 0; r < d.header.rows; ++r) d.query_rows.push_back(int64_t{d.header.q_begin} + r);
   } else if (best_event >= 0) {
+    const EventResult& e = rep.events[static_cast<size_t>(best_event)];
+    const EventComparison cmp = compare_event(run, ref, static_cast<size_t>(best_event));
     d.found = true;
     d.event_index = best_event;
-    d.key = keys[static_cast<size_t>(best_event)];
-    d.kv = rep.events[static_cast<size_t>(best_event)].kv;
-    d.failed = rep.events[static_cast<size_t>(best_event)].failed;
-    d.nan = rep.events[static_cast<size_t>(best_event)].nan;
-    d.worst_ratio = rep.events[static_cast<size_t>(best_event)].worst_ratio;
-    const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * tiling.block_m;
-    for (int32_t r : first_cmp->failing_rows()) d.query_rows.push_back(q0 + r);
-    d.columns = first_cmp->failing_columns();
+    d.header = run.headers[static_cast<size_t>(best_event)];
+    d.failed = e.failed;
+    d.nan = e.nan;
+    d.worst_ratio = e.worst_ratio;
+    for (int32_t r : cmp.failing_rows()) d.query_rows.push_back(int64_t{d.header.q_begin} + r);
+    d.columns = cmp.failing_columns();
   }
-  rep.verdict = d.found ? Verdict::divergence : Verdict::clean;
+}
+
+}  // namespace
+
+AnalysisReport analyze_run(const RunView& run, const AnalysisOptions& options) {
+  RunReferenceOptions ro;
+  ro.cache_bytes = options.reference_cache_bytes;
+  ro.workers = options.workers;
+  ro.tolerance = options.tolerance;
+  RunReference reference(run, ro);
+  return analyze_run(run, reference, options.workers);
+}
+
+AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned workers) {
+  AnalysisReport rep;
+  rep.label = run.label;
+  rep.attention = run.attention;
+  rep.stage_table = run.stages;
+  rep.config = run.config;
+  rep.tiling = run.tiling;
+  rep.metadata = run.metadata;
+  rep.dropped_events = run.dropped_events;
+  for (size_t s = 0; s < run.num_stages(); ++s) {
+    StageReport sr;
+    sr.stage = static_cast<int32_t>(s);
+    sr.info = run.stages[s];
+    rep.stages.push_back(sr);
+  }
+  if (run.num_events() == 0 && run.missing.empty())
+    throw AnalysisError("the run holds no events to compare (captured without tracing, or with filters that kept "
+                        "nothing, and without its output); capture it with tracing on");
+  rep.events.resize(run.num_events());
+
+  const Identities ids = identify(run, rep);
+  const std::vector<RowError> row_errors = compare_events(run, ref, ids, workers);
+  rep.tolerance = ref.tolerance();
+  judge(run, row_errors, rep);
+  collect_missing(run, rep);
+  find_first_divergence(run, ref, rep);
+  rep.verdict = rep.first_divergence.found ? Verdict::divergence : Verdict::clean;
   rep.symptom = diagnose(rep, run, ref);
   return rep;
 }

@@ -50,25 +50,31 @@ EventComparison compare_event(const RunView& run, const RunReference& reference,
     throw std::out_of_range("event " + std::to_string(i) + " is past the run's " +
                             std::to_string(run.num_events()) + " events");
   const RunEvent ev = run.event(i);
-  const std::string problem = event_problem(ev.header, reference.config(), reference.tiling());
-  if (!problem.empty()) throw AnalysisError("event " + std::to_string(i) + " does not belong to the run: " + problem);
+  const AttentionSpec& spec = reference.attention();
+  std::string problem = event_problem(ev.header, spec);
+  if (problem.empty() && ev.header.rows <= 0) problem = "it holds no rows";
+  if (!problem.empty()) throw AnalysisError("event " + std::to_string(i) + " cannot be compared: " + problem);
 
   EventComparison cmp;
   cmp.event_index = i;
   cmp.header = ev.header;
   cmp.key = event_key(ev.header);
-  cmp.kv = expected_kv_range(cmp.key, reference.tiling());
+  cmp.stage = run.stage_of(i);
+  cmp.keys = event_key_ranges(ev.header, cmp.stage, spec);
   cmp.rows = ev.header.rows;
   cmp.head_dim = run.head_dim;
-  const RefState want = reference.expected(cmp.key);
-  cmp.trace_convention = static_cast<Convention>(ev.header.convention);
-  cmp.reference_convention = want.convention;
-  cmp.compared_convention = comparison_convention(cmp.trace_convention, cmp.reference_convention);
+  const RefState want = reference.expected(ev.header);
+  cmp.trace_convention = ev.header.convention;
+  cmp.reference_normalized = want.normalized;
+  cmp.compared_normalized = compared_normalized(cmp.trace_convention, want.normalized);
 
-  const TraceState got{cmp.trace_convention, cmp.rows, cmp.head_dim, ev.m, ev.l, ev.o};
+  const double scale = spec.effective_scale();
+  const TraceState got{cmp.trace_convention, scale, cmp.rows, cmp.head_dim, ev.m, ev.l, ev.o};
   cmp.row_errors.resize(static_cast<size_t>(cmp.rows));
   compare_state(got, want, cmp.row_errors);
-  const StageBars& bars = reference.tolerance().for_stage(static_cast<Stage>(ev.header.stage));
+  const StageBars& bars = reference.tolerance().for_kind(cmp.stage.kind);
+  const bool got_normalized = (cmp.trace_convention & kNormalized) != 0;
+  const bool has_m = (cmp.trace_convention & kNoMax) == 0;
 
   const int32_t rows = cmp.rows, d = cmp.head_dim;
   for (FloatGrid* g : {&cmp.o_trace, &cmp.o_reference, &cmp.o_diff, &cmp.o_norm_trace, &cmp.o_norm_reference,
@@ -83,9 +89,12 @@ EventComparison compare_event(const RunView& run, const RunReference& reference,
 
   for (int32_t r = 0; r < rows; ++r) {
     const size_t ri = static_cast<size_t>(r);
-    const RowValues g = row_values(ev.m[ri], ev.l[ri], cmp.trace_convention, cmp.compared_convention);
-    const RowValues w = row_values(want.m[ri], want.l[ri], want.convention, cmp.compared_convention);
-    cmp.m_trace[ri] = static_cast<float>(g.m);
+    const double got_m = has_m ? canonical_m(ev.m[ri], cmp.trace_convention, scale) : want.m[ri];
+    const double got_l = got_normalized ? want.l[ri] : ev.l[ri];
+    const RowValues g = row_values(got_m, got_l, got_normalized, cmp.compared_normalized);
+    const RowValues w = row_values(want.m[ri], want.l[ri], want.normalized, cmp.compared_normalized);
+    // A trace that did not record its m channel has no m to show.
+    cmp.m_trace[ri] = has_m ? static_cast<float>(g.m) : std::numeric_limits<float>::quiet_NaN();
     cmp.m_reference[ri] = static_cast<float>(w.m);
     cmp.l_trace[ri] = static_cast<float>(g.l);
     cmp.l_reference[ri] = static_cast<float>(w.l);

@@ -1,7 +1,7 @@
 // One event beside its reference, cell by cell: what the GUI's detail view draws (trace |
 // reference | diff heatmaps, m and l curves over the query rows) and what exports write. Cheap
-// enough for every step of a stepping UI: one event's rows x head_dim cells, and the reference
-// tile (cached by RunReference after its first use).
+// enough for every step of a stepping UI: one event's rows x head_dim cells, and the reference of
+// its row block (cached by RunReference after its first use).
 //
 //   RunReference ref(run);
 //   EventComparison cmp = compare_event(run, ref, i);
@@ -23,10 +23,11 @@ struct EventComparison {
   size_t event_index = 0;
   EventHeader header{};
   EventKey key;
-  KvTileRange kv;                   // the kv tiles it covers (by the tiling)
-  Convention trace_convention = Convention::unnormalized;
-  Convention reference_convention = Convention::unnormalized;
-  Convention compared_convention = Convention::unnormalized;  // raw arrays are in this one
+  StageInfo stage;                  // the event's stage (name, kind, pass)
+  std::vector<KeyRange> keys;       // the keys it covers (all of them for a final-kind stage)
+  int32_t trace_convention = 0;     // ConventionBits, as the event stores its state
+  bool reference_normalized = false;
+  bool compared_normalized = false; // the raw arrays are in this convention; m in natural units
   int32_t rows = 0, head_dim = 0;   // the event's valid rows (rows past them are not shown)
 
   // rows x head_dim, row-major. diff = trace - reference (NaN where the trace is NaN; an
@@ -42,14 +43,14 @@ struct EventComparison {
   bool passes = true;
   float worst_ratio = 0;
 
-  // Failing rows (within the tile) and columns (with a failing cell).
+  // Failing rows (within the event) and columns (with a failing cell).
   std::vector<int32_t> failing_rows() const;
   std::vector<int32_t> failing_columns() const;
 };
 
 // Event i of `run` against `reference` under reference.tolerance(). Throws std::out_of_range
-// for an index past the run's events, AnalysisError for an event that does not belong to the
-// run (event_problem) or whose pair has no inputs.
+// for an index past the run's events, AnalysisError for an event that cannot be compared
+// (event_problem, no rows) or whose heads have no inputs.
 EventComparison compare_event(const RunView& run, const RunReference& reference, size_t i);
 
 }  // namespace ts

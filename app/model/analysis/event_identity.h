@@ -1,13 +1,16 @@
-// Which event is which, and which events a run should hold: an event's identity (stage,
-// batch, head, query tile, split, step), its place in the kernels' own order, the kv tiles the
-// tiling says it covers, and the events a trace of some tiles and stages should contain — so
-// that an event the kernel never wrote (a split with no partial) is reported as missing.
+// Which event is which, and in what order the kernel wrote them.
 //
-// The kernels' own order: Split-K's partial pass (blocks by batch, head, query tile, split)
-// runs before the reduce pass (blocks by batch, head, query tile: one event per merged split,
-// then the final output); FA-1 blocks (batch, head, query tile) record one event per kv tile,
-// then the final output. Events of one block follow their own order; blocks of one pass follow
-// the launch's block order.
+// An event's identity (EventKey) is its stage, (batch, head), query rows, split and step: two
+// events of one run with one identity are a duplicate; two runs' events with one identity are the
+// same point of the kernel (A/B). Its place in the kernel's own order (OrderKey) is its stage's
+// pass first (a merge pass runs after the states it reads), then its block and its step in the
+// block: the order of a trace written from a plan, and the order in which the first divergence is
+// looked for. Its row block (RowBlock) is the unit the reference computes.
+//
+// event_problem says why an event that the trace reader accepted still cannot be compared: the
+// reader checks storage bounds (tilescope/event.h against the attention's sizes); this checks
+// meaning (a kv head other than the attention's GQA mapping gives, rows past a batch's query
+// length).
 #pragma once
 
 #include <compare>
@@ -17,58 +20,50 @@
 #include <tuple>
 #include <vector>
 
+#include "base/attention_spec.h"
 #include "instrumentation/trace/trace_event.h"
-#include "base/attention_config.h"
-#include "kernels/tiling.h"
+#include "kernels/reference.h"
 
 namespace ts {
 
 struct EventKey {
   int32_t stage = 0;
-  int32_t batch = 0, head = 0, q_tile = 0;
-  int32_t split = -1;  // partial: its split; reduce: the split just merged; else -1
-  int32_t step = 0;    // fa1.step: the kv tile; reduce: the split; else 0
+  int32_t batch = 0, head = 0;
+  int32_t q_begin = 0, rows = 0;
+  int32_t split = -1;
+  int32_t step = 0;
 
   friend auto operator<=>(const EventKey&, const EventKey&) = default;
 };
 
 EventKey event_key(const EventHeader& h);
 
-// A (batch, head, query tile): the unit the reference computes and the analysis works on.
-struct TileId {
-  int32_t batch = 0, head = 0, q_tile = 0;
-  friend auto operator<=>(const TileId&, const TileId&) = default;
-};
+// Sort key of the kernel's own order; smaller runs first.
+using OrderKey = std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>;
+OrderKey order_key(const EventHeader& h, const std::vector<StageInfo>& stages);
 
-// Sort key of the kernels' own order (see above); smaller runs first.
-using OrderKey = std::tuple<int32_t, int32_t, int32_t, int32_t, int64_t>;
-OrderKey order_key(const EventKey& key, const Tiling& tiling);
+// The rows an event holds, as the reference's unit.
+inline RowBlock row_block(const EventHeader& h) { return {h.batch, h.head, h.q_begin, h.rows}; }
 
-// The kv tiles an event covers according to the tiling (not to its header's claim):
-// fa1.step t: [0, t + 1); partial s: the split's tiles; reduce after split s: [0, end of s);
-// final: every tile the query tile sees.
-KvTileRange expected_kv_range(const EventKey& key, const Tiling& tiling);
+// The keys an event covers, as ranges (its header's, in order); a final-kind event covers every
+// key.
+std::vector<KeyRange> event_key_ranges(const EventHeader& h, const StageInfo& stage, const AttentionSpec& spec);
 
-// Convention the reference uses for a stage: normalised for the final output, else
-// unnormalised.
-Convention expected_convention(Stage stage);
+// One past the last key an event covers (the column of the error grids).
+int64_t event_key_end(const EventHeader& h, const StageInfo& stage, const AttentionSpec& spec);
 
-// Why an event cannot belong to this run ("" when it can): a stage the kernel does not have,
-// coordinates outside the config or tiling, rows that differ from the query tile's.
-std::string event_problem(const EventHeader& h, const AttentionConfig& config, const Tiling& tiling);
+// Why an event cannot be compared ("" when it can); see the top of this file.
+std::string event_problem(const EventHeader& h, const AttentionSpec& spec);
 
-// Stages a kernel records.
-uint32_t kernel_stage_mask(KernelKind kernel);
-
-// Every event a full trace of `tiles` (sorted) holds for the stages in `stage_mask`, in the
-// kernels' own order.
-std::vector<EventKey> expected_events(const Tiling& tiling, std::span<const TileId> tiles,
-                                      uint32_t stage_mask);
-
-std::string stage_name(int32_t stage);  // "fa1.step", ... or "stage N"
-
-// Indices of `headers` sorted into the kernels' own order (stable: a trace already in that order
+// Indices of `headers` sorted into the kernel's own order (stable: a trace already in that order
 // comes back as 0, 1, 2, ...): the order a stepping UI walks the events in.
-std::vector<size_t> kernel_order(std::span<const EventHeader> headers, const Tiling& tiling);
+std::vector<size_t> kernel_order(std::span<const EventHeader> headers, const std::vector<StageInfo>& stages);
+
+// "keys 0-4095", "keys 0-127 and 256-383", "no key".
+std::string describe_keys(std::span<const KeyRange> ranges);
+
+// Where an event sits, in words: "splitk.reduce, batch 0 head 3, queries 32-39, split 1, step 1
+// (keys 0-4095)"; a final-kind stage: "final, batch 0 head 3, queries 32-39 (the output)".
+std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& stages, const AttentionSpec& spec);
 
 }  // namespace ts

@@ -1,5 +1,6 @@
 #include "app/model/analysis/report_json.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/model/analysis/index_ranges.h"
@@ -33,16 +34,23 @@ nlohmann::json quantities(uint8_t failed) {
   return q;
 }
 
-// The coordinates of an event: stage, batch, head, query_tile, and split or kv_tile.
-nlohmann::json place_json(const EventKey& k, const KvTileRange& kv) {
-  nlohmann::json j = {{"stage", stage_name(k.stage)},
-                      {"batch", k.batch},
-                      {"head", k.head},
-                      {"query_tile", k.q_tile},
-                      {"kv_tile_begin", kv.begin},
-                      {"kv_tile_end", kv.end}};
-  if (k.stage == static_cast<int32_t>(Stage::fa1_step)) j["kv_tile"] = k.step;
-  if (k.split >= 0) j["split"] = k.split;
+// The coordinates of an event: stage, batch, head, kv head, query rows, split, step, keys.
+nlohmann::json place_json(const EventHeader& h, const std::vector<StageInfo>& stages) {
+  const bool known = h.stage >= 0 && static_cast<size_t>(h.stage) < stages.size();
+  nlohmann::json keys = nlohmann::json::array();
+  for (int32_t k = 0; k < std::clamp(h.num_key_ranges, 0, kMaxKeyRanges); ++k) keys.push_back({h.keys[k].begin, h.keys[k].end});
+  nlohmann::json j = {{"stage", known ? stages[static_cast<size_t>(h.stage)].name : "?"},
+                      {"stage_index", h.stage},
+                      {"stage_kind", known ? std::string(to_string(stages[static_cast<size_t>(h.stage)].kind)) : "?"},
+                      {"batch", h.batch},
+                      {"head", h.head},
+                      {"kv_head", h.kv_head},
+                      {"q_begin", h.q_begin},
+                      {"rows", h.rows},
+                      {"split", h.split},
+                      {"step", h.step},
+                      {"block", h.block},
+                      {"keys", keys}};
   return j;
 }
 
@@ -71,8 +79,10 @@ nlohmann::json json_figure(double v) {
 nlohmann::json report_json(const AnalysisReport& r) {
   nlohmann::json j;
   j["run"] = r.label;
-  j["config"] = r.config;
-  j["tiling"] = r.tiling;
+  j["attention"] = r.attention;
+  j["stage_table"] = nlohmann::json::parse(stage_table_json(r.stage_table));
+  if (r.config) j["config"] = *r.config;
+  if (r.tiling) j["tiling"] = *r.tiling;
   j["verdict"] = std::string(to_string(r.verdict));
   j["symptom"] = r.symptom.line;
   j["symptom_kind"] = r.symptom.kind;
@@ -83,7 +93,7 @@ nlohmann::json report_json(const AnalysisReport& r) {
   if (!d.found) {
     j["first_divergence"] = nullptr;
   } else {
-    nlohmann::json f = place_json(d.key, d.kv);
+    nlohmann::json f = place_json(d.header, r.stage_table);
     f["missing"] = d.missing;
     f["event_index"] = d.event_index;
     f["query_row"] = d.query_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.query_rows.front());
@@ -100,7 +110,9 @@ nlohmann::json report_json(const AnalysisReport& r) {
   nlohmann::json stages = nlohmann::json::object();
   for (const StageReport& s : r.stages) {
     if (!s.traced) continue;
-    stages[kStageNames[static_cast<int>(s.stage)]] = {
+    stages[s.info.name] = {
+        {"kind", std::string(to_string(s.info.kind))},
+        {"pass", s.info.pass},
         {"verdict", s.clean() ? "clean" : "divergence"},
         {"convention", s.convention},
         {"events",
@@ -117,7 +129,7 @@ nlohmann::json report_json(const AnalysisReport& r) {
   j["stages"] = stages;
 
   nlohmann::json missing = nlohmann::json::array();
-  for (const MissingEvent& m : r.missing) missing.push_back(place_json(m.key, m.kv));
+  for (const EventHeader& m : r.missing) missing.push_back(place_json(m, r.stage_table));
   j["missing_events"] = missing;
   j["anomalies"] = r.anomalies;
   j["dropped_events"] = r.dropped_events;
@@ -143,7 +155,7 @@ nlohmann::json ab_report_json(const ABReport& r) {
   j["max_m_diff"] = json_figure(r.max_m_diff);
   if (r.first_difference) {
     const ABDifference& d = *r.first_difference;
-    nlohmann::json f = place_json(d.key, d.kv);
+    nlohmann::json f = place_json(d.where, r.a.stage_table);
     f["event_a"] = d.event_a;
     f["event_b"] = d.event_b;
     f["query_row"] = d.query_rows.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.query_rows.front());

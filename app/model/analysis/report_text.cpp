@@ -13,8 +13,8 @@ namespace {
 
 std::string cell(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
 
-std::string divergence_text(const Divergence& d, const Tiling& t) {
-  std::string s = describe_event(d.key, d.kv, t);
+std::string divergence_text(const Divergence& d, const AnalysisReport& r) {
+  std::string s = describe_event(d.header, r.stage_table, r.attention);
   if (d.missing) return s + ": never written";
   s += "\n                  queries " + format_ranges(std::span<const int64_t>(d.query_rows));
   if (!d.columns.empty()) s += ", head-dim columns " + format_ranges(std::span<const int32_t>(d.columns));
@@ -33,7 +33,7 @@ void stage_table(std::ostringstream& out, const AnalysisReport& r) {
       << "worst x tol\n";
   for (const StageReport& s : r.stages) {
     if (!s.traced) continue;
-    out << "  " << cell(kStageNames[static_cast<int>(s.stage)], 16) << cell(s.convention, 14)
+    out << "  " << cell(s.info.name, 16) << cell(s.convention, 14)
         << cell(std::to_string(s.events_compared), 8) << cell(std::to_string(s.events_failing), 7)
         << cell(std::to_string(s.events_missing), 9) << cell(format_figure(s.o_norm.max_abs), 10)
         << cell(format_figure(s.m.max_abs), 10) << cell(format_figure(s.l.max_rel), 10)
@@ -54,17 +54,21 @@ std::string config_line(const AttentionConfig& c) {
   return s.str();
 }
 
+std::string run_line(const AnalysisReport& r) {
+  return r.config ? config_line(*r.config) : describe(r.attention);
+}
+
 std::string report_text(const AnalysisReport& r) {
   std::ostringstream out;
-  out << "run:              " << r.label << "  (" << config_line(r.config) << ")\n";
+  out << "run:              " << r.label << "  (" << run_line(r) << ")\n";
   out << "verdict:          " << (r.clean() ? "clean" : "DIVERGENCE") << "\n";
   out << "symptom:          " << r.symptom.line << "\n";
   if (r.first_divergence.found)
-    out << "first divergence: " << divergence_text(r.first_divergence, r.tiling) << "\n";
+    out << "first divergence: " << divergence_text(r.first_divergence, r) << "\n";
   stage_table(out, r);
   if (!r.missing.empty()) {
     out << "missing events:   " << r.missing.size() << " never written, e.g. "
-        << describe_event(r.missing.front().key, r.missing.front().kv, r.tiling) << "\n";
+        << describe_event(r.missing.front(), r.stage_table, r.attention) << "\n";
   }
   for (const std::string& a : r.anomalies) out << "note:             " << a << "\n";
   out << "tolerance:        " << r.tolerance.describe() << "\n";
@@ -73,8 +77,8 @@ std::string report_text(const AnalysisReport& r) {
 
 std::string ab_report_text(const ABReport& r) {
   std::ostringstream out;
-  out << "A:                " << r.a.label << "  (" << config_line(r.a.config) << ")\n";
-  out << "B:                " << r.b.label << "  (" << config_line(r.b.config) << ")\n";
+  out << "A:                " << r.a.label << "  (" << run_line(r.a) << ")\n";
+  out << "B:                " << r.b.label << "  (" << run_line(r.b) << ")\n";
   out << "verdict:          " << (r.clean() ? "clean" : "DIVERGENCE") << "\n";
   out << "symptom:          " << r.symptom.line << "\n";
   if (r.inputs_identical) {
@@ -83,7 +87,7 @@ std::string ab_report_text(const ABReport& r) {
         << format_figure(r.max_o_norm_diff) << ", max |m A - B| " << format_figure(r.max_m_diff) << ")\n";
     if (r.first_difference) {
       const ABDifference& d = *r.first_difference;
-      out << "first difference: " << describe_event(d.key, d.kv, r.a.tiling) << "\n                  queries "
+      out << "first difference: " << describe_event(d.where, r.a.stage_table, r.a.attention) << "\n                  queries "
           << format_ranges(std::span<const int64_t>(d.query_rows)) << "\n";
     }
   }

@@ -1,16 +1,21 @@
-// The float64 reference of a run, as the analysis and the views use it: one kernels/reference.h
-// Reference per traced (batch, head) pair (a trace may hold only some pairs' inputs), what every
-// event should have held (from the event's identity and the tiling, not from its header's
-// claims), and the tolerance its verdicts use.
+// The float64 reference of a run, as the analysis and the views use it: the reference of every
+// row block the run's events hold (kernels/reference.h, cut at the key positions where those
+// events' ranges start and end), what each event should have held (from the event's own
+// description: its rows and keys, not a tiling), and the tolerance its verdicts use.
 //
-//   RunReference ref(run);                        // copies the traced pairs' inputs
-//   RefState want = ref.expected(event_key(run.headers[i]));
+//   RunReference ref(run);                        // checks and converts the traced heads' inputs
+//   RefState want = ref.expected(run.headers[i]); // canonical: unnormalised, or normalised output
 //   const Tolerance& tol = ref.tolerance();       // the rule's bars (computed on first use)
 //
-// Thread-safe: tiles are computed on first use and cached (LRU, `cache_bytes` in all).
+// Before anything is computed the run's claims are weighed: a row block whose reference would
+// need more than kMaxRowBlockBytes (a hostile file can claim any sizes) is refused with an
+// AnalysisError that says what the trace claims and what it would cost.
+//
+// Thread-safe: row blocks are computed on first use and cached (LRU, `cache_bytes` in all).
 #pragma once
 
 #include <cstddef>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,56 +32,61 @@
 namespace ts {
 
 struct RunReferenceOptions {
-  size_t cache_bytes = size_t{256} << 20;       // reference tiles kept for re-use, all pairs
+  size_t cache_bytes = size_t{256} << 20;       // row block references kept for re-use
   unsigned workers = 0;                         // threads for computing the tolerance (0: all)
   std::optional<ToleranceOverride> tolerance;   // --tol: replaces the correctness rule
 };
 
+// The most memory one row block's reference may take (its piece and prefix states).
+inline constexpr size_t kMaxRowBlockBytes = size_t{1} << 30;
+
 class RunReference {
  public:
-  // Throws AnalysisError when the run's config or tiling are invalid, when inputs are present
-  // but do not fit the config, or when a traced tile's pair has no inputs (the first such pair
-  // in (batch, head) order is named).
+  // Throws AnalysisError when the run's attention is invalid, when inputs are present but do not
+  // fit it, when an event's (batch, head) or its kv head has no inputs (the first such pair in
+  // (batch, head) order is named), or when a row block would cost more than kMaxRowBlockBytes.
   explicit RunReference(const RunView& run, RunReferenceOptions options = {});
 
-  const AttentionConfig& config() const { return config_; }
-  const Tiling& tiling() const { return tiling_; }
-  // The traced tiles (those with at least one event), sorted.
-  const std::vector<TileId>& traced_tiles() const { return tiles_; }
+  const AttentionSpec& attention() const { return spec_; }
+  const std::vector<StageInfo>& stages() const { return stages_; }
+  // The row blocks of the run's compared events, sorted.
+  const std::vector<RowBlock>& row_blocks() const { return blocks_; }
 
-  // The reference of one query tile. Throws AnalysisError when the pair's inputs are absent,
-  // std::out_of_range for coordinates outside the run.
-  std::shared_ptr<const TileReference> tile(const TileId& id) const;
-  // Whether tile(id) would be answered from the cache, without computing.
-  bool has_cached(const TileId& id) const;
-  // What an event should hold, from a tile's reference.
-  RefState expected(const EventKey& key, const TileReference& tile) const;
-  RefState expected(const EventKey& key) const;
+  // The reference of one row block (computed on first use, then cached). Throws AnalysisError
+  // for a row block the run does not hold.
+  std::shared_ptr<const RowBlockReference> block(const RowBlock& rb) const;
+  bool has_cached(const RowBlock& rb) const;
+  // What an event should hold, canonical (its stage's kind: final -> the output).
+  RefState expected(const EventHeader& h, const RowBlockReference& block) const;
+  RefState expected(const EventHeader& h) const;
 
-  // The naive baselines' errors on one tile (the correctness rule's yardstick).
-  NaiveErrors naive_errors(const TileId& id, const TileReference& tile) const;
+  // The naive baselines' errors on one row block (the correctness rule's yardstick).
+  NaiveErrors naive_errors(const RowBlockReference& block) const;
 
   // The tolerance of the verdicts: the override when one was given, else the rule from the
-  // naive errors over every traced tile (computed in parallel on first use unless set).
+  // naive errors over every row block (computed in parallel on first use unless set).
   const Tolerance& tolerance() const;
   void set_tolerance(const Tolerance& tolerance);
   bool has_tolerance() const;
-  bool has_override() const { return options_.tolerance.has_value(); }
 
  private:
-  struct Pair {
-    AttentionConfig config;  // batch = heads = 1
-    AttentionInputs inputs;
-    PairFloats floats;  // for the naive float32 baseline
-    std::unique_ptr<Reference> reference;
-  };
-  const Pair& pair(int32_t batch, int32_t head) const;
-
-  AttentionConfig config_;
-  Tiling tiling_;
+  AttentionSpec spec_;
+  std::vector<StageInfo> stages_;
   RunReferenceOptions options_;
-  std::map<std::pair<int32_t, int32_t>, Pair> pairs_;
-  std::vector<TileId> tiles_;
+  std::unique_ptr<ReferenceInputs> inputs_;
+  std::vector<PairFloats> floats_;                 // by inputs' q_pairs index
+  std::vector<RowBlock> blocks_;
+  std::map<RowBlock, std::vector<int64_t>> boundaries_;
+
+  mutable std::mutex cache_mutex_;
+  struct Cached {
+    std::shared_ptr<const RowBlockReference> ref;
+    std::list<RowBlock>::iterator lru;
+  };
+  mutable std::map<RowBlock, Cached> cache_;
+  mutable std::list<RowBlock> lru_;  // most recent first
+  mutable size_t cached_bytes_ = 0;
+
   mutable std::mutex tolerance_mutex_;
   mutable std::optional<Tolerance> tolerance_;
 };

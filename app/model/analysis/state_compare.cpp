@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
@@ -37,17 +38,24 @@ double value_error(double got, double want) {
   return std::fabs(got - want);
 }
 
-RowValues row_values(double m, double l, Convention stored, Convention compared) {
+double canonical_m(double stored, int32_t convention, double scale) {
+  double x = stored;
+  if (convention & kLogBase2) x /= std::numbers::log2e;
+  if ((convention & kUnscaledMax) && !(convention & kNormalized)) x *= scale;
+  return x;
+}
+
+RowValues row_values(double m, double l, bool stored_normalized, bool compare_normalized) {
   RowValues v;
   v.stored_l = l;
-  if (stored == Convention::normalized) {
+  if (stored_normalized) {
     v.m = m;  // LSE
-    v.l = l;  // 1
+    v.l = 1;
     v.raw_div_l = v.norm_div_l = false;
     return v;
   }
   v.norm_div_l = true;
-  if (compared == Convention::unnormalized) {
+  if (!compare_normalized) {
     v.m = m;
     v.l = l;
     v.raw_div_l = false;
@@ -93,16 +101,21 @@ void compare_state(const TraceState& got, const RefState& want, std::span<RowErr
   if (out.size() < static_cast<size_t>(got.rows) || got.m.size() < out.size() || got.l.size() < out.size() ||
       got.o.size() < static_cast<size_t>(got.rows) * static_cast<size_t>(got.head_dim))
     throw std::invalid_argument("event payload shorter than its rows");
-  const Convention cmp = comparison_convention(got.convention, want.convention);
+  const bool got_normalized = (got.convention & kNormalized) != 0;
+  const bool has_m = (got.convention & kNoMax) == 0;
+  const bool cmp = compared_normalized(got.convention, want.normalized);
   const size_t d = static_cast<size_t>(got.head_dim);
   for (int32_t r = 0; r < got.rows; ++r) {
     RowError e;
-    const RowValues g = row_values(got.m[r], got.l[r], got.convention, cmp);
-    const RowValues w = row_values(want.m[r], want.l[r], want.convention, cmp);
-    e.no_key = want.m[r] == -kInf;
-    count_special(got.m[r], want.m[r], e);
-    count_special(got.l[r], want.l[r], e);
-    e.m_err = as_figure(value_error(g.m, w.m));
+    const double got_m = has_m ? canonical_m(got.m[r], got.convention, got.scale) : want.m[r];
+    // A normalised trace's l channel is not read: its l is the reference's.
+    const double got_l = got_normalized ? want.l[r] : got.l[r];
+    const RowValues g = row_values(got_m, got_l, got_normalized, cmp);
+    const RowValues w = row_values(want.m[r], want.l[r], want.normalized, cmp);
+    e.no_key = want.normalized ? want.m[r] == -kInf : want.l[r] == 0.0;
+    if (has_m) count_special(got.m[r], want.m[r], e);
+    if (!got_normalized) count_special(got.l[r], want.l[r], e);
+    e.m_err = has_m ? as_figure(value_error(g.m, w.m)) : 0.0f;
     e.m_ref = std::isfinite(w.m) ? as_figure(std::fabs(w.m)) : 0.0f;
     e.l_err = as_figure(value_error(g.l, w.l));
     e.l_ref = as_figure(std::fabs(w.l));

@@ -30,8 +30,4 @@ namespace ts {
 
 Symptom diagnose(const AnalysisReport& report, const RunView& run, const RunReference& reference);
 
-// "splitk.reduce, batch 0 head 0, query tile 2 (queries 32-47), after merging split 1 (kv
-// tiles 0-3)": where an event sits, in words.
-std::string describe_event(const EventKey& key, const KvTileRange& kv, const Tiling& tiling);
-
 }  // namespace ts

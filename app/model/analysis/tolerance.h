@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "instrumentation/trace/trace_event.h"
-#include "base/attention_config.h"
+#include "base/dtype.h"
 
 namespace ts {
 
@@ -77,8 +77,8 @@ struct Tolerance {
   StageBars intermediate{};  // fa1.step, splitk.partial, splitk.reduce
   StageBars final_stage{};   // final (normalised O and LSE)
 
-  const StageBars& for_stage(Stage stage) const {
-    return stage == Stage::final_output ? final_stage : intermediate;
+  const StageBars& for_kind(StageKind kind) const {
+    return kind == StageKind::final ? final_stage : intermediate;
   }
   std::string describe() const;  // one line, for reports
 };

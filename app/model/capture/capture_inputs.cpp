@@ -79,33 +79,40 @@ std::vector<std::array<int32_t, 2>> traced_pairs(const AttentionConfig& config,
                                                  const TraceFilter& filter) {
   std::vector<std::array<int32_t, 2>> pairs;
   const int64_t b0 = std::max<int64_t>(0, filter.batch_begin);
-  const int64_t b1 = std::min(config.batch, filter.batch_end);
+  const int64_t b1 = std::min<int64_t>(config.batch, filter.batch_end);
   const int64_t h0 = std::max<int64_t>(0, filter.head_begin);
-  const int64_t h1 = std::min(config.heads, filter.head_end);
+  const int64_t h1 = std::min<int64_t>(config.heads, filter.head_end);
   for (int64_t b = b0; b < b1; ++b)
     for (int64_t h = h0; h < h1; ++h)
       pairs.push_back({static_cast<int32_t>(b), static_cast<int32_t>(h)});
   return pairs;
 }
 
-TraceInputs traced_pair_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
-                               const TraceFilter& filter) {
-  TraceInputs out;
-  out.pairs = traced_pairs(config, filter);
-  const int64_t p = static_cast<int64_t>(out.pairs.size());
-  auto slice = [&](const HostTensor& full, int64_t seq) {
+HeadInputs traced_head_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
+                              const TraceFilter& filter) {
+  HeadInputs out;
+  out.q_pairs = traced_pairs(config, filter);
+  const AttentionSpec spec = attention_spec(config);
+  for (const auto& [b, h] : out.q_pairs) {
+    const std::array<int32_t, 2> kv = {b, static_cast<int32_t>(spec.kv_head_of(h))};
+    if (std::find(out.kv_pairs.begin(), out.kv_pairs.end(), kv) == out.kv_pairs.end()) out.kv_pairs.push_back(kv);
+  }
+  // [pairs, seq, head_dim] slices of a [batch, heads, seq, head_dim] tensor.
+  auto slice = [&](const HostTensor& full, const std::vector<std::array<int32_t, 2>>& pairs, int64_t heads,
+                   int64_t seq) {
+    const int64_t p = static_cast<int64_t>(pairs.size());
     HostTensor t = HostTensor::zeros(full.dtype, {p, seq, config.head_dim});
     const size_t pair_bytes = static_cast<size_t>(seq * config.head_dim) * full.element_size();
-    for (size_t i = 0; i < out.pairs.size(); ++i) {
-      const int64_t bh = out.pairs[i][0] * config.heads + out.pairs[i][1];
-      std::memcpy(t.bytes.data() + i * pair_bytes,
-                  full.bytes.data() + static_cast<size_t>(bh) * pair_bytes, pair_bytes);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const int64_t bh = pairs[i][0] * heads + pairs[i][1];
+      std::memcpy(t.bytes.data() + i * pair_bytes, full.bytes.data() + static_cast<size_t>(bh) * pair_bytes,
+                  pair_bytes);
     }
     return t;
   };
-  out.q = slice(inputs.q, config.seq_q);
-  out.k = slice(inputs.k, config.seq_kv);
-  out.v = slice(inputs.v, config.seq_kv);
+  out.q = slice(inputs.q, out.q_pairs, spec.heads_q, config.seq_q);
+  out.k = slice(inputs.k, out.kv_pairs, spec.heads_kv, config.seq_kv);
+  out.v = slice(inputs.v, out.kv_pairs, spec.heads_kv, config.seq_kv);
   return out;
 }
 

@@ -32,8 +32,9 @@ LoadedInputs load_capture_inputs(const AttentionConfig& config, const InputSourc
 std::vector<std::array<int32_t, 2>> traced_pairs(const AttentionConfig& config,
                                                  const TraceFilter& filter);
 
-// Q, K, V of those pairs, copied out of the full inputs ([P, seq, head_dim] each).
-TraceInputs traced_pair_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
-                               const TraceFilter& filter);
+// Q of those pairs and K, V of their kv heads (each once), copied out of the full inputs
+// ([P, seq, head_dim] each).
+HeadInputs traced_head_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
+                              const TraceFilter& filter);
 
 }  // namespace ts

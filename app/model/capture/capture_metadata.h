@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -25,16 +26,20 @@ inline constexpr std::string_view perturb_seed = "perturb_seed";      // CPU bac
 inline constexpr std::string_view captured_at = "captured_at";        // UTC, ISO 8601
 }  // namespace capture_meta
 
-// {"enabled": true, "batch": [0, null], "head": [1, 3], "q_tile": [0, null],
-//  "stages": ["fa1.step", "final"]}: half-open ranges, null = to the end.
-nlohmann::json trace_filter_to_json(const TraceRequest& request);
+// {"enabled": true, "batch": [0, null], "head": [1, 3], "queries": [0, null],
+//  "stages": ["fa1.step", "final"]}: half-open ranges, null = to the end; stages named from the
+// kernel's stage table.
+nlohmann::json trace_filter_to_json(const TraceRequest& request, const std::vector<StageInfo>& stages);
 // The inverse (capacity is stored under its own key); throws CaptureError naming the
 // field when the JSON does not have this form.
-TraceRequest trace_request_from_json(const nlohmann::json& json);
+TraceRequest trace_request_from_json(const nlohmann::json& json, const std::vector<StageInfo>& stages);
 
-// "fa1.step,final" -> stage mask; throws CaptureError naming an unknown stage.
-uint32_t stage_mask_from_names(std::string_view comma_separated);
-std::string stage_mask_names(uint32_t mask);  // "fa1.step,final"
+// "fa1.step,final" -> stage mask over a stage table; throws CaptureError naming an unknown
+// stage and the table's names.
+uint64_t stage_mask_from_names(std::string_view comma_separated, const std::vector<StageInfo>& stages);
+std::string stage_mask_names(uint64_t mask, const std::vector<StageInfo>& stages);  // "fa1.step,final"
+// Every stage of a table.
+uint64_t all_stages_mask(const std::vector<StageInfo>& stages);
 
 // Decimal text of a double that reads back to the same value ("0.125", "1e-05").
 std::string exact_decimal(double x);

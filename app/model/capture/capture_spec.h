@@ -34,6 +34,7 @@ struct CaptureSpec {
     return t;
   }();
   InputSource inputs = RandomInputSpec{};
+  std::optional<bool> tile_events;      // Split-K: every kv tile's state; nullopt: by the run's size
   int cpu_workers = 0;                  // CPU: SIMT worker threads; 0 = all cores
   std::optional<uint64_t> perturb_seed; // CPU: seeded thread order between barriers
 };

@@ -13,14 +13,13 @@
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/tool_version.h"
 #include "instrumentation/trace/trace_file.h"
+#include "kernels/kernel_stages.h"
 
 namespace ts {
 namespace {
 
 std::string range_text(int64_t begin, int64_t end) {
-  return "[" + std::to_string(begin) + ", " +
-         (end == std::numeric_limits<int64_t>::max() ? std::string("end") : std::to_string(end)) +
-         ")";
+  return "[" + std::to_string(begin) + ", " + (end == INT32_MAX ? std::string("end") : std::to_string(end)) + ")";
 }
 
 // A filter range must be well-formed and keep at least one index of [0, size).
@@ -35,13 +34,6 @@ void check_range(const char* what, const char* option, int64_t begin, int64_t en
                        " (0.." + std::to_string(size - 1) + "); fix " + option);
 }
 
-uint32_t stages_of(KernelKind kernel) {
-  return kernel == KernelKind::fa1
-             ? stage_bit(Stage::fa1_step) | stage_bit(Stage::final_output)
-             : stage_bit(Stage::splitk_partial) | stage_bit(Stage::splitk_reduce) |
-                   stage_bit(Stage::final_output);
-}
-
 void check_request(const CaptureSpec& spec) {
   validate(spec.config);
   const AttentionConfig& c = spec.config;
@@ -52,16 +44,11 @@ void check_request(const CaptureSpec& spec) {
   check_range("batch", "--trace-batch", t.filter.batch_begin, t.filter.batch_end, c.batch,
               "batch entries");
   check_range("head", "--trace-head", t.filter.head_begin, t.filter.head_end, c.heads, "heads");
-  const int32_t q_tiles = make_tiling(c, kCpuNominalSmCount).num_q_tiles;
-  check_range("query-tile", "--trace-q-tiles", t.filter.q_tile_begin, t.filter.q_tile_end,
-              q_tiles, "query tiles");
-  if (t.enabled && (t.filter.stage_mask & stages_of(c.kernel)) == 0)
-    throw CaptureError("the traced stages (" +
-                       (t.filter.stage_mask ? stage_mask_names(t.filter.stage_mask)
-                                            : std::string("none")) +
-                       ") are not produced by the " + std::string(to_string(c.kernel)) +
-                       " kernel, which has " + stage_mask_names(stages_of(c.kernel)) +
-                       "; fix --stages");
+  check_range("query", "--trace-queries", t.filter.query_begin, t.filter.query_end, c.seq_q, "queries");
+  const std::vector<StageInfo> stages = kernel_stage_table(c.kernel);
+  if (t.enabled && (t.filter.stage_mask & all_stages_mask(stages)) == 0)
+    throw CaptureError("no stage is traced; the " + std::string(to_string(c.kernel)) + " kernel has " +
+                       stage_mask_names(all_stages_mask(stages), stages) + "; fix --stages");
   if (spec.cpu_workers < 0)
     throw CaptureError("CPU workers must be >= 0 (0 = all cores; got " +
                        std::to_string(spec.cpu_workers) + "); fix --workers");
@@ -90,7 +77,7 @@ std::map<std::string, std::string> capture_metadata(const CaptureSpec& spec,
   set(trace_meta::fault, std::string(to_string(outcome.config.fault)));
   set(trace_meta::backend, std::string(to_string(outcome.backend)));
   set(trace_meta::device, outcome.device);
-  set(trace_meta::trace_filter, trace_filter_to_json(spec.trace).dump());
+  set(trace_meta::trace_filter, trace_filter_to_json(spec.trace, kernel_stage_table(outcome.config.kernel)).dump());
   set(trace_meta::tool_version, tool_version());
   set(capture_meta::trace_capacity, std::to_string(spec.trace.capacity_events));
   set(capture_meta::elapsed_ms, exact_decimal(outcome.elapsed_ms));
@@ -116,6 +103,7 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   request.config = spec.config;
   request.backend = spec.backend;
   request.trace = spec.trace;
+  request.tile_events = spec.tile_events;
   request.cpu_workers = spec.cpu_workers;
   request.perturb_seed = spec.perturb_seed;
   request.progress = progress;
@@ -126,46 +114,53 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   auto events = std::make_shared<CapturedEvents>(std::move(result.outcome.events));
   result.outcome.events = CapturedEvents{};
   // With tracing off the launcher leaves the sizes unset; a trace file still needs them.
-  if (events->block_m == 0) {
-    events->block_m = result.outcome.tiling.block_m;
-    events->block_n = result.outcome.tiling.block_n;
+  if (events->stages.empty()) {
+    events->stages = kernel_stage_table(result.outcome.config.kernel);
+    events->max_rows = result.outcome.tiling.block_m;
     events->head_dim = static_cast<int32_t>(result.outcome.config.head_dim);
   }
   result.events = events;
-  result.view = run_view_from_capture(
-      events, result.outcome,
-      traced_pair_inputs(result.outcome.config, inputs.tensors, spec.trace.filter),
-      capture_metadata(spec, result.outcome, inputs));
+  result.view = run_view_from_capture(events, result.outcome,
+                                      traced_head_inputs(result.outcome.config, inputs.tensors, spec.trace.filter),
+                                      capture_metadata(spec, result.outcome, inputs));
   return result;
 }
 
 void save_trace(const CaptureResult& result, const std::filesystem::path& path) {
   TraceContents contents;
   contents.events = result.events.get();
+  contents.attention = result.view.attention;
   contents.metadata = result.view.metadata;
   contents.inputs = &result.view.inputs;
   contents.output = result.view.output ? &*result.view.output : nullptr;
+  contents.output_lse = result.view.output_lse ? &*result.view.output_lse : nullptr;
   write_trace(path, contents);
 }
 
-RunView run_view_from_capture(std::shared_ptr<const CapturedEvents> events,
-                              const LaunchOutcome& outcome, TraceInputs inputs,
-                              std::map<std::string, std::string> metadata, std::string label) {
+RunView run_view_from_capture(std::shared_ptr<const CapturedEvents> events, const LaunchOutcome& outcome,
+                              HeadInputs inputs, std::map<std::string, std::string> metadata, std::string label) {
   RunView v;
+  v.attention = attention_spec(outcome.config);
+  v.stages = events->stages;
   v.config = outcome.config;
   v.tiling = outcome.tiling;
   v.label = std::move(label);
   v.metadata = std::move(metadata);
-  v.block_m = events->block_m;
+  v.max_rows = events->max_rows;
   v.head_dim = events->head_dim;
   v.dropped_events = events->dropped;
+  v.requested_events = events->requested;
   v.headers = events->headers;
+  v.recorded_events = v.headers.size();
+  v.missing = events->missing;
   v.m = events->m;
   v.l = events->l;
   v.o = events->o;
   v.inputs = std::move(inputs);
   v.output = outcome.o;
+  v.output_lse = outcome.lse;
   v.payload_owner = std::move(events);
+  add_output_events(v);
   return v;
 }
 

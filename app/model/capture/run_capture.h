@@ -1,7 +1,7 @@
 // A capture: generate or load the inputs, launch the kernels with tracing, and hold the
 // result both as the launcher's outcome and as a RunView (what analysis and views read), with
 // the metadata its trace file will carry. save_trace writes it as a self-contained trace:
-// events, the traced (batch, head) pairs' inputs, the output, and the metadata.
+// events, the traced heads' inputs, the output and its LSE, and the metadata.
 //
 //   CaptureSpec spec;  spec.config = config;  spec.backend = Backend::cpu;
 //   CaptureResult r = run_capture(spec, [](uint64_t done, uint64_t total) { ... }, &cancel);
@@ -48,7 +48,7 @@ void save_trace(const CaptureResult& result, const std::filesystem::path& path);
 // `events` member is not read), the events from `events` (shared: the view's spans point into
 // it), the traced pairs' inputs and the metadata as given.
 RunView run_view_from_capture(std::shared_ptr<const CapturedEvents> events,
-                              const LaunchOutcome& outcome, TraceInputs inputs,
+                              const LaunchOutcome& outcome, HeadInputs inputs,
                               std::map<std::string, std::string> metadata,
                               std::string label = "capture");
 

@@ -22,8 +22,9 @@
 
 namespace tilescope {
 
-// Key ranges a device-side event can carry (a merge of non-adjacent states needs several).
-inline constexpr int kMaxKeyRanges = 4;
+// Key ranges an event can carry: a merge of non-adjacent states, or a split that takes kv
+// tiles round-robin, covers several.
+inline constexpr int kMaxKeyRanges = 8;
 
 // How an event's state is stored. Bits; 0 is the unnormalised natural-log state of scaled
 // scores, the reference's own:
@@ -39,8 +40,10 @@ enum ConventionBits : int32_t {
   // attention 2 keeps its running max so and applies the scale inside exp): stored = m / scale.
   // Meaningful for unnormalised states only.
   kUnscaledMax = 4,
+  // The m (or LSE) channel was not recorded (a kernel that keeps no LSE): it is not compared.
+  kNoMax = 8,
 };
-inline constexpr int32_t kConventionMask = kNormalized | kLogBase2 | kUnscaledMax;
+inline constexpr int32_t kConventionMask = kNormalized | kLogBase2 | kUnscaledMax | kNoMax;
 
 // What kind of state a stage holds; declared per stage in the trace's stage table.
 enum class StageKind : int32_t {
@@ -70,6 +73,6 @@ struct EventHeader {
   KeyRange keys[kMaxKeyRanges];
   uint64_t time_ns;        // GPU: %globaltimer; CPU: steady clock; nanoseconds
 };
-static_assert(sizeof(EventHeader) == 88, "EventHeader is a file and device layout");
+static_assert(sizeof(EventHeader) == 120, "EventHeader is a file and device layout");
 
 }  // namespace tilescope

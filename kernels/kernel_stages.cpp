@@ -1,0 +1,14 @@
+#include "kernels/kernel_stages.h"
+
+namespace ts {
+
+std::vector<StageInfo> kernel_stage_table(KernelKind kernel) {
+  if (kernel == KernelKind::fa1)
+    return {{"fa1.step", StageKind::state, 0}, {"final", StageKind::final, 0}};
+  return {{"splitk.tile", StageKind::state, 0},
+          {"splitk.partial", StageKind::state, 0},
+          {"splitk.reduce", StageKind::merge, 1},
+          {"final", StageKind::final, 1}};
+}
+
+}  // namespace ts

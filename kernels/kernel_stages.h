@@ -1,0 +1,40 @@
+// The stages our kernels record, as the stage table of their traces declares them, and the
+// indices the kernels write into their events' `stage` field. One list per kernel: the kernels,
+// the launch planner (which slots each block's events take) and the trace writer read it here.
+//
+//   FA-1:    0 "fa1.step"        state  pass 0  the running state after each kv tile (registers)
+//            1 "final"           final  pass 0  the output rows as written, with their LSE
+//   Split-K: 0 "splitk.tile"     state  pass 0  a split's running state after each of its kv
+//                                               tiles (optional: LaunchRequest::tile_events)
+//            1 "splitk.partial"  state  pass 0  the split's state as written to the partial
+//                                               buffers the reduce reads
+//            2 "splitk.reduce"   merge  pass 1  the merged state after each split
+//            3 "final"           final  pass 1  the output rows as written, with their LSE
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/attention_config.h"
+#include "base/host_device.h"
+#include "instrumentation/trace/trace_event.h"
+
+namespace ts {
+
+inline constexpr int32_t kFa1StepStage = 0;
+inline constexpr int32_t kFa1FinalStage = 1;
+inline constexpr int32_t kFa1NumStages = 2;
+
+inline constexpr int32_t kSplitkTileStage = 0;
+inline constexpr int32_t kSplitkPartialStage = 1;
+inline constexpr int32_t kSplitkReduceStage = 2;
+inline constexpr int32_t kSplitkFinalStage = 3;
+inline constexpr int32_t kSplitkNumStages = 4;
+
+// The most stages any of our kernels declares (sizes of per-block slot tables).
+inline constexpr int32_t kMaxKernelStages = 4;
+
+// The stage table of a kernel's traces.
+std::vector<StageInfo> kernel_stage_table(KernelKind kernel);
+
+}  // namespace ts
