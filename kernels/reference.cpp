@@ -3,45 +3,65 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <numbers>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
+
+#include "base/config_error.h"
 
 namespace ts {
+
+// One kv head's keys [first, first + count) in float64, laid out for the two loops that read
+// them: K in groups of kScoreKeys keys, each group transposed ([head_dim][kScoreKeys], the last
+// one padded with zeros), so that a row's scores against a group are kScoreKeys independent
+// sums side by side; V row-major [key - first][head_dim].
+struct ReferenceKeys {
+  int64_t first = 0, count = 0;
+  int32_t head_dim = 0;
+  std::vector<double> k_groups, v;
+  size_t bytes() const { return sizeof(*this) + (k_groups.capacity() + v.capacity()) * sizeof(double); }
+};
+
+// What the range computations read about a row block's rows.
+struct RowBlockReference::Rows {
+  int32_t count = 0, head_dim = 0;
+  std::vector<double> q;                         // [row][c], times the scale
+  std::vector<AttentionSpec::KeySpan> visible;   // the keys each row sees
+  std::vector<int64_t> diagonal;                 // i + offset: ALiBi's distance is |diagonal - j|
+  double softcap = 0.0;                          // 0: off
+  double alibi_slope = 0.0;
+  bool alibi = false;
+  size_t bytes() const {
+    return sizeof(*this) + q.capacity() * sizeof(double) +
+           visible.capacity() * sizeof(AttentionSpec::KeySpan) + diagonal.capacity() * sizeof(int64_t);
+  }
+};
+
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-RefState empty_state(int32_t rows, int32_t head_dim) {
-  RefState s;
-  s.rows = rows;
-  s.head_dim = head_dim;
-  s.m.assign(static_cast<size_t>(rows), kNegInf);
-  s.l.assign(static_cast<size_t>(rows), 0.0);
-  s.o.assign(static_cast<size_t>(rows) * static_cast<size_t>(head_dim), 0.0);
-  return s;
-}
-
-// Four independent sums: a little instruction-level parallelism for the hot loop.
-double dot(const double* a, const double* b, int n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int c = 0;
-  for (; c + 4 <= n; c += 4) {
-    s0 += a[c] * b[c];
-    s1 += a[c + 1] * b[c + 1];
-    s2 += a[c + 2] * b[c + 2];
-    s3 += a[c + 3] * b[c + 3];
-  }
-  for (; c < n; ++c) s0 += a[c] * b[c];
-  return (s0 + s1) + (s2 + s3);
-}
+// Keys whose scores one row computes side by side (a group of transposed K: 16 sums that the
+// compiler keeps in vector registers, each summed over the head dim in order).
+constexpr int kScoreKeys = 16;
+// Keys of V one pass of the weighted sums reads for every row of the block (64 x head_dim
+// doubles, which stay in cache from one row to the next).
+constexpr int64_t kValueKeys = 64;
+// Rows per row block when computing the whole output.
+constexpr int32_t kOutputRows = 64;
 
 unsigned worker_count(unsigned requested) {
   return requested ? requested : std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Runs body(i) for i in [0, n) on `workers` threads.
+// Runs body(i) for i in [0, n) on `workers` threads; the first exception stops the loop and is
+// rethrown in the caller's thread.
 template <typename Body>
 void parallel_for(int64_t n, unsigned workers, Body&& body) {
   std::atomic<int64_t> next{0};
@@ -56,226 +76,599 @@ void parallel_for(int64_t n, unsigned workers, Body&& body) {
       next.store(n);
     }
   };
-  const unsigned w = static_cast<unsigned>(std::min<int64_t>(worker_count(workers), std::max<int64_t>(n, 1)));
+  const int64_t w = std::min<int64_t>(worker_count(workers), std::max<int64_t>(n, 1));
   std::vector<std::thread> threads;
-  for (unsigned t = 1; t < w; ++t) threads.emplace_back(run);
+  for (int64_t t = 1; t < w; ++t) threads.emplace_back(run);
   run();
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
 }
 
+std::string pair_text(int64_t a, int64_t b) { return "(" + std::to_string(a) + ", " + std::to_string(b) + ")"; }
+
+RefState empty_state(int32_t rows, int32_t head_dim) {
+  RefState s;
+  s.rows = rows;
+  s.head_dim = head_dim;
+  s.m.assign(static_cast<size_t>(rows), kNegInf);
+  s.l.assign(static_cast<size_t>(rows), 0.0);
+  s.o.assign(static_cast<size_t>(rows) * static_cast<size_t>(head_dim), 0.0);
+  return s;
+}
+
+// Merges the unnormalised row state (bm, bl, bo) into (am, al, ao).
+void merge_row(double& am, double& al, double* ao, double bm, double bl, const double* bo, int32_t d) {
+  const double mx = std::max(am, bm);
+  if (mx == kNegInf) return;  // neither side has seen a key: stays (-inf, 0, 0)
+  const double fa = std::exp(am - mx);
+  const double fb = std::exp(bm - mx);
+  am = mx;
+  al = al * fa + bl * fb;
+  for (int32_t c = 0; c < d; ++c) ao[c] = ao[c] * fa + bo[c] * fb;
+}
+
+// The scores of one row against a group of kScoreKeys keys: s[j] = sum over c of q[c] * k[c][j],
+// each sum in c's order.
+inline void group_scores(const double* q, const double* k_group, int32_t d, double* s) {
+  double acc[kScoreKeys] = {};
+  for (int32_t c = 0; c < d; ++c) {
+    const double qc = q[c];
+    const double* k = k_group + static_cast<size_t>(c) * kScoreKeys;
+    for (int j = 0; j < kScoreKeys; ++j) acc[j] += qc * k[j];
+  }
+  for (int j = 0; j < kScoreKeys; ++j) s[j] = acc[j];
+}
+
+// o[c] += sum over keys j in [0, n) of p[j] * v[j][c], for the columns [c0, c0 + W * blocks),
+// each sum in j's order, W columns held in registers over the keys.
+template <int W>
+int32_t weighted_sum_columns(const double* p, const double* v, int64_t n, int32_t d, int32_t c0, double* o) {
+  int32_t c = c0;
+  for (; c + W <= d; c += W) {
+    double acc[W];
+    for (int k = 0; k < W; ++k) acc[k] = o[c + k];
+    for (int64_t j = 0; j < n; ++j) {
+      const double pj = p[j];
+      const double* vj = v + j * d + c;
+      for (int k = 0; k < W; ++k) acc[k] += pj * vj[k];
+    }
+    for (int k = 0; k < W; ++k) o[c + k] = acc[k];
+  }
+  return c;
+}
+
+void weighted_sum(const double* p, const double* v, int64_t n, int32_t d, double* o) {
+  int32_t c = weighted_sum_columns<16>(p, v, n, d, 0, o);
+  c = weighted_sum_columns<4>(p, v, n, d, c, o);
+  weighted_sum_columns<1>(p, v, n, d, c, o);
+}
+
+// Buffers of one thread's range computations, reused from range to range.
+struct Scratch {
+  std::vector<double> scores;        // [row][key - lo]: scores, then exp(s - m)
+  std::vector<int64_t> from, to;     // per row: the keys [from, to) it sees in the range
+};
+
+// The unnormalised states of every row over the keys of [begin, end) it sees: m, l [rows] and
+// o [rows][head_dim], overwritten. Each row's scores are computed once, its max taken, then
+// exp(s - m) summed and V weighted in key order.
+void range_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys, int64_t begin, int64_t end,
+                  Scratch& s, double* m, double* l, double* o) {
+  const int32_t n = rows.count, d = rows.head_dim;
+  std::fill(m, m + n, kNegInf);
+  std::fill(l, l + n, 0.0);
+  std::fill(o, o + static_cast<size_t>(n) * static_cast<size_t>(d), 0.0);
+  s.from.resize(static_cast<size_t>(n));
+  s.to.resize(static_cast<size_t>(n));
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (int32_t r = 0; r < n; ++r) {
+    int64_t f = std::max(begin, rows.visible[static_cast<size_t>(r)].begin);
+    int64_t t = std::min(end, rows.visible[static_cast<size_t>(r)].end);
+    if (f < t) {
+      lo = std::min(lo, f);
+      hi = std::max(hi, t);
+    } else {
+      f = t = 0;
+    }
+    s.from[static_cast<size_t>(r)] = f;
+    s.to[static_cast<size_t>(r)] = t;
+  }
+  if (lo >= hi) return;
+  if (lo < keys.first || hi > keys.first + keys.count)
+    throw std::logic_error("reference: keys [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           ") are outside the converted keys");
+  const int64_t width = hi - lo;
+  s.scores.resize(static_cast<size_t>(n) * static_cast<size_t>(width));
+  double* const scores = s.scores.data();
+  auto row_scores = [&](int32_t r) { return scores + static_cast<size_t>(r) * static_cast<size_t>(width); };
+
+  // Scores, a group of keys at a time for every row that sees one of them (the group stays in
+  // cache from row to row).
+  const int64_t g_begin = (lo - keys.first) / kScoreKeys;
+  const int64_t g_end = (hi - keys.first + kScoreKeys - 1) / kScoreKeys;
+  double group[kScoreKeys];
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const int64_t key0 = keys.first + g * kScoreKeys;
+    const double* k_group = keys.k_groups.data() + static_cast<size_t>(g) * static_cast<size_t>(d) * kScoreKeys;
+    for (int32_t r = 0; r < n; ++r) {
+      const int64_t f = std::max(s.from[static_cast<size_t>(r)], key0);
+      const int64_t t = std::min(s.to[static_cast<size_t>(r)], key0 + kScoreKeys);
+      if (f >= t) continue;
+      group_scores(rows.q.data() + static_cast<size_t>(r) * static_cast<size_t>(d), k_group, d, group);
+      double* out = row_scores(r);
+      for (int64_t j = f; j < t; ++j) out[j - lo] = group[j - key0];
+    }
+  }
+
+  // Softcap, then ALiBi (the spec's order); the max; exp(s - m) in place and its sum.
+  for (int32_t r = 0; r < n; ++r) {
+    const int64_t f = s.from[static_cast<size_t>(r)], t = s.to[static_cast<size_t>(r)];
+    if (f >= t) continue;
+    double* x = row_scores(r) + (f - lo);
+    const int64_t count = t - f;
+    if (rows.softcap > 0.0) {
+      const double cap = rows.softcap;
+      for (int64_t k = 0; k < count; ++k) x[k] = cap * std::tanh(x[k] / cap);
+    }
+    if (rows.alibi) {
+      const int64_t diagonal = rows.diagonal[static_cast<size_t>(r)];
+      for (int64_t k = 0; k < count; ++k)
+        x[k] -= rows.alibi_slope * static_cast<double>(std::abs(diagonal - (f + k)));
+    }
+    double mx = kNegInf;
+    for (int64_t k = 0; k < count; ++k) mx = std::max(mx, x[k]);
+    double sum = 0.0;
+    for (int64_t k = 0; k < count; ++k) {
+      x[k] = std::exp(x[k] - mx);
+      sum += x[k];
+    }
+    m[r] = mx;
+    l[r] = sum;
+  }
+
+  // O = sum of exp(s - m) v, a chunk of keys at a time for every row (the chunk of V stays in
+  // cache from row to row).
+  for (int64_t c0 = lo; c0 < hi; c0 += kValueKeys) {
+    const int64_t c1 = std::min(hi, c0 + kValueKeys);
+    for (int32_t r = 0; r < n; ++r) {
+      const int64_t f = std::max(s.from[static_cast<size_t>(r)], c0);
+      const int64_t t = std::min(s.to[static_cast<size_t>(r)], c1);
+      if (f >= t) continue;
+      weighted_sum(row_scores(r) + (f - lo), keys.v.data() + static_cast<size_t>(f - keys.first) * static_cast<size_t>(d),
+                   t - f, d, o + static_cast<size_t>(r) * static_cast<size_t>(d));
+    }
+  }
+}
+
+// Keys [first, first + count) of kv pair `kv_index` converted (see ReferenceKeys).
+std::shared_ptr<const ReferenceKeys> convert_keys(const HostTensor& k, const HostTensor& v, int64_t kv_index,
+                                                  int64_t seq_kv, int32_t d, int64_t first, int64_t count) {
+  auto keys = std::make_shared<ReferenceKeys>();
+  keys->first = first;
+  keys->count = count;
+  keys->head_dim = d;
+  if (count <= 0) return keys;
+  const int64_t groups = (count + kScoreKeys - 1) / kScoreKeys;
+  const size_t dd = static_cast<size_t>(d);
+  keys->k_groups.assign(static_cast<size_t>(groups) * dd * kScoreKeys, 0.0);
+  keys->v.resize(static_cast<size_t>(count) * dd);
+  const int64_t base = (kv_index * seq_kv + first) * d;
+  v.copy_doubles(base, count * d, keys->v.data());
+  std::vector<double> rows(dd * kScoreKeys);
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t n = std::min<int64_t>(kScoreKeys, count - g * kScoreKeys);
+    k.copy_doubles(base + g * kScoreKeys * d, n * d, rows.data());
+    double* out = keys->k_groups.data() + static_cast<size_t>(g) * dd * kScoreKeys;
+    for (int64_t j = 0; j < n; ++j)
+      for (size_t c = 0; c < dd; ++c) out[c * kScoreKeys + static_cast<size_t>(j)] = rows[static_cast<size_t>(j) * dd + c];
+  }
+  return keys;
+}
+
+void check_block(const AttentionSpec& spec, const RowBlock& b) {
+  if (b.batch < 0 || b.batch >= spec.batch || b.head < 0 || b.head >= spec.heads_q || b.rows < 1 || b.q_begin < 0 ||
+      int64_t{b.q_begin} + b.rows > spec.seq_q)
+    throw std::invalid_argument("row block (batch " + std::to_string(b.batch) + ", head " + std::to_string(b.head) +
+                                ", rows [" + std::to_string(b.q_begin) + ", " +
+                                std::to_string(int64_t{b.q_begin} + b.rows) + ")) is outside the attention (" +
+                                std::to_string(spec.batch) + " batches, " + std::to_string(spec.heads_q) +
+                                " query heads, " + std::to_string(spec.seq_q) + " query rows; at least one row)");
+}
+
+int32_t query_index(const HeadInputs& inputs, const RowBlock& b) {
+  const int32_t i = inputs.q_index(b.batch, b.head);
+  if (i < 0)
+    throw std::invalid_argument("the inputs hold no query rows of (batch, head) " + pair_text(b.batch, b.head));
+  return i;
+}
+
+int32_t key_index(const AttentionSpec& spec, const HeadInputs& inputs, const RowBlock& b) {
+  const int64_t kv_head = spec.kv_head_of(b.head);
+  const int32_t i = inputs.kv_index(b.batch, kv_head);
+  if (i < 0)
+    throw std::invalid_argument("the inputs hold no keys of (batch, kv head) " + pair_text(b.batch, kv_head) +
+                                ", which query head " + std::to_string(b.head) + " reads");
+  return i;
+}
+
+std::unique_ptr<RowBlockReference::Rows> make_rows(const AttentionSpec& spec, const HostTensor& q, int32_t q_index,
+                                                   const RowBlock& b) {
+  auto rows = std::make_unique<RowBlockReference::Rows>();
+  rows->count = b.rows;
+  rows->head_dim = static_cast<int32_t>(spec.head_dim);
+  const size_t n = static_cast<size_t>(b.rows), d = static_cast<size_t>(spec.head_dim);
+  rows->q.resize(n * d);
+  q.copy_doubles((int64_t{q_index} * spec.seq_q + b.q_begin) * spec.head_dim, b.rows * spec.head_dim, rows->q.data());
+  const double scale = spec.effective_scale();
+  for (double& x : rows->q) x *= scale;
+  rows->visible.resize(n);
+  rows->diagonal.resize(n);
+  for (int32_t r = 0; r < b.rows; ++r) {
+    const int64_t i = int64_t{b.q_begin} + r;
+    rows->visible[static_cast<size_t>(r)] = spec.visible_keys(b.batch, i);
+    rows->diagonal[static_cast<size_t>(r)] = i + spec.offset(b.batch);
+  }
+  rows->softcap = spec.softcap;
+  rows->alibi = !spec.alibi_slopes.empty();
+  if (rows->alibi) rows->alibi_slope = spec.alibi_slopes[static_cast<size_t>(b.head)];
+  return rows;
+}
+
+// The keys any of the rows sees: [lo, hi), empty when none sees one.
+std::pair<int64_t, int64_t> seen_keys(const RowBlockReference::Rows& rows) {
+  int64_t lo = 0, hi = 0;
+  bool any = false;
+  for (const auto& span : rows.visible) {
+    if (span.empty()) continue;
+    lo = any ? std::min(lo, span.begin) : span.begin;
+    hi = any ? std::max(hi, span.end) : span.end;
+    any = true;
+  }
+  return {lo, hi};
+}
+
+// The union of `ranges` clipped to [0, seq_kv], as sorted, disjoint, non-adjacent ranges.
+std::vector<std::pair<int64_t, int64_t>> key_union(std::span<const KeyRange> ranges, int64_t seq_kv) {
+  std::vector<std::pair<int64_t, int64_t>> in;
+  for (const KeyRange& r : ranges) {
+    const int64_t a = std::clamp<int64_t>(r.begin, 0, seq_kv), b = std::clamp<int64_t>(r.end, 0, seq_kv);
+    if (a < b) in.emplace_back(a, b);
+  }
+  std::sort(in.begin(), in.end());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& r : in) {
+    if (!out.empty() && r.first <= out.back().second) out.back().second = std::max(out.back().second, r.second);
+    else out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace
 
+// Builds RowBlockReference (a friend: its constructor is private).
+struct RowBlockBuilder {
+  static std::shared_ptr<const RowBlockReference> build(const AttentionSpec& spec, const RowBlock& block,
+                                                        std::unique_ptr<RowBlockReference::Rows> rows,
+                                                        std::shared_ptr<const ReferenceKeys> keys, bool owns_keys,
+                                                        std::vector<int64_t> boundaries) {
+    std::shared_ptr<RowBlockReference> ref(new RowBlockReference());
+    ref->block_ = block;
+    ref->head_dim_ = static_cast<int32_t>(spec.head_dim);
+    for (int64_t& x : boundaries) x = std::clamp<int64_t>(x, 0, spec.seq_kv);
+    boundaries.push_back(0);
+    boundaries.push_back(spec.seq_kv);
+    std::sort(boundaries.begin(), boundaries.end());
+    boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
+    ref->boundaries_ = std::move(boundaries);
+
+    const size_t pieces = ref->boundaries_.size() - 1;
+    const size_t n = static_cast<size_t>(block.rows), d = static_cast<size_t>(spec.head_dim);
+    ref->piece_m_.resize(pieces * n);
+    ref->piece_l_.resize(pieces * n);
+    ref->piece_o_.resize(pieces * n * d);
+    Scratch scratch;
+    for (size_t p = 0; p < pieces; ++p)
+      range_states(*rows, *keys, ref->boundaries_[p], ref->boundaries_[p + 1], scratch, ref->piece_m_.data() + p * n,
+                   ref->piece_l_.data() + p * n, ref->piece_o_.data() + p * n * d);
+    ref->prefix_m_ = ref->piece_m_;
+    ref->prefix_l_ = ref->piece_l_;
+    ref->prefix_o_ = ref->piece_o_;
+    for (size_t p = 1; p < pieces; ++p)
+      for (size_t r = 0; r < n; ++r) {
+        const size_t at = p * n + r, before = (p - 1) * n + r;
+        double* o = ref->prefix_o_.data() + at * d;
+        std::copy_n(ref->prefix_o_.data() + before * d, d, o);  // the prefix before, then this piece merged in
+        double m = ref->prefix_m_[before], l = ref->prefix_l_[before];
+        merge_row(m, l, o, ref->piece_m_[at], ref->piece_l_[at], ref->piece_o_.data() + at * d,
+                  static_cast<int32_t>(d));
+        ref->prefix_m_[at] = m;
+        ref->prefix_l_[at] = l;
+      }
+    ref->rows_ = std::move(rows);
+    ref->keys_ = std::move(keys);
+    ref->owns_keys_ = owns_keys;
+    return ref;
+  }
+};
+
 void merge_states(RefState& a, const RefState& b) {
+  if (a.rows != b.rows || a.head_dim != b.head_dim || a.normalized || b.normalized ||
+      a.m.size() < static_cast<size_t>(a.rows) || b.m.size() < static_cast<size_t>(b.rows))
+    throw std::invalid_argument("merge_states: the states must be unnormalised and of the same shape (" +
+                                std::to_string(a.rows) + " x " + std::to_string(a.head_dim) + " and " +
+                                std::to_string(b.rows) + " x " + std::to_string(b.head_dim) + ")");
   const int32_t d = a.head_dim;
-  for (int32_t r = 0; r < a.rows; ++r) {
-    const double mx = std::max(a.m[r], b.m[r]);
-    if (mx == kNegInf) continue;  // neither side has seen a key: stays (-inf, 0, 0)
-    const double fa = std::exp(a.m[r] - mx);
-    const double fb = std::exp(b.m[r] - mx);
-    a.m[r] = mx;
-    a.l[r] = a.l[r] * fa + b.l[r] * fb;
-    double* oa = a.o.data() + static_cast<size_t>(r) * d;
-    const double* ob = b.o.data() + static_cast<size_t>(r) * d;
-    for (int32_t c = 0; c < d; ++c) oa[c] = oa[c] * fa + ob[c] * fb;
-  }
+  for (int32_t r = 0; r < a.rows; ++r)
+    merge_row(a.m[static_cast<size_t>(r)], a.l[static_cast<size_t>(r)], a.o.data() + static_cast<size_t>(r) * d,
+              b.m[static_cast<size_t>(r)], b.l[static_cast<size_t>(r)], b.o.data() + static_cast<size_t>(r) * d, d);
 }
 
-TileReference::TileReference(int32_t rows, int32_t head_dim, int32_t num_kv_tiles)
-    : rows_(rows), head_dim_(head_dim), num_kv_tiles_(num_kv_tiles) {
-  const size_t n = static_cast<size_t>(num_kv_tiles) * static_cast<size_t>(rows);
-  tile_m_.assign(n, kNegInf);
-  tile_l_.assign(n, 0.0);
-  tile_o_.assign(n * static_cast<size_t>(head_dim), 0.0);
-}
-
-void TileReference::merge_tile_into(RefState& s, int32_t tile) const {
-  RefState t;
-  t.rows = rows_;
-  t.head_dim = head_dim_;
-  const size_t r0 = static_cast<size_t>(tile) * rows_;
-  t.m.assign(tile_m_.begin() + r0, tile_m_.begin() + r0 + rows_);
-  t.l.assign(tile_l_.begin() + r0, tile_l_.begin() + r0 + rows_);
-  t.o.assign(tile_o_.begin() + r0 * head_dim_, tile_o_.begin() + (r0 + rows_) * head_dim_);
-  merge_states(s, t);
-}
-
-void TileReference::finish() {
-  prefix_.clear();
-  prefix_.reserve(static_cast<size_t>(num_kv_tiles_) + 1);
-  prefix_.push_back(empty_state(rows_, head_dim_));
-  for (int32_t t = 0; t < num_kv_tiles_; ++t) {
-    RefState s = prefix_.back();
-    merge_tile_into(s, t);
-    prefix_.push_back(std::move(s));
-  }
-}
-
-RefState TileReference::kv_range(int32_t begin, int32_t end) const {
-  if (begin < 0 || end < begin || end > num_kv_tiles_)
-    throw std::out_of_range("kv tile range [" + std::to_string(begin) + ", " +
-                            std::to_string(end) + ") is outside the run's " +
-                            std::to_string(num_kv_tiles_) + " kv tiles");
-  if (begin == 0 && static_cast<size_t>(end) < prefix_.size()) return prefix_[end];
-  RefState s = empty_state(rows_, head_dim_);
-  for (int32_t t = begin; t < end; ++t) merge_tile_into(s, t);
-  return s;
-}
-
-RefState TileReference::final_output() const {
-  RefState s = kv_range(0, num_kv_tiles_);
-  s.convention = Convention::normalized;
-  for (int32_t r = 0; r < rows_; ++r) {
-    const double l = s.l[r];
-    double* o = s.o.data() + static_cast<size_t>(r) * head_dim_;
-    if (l > 0.0) {
-      for (int32_t c = 0; c < head_dim_; ++c) o[c] /= l;
-      s.m[r] = s.m[r] + std::log(l);
-    } else {
-      std::fill(o, o + head_dim_, 0.0);
-      s.m[r] = kNegInf;
+RefState express(const RefState& canonical, int32_t bits, double scale) {
+  using namespace tilescope;
+  if ((bits & ~kConventionMask) != 0)
+    throw std::invalid_argument("convention " + std::to_string(bits) + " has bits outside the known ones (" +
+                                std::to_string(kConventionMask) + ")");
+  const bool normalize = (bits & kNormalized) != 0;
+  const bool base2 = (bits & kLogBase2) != 0;
+  const bool unscaled = (bits & kUnscaledMax) != 0 && !normalize;
+  if (canonical.normalized && !normalize)
+    throw std::invalid_argument("a normalised state (an output) has no unnormalised form");
+  if (unscaled && !(std::isfinite(scale) && scale > 0.0))
+    throw std::invalid_argument("kUnscaledMax needs the softmax scale (finite, > 0; got " + std::to_string(scale) + ")");
+  RefState out = canonical;
+  out.normalized = normalize;
+  const size_t d = static_cast<size_t>(canonical.head_dim);
+  for (size_t r = 0; r < static_cast<size_t>(canonical.rows); ++r) {
+    double& m = out.m[r];
+    double& l = out.l[r];
+    double* o = out.o.data() + r * d;
+    if (m == kNegInf || l == 0.0) {  // no key seen: -inf / 0 / 0 in every convention
+      m = kNegInf;
+      l = 0.0;
+      std::fill(o, o + d, 0.0);
+      continue;
     }
-    s.l[r] = 1.0;
-  }
-  return s;
-}
-
-size_t TileReference::bytes() const {
-  size_t n = tile_m_.size() + tile_l_.size() + tile_o_.size();
-  for (const auto& p : prefix_) n += p.m.size() + p.l.size() + p.o.size();
-  return n * sizeof(double);
-}
-
-Reference::Reference(const AttentionConfig& config, const Tiling& tiling, AttentionInputs inputs,
-                     size_t cache_bytes)
-    : config_(config), tiling_(tiling), scale_(config.effective_scale()), cache_bytes_(cache_bytes) {
-  validate(config);
-  check_inputs(config, inputs);
-  q_ = std::move(inputs.q);
-  k_ = std::move(inputs.k);
-  v_ = std::move(inputs.v);
-  if (tiling.kernel != config.kernel || tiling.seq_q != config.seq_q ||
-      tiling.seq_kv != config.seq_kv || tiling.causal != config.causal)
-    throw ConfigError("tiling", "the tiling was made for a different config (kernel, sizes or causal)");
-}
-
-std::shared_ptr<TileReference> Reference::compute(int64_t b, int64_t h, int64_t q_tile) const {
-  if (b < 0 || b >= config_.batch || h < 0 || h >= config_.heads || q_tile < 0 ||
-      q_tile >= tiling_.num_q_tiles)
-    throw std::out_of_range("no query tile (batch " + std::to_string(b) + ", head " +
-                            std::to_string(h) + ", q_tile " + std::to_string(q_tile) +
-                            ") in this run");
-  const int32_t d = static_cast<int32_t>(config_.head_dim);
-  const int32_t rows = tiling_.rows_in_q_tile(q_tile);
-  const int64_t q0 = q_tile * tiling_.block_m;
-  const int64_t sq = config_.seq_q, skv = config_.seq_kv;
-  const int64_t bh = b * config_.heads + h;
-
-  std::vector<double> q(static_cast<size_t>(rows) * d);
-  q_.copy_doubles((bh * sq + q0) * d, static_cast<int64_t>(rows) * d, q.data());
-  for (double& x : q) x *= scale_;
-
-  auto tile = std::make_shared<TileReference>(rows, d, tiling_.num_kv_tiles);
-  std::vector<double> kt(static_cast<size_t>(tiling_.block_n) * d), vt(kt.size()),
-      s(static_cast<size_t>(tiling_.block_n));
-  for (int32_t t = 0; t < tiling_.num_kv_tiles; ++t) {
-    const int64_t j0 = static_cast<int64_t>(t) * tiling_.block_n;
-    const int64_t keys = std::min<int64_t>(tiling_.block_n, skv - j0);
-    k_.copy_doubles((bh * skv + j0) * d, keys * d, kt.data());
-    v_.copy_doubles((bh * skv + j0) * d, keys * d, vt.data());
-    for (int32_t r = 0; r < rows; ++r) {
-      const int64_t i = q0 + r;
-      // Keys this row sees in the tile: j <= i + skv - sq under causal masking.
-      int64_t visible = keys;
-      if (config_.causal) visible = std::clamp<int64_t>(i + skv - sq - j0 + 1, 0, keys);
-      if (visible == 0) continue;  // (-inf, 0, 0) as initialised
-      double mx = kNegInf;
-      for (int64_t j = 0; j < visible; ++j) {
-        s[j] = dot(q.data() + static_cast<size_t>(r) * d, kt.data() + j * d, d);
-        mx = std::max(mx, s[j]);
-      }
-      const size_t at = static_cast<size_t>(t) * rows + r;
-      double l = 0.0;
-      double* o = tile->tile_o().data() + at * d;
-      for (int64_t j = 0; j < visible; ++j) {
-        const double p = std::exp(s[j] - mx);
-        l += p;
-        const double* vr = vt.data() + j * d;
-        for (int32_t c = 0; c < d; ++c) o[c] += p * vr[c];
-      }
-      tile->tile_m()[at] = mx;
-      tile->tile_l()[at] = l;
+    if (normalize && !canonical.normalized) {
+      for (size_t c = 0; c < d; ++c) o[c] /= l;
+      m += std::log(l);
+      l = 1.0;
     }
+    if (base2) m *= std::numbers::log2e;
+    if (unscaled) m /= scale;
   }
-  tile->finish();
-  return tile;
+  return out;
 }
 
-bool Reference::has_cached(int64_t b, int64_t h, int64_t q_tile) const {
-  const int64_t key = (b * config_.heads + h) * tiling_.num_q_tiles + q_tile;
-  std::lock_guard lock(mutex_);
-  return cache_.count(key) != 0;
-}
-
-std::shared_ptr<const TileReference> Reference::tile(int64_t b, int64_t h, int64_t q_tile) const {
-  const int64_t key = (b * config_.heads + h) * tiling_.num_q_tiles + q_tile;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return it->second.tile;
+void check_head_inputs(const AttentionSpec& spec, const HeadInputs& in) {
+  auto check_tensor = [&](const char* name, const HostTensor& t, size_t pairs, int64_t seq) {
+    const std::vector<int64_t> want{static_cast<int64_t>(pairs), seq, spec.head_dim};
+    if (!(t.shape == want || (pairs == 0 && t.numel() == 0)))
+      throw std::invalid_argument(std::string("inputs.") + name + " has shape " + shape_string(t.shape) +
+                                  "; the attention needs " + shape_string(want));
+    if (t.dtype != spec.dtype)
+      throw std::invalid_argument(std::string("inputs.") + name + " is " + std::string(to_string(t.dtype)) +
+                                  "; the attention is " + std::string(to_string(spec.dtype)));
+    if (t.bytes.size() != static_cast<size_t>(t.numel()) * t.element_size())
+      throw std::invalid_argument(std::string("inputs.") + name + " holds " + std::to_string(t.bytes.size()) +
+                                  " bytes; its shape needs " +
+                                  std::to_string(static_cast<size_t>(t.numel()) * t.element_size()));
+  };
+  check_tensor("q", in.q, in.q_pairs.size(), spec.seq_q);
+  check_tensor("k", in.k, in.kv_pairs.size(), spec.seq_kv);
+  check_tensor("v", in.v, in.kv_pairs.size(), spec.seq_kv);
+  auto check_pairs = [&](const char* name, const std::vector<std::array<int32_t, 2>>& pairs, int64_t heads) {
+    std::set<std::array<int32_t, 2>> seen;
+    for (const auto& p : pairs) {
+      if (p[0] < 0 || p[0] >= spec.batch || p[1] < 0 || p[1] >= heads)
+        throw std::invalid_argument(std::string("inputs.") + name + " holds " + pair_text(p[0], p[1]) +
+                                    ", outside the attention's " + std::to_string(spec.batch) + " batches x " +
+                                    std::to_string(heads) + " heads");
+      if (!seen.insert(p).second)
+        throw std::invalid_argument(std::string("inputs.") + name + " lists " + pair_text(p[0], p[1]) + " twice");
     }
-  }
-  std::shared_ptr<const TileReference> computed = compute(b, h, q_tile);
-  const size_t bytes = computed->bytes();
-  std::lock_guard lock(mutex_);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second.tile;  // another thread was faster
-  if (bytes > cache_bytes_) return computed;
-  while (cached_bytes_ + bytes > cache_bytes_ && !lru_.empty()) {
-    auto victim = cache_.find(lru_.back());
-    cached_bytes_ -= victim->second.tile->bytes();
-    cache_.erase(victim);
-    lru_.pop_back();
-  }
-  lru_.push_front(key);
-  cache_.emplace(key, Cached{computed, lru_.begin()});
-  cached_bytes_ += bytes;
-  return computed;
+  };
+  check_pairs("q_pairs", in.q_pairs, spec.heads_q);
+  check_pairs("kv_pairs", in.kv_pairs, spec.heads_kv);
 }
 
-RefState Reference::expected(const EventHeader& e) const {
-  auto t = tile(e.batch, e.head, e.q_tile);
-  switch (static_cast<Stage>(e.stage)) {
-    case Stage::fa1_step:
-    case Stage::splitk_partial:
-    case Stage::splitk_reduce: return t->kv_range(e.kv_tile_begin, e.kv_tile_end);
-    case Stage::final_output: return t->final_output();
-  }
-  throw std::out_of_range("event stage " + std::to_string(e.stage) + " is not a known stage");
-}
-
-void Reference::precompute(std::span<const TileKey> tiles, unsigned workers) const {
-  parallel_for(static_cast<int64_t>(tiles.size()), workers, [&](int64_t i) {
-    const TileKey& k = tiles[static_cast<size_t>(i)];
-    tile(k.batch, k.head, k.q_tile);
+ReferenceInputs::ReferenceInputs(AttentionSpec spec, HeadInputs inputs, unsigned workers)
+    : spec_(std::move(spec)), inputs_(std::move(inputs)) {
+  validate(spec_);
+  check_head_inputs(spec_, inputs_);
+  keys_.resize(inputs_.kv_pairs.size());
+  parallel_for(static_cast<int64_t>(keys_.size()), workers, [&](int64_t i) {
+    keys_[static_cast<size_t>(i)] = convert_keys(inputs_.k, inputs_.v, i, spec_.seq_kv,
+                                                 static_cast<int32_t>(spec_.head_dim), 0, spec_.seq_kv);
   });
 }
 
-Reference::Output Reference::output(unsigned workers) const {
-  Output out;
-  const int64_t d = config_.head_dim, sq = config_.seq_q;
-  const int64_t pairs = config_.batch * config_.heads;
-  out.o.assign(static_cast<size_t>(pairs * sq * d), 0.0);
-  out.lse.assign(static_cast<size_t>(pairs * sq), 0.0);
-  const int64_t items = pairs * tiling_.num_q_tiles;
-  parallel_for(items, workers, [&](int64_t item) {
-    const int64_t bh = item / tiling_.num_q_tiles, qt = item % tiling_.num_q_tiles;
-    const RefState f = compute(bh / config_.heads, bh % config_.heads, qt)->final_output();
-    const int64_t row0 = bh * sq + qt * tiling_.block_m;
+ReferenceInputs::~ReferenceInputs() = default;
+ReferenceInputs::ReferenceInputs(ReferenceInputs&&) noexcept = default;
+ReferenceInputs& ReferenceInputs::operator=(ReferenceInputs&&) noexcept = default;
+
+std::shared_ptr<const ReferenceKeys> ReferenceInputs::keys(int64_t batch, int64_t kv_head) const {
+  const int32_t i = inputs_.kv_index(batch, kv_head);
+  return i < 0 ? nullptr : keys_[static_cast<size_t>(i)];
+}
+
+size_t ReferenceInputs::bytes() const {
+  size_t n = sizeof(*this) + inputs_.q.bytes.capacity() + inputs_.k.bytes.capacity() + inputs_.v.bytes.capacity();
+  for (const auto& k : keys_) n += k->bytes();
+  return n;
+}
+
+RowBlockReference::RowBlockReference() = default;
+RowBlockReference::~RowBlockReference() = default;
+
+void RowBlockReference::add_range(int64_t begin, int64_t end, RefState& out, bool& started) const {
+  const size_t n = static_cast<size_t>(block_.rows), d = static_cast<size_t>(head_dim_);
+  auto absorb = [&](const double* m, const double* l, const double* o) {
+    if (!started) {
+      std::copy_n(m, n, out.m.data());
+      std::copy_n(l, n, out.l.data());
+      std::copy_n(o, n * d, out.o.data());
+      started = true;
+      return;
+    }
+    for (size_t r = 0; r < n; ++r)
+      merge_row(out.m[r], out.l[r], out.o.data() + r * d, m[r], l[r], o + r * d, head_dim_);
+  };
+  auto direct = [&](int64_t a, int64_t b) {
+    Scratch scratch;
+    std::vector<double> m(n), l(n), o(n * d);
+    range_states(*rows_, *keys_, a, b, scratch, m.data(), l.data(), o.data());
+    absorb(m.data(), l.data(), o.data());
+  };
+  // Boundaries inside [begin, end]: the first at or after begin, the last at or before end.
+  const auto& bs = boundaries_;
+  const size_t first = static_cast<size_t>(std::lower_bound(bs.begin(), bs.end(), begin) - bs.begin());
+  const size_t last = static_cast<size_t>(std::upper_bound(bs.begin(), bs.end(), end) - bs.begin()) - 1;
+  if (first >= bs.size() || last == static_cast<size_t>(-1) || first >= last) {  // within one piece
+    direct(begin, end);
+    return;
+  }
+  if (begin < bs[first]) direct(begin, bs[first]);
+  if (first == 0 && !started) {
+    const size_t at = (last - 1) * n;  // prefix [0, bs[last])
+    absorb(prefix_m_.data() + at, prefix_l_.data() + at, prefix_o_.data() + at * d);
+  } else {
+    for (size_t p = first; p < last; ++p)
+      absorb(piece_m_.data() + p * n, piece_l_.data() + p * n, piece_o_.data() + p * n * d);
+  }
+  if (bs[last] < end) direct(bs[last], end);
+}
+
+RefState RowBlockReference::state(std::span<const KeyRange> ranges) const {
+  RefState out = empty_state(block_.rows, head_dim_);
+  bool started = false;
+  for (const auto& [a, b] : key_union(ranges, boundaries_.back())) add_range(a, b, out, started);
+  return out;
+}
+
+RefState RowBlockReference::output() const {
+  const size_t n = static_cast<size_t>(block_.rows), d = static_cast<size_t>(head_dim_);
+  const size_t at = (boundaries_.size() - 2) * n;  // the prefix over every key
+  RefState s;
+  s.normalized = true;
+  s.rows = block_.rows;
+  s.head_dim = head_dim_;
+  s.m.assign(prefix_m_.begin() + static_cast<ptrdiff_t>(at), prefix_m_.begin() + static_cast<ptrdiff_t>(at + n));
+  s.l.assign(prefix_l_.begin() + static_cast<ptrdiff_t>(at), prefix_l_.begin() + static_cast<ptrdiff_t>(at + n));
+  s.o.assign(prefix_o_.begin() + static_cast<ptrdiff_t>(at * d),
+             prefix_o_.begin() + static_cast<ptrdiff_t>((at + n) * d));
+  for (size_t r = 0; r < n; ++r) {
+    double* o = s.o.data() + r * d;
+    if (s.l[r] > 0.0) {
+      for (size_t c = 0; c < d; ++c) o[c] /= s.l[r];
+      s.m[r] += std::log(s.l[r]);
+      s.l[r] = 1.0;
+    } else {
+      std::fill(o, o + d, 0.0);
+      s.m[r] = kNegInf;
+      s.l[r] = 0.0;
+    }
+  }
+  return s;
+}
+
+std::vector<int64_t> RowBlockReference::visible_keys(std::span<const KeyRange> ranges) const {
+  const auto u = key_union(ranges, boundaries_.back());
+  std::vector<int64_t> out(static_cast<size_t>(block_.rows), 0);
+  for (size_t r = 0; r < out.size(); ++r) {
+    const auto& span = rows_->visible[r];
+    for (const auto& [a, b] : u) out[r] += std::max<int64_t>(0, std::min(b, span.end) - std::max(a, span.begin));
+  }
+  return out;
+}
+
+std::vector<int64_t> RowBlockReference::visible_keys() const {
+  std::vector<int64_t> out(static_cast<size_t>(block_.rows));
+  for (size_t r = 0; r < out.size(); ++r) out[r] = std::max<int64_t>(0, rows_->visible[r].end - rows_->visible[r].begin);
+  return out;
+}
+
+size_t RowBlockReference::bytes() const {
+  size_t n = sizeof(*this) + boundaries_.capacity() * sizeof(int64_t) + rows_->bytes();
+  n += (piece_m_.capacity() + piece_l_.capacity() + piece_o_.capacity() + prefix_m_.capacity() +
+        prefix_l_.capacity() + prefix_o_.capacity()) *
+       sizeof(double);
+  if (owns_keys_) n += keys_->bytes();
+  return n;
+}
+
+std::shared_ptr<const RowBlockReference> compute_row_block(const ReferenceInputs& inputs, const RowBlock& block,
+                                                          std::vector<int64_t> boundaries) {
+  const AttentionSpec& spec = inputs.spec();
+  check_block(spec, block);
+  const int32_t qi = query_index(inputs.inputs(), block);
+  key_index(spec, inputs.inputs(), block);  // throws when absent
+  auto rows = make_rows(spec, inputs.inputs().q, qi, block);
+  return RowBlockBuilder::build(spec, block, std::move(rows), inputs.keys(block.batch, spec.kv_head_of(block.head)),
+                                false, std::move(boundaries));
+}
+
+std::shared_ptr<const RowBlockReference> compute_row_block(const AttentionSpec& spec, const HeadInputs& inputs,
+                                                          const RowBlock& block, std::vector<int64_t> boundaries) {
+  validate(spec);
+  check_head_inputs(spec, inputs);
+  check_block(spec, block);
+  const int32_t qi = query_index(inputs, block);
+  const int32_t ki = key_index(spec, inputs, block);
+  auto rows = make_rows(spec, inputs.q, qi, block);
+  const auto [lo, hi] = seen_keys(*rows);
+  auto keys = convert_keys(inputs.k, inputs.v, ki, spec.seq_kv, static_cast<int32_t>(spec.head_dim), lo, hi - lo);
+  return RowBlockBuilder::build(spec, block, std::move(rows), std::move(keys), true, std::move(boundaries));
+}
+
+ReferenceOutput reference_output(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers) {
+  validate(spec);
+  check_head_inputs(spec, inputs);
+  const int64_t d = spec.head_dim, sq = spec.seq_q;
+  ReferenceOutput out;
+  out.o.assign(static_cast<size_t>(spec.batch * spec.heads_q * sq * d), 0.0);
+  out.lse.assign(static_cast<size_t>(spec.batch * spec.heads_q * sq), kNegInf);
+
+  // Row blocks ordered by kv pair, so that each kv pair is converted once, when its first row
+  // block starts, and released when its last one ends (a few converted at a time).
+  struct Item {
+    int32_t kv, q;
+    RowBlock block;
+  };
+  std::vector<Item> items;
+  for (size_t qi = 0; qi < inputs.q_pairs.size(); ++qi) {
+    const auto [b, h] = inputs.q_pairs[qi];
+    const RowBlock whole{b, h, 0, 1};
+    const int32_t ki = key_index(spec, inputs, whole);
+    for (int64_t q0 = 0; q0 < sq; q0 += kOutputRows)
+      items.push_back({ki, static_cast<int32_t>(qi),
+                       {b, h, static_cast<int32_t>(q0), static_cast<int32_t>(std::min<int64_t>(kOutputRows, sq - q0))}});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.kv < b.kv; });
+  struct KvEntry {
+    std::mutex mutex;
+    std::shared_ptr<const ReferenceKeys> keys;
+    int64_t remaining = 0;
+  };
+  std::vector<KvEntry> entries(inputs.kv_pairs.size());
+  for (const Item& it : items) ++entries[static_cast<size_t>(it.kv)].remaining;
+
+  parallel_for(static_cast<int64_t>(items.size()), workers, [&](int64_t i) {
+    const Item& it = items[static_cast<size_t>(i)];
+    KvEntry& entry = entries[static_cast<size_t>(it.kv)];
+    std::shared_ptr<const ReferenceKeys> keys;
+    {
+      std::lock_guard lock(entry.mutex);
+      if (!entry.keys)
+        entry.keys = convert_keys(inputs.k, inputs.v, it.kv, spec.seq_kv, static_cast<int32_t>(d), 0, spec.seq_kv);
+      keys = entry.keys;
+    }
+    const auto ref = RowBlockBuilder::build(spec, it.block, make_rows(spec, inputs.q, it.q, it.block), keys, false, {});
+    const RefState f = ref->output();
+    const int64_t row0 = (int64_t{it.block.batch} * spec.heads_q + it.block.head) * sq + it.block.q_begin;
     std::copy(f.o.begin(), f.o.end(), out.o.begin() + row0 * d);
     std::copy(f.m.begin(), f.m.end(), out.lse.begin() + row0);
+    std::lock_guard lock(entry.mutex);
+    if (--entry.remaining == 0) entry.keys.reset();
   });
   return out;
 }

@@ -1,7 +1,7 @@
 // round_to_dtype and widen_f16 (base/dtype_conversion.h) against CUDA's own host conversions,
 // over a sweep of float bit patterns and the edge values, and every fp16 value; and the naive
 // attention (which rounds with it, row by row) against a per-element textbook version written
-// here with CUDA's conversions.
+// here with CUDA's conversions, for every variant of the attention description.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +17,7 @@
 
 #include "base/dtype_conversion.h"
 #include "kernels/naive_attention.h"
-#include "base/random_inputs.h"
+#include "tests/kernels/random_head_inputs.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {
@@ -100,28 +100,48 @@ TEST(DtypeConversion, WideningEveryHalfEqualsCudas) {
   }
 }
 
-// The naive attention as it was first written: element by element, CUDA's conversions.
-std::vector<float> textbook_naive_o(const AttentionConfig& c, const AttentionInputs& in) {
-  const int64_t sq = c.seq_q, skv = c.seq_kv, d = c.head_dim;
-  const float scale = static_cast<float>(c.effective_scale());
+// The naive attention as it was first written, now with every variant of the attention
+// description: element by element, CUDA's conversions, each row's keys and its kv head spelled
+// out from base/attention_spec.h's definitions (an independent restatement, on purpose).
+std::vector<float> textbook_naive_o(const AttentionSpec& s, const HeadInputs& in, int64_t b, int64_t h) {
+  const int64_t sq = s.seq_q, skv = s.seq_kv, d = s.head_dim;
+  const float scale = static_cast<float>(s.effective_scale());
+  const int64_t qi = in.q_index(b, h), kv = in.kv_index(b, h / (s.heads_q / s.heads_kv));
+  const int64_t q_len = s.q_lens.empty() ? sq : s.q_lens[static_cast<size_t>(b)];
+  const int64_t kv_len = s.kv_lens.empty() ? skv : s.kv_lens[static_cast<size_t>(b)];
+  auto sees = [&](int64_t i, int64_t j) {
+    const int64_t diagonal = s.causal == CausalAlign::top_left ? i : i + kv_len - q_len;
+    return i < q_len && j < kv_len && (s.causal == CausalAlign::none || j <= diagonal) &&
+           (s.window_left < 0 || j >= diagonal - s.window_left) && (s.window_right < 0 || j <= diagonal + s.window_right);
+  };
   std::vector<float> o(static_cast<size_t>(sq * d));
   std::vector<float> p(static_cast<size_t>(skv));
   for (int64_t i = 0; i < sq; ++i) {
-    const int64_t visible = c.causal ? std::clamp<int64_t>(i + skv - sq + 1, 0, skv) : skv;
+    const int64_t diagonal = s.causal == CausalAlign::top_left ? i : i + kv_len - q_len;
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < visible; ++j) {
-      float s = 0;
+    for (int64_t j = 0; j < skv; ++j) {
+      if (!sees(i, j)) continue;
+      float x = 0;
       for (int64_t e = 0; e < d; ++e)
-        s += in.q.get_float(i * d + e) * cuda_round(c.dtype, in.k.get_float(j * d + e) * scale);
-      p[j] = cuda_round(c.dtype, s);
-      mx = std::max(mx, p[j]);
+        x += in.q.get_float((qi * sq + i) * d + e) * cuda_round(s.dtype, in.k.get_float((kv * skv + j) * d + e) * scale);
+      x = cuda_round(s.dtype, x);
+      if (s.softcap > 0) {
+        const float cap = static_cast<float>(s.softcap);
+        x = cuda_round(s.dtype, cuda_round(s.dtype, std::tanh(cuda_round(s.dtype, x / cap))) * cap);
+      }
+      if (!s.alibi_slopes.empty())
+        x += -static_cast<float>(s.alibi_slopes[static_cast<size_t>(h)]) * static_cast<float>(std::abs(diagonal - j));
+      p[static_cast<size_t>(j)] = x;
+      mx = std::max(mx, x);
     }
     float sum = 0;
-    for (int64_t j = 0; j < visible; ++j) sum += (p[j] = std::exp(p[j] - mx));
+    for (int64_t j = 0; j < skv; ++j)
+      if (sees(i, j)) sum += (p[static_cast<size_t>(j)] = std::exp(p[static_cast<size_t>(j)] - mx));
     for (int64_t e = 0; e < d; ++e) {
       float acc = 0;
-      for (int64_t j = 0; j < visible; ++j) acc += cuda_round(c.dtype, p[j] / sum) * in.v.get_float(j * d + e);
-      o[static_cast<size_t>(i * d + e)] = cuda_round(c.dtype, acc);
+      for (int64_t j = 0; j < skv; ++j)
+        if (sees(i, j)) acc += cuda_round(s.dtype, p[static_cast<size_t>(j)] / sum) * in.v.get_float((kv * skv + j) * d + e);
+      o[static_cast<size_t>(i * d + e)] = cuda_round(s.dtype, acc);
     }
   }
   return o;
@@ -131,19 +151,43 @@ TEST(DtypeConversion, NaiveAttentionEqualsTheElementByElementTextbook) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
   for (DType dtype : {DType::f16, DType::bf16}) {
-    for (bool causal : {false, true}) {
-      AttentionConfig c;
-      c.dtype = dtype;
-      c.causal = causal;
-      c.head_dim = 32;
-      c.seq_q = 1 + static_cast<int64_t>(rng() % 40);
-      c.seq_kv = 1 + static_cast<int64_t>(rng() % 90);
-      const AttentionInputs in = make_random_inputs(c, {.seed = rng()});
-      const NaiveOutput naive = naive_attention(c, in, 1);
-      const std::vector<float> want = textbook_naive_o(c, in);
-      SCOPED_TRACE(std::string(to_string(dtype)) + (causal ? " causal" : "") + " Sq=" + std::to_string(c.seq_q) +
-                   " Skv=" + std::to_string(c.seq_kv));
-      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(bits(naive.o.get_float(static_cast<int64_t>(i))), bits(want[i])) << i;
+    for (int variant = 0; variant < 4; ++variant) {
+      AttentionSpec s;
+      s.dtype = dtype;
+      s.head_dim = variant == 3 ? 24 : 32;
+      s.seq_q = 1 + static_cast<int64_t>(rng() % 40);
+      s.seq_kv = 1 + static_cast<int64_t>(rng() % 90);
+      if (variant == 1) s.causal = CausalAlign::bottom_right;
+      if (variant == 2) {  // GQA, top-left causal, a window, softcap, a custom scale
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        s.causal = CausalAlign::top_left;
+        s.window_left = 9;
+        s.softcap = 2.5;
+        s.scale = 0.3;
+      }
+      if (variant == 3) {  // ALiBi, per-batch lengths, a window on both sides
+        s.batch = 2;
+        s.heads_q = 2;
+        s.heads_kv = 1;
+        s.alibi_slopes = {0.5, 0.0625};
+        s.q_lens = {s.seq_q, s.seq_q / 2};
+        s.kv_lens = {s.seq_kv / 2, s.seq_kv};
+        s.window_left = 6;
+        s.window_right = 2;
+      }
+      validate(s);
+      const HeadInputs in = testing::random_head_inputs(s, rng());
+      const NaiveOutput naive = naive_attention(s, in, 1);
+      SCOPED_TRACE(describe(s));
+      for (int64_t b = 0; b < s.batch; ++b)
+        for (int64_t h = 0; h < s.heads_q; ++h) {
+          const std::vector<float> want = textbook_naive_o(s, in, b, h);
+          const int64_t first = (b * s.heads_q + h) * s.seq_q * s.head_dim;
+          for (size_t i = 0; i < want.size(); ++i)
+            ASSERT_EQ(bits(naive.o.get_float(first + static_cast<int64_t>(i))), bits(want[i]))
+                << "batch " << b << ", head " << h << ", element " << i;
+        }
     }
   }
 }

@@ -1,197 +1,683 @@
-// The float64 reference against a direct computation written here independently (all keys of
-// a row at once, two passes), for final outputs and for the intermediate states of any kv
-// range; and the naive same-precision attention's character.
+// The float64 reference (kernels/reference.h) against a brute-force computation written here
+// from the definitions alone: per element, in long double, with the keys each row sees spelled
+// out from base/attention_spec.h's comment rather than taken from AttentionSpec::visible_keys
+// (restating the rule is the point of an independent check), for every variant of the attention
+// description (GQA / MQA, both causal alignments with seq_q above and below seq_kv, sliding
+// windows, softcap, per-batch lengths, ALiBi, a custom scale) and every kind of key ranges; the
+// output; `express` in every convention; and the reference's contracts (errors, pairs, bytes).
+//
+// Tolerance: the reference computes in double what the brute force computes in long double.
+// Its sums (a dot product of head_dim terms, a sum of at most a few hundred exponentials, a
+// merge of a few pieces) lose at most some hundreds of double ulps, ~1e-14 relative; 1e-12
+// relative (of max(1, |m|) for m, of l for l, of l * max |v| for O, the size of a sum of
+// weighted values) leaves a margin and still catches a wrong key, mask, scale or head (errors of
+// 1e-3 and up).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
 
-#include "kernels/naive_attention.h"
-#include "base/random_inputs.h"
+#include "base/config_error.h"
 #include "kernels/reference.h"
-#include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/random_head_inputs.h"
 
 namespace ts {
 namespace {
 
+using testing::random_head_inputs;
+using LD = long double;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kRel = 1e-12;
 
-// Unnormalised state of query row i over keys [j_begin, j_end) (visible ones), directly.
-struct Direct {
-  double m = -kInf, l = 0;
-  std::vector<double> o;
+// Whether query row i of batch b sees key j: base/attention_spec.h's definition, written out.
+bool row_sees_key(const AttentionSpec& s, int64_t b, int64_t i, int64_t j) {
+  const int64_t q_len = s.q_lens.empty() ? s.seq_q : s.q_lens[static_cast<size_t>(b)];
+  const int64_t kv_len = s.kv_lens.empty() ? s.seq_kv : s.kv_lens[static_cast<size_t>(b)];
+  if (i >= q_len || j >= kv_len) return false;
+  const int64_t diagonal = s.causal == CausalAlign::top_left ? i : i + kv_len - q_len;
+  if (s.causal != CausalAlign::none && j > diagonal) return false;
+  if (s.window_left >= 0 && j < diagonal - s.window_left) return false;
+  if (s.window_right >= 0 && j > diagonal + s.window_right) return false;
+  return true;
+}
+
+// The attention computed element by element in long double.
+class BruteForce {
+ public:
+  struct State {
+    LD m = -std::numeric_limits<LD>::infinity(), l = 0;
+    std::vector<LD> o;
+    int64_t keys = 0;  // keys seen
+  };
+
+  BruteForce(const AttentionSpec& spec, const HeadInputs& in) : s_(spec), in_(in) {}
+
+  // The state of row i of (b, h) over the keys marked in `keys` (all keys when empty).
+  State state(int64_t b, int64_t h, int64_t i, const std::vector<bool>& keys = {}) {
+    const Row& row = scores(b, h, i);
+    const int32_t kv = in_.kv_index(b, h / (s_.heads_q / s_.heads_kv));
+    State st;
+    st.o.assign(static_cast<size_t>(s_.head_dim), 0);
+    for (int64_t j = 0; j < s_.seq_kv; ++j)
+      if (row.seen[static_cast<size_t>(j)] && (keys.empty() || keys[static_cast<size_t>(j)])) {
+        st.m = std::max(st.m, row.score[static_cast<size_t>(j)]);
+        ++st.keys;
+      }
+    for (int64_t j = 0; j < s_.seq_kv; ++j) {
+      if (!row.seen[static_cast<size_t>(j)] || !(keys.empty() || keys[static_cast<size_t>(j)])) continue;
+      const LD p = std::exp(row.score[static_cast<size_t>(j)] - st.m);
+      st.l += p;
+      for (int64_t c = 0; c < s_.head_dim; ++c)
+        st.o[static_cast<size_t>(c)] += p * static_cast<LD>(in_.v.get_float((kv * s_.seq_kv + j) * s_.head_dim + c));
+    }
+    return st;
+  }
+
+  // The largest |v| the rows of (b, h) read: the scale of O's error.
+  LD v_max() const {
+    LD mx = 0;
+    for (int64_t e = 0; e < in_.v.numel(); ++e) mx = std::max(mx, std::fabs(static_cast<LD>(in_.v.get_float(e))));
+    return mx;
+  }
+
+ private:
+  struct Row {
+    std::vector<LD> score;
+    std::vector<bool> seen;
+  };
+
+  const Row& scores(int64_t b, int64_t h, int64_t i) {
+    auto [it, fresh] = rows_.try_emplace({b, h, i});
+    if (!fresh) return it->second;
+    Row& row = it->second;
+    const int32_t qi = in_.q_index(b, h);
+    const int32_t kv = in_.kv_index(b, h / (s_.heads_q / s_.heads_kv));
+    const LD scale = s_.scale > 0 ? static_cast<LD>(s_.scale) : 1 / std::sqrt(static_cast<LD>(s_.head_dim));
+    const int64_t q_len = s_.q_lens.empty() ? s_.seq_q : s_.q_lens[static_cast<size_t>(b)];
+    const int64_t kv_len = s_.kv_lens.empty() ? s_.seq_kv : s_.kv_lens[static_cast<size_t>(b)];
+    const int64_t diagonal = s_.causal == CausalAlign::top_left ? i : i + kv_len - q_len;
+    for (int64_t j = 0; j < s_.seq_kv; ++j) {
+      row.seen.push_back(row_sees_key(s_, b, i, j));
+      LD dot = 0;
+      for (int64_t c = 0; c < s_.head_dim; ++c)
+        dot += static_cast<LD>(in_.q.get_float((qi * s_.seq_q + i) * s_.head_dim + c)) *
+               static_cast<LD>(in_.k.get_float((kv * s_.seq_kv + j) * s_.head_dim + c));
+      LD x = scale * dot;
+      if (s_.softcap > 0) x = static_cast<LD>(s_.softcap) * std::tanh(x / static_cast<LD>(s_.softcap));
+      if (!s_.alibi_slopes.empty())
+        x -= static_cast<LD>(s_.alibi_slopes[static_cast<size_t>(h)]) * std::fabs(static_cast<LD>(diagonal - j));
+      row.score.push_back(x);
+    }
+    return row;
+  }
+
+  const AttentionSpec& s_;
+  const HeadInputs& in_;
+  std::map<std::array<int64_t, 3>, Row> rows_;
 };
-Direct direct_state(const AttentionConfig& c, const AttentionInputs& in, int64_t b, int64_t h,
-                    int64_t i, int64_t j_begin, int64_t j_end) {
-  const int64_t d = c.head_dim, bh = b * c.heads + h;
-  Direct st;
-  st.o.assign(static_cast<size_t>(d), 0.0);
-  std::vector<double> s;
-  std::vector<int64_t> keys;
-  for (int64_t j = j_begin; j < std::min(j_end, c.seq_kv); ++j) {
-    if (c.causal && j > i + c.seq_kv - c.seq_q) continue;
-    double dot = 0;
-    for (int64_t e = 0; e < d; ++e)
-      dot += double(in.q.get_float((bh * c.seq_q + i) * d + e)) *
-             in.k.get_float((bh * c.seq_kv + j) * d + e);
-    s.push_back(dot * c.effective_scale());
-    keys.push_back(j);
-  }
-  for (double x : s) st.m = std::max(st.m, x);
-  for (size_t n = 0; n < s.size(); ++n) {
-    const double p = std::exp(s[n] - st.m);
-    st.l += p;
-    for (int64_t e = 0; e < d; ++e) st.o[e] += p * in.v.get_float((bh * c.seq_kv + keys[n]) * d + e);
-  }
-  return st;
+
+// The keys in any of `ranges`, each range clipped to [0, seq_kv].
+std::vector<bool> keys_in(const std::vector<KeyRange>& ranges, int64_t seq_kv) {
+  std::vector<bool> in(static_cast<size_t>(seq_kv), false);
+  for (const KeyRange& r : ranges)
+    for (int64_t j = std::max<int64_t>(0, r.begin); j < std::min<int64_t>(seq_kv, r.end); ++j)
+      in[static_cast<size_t>(j)] = true;
+  return in;
 }
 
-AttentionConfig cfg(KernelKind k, int64_t sq, int64_t skv, int64_t d, bool causal, DType dt,
-                    int64_t splits = 0) {
-  AttentionConfig c;
-  c.kernel = k;
-  c.batch = 2;
-  c.heads = 2;
-  c.seq_q = sq;
-  c.seq_kv = skv;
-  c.head_dim = d;
-  c.causal = causal;
-  c.dtype = dt;
-  c.num_splits = splits;
-  return c;
+std::string ranges_text(const std::vector<KeyRange>& ranges) {
+  std::string t;
+  for (const KeyRange& r : ranges) t += "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ") ";
+  return t;
 }
 
-void expect_state_near(const RefState& got, int row, const Direct& want, double tol,
-                       const std::string& what) {
-  if (want.l == 0) {
-    EXPECT_EQ(got.m[row], -kInf) << what;
-    EXPECT_EQ(got.l[row], 0.0) << what;
-  } else {
-    EXPECT_NEAR(got.m[row], want.m, tol * std::max(1.0, std::abs(want.m))) << what;
-    EXPECT_NEAR(got.l[row], want.l, tol * want.l) << what;
+bool near(double got, LD want, LD tol) { return std::fabs(static_cast<LD>(got) - want) <= tol; }
+
+// Row r of an unnormalised state against the brute force.
+::testing::AssertionResult row_matches(const RefState& got, int32_t r, const BruteForce::State& want, LD v_max) {
+  const size_t d = static_cast<size_t>(got.head_dim), row = static_cast<size_t>(r);
+  const double* o = got.o.data() + row * d;
+  if (want.keys == 0) {
+    if (got.m[row] != -kInf || got.l[row] != 0.0)
+      return ::testing::AssertionFailure() << "row " << r << " sees no key: want -inf / 0, got " << got.m[row] << " / "
+                                           << got.l[row];
+    for (size_t c = 0; c < d; ++c)
+      if (o[c] != 0.0) return ::testing::AssertionFailure() << "row " << r << " sees no key: O[" << c << "] = " << o[c];
+    return ::testing::AssertionSuccess();
   }
-  for (int e = 0; e < got.head_dim; ++e)
-    EXPECT_NEAR(got.o[row * got.head_dim + e], want.o[e], tol * std::max(1.0, want.l)) << what;
+  if (!near(got.m[row], want.m, kRel * std::max<LD>(1, std::fabs(want.m))))
+    return ::testing::AssertionFailure() << "row " << r << ": m " << got.m[row] << " vs " << static_cast<double>(want.m);
+  if (!near(got.l[row], want.l, kRel * want.l))
+    return ::testing::AssertionFailure() << "row " << r << ": l " << got.l[row] << " vs " << static_cast<double>(want.l);
+  for (size_t c = 0; c < d; ++c)
+    if (!near(o[c], want.o[c], kRel * want.l * v_max))
+      return ::testing::AssertionFailure() << "row " << r << ": O[" << c << "] " << o[c] << " vs "
+                                           << static_cast<double>(want.o[c]);
+  return ::testing::AssertionSuccess();
 }
 
-TEST(Reference, FinalOutputMatchesDirectAttention) {
-  for (auto [sq, skv, causal] : {std::tuple<int64_t, int64_t, bool>{65, 130, false},
-                                 {65, 130, true}, {130, 65, true}, {1, 200, true}, {7, 7, true}}) {
-    const AttentionConfig c = cfg(KernelKind::fa1, sq, skv, 32, causal, DType::bf16);
-    const AttentionInputs in = make_random_inputs(c, {.seed = uint64_t(sq * 1000 + skv)});
-    const Reference ref(c, make_tiling(c, 132), in);
-    const Reference::Output out = ref.output(2);
-    for (int64_t b = 0; b < c.batch; ++b)
-      for (int64_t h = 0; h < c.heads; ++h)
-        for (int64_t i = 0; i < sq; ++i) {
-          const Direct d = direct_state(c, in, b, h, i, 0, skv);
-          const int64_t row = (b * c.heads + h) * sq + i;
-          if (d.l == 0) {
-            EXPECT_EQ(out.lse[row], -kInf);
-            for (int e = 0; e < 32; ++e) EXPECT_EQ(out.o[row * 32 + e], 0.0);
-            continue;
-          }
-          EXPECT_NEAR(out.lse[row], d.m + std::log(d.l), 1e-12 * std::abs(d.m) + 1e-12);
-          for (int e = 0; e < 32; ++e) EXPECT_NEAR(out.o[row * 32 + e], d.o[e] / d.l, 1e-12);
-        }
-    // The whole output agrees with the per-tile final states too.
-    const auto t = ref.tile(1, 1, 0);
-    const RefState f = t->final_output();
-    EXPECT_EQ(f.convention, Convention::normalized);
-    for (int r = 0; r < f.rows; ++r) {
-      const int64_t row = (1 * c.heads + 1) * sq + r;
-      EXPECT_EQ(f.m[r], out.lse[row]);
-      EXPECT_EQ(f.l[r], 1.0);
+::testing::AssertionResult state_matches(const RefState& got, const RowBlock& block, BruteForce& brute,
+                                         const std::vector<KeyRange>& ranges, int64_t seq_kv, LD v_max) {
+  if (got.normalized || got.rows != block.rows) return ::testing::AssertionFailure() << "shape or convention";
+  const std::vector<bool> keys = keys_in(ranges, seq_kv);
+  for (int32_t r = 0; r < block.rows; ++r) {
+    auto ok = row_matches(got, r, brute.state(block.batch, block.head, block.q_begin + r, keys), v_max);
+    if (!ok) return ok << " (keys " << ranges_text(ranges) << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Row r of a normalised output against the brute force over all keys.
+::testing::AssertionResult output_row_matches(double lse, const double* o, int64_t d, const BruteForce::State& want,
+                                              LD v_max) {
+  if (want.keys == 0) {
+    if (lse != -kInf) return ::testing::AssertionFailure() << "a row that sees no key has LSE " << lse;
+    for (int64_t c = 0; c < d; ++c)
+      if (o[c] != 0.0) return ::testing::AssertionFailure() << "a row that sees no key has O[" << c << "] = " << o[c];
+    return ::testing::AssertionSuccess();
+  }
+  const LD want_lse = want.m + std::log(want.l);
+  if (!near(lse, want_lse, kRel * std::max<LD>(1, std::fabs(want_lse))))
+    return ::testing::AssertionFailure() << "LSE " << lse << " vs " << static_cast<double>(want_lse);
+  for (int64_t c = 0; c < d; ++c)
+    if (!near(o[c], want.o[static_cast<size_t>(c)] / want.l, kRel * v_max))
+      return ::testing::AssertionFailure() << "O[" << c << "] " << o[c] << " vs "
+                                           << static_cast<double>(want.o[static_cast<size_t>(c)] / want.l);
+  return ::testing::AssertionSuccess();
+}
+
+struct Case {
+  std::string name;
+  AttentionSpec spec;
+  double input_scale = 1.0;  // of Q and K: larger scores (softcap), or ones that tie less
+};
+
+AttentionSpec base_spec(int64_t batch, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d, DType dtype) {
+  AttentionSpec s;
+  s.batch = batch;
+  s.heads_q = hq;
+  s.heads_kv = hkv;
+  s.seq_q = sq;
+  s.seq_kv = skv;
+  s.head_dim = d;
+  s.dtype = dtype;
+  return s;
+}
+
+// Every variant the description allows, alone and together, at odd sizes.
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::string name, AttentionSpec s, double input_scale = 1.0) {
+    validate(s);
+    cases.push_back({std::move(name), std::move(s), input_scale});
+  };
+  add("mha fp32", base_spec(2, 2, 2, 37, 37, 24, DType::f32));
+  {
+    AttentionSpec s = base_spec(1, 6, 2, 37, 129, 64, DType::bf16);
+    s.causal = CausalAlign::bottom_right;
+    add("gqa bf16 causal bottom-right", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 4, 1, 129, 37, 24, DType::f16);
+    s.causal = CausalAlign::top_left;
+    add("mqa fp16 causal top-left, seq_q > seq_kv", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 1, 1, 129, 37, 24, DType::f32);
+    s.causal = CausalAlign::bottom_right;
+    add("causal bottom-right, seq_q > seq_kv (rows that see no key)", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 2, 2, 37, 129, 64, DType::bf16);
+    s.causal = CausalAlign::top_left;
+    add("causal top-left, seq_q < seq_kv", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 1, 1, 37, 129, 24, DType::f32);
+    s.causal = CausalAlign::bottom_right;
+    add("causal bottom-right, seq_q < seq_kv", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 2, 1, 37, 129, 24, DType::f32);
+    s.window_left = 10;
+    add("window left only", s);
+    s.window_left = -1;
+    s.window_right = 5;
+    add("window right only", s);
+    s.window_left = 7;
+    s.window_right = 3;
+    add("window both", s);
+    s.causal = CausalAlign::bottom_right;
+    s.window_left = 16;
+    s.window_right = 4;
+    add("window both, causal bottom-right", s);
+    s.causal = CausalAlign::top_left;
+    s.window_left = 5;
+    s.window_right = -1;
+    add("window left, causal top-left", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 2, 2, 37, 129, 24, DType::f32);
+    s.softcap = 2.0;
+    add("softcap", s, 2.0);
+  }
+  {
+    AttentionSpec s = base_spec(3, 2, 1, 37, 129, 24, DType::bf16);
+    s.causal = CausalAlign::bottom_right;
+    s.q_lens = {37, 0, 20};
+    s.kv_lens = {100, 50, 0};
+    add("varlen, causal bottom-right, a batch of each length 0", s);
+  }
+  {
+    AttentionSpec s = base_spec(2, 1, 1, 37, 129, 24, DType::f16);
+    s.causal = CausalAlign::top_left;
+    s.window_left = 3;
+    s.q_lens = {5, 37};
+    s.kv_lens = {129, 7};
+    add("varlen, causal top-left, window", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 4, 2, 37, 129, 24, DType::f32);
+    s.alibi_slopes = {0.5, 0.125, 0.03125, 1.0 / 128};
+    add("alibi", s);
+    s.causal = CausalAlign::bottom_right;
+    add("alibi, causal bottom-right", s);
+  }
+  {
+    AttentionSpec s = base_spec(1, 2, 2, 37, 129, 64, DType::f16);
+    s.scale = 0.3;
+    add("custom scale", s);
+  }
+  {
+    AttentionSpec s = base_spec(2, 4, 2, 37, 129, 24, DType::bf16);
+    s.causal = CausalAlign::bottom_right;
+    s.window_left = 20;
+    s.window_right = 2;
+    s.softcap = 3.0;
+    s.alibi_slopes = {0.25, 0.0625, 0.5, 0.01};
+    s.q_lens = {37, 11};
+    s.kv_lens = {129, 60};
+    s.scale = 0.2;
+    add("everything: gqa, causal, window, softcap, alibi, varlen, scale", s, 2.0);
+  }
+  return cases;
+}
+
+int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {  // [lo, hi]
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+// Boundaries as a caller might pass them: unsorted, with duplicates and values outside [0, seq_kv].
+std::vector<int64_t> random_boundaries(std::mt19937_64& rng, int64_t seq_kv) {
+  std::vector<int64_t> b;
+  const int64_t n = uniform(rng, 0, 6);
+  for (int64_t k = 0; k < n; ++k) b.push_back(uniform(rng, -5, seq_kv + 5));
+  if (!b.empty()) b.push_back(b.front());
+  return b;
+}
+
+// Key ranges of every kind: on the boundaries, off them, empty, inverted, overlapping, outside.
+std::vector<KeyRange> random_ranges(std::mt19937_64& rng, int64_t seq_kv, const std::vector<int64_t>& bounds) {
+  std::vector<KeyRange> ranges;
+  const int64_t n = uniform(rng, 1, 4);
+  auto bound = [&] { return static_cast<int32_t>(bounds[static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(bounds.size()) - 1))]); };
+  for (int64_t k = 0; k < n; ++k) {
+    switch (uniform(rng, 0, 4)) {
+      case 0: {
+        const int32_t a = bound(), b = bound();
+        ranges.push_back({std::min(a, b), std::max(a, b)});
+        break;
+      }
+      case 1: {
+        const int32_t a = static_cast<int32_t>(uniform(rng, -3, seq_kv + 3));
+        ranges.push_back({a, a + static_cast<int32_t>(uniform(rng, 0, seq_kv / 2))});
+        break;
+      }
+      case 2: {
+        const int32_t a = static_cast<int32_t>(uniform(rng, 0, seq_kv));
+        ranges.push_back({a, a});
+        break;
+      }
+      case 3: {
+        const int32_t a = static_cast<int32_t>(uniform(rng, 0, seq_kv));
+        ranges.push_back({a, a - static_cast<int32_t>(uniform(rng, 1, 5))});
+        break;
+      }
+      default: {
+        const int32_t a = bound();
+        ranges.push_back({a, static_cast<int32_t>(std::min<int64_t>(seq_kv, a + uniform(rng, 1, 9)))});
+        break;
+      }
     }
   }
+  return ranges;
 }
 
-TEST(Reference, EveryKvRangeStateMatchesDirectState) {
-  const AttentionConfig c = cfg(KernelKind::splitk, 33, 300, 64, true, DType::f16, 3);
-  const AttentionInputs in = make_random_inputs(c, {.seed = 7});
-  const Tiling tiling = make_tiling(c, 132);
-  const Reference ref(c, tiling, in);
-  ASSERT_GT(tiling.num_kv_tiles, 2);
-  for (int32_t qt = 0; qt < tiling.num_q_tiles; ++qt) {
-    const auto tile = ref.tile(1, 0, qt);
-    for (int32_t begin = 0; begin <= tiling.num_kv_tiles; ++begin)
-      for (int32_t end = begin; end <= tiling.num_kv_tiles; ++end) {
-        const RefState st = tile->kv_range(begin, end);
-        for (int r = 0; r < st.rows; ++r) {
-          const int64_t i = int64_t{qt} * tiling.block_m + r;
-          expect_state_near(st, r,
-                            direct_state(c, in, 1, 0, i, int64_t{begin} * tiling.block_n,
-                                         int64_t{end} * tiling.block_n),
-                            1e-12, "tiles [" + std::to_string(begin) + ", " + std::to_string(end) + ")");
+// The row blocks a test checks for (b, h): one row, a few rows at a random place, the last rows.
+std::vector<RowBlock> some_blocks(std::mt19937_64& rng, const AttentionSpec& s, int32_t b, int32_t h) {
+  const int32_t sq = static_cast<int32_t>(s.seq_q);
+  const int32_t few = static_cast<int32_t>(std::min<int64_t>(7, sq));
+  return {{b, h, static_cast<int32_t>(uniform(rng, 0, sq - 1)), 1},
+          {b, h, static_cast<int32_t>(uniform(rng, 0, sq - few)), few},
+          {b, h, sq - std::min(sq, 5), std::min(sq, 5)}};
+}
+
+// The (batch, head) pairs a test checks: the first, the last and one at random.
+std::vector<std::array<int32_t, 2>> some_pairs(std::mt19937_64& rng, const AttentionSpec& s) {
+  const int32_t nb = static_cast<int32_t>(s.batch), nh = static_cast<int32_t>(s.heads_q);
+  std::vector<std::array<int32_t, 2>> p{{0, 0}, {nb - 1, nh - 1}};
+  p.push_back({static_cast<int32_t>(uniform(rng, 0, nb - 1)), static_cast<int32_t>(uniform(rng, 0, nh - 1))});
+  std::sort(p.begin(), p.end());
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  return p;
+}
+
+TEST(Reference, StatesOfEveryVariantMatchBruteForce) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.name + ": " + describe(c.spec));
+    const AttentionSpec& s = c.spec;
+    const HeadInputs in = random_head_inputs(s, rng(), c.input_scale);
+    BruteForce brute(s, in);
+    const LD v_max = brute.v_max();
+    const ReferenceInputs prepared(s, in, 2);
+    for (const auto& [b, h] : some_pairs(rng, s)) {
+      for (const RowBlock& block : some_blocks(rng, s, b, h)) {
+        SCOPED_TRACE("batch " + std::to_string(b) + ", head " + std::to_string(h) + ", rows [" +
+                     std::to_string(block.q_begin) + ", " + std::to_string(block.q_begin + block.rows) + ")");
+        std::vector<int64_t> asked = random_boundaries(rng, s.seq_kv);
+        const auto ref = compute_row_block(prepared, block, asked);
+        EXPECT_EQ(ref->block(), block);
+        EXPECT_EQ(ref->head_dim(), s.head_dim);
+
+        // Boundaries: those asked, clipped, sorted, unique, with 0 and seq_kv.
+        std::vector<int64_t> want_bounds{0, s.seq_kv};
+        for (int64_t x : asked) want_bounds.push_back(std::clamp<int64_t>(x, 0, s.seq_kv));
+        std::sort(want_bounds.begin(), want_bounds.end());
+        want_bounds.erase(std::unique(want_bounds.begin(), want_bounds.end()), want_bounds.end());
+        ASSERT_EQ(ref->boundaries(), want_bounds);
+
+        // Every piece alone and every prefix.
+        const auto& bs = ref->boundaries();
+        for (size_t p = 0; p + 1 < bs.size(); ++p) {
+          const std::vector<KeyRange> piece{{static_cast<int32_t>(bs[p]), static_cast<int32_t>(bs[p + 1])}};
+          EXPECT_TRUE(state_matches(ref->state(piece), block, brute, piece, s.seq_kv, v_max));
+          const std::vector<KeyRange> prefix{{0, static_cast<int32_t>(bs[p + 1])}};
+          EXPECT_TRUE(state_matches(ref->state(prefix), block, brute, prefix, s.seq_kv, v_max));
+        }
+        // Non-adjacent pieces, overlapping ranges, a range inside one piece, ranges beyond the keys.
+        const int32_t kv = static_cast<int32_t>(s.seq_kv);
+        std::vector<std::vector<KeyRange>> sets = {
+            {{0, kv / 5}, {kv / 2, kv - 3}},
+            {{kv / 4, kv / 2}, {kv / 3, 2 * kv / 3}, {kv / 3 + 1, kv / 3 + 2}},
+            {{kv / 3 + 1, kv / 3 + 4}},
+            {{-10, 3}, {kv - 2, kv + 10}},
+            {{5, 5}},
+            {{9, 2}},
+            {},
+        };
+        for (int k = 0; k < 8; ++k) sets.push_back(random_ranges(rng, s.seq_kv, bs));
+        for (const auto& ranges : sets) {
+          EXPECT_TRUE(state_matches(ref->state(ranges), block, brute, ranges, s.seq_kv, v_max));
+          // Keys seen within the ranges, counted from the definition.
+          const std::vector<bool> keys = keys_in(ranges, s.seq_kv);
+          const std::vector<int64_t> counted = ref->visible_keys(ranges);
+          for (int32_t r = 0; r < block.rows; ++r)
+            EXPECT_EQ(counted[static_cast<size_t>(r)], brute.state(b, h, block.q_begin + r, keys).keys)
+                << "row " << r << ", keys " << ranges_text(ranges);
+        }
+        const std::vector<int64_t> all_counted = ref->visible_keys();
+        const RefState out = ref->output();
+        EXPECT_TRUE(out.normalized);
+        for (int32_t r = 0; r < block.rows; ++r) {
+          const BruteForce::State want = brute.state(b, h, block.q_begin + r);
+          EXPECT_EQ(all_counted[static_cast<size_t>(r)], want.keys) << "row " << r;
+          EXPECT_TRUE(output_row_matches(out.m[static_cast<size_t>(r)],
+                                         out.o.data() + static_cast<size_t>(r) * static_cast<size_t>(s.head_dim),
+                                         s.head_dim, want, v_max))
+              << "row " << r;
+          EXPECT_EQ(out.l[static_cast<size_t>(r)], want.keys ? 1.0 : 0.0) << "row " << r;
         }
       }
-    EXPECT_THROW(tile->kv_range(2, 1), std::out_of_range);
-    EXPECT_THROW(tile->kv_range(0, tiling.num_kv_tiles + 1), std::out_of_range);
-  }
-}
-
-TEST(Reference, ExpectedFollowsTheEventsCoordinates) {
-  const AttentionConfig c = cfg(KernelKind::splitk, 20, 500, 32, false, DType::f32, 4);
-  const AttentionInputs in = make_random_inputs(c, {.seed = 3});
-  const Tiling t = make_tiling(c, 132);
-  const Reference ref(c, t, in);
-  EventHeader h{};
-  h.stage = static_cast<int32_t>(Stage::splitk_reduce);
-  h.batch = 1;
-  h.head = 1;
-  h.q_tile = 1;
-  h.kv_tile_begin = 0;
-  h.kv_tile_end = t.split_kv_tiles(1).end;
-  const RefState merged = ref.expected(h);
-  // Merging the reference's split states 0 and 1 gives the same state.
-  RefState m01 = ref.tile(1, 1, 1)->kv_range(t.split_kv_tiles(0).begin, t.split_kv_tiles(0).end);
-  merge_states(m01, ref.tile(1, 1, 1)->kv_range(t.split_kv_tiles(1).begin, t.split_kv_tiles(1).end));
-  for (int r = 0; r < merged.rows; ++r) {
-    EXPECT_NEAR(merged.m[r], m01.m[r], 1e-12);
-    EXPECT_NEAR(merged.l[r], m01.l[r], 1e-9 * m01.l[r]);
-  }
-  h.stage = static_cast<int32_t>(Stage::final_output);
-  EXPECT_EQ(ref.expected(h).convention, Convention::normalized);
-  h.q_tile = t.num_q_tiles;
-  EXPECT_THROW(ref.expected(h), std::out_of_range);
-}
-
-TEST(Reference, RejectsATilingOfAnotherConfig) {
-  const AttentionConfig c = cfg(KernelKind::fa1, 20, 50, 32, false, DType::f32);
-  const AttentionInputs in = make_random_inputs(c, {.seed = 1});
-  AttentionConfig other = c;
-  other.seq_kv = 51;
-  EXPECT_THROW(Reference(c, make_tiling(other, 132), in), ConfigError);
-}
-
-TEST(Naive, ErrorGrowsAsPrecisionDrops) {
-  AttentionConfig c = cfg(KernelKind::fa1, 64, 200, 64, false, DType::f32);
-  double err[3];
-  for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
-    c.dtype = dt;
-    const AttentionInputs in = make_random_inputs(c, {.seed = 11});
-    const Reference ref(c, make_tiling(c, 132), in);
-    const NaiveOutput naive = naive_attention(c, in);
-    err[static_cast<int>(dt)] = test::max_abs_error(naive.o.to_double(), ref.output().o);
-  }
-  EXPECT_GT(err[0], 0.0);
-  EXPECT_LT(err[0], 1e-5);
-  EXPECT_LT(err[0] * 20, err[1]);
-  EXPECT_LT(err[1], err[2]);
-  EXPECT_LT(err[2], 0.05);
-}
-
-TEST(Naive, RowsThatSeeNoKeyGiveZeroAndMinusInfinity) {
-  const AttentionConfig c = cfg(KernelKind::fa1, 10, 4, 32, true, DType::f16);
-  const AttentionInputs in = make_random_inputs(c, {.seed = 5});
-  const NaiveOutput naive = naive_attention(c, in);
-  // Query i sees keys j <= i - 6: rows 0..5 see none.
-  for (int64_t i = 0; i < 10; ++i) {
-    EXPECT_EQ(std::isinf(naive.lse[i]) && naive.lse[i] < 0, i < 6) << i;
-    if (i < 6) {
-      for (int e = 0; e < 32; ++e) EXPECT_EQ(naive.o.get_float(i * 32 + e), 0.0f);
     }
   }
+}
+
+TEST(Reference, OutputOfEveryVariantMatchesBruteForce) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.name + ": " + describe(c.spec));
+    const AttentionSpec& s = c.spec;
+    const HeadInputs in = random_head_inputs(s, rng(), c.input_scale);
+    BruteForce brute(s, in);
+    const LD v_max = brute.v_max();
+    const ReferenceOutput out = reference_output(s, in, 2);
+    ASSERT_EQ(out.o.size(), static_cast<size_t>(s.batch * s.heads_q * s.seq_q * s.head_dim));
+    ASSERT_EQ(out.lse.size(), static_cast<size_t>(s.batch * s.heads_q * s.seq_q));
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t h = 0; h < s.heads_q; ++h)
+        for (int64_t i = 0; i < s.seq_q; ++i) {
+          const size_t row = static_cast<size_t>((b * s.heads_q + h) * s.seq_q + i);
+          ASSERT_TRUE(output_row_matches(out.lse[row], out.o.data() + row * static_cast<size_t>(s.head_dim),
+                                         s.head_dim, brute.state(b, h, i), v_max))
+              << "batch " << b << ", head " << h << ", row " << i;
+        }
+  }
+}
+
+// The one-off form computes with the same loops on the same doubles: the same bits.
+TEST(Reference, OneOffRowBlockEqualsThePreparedOne) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.name);
+    const HeadInputs in = random_head_inputs(c.spec, rng(), c.input_scale);
+    const ReferenceInputs prepared(c.spec, in, 1);
+    for (const auto& [b, h] : some_pairs(rng, c.spec))
+      for (const RowBlock& block : some_blocks(rng, c.spec, b, h)) {
+        const std::vector<int64_t> bounds = random_boundaries(rng, c.spec.seq_kv);
+        const auto a = compute_row_block(prepared, block, bounds);
+        const auto o = compute_row_block(c.spec, in, block, bounds);
+        EXPECT_GE(o->bytes(), a->bytes());
+        for (int k = 0; k < 4; ++k) {
+          const std::vector<KeyRange> ranges = random_ranges(rng, c.spec.seq_kv, a->boundaries());
+          const RefState x = a->state(ranges), y = o->state(ranges);
+          EXPECT_EQ(x.m, y.m);
+          EXPECT_EQ(x.l, y.l);
+          EXPECT_EQ(x.o, y.o);
+        }
+        EXPECT_EQ(a->output().o, o->output().o);
+        EXPECT_EQ(a->output().m, o->output().m);
+      }
+  }
+}
+
+// What an event of each convention stores, from event.h's definitions, against express.
+TEST(Reference, ExpressGivesEveryConvention) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  const LD log2e = 1 / std::log(static_cast<LD>(2));
+  for (const Case& c : all_cases()) {
+    if (c.name.rfind("causal bottom-right, seq_q > seq_kv", 0) != 0 && c.name.rfind("everything", 0) != 0) continue;
+    SCOPED_TRACE(c.name);
+    const AttentionSpec& s = c.spec;
+    const HeadInputs in = random_head_inputs(s, rng(), c.input_scale);
+    BruteForce brute(s, in);
+    const LD v_max = brute.v_max();
+    const double scale = s.effective_scale();
+    const RowBlock block{0, static_cast<int32_t>(s.heads_q - 1), 0, static_cast<int32_t>(s.seq_q)};
+    const auto ref = compute_row_block(s, in, block, {s.seq_kv / 3});
+    const std::vector<KeyRange> ranges{{3, static_cast<int32_t>(s.seq_kv - 4)}};
+    const RefState canonical = ref->state(ranges);
+    const RefState output = ref->output();
+    const std::vector<bool> keys = keys_in(ranges, s.seq_kv);
+    for (int32_t bits = 0; bits <= tilescope::kConventionMask; ++bits) {
+      SCOPED_TRACE("convention " + std::to_string(bits));
+      const bool normalized = bits & tilescope::kNormalized, base2 = bits & tilescope::kLogBase2,
+                 unscaled = bits & tilescope::kUnscaledMax;
+      const RefState got = express(canonical, bits, scale);
+      EXPECT_EQ(got.normalized, normalized);
+      for (int32_t r = 0; r < block.rows; ++r) {
+        const BruteForce::State want = brute.state(block.batch, block.head, r, keys);
+        const size_t row = static_cast<size_t>(r), d = static_cast<size_t>(s.head_dim);
+        if (want.keys == 0) {
+          EXPECT_EQ(got.m[row], -kInf);
+          EXPECT_EQ(got.l[row], 0.0);
+          for (size_t e = 0; e < d; ++e) EXPECT_EQ(got.o[row * d + e], 0.0);
+          continue;
+        }
+        LD m = normalized ? want.m + std::log(want.l) : want.m;
+        if (base2) m *= log2e;
+        if (unscaled && !normalized) m /= static_cast<LD>(scale);
+        const LD l = normalized ? 1 : want.l;
+        EXPECT_TRUE(near(got.m[row], m, kRel * std::max<LD>(1, std::fabs(m)))) << "row " << r << ": " << got.m[row] << " vs " << static_cast<double>(m);
+        EXPECT_TRUE(near(got.l[row], l, kRel * l)) << "row " << r;
+        for (size_t e = 0; e < d; ++e) {
+          const LD o = normalized ? want.o[e] / want.l : want.o[e];
+          ASSERT_TRUE(near(got.o[row * d + e], o, kRel * v_max * (normalized ? 1 : want.l))) << "row " << r << " col " << e;
+        }
+      }
+      // An output can be stored in the normalised conventions only.
+      if (!normalized) {
+        EXPECT_THROW(express(output, bits, scale), std::invalid_argument);
+        continue;
+      }
+      const RefState out = express(output, bits, scale);
+      for (int32_t r = 0; r < block.rows; ++r) {
+        const BruteForce::State want = brute.state(block.batch, block.head, r);
+        const size_t row = static_cast<size_t>(r);
+        if (want.keys == 0) {
+          EXPECT_EQ(out.m[row], -kInf);
+          EXPECT_EQ(out.l[row], 0.0);
+          continue;
+        }
+        const LD lse = (want.m + std::log(want.l)) * (base2 ? log2e : 1);
+        EXPECT_TRUE(near(out.m[row], lse, kRel * std::max<LD>(1, std::fabs(lse)))) << "row " << r;
+        EXPECT_EQ(out.l[row], 1.0);
+        EXPECT_EQ(out.o, output.o);
+      }
+    }
+    EXPECT_THROW(express(canonical, 8, scale), std::invalid_argument);
+    EXPECT_THROW(express(canonical, tilescope::kUnscaledMax, 0.0), std::invalid_argument);
+  }
+}
+
+TEST(Reference, MergedStatesOfDisjointRangesAreTheStateOfTheirUnion) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  const Case c = all_cases().back();
+  const HeadInputs in = random_head_inputs(c.spec, rng(), c.input_scale);
+  const RowBlock block{0, 1, 3, 30};
+  const auto ref = compute_row_block(c.spec, in, block, {40, 80});
+  const std::vector<KeyRange> a{{0, 40}}, b{{41, 100}}, both{{0, 40}, {41, 100}};
+  RefState merged = ref->state(a);
+  merge_states(merged, ref->state(b));
+  const RefState want = ref->state(both);
+  for (size_t r = 0; r < want.m.size(); ++r) {
+    EXPECT_EQ(merged.m[r], want.m[r]);
+    EXPECT_NEAR(merged.l[r], want.l[r], kRel * want.l[r]);
+  }
+  for (size_t e = 0; e < want.o.size(); ++e) EXPECT_NEAR(merged.o[e], want.o[e], 1e-11);
+  RefState normalised = ref->output();
+  EXPECT_THROW(merge_states(merged, normalised), std::invalid_argument);
+  RefState other_shape = ref->state(a);
+  other_shape.rows = 2;
+  EXPECT_THROW(merge_states(merged, other_shape), std::invalid_argument);
+}
+
+TEST(Reference, RejectsRowBlocksAndInputsThatDoNotFit) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = base_spec(2, 4, 2, 20, 30, 24, DType::bf16);
+  const HeadInputs in = random_head_inputs(s, seed);
+  const ReferenceInputs prepared(s, in, 1);
+  for (const RowBlock& bad : {RowBlock{2, 0, 0, 1}, RowBlock{0, 4, 0, 1}, RowBlock{-1, 0, 0, 1}, RowBlock{0, 0, -1, 2},
+                              RowBlock{0, 0, 15, 6}, RowBlock{0, 0, 0, 0}}) {
+    EXPECT_THROW(compute_row_block(prepared, bad, {}), std::invalid_argument);
+    EXPECT_THROW(compute_row_block(s, in, bad, {}), std::invalid_argument);
+  }
+  // Pairs the inputs lack: the query rows of (1, 3); the keys of (1, kv head 1), which query
+  // heads 2 and 3 of batch 1 read.
+  HeadInputs some = random_head_inputs(s, seed + 1, {{0, 0}, {1, 2}}, {{0, 0}, {1, 0}});
+  const ReferenceInputs some_prepared(s, some, 1);
+  EXPECT_THROW(compute_row_block(some_prepared, {1, 3, 0, 1}, {}), std::invalid_argument);
+  EXPECT_THROW(compute_row_block(some_prepared, {1, 2, 0, 1}, {}), std::invalid_argument);
+  EXPECT_NO_THROW(compute_row_block(some_prepared, {0, 0, 0, 1}, {}));
+  EXPECT_THROW(reference_output(s, some), std::invalid_argument);
+
+  // Inputs that do not fit the spec: shape, dtype, a pair outside it or listed twice, bytes.
+  auto rejected = [&](const HeadInputs& x) {
+    EXPECT_THROW(ReferenceInputs(s, x, 1), std::invalid_argument);
+    EXPECT_THROW(compute_row_block(s, x, {0, 0, 0, 1}, {}), std::invalid_argument);
+    EXPECT_THROW(reference_output(s, x, 1), std::invalid_argument);
+  };
+  AttentionSpec longer = s;
+  longer.seq_kv = 31;
+  rejected(random_head_inputs(longer, seed));
+  AttentionSpec wider = s;
+  wider.head_dim = 32;
+  rejected(random_head_inputs(wider, seed));
+  AttentionSpec fp16 = s;
+  fp16.dtype = DType::f16;
+  rejected(random_head_inputs(fp16, seed));
+  HeadInputs outside = in;
+  outside.kv_pairs.back() = {1, 2};
+  rejected(outside);
+  HeadInputs twice = in;
+  twice.q_pairs[1] = twice.q_pairs[0];
+  rejected(twice);
+  HeadInputs short_bytes = in;
+  short_bytes.v.bytes.pop_back();
+  rejected(short_bytes);
+  // An invalid spec.
+  AttentionSpec bad = s;
+  bad.heads_kv = 3;
+  EXPECT_THROW(compute_row_block(bad, in, {0, 0, 0, 1}, {}), ConfigError);
+  EXPECT_THROW(ReferenceInputs(bad, in), ConfigError);
+}
+
+TEST(Reference, OutputHoldsThePairsOfTheInputsOnly) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = base_spec(2, 4, 2, 9, 30, 24, DType::f32);
+  const HeadInputs some = random_head_inputs(s, seed, {{1, 2}, {0, 1}}, {{1, 1}, {0, 0}});
+  BruteForce brute(s, some);
+  const ReferenceOutput out = reference_output(s, some);
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t h = 0; h < s.heads_q; ++h) {
+      const bool held = some.q_index(b, h) >= 0;
+      for (int64_t i = 0; i < s.seq_q; ++i) {
+        const size_t row = static_cast<size_t>((b * s.heads_q + h) * s.seq_q + i);
+        if (held) {
+          EXPECT_TRUE(output_row_matches(out.lse[row], out.o.data() + row * 24, 24, brute.state(b, h, i), brute.v_max()));
+        } else {
+          EXPECT_EQ(out.lse[row], -kInf);
+          for (size_t e = 0; e < 24; ++e) EXPECT_EQ(out.o[row * 24 + e], 0.0);
+        }
+      }
+    }
+}
+
+// bytes(): the pieces and prefixes (pieces x rows x head_dim doubles each), and the keys a
+// one-off row block converted for itself.
+TEST(Reference, BytesCountTheStatesAndTheKeysHeld) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = base_spec(1, 1, 1, 64, 256, 64, DType::bf16);
+  const HeadInputs in = random_head_inputs(s, seed);
+  const ReferenceInputs prepared(s, in, 1);
+  const RowBlock block{0, 0, 0, 16};
+  const auto ref = compute_row_block(prepared, block, {64, 128, 192});
+  const size_t states = 2 * 4 * 16 * (64 + 2) * sizeof(double);
+  EXPECT_GE(ref->bytes(), states);
+  EXPECT_LT(ref->bytes(), states + 16 * 64 * sizeof(double) + 4096);
+  const auto one_off = compute_row_block(s, in, block, {64, 128, 192});
+  EXPECT_GE(one_off->bytes(), ref->bytes() + 2 * 256 * 64 * sizeof(double));
+  EXPECT_GE(prepared.bytes(), 2 * 256 * 64 * sizeof(double));
 }
 
 }  // namespace

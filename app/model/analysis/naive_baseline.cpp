@@ -3,133 +3,143 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include "app/model/analysis/state_compare.h"
-#include "base/dtype_conversion.h"
-#include "kernels/naive_attention.h"
+#include <map>
+#include <stdexcept>
+#include <string>
 
 namespace ts {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Unnormalised float32 states of the tile's rows: one per kv tile, and one over all keys.
-struct F32States {
-  int32_t rows = 0, d = 0, tiles = 0;
-  std::vector<float> m, l, o;          // [tile][row], [tile][row], [tile][row][d]
-  std::vector<float> all_m, all_l, all_o;  // [row], [row], [row][d]
-};
+// |got - want| with the special values of attention states, by state_compare.h's rule
+// (value_error): equal infinities (m = -inf of a row that sees no key) are no error, NaN is an
+// infinite one.
+double value_error(double got, double want) {
+  if (std::isnan(got) || std::isnan(want)) return kInf;
+  if (got == want) return 0.0;
+  return std::fabs(got - want);
+}
 
-// The textbook state of keys [begin, end) of one row: max, exp, sums, in order.
-void row_state(const float* s, const float* v, int64_t begin, int64_t end, int32_t d, float& m, float& l, float* o) {
-  m = kNegInf;
+// O / l of a row, 0 where the row saw no key (l = 0, O = 0).
+double normalised(double o, double l) { return l == 0.0 && o == 0.0 ? 0.0 : o / l; }
+
+// The textbook state of one row over the keys [begin, end) of its scores `s` (s[0] is key
+// `first`): max, exp, sums, in key order, in float32.
+void row_state(const float* s, const float* v, int64_t first, int64_t begin, int64_t end, int32_t d, float& m,
+               float& l, float* o) {
+  m = kNegInfF;
   l = 0.0f;
   std::fill(o, o + d, 0.0f);
   if (end <= begin) return;
-  for (int64_t j = begin; j < end; ++j) m = std::max(m, s[j]);
+  for (int64_t j = begin; j < end; ++j) m = std::max(m, s[j - first]);
   for (int64_t j = begin; j < end; ++j) {
-    const float p = std::exp(s[j] - m);
+    const float p = std::exp(s[j - first] - m);
     l += p;
     const float* vj = v + j * d;
     for (int32_t c = 0; c < d; ++c) o[c] += p * vj[c];
   }
 }
 
-F32States f32_states(const AttentionConfig& c, const PairFloats& f, const Tiling& t, int64_t q_tile) {
-  F32States st;
-  st.rows = t.rows_in_q_tile(q_tile);
-  st.d = static_cast<int32_t>(c.head_dim);
-  st.tiles = t.num_kv_tiles;
-  const size_t rows = static_cast<size_t>(st.rows), d = static_cast<size_t>(st.d);
-  st.m.resize(static_cast<size_t>(st.tiles) * rows);
-  st.l.resize(st.m.size());
-  st.o.resize(st.m.size() * d);
-  st.all_m.resize(rows);
-  st.all_l.resize(rows);
-  st.all_o.resize(rows * d);
-  std::vector<float> s(static_cast<size_t>(c.seq_kv));
-  for (int32_t r = 0; r < st.rows; ++r) {
-    const int64_t i = q_tile * t.block_m + r;
-    const int64_t visible = c.causal ? std::clamp<int64_t>(i + c.seq_kv - c.seq_q + 1, 0, c.seq_kv) : c.seq_kv;
-    scores_in_order(f.q.data() + i * st.d, f.k_scaled_t.data(), st.d, c.seq_kv, visible, s.data());
-    for (int32_t tile = 0; tile < st.tiles; ++tile) {
-      const size_t at = static_cast<size_t>(tile) * rows + static_cast<size_t>(r);
-      const int64_t j0 = static_cast<int64_t>(tile) * t.block_n;
-      row_state(s.data(), f.v.data(), j0, std::min<int64_t>(j0 + t.block_n, visible), st.d, st.m[at], st.l[at],
-                st.o.data() + at * d);
-    }
-    row_state(s.data(), f.v.data(), 0, visible, st.d, st.all_m[static_cast<size_t>(r)], st.all_l[static_cast<size_t>(r)],
-              st.all_o.data() + static_cast<size_t>(r) * d);
-  }
-  return st;
+// The float32 textbook state of row r against the same row of an unnormalised reference state.
+void add_state_errors(float m, float l, const float* o, const RefState& want, size_t r, NaiveErrors& e) {
+  const size_t d = static_cast<size_t>(want.head_dim);
+  const double l_ref = want.l[r];
+  e.m_f32 = std::max(e.m_f32, value_error(m, want.m[r]));
+  const double l_err = value_error(l, l_ref);
+  e.l_rel_f32 = std::max(e.l_rel_f32, l_err == 0.0 ? 0.0 : l_err / l_ref);
+  const double* o_ref = want.o.data() + r * d;
+  for (size_t c = 0; c < d; ++c)
+    e.o_norm_f32 = std::max(e.o_norm_f32, value_error(normalised(o[c], l), normalised(o_ref[c], l_ref)));
 }
 
-void add_state_errors(const TraceState& got, const RefState& want, NaiveErrors& e) {
-  std::vector<RowError> rows(static_cast<size_t>(got.rows));
-  compare_state(got, want, rows);
-  for (const RowError& r : rows) {
-    e.m_f32 = std::max<double>(e.m_f32, r.m_err);
-    e.l_rel_f32 = std::max<double>(e.l_rel_f32, r.l_err == 0 ? 0.0 : static_cast<double>(r.l_err) / r.l_ref);
-    e.o_norm_f32 = std::max<double>(e.o_norm_f32, r.o_norm_err);
-  }
-}
-
-// The input-dtype naive attention (kernels/naive_attention.h) on the tile's rows, against the
-// reference's output.
-void dtype_errors(const AttentionConfig& config, const PairFloats& floats, const Tiling& tiling, int64_t q_tile,
-                  const TileReference& reference, NaiveErrors& e) {
-  const int64_t rows = tiling.rows_in_q_tile(q_tile);
-  const size_t d = static_cast<size_t>(config.head_dim);
-  std::vector<float> o(static_cast<size_t>(rows) * d), lse(static_cast<size_t>(rows));
-  naive_attention_rows(config, floats.q.data(), floats.k_rounded_t.data(), floats.v.data(), q_tile * tiling.block_m,
-                       rows, o.data(), lse.data());
-  const RefState want = reference.final_output();
-  for (int32_t r = 0; r < want.rows; ++r) {
-    e.lse_dtype = std::max(e.lse_dtype, value_error(lse[static_cast<size_t>(r)], want.m[static_cast<size_t>(r)]));
-    for (size_t c = 0; c < d; ++c) e.o_dtype = std::max(e.o_dtype, value_error(o[r * d + c], want.o[r * d + c]));
-  }
-}
+KeyRange key_range(int64_t begin, int64_t end) { return {static_cast<int32_t>(begin), static_cast<int32_t>(end)}; }
 
 }  // namespace
 
-PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs) {
-  PairFloats f;
-  f.q = inputs.q.to_float();
-  f.v = inputs.v.to_float();
-  const float scale = static_cast<float>(config.effective_scale());
-  f.k_scaled_t = scaled_keys_transposed(inputs.k, 0, config.seq_kv, config.head_dim, scale, DType::f32);
-  if (config.dtype != DType::f32) {  // rounding element by element: the same in either layout
-    f.k_rounded_t = f.k_scaled_t;
-    round_to_dtype(config.dtype, f.k_rounded_t.data(), f.k_rounded_t.size());
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs) {
+  check_head_inputs(spec, inputs);
+  const int64_t sq = spec.seq_q, d = spec.head_dim;
+  std::map<int32_t, std::shared_ptr<const NaiveKeys>> keys;  // by kv pair index
+  std::vector<PairFloats> out;
+  out.reserve(inputs.q_pairs.size());
+  for (size_t i = 0; i < inputs.q_pairs.size(); ++i) {
+    const auto [b, h] = inputs.q_pairs[i];
+    const int32_t kv = inputs.kv_index(b, spec.kv_head_of(h));
+    if (kv < 0)
+      throw std::invalid_argument("the inputs hold no keys of (batch " + std::to_string(b) + ", kv head " +
+                                  std::to_string(spec.kv_head_of(h)) + "), which query head " + std::to_string(h) +
+                                  " reads");
+    auto& shared = keys[kv];
+    if (!shared) shared = std::make_shared<const NaiveKeys>(naive_keys(spec, inputs, kv));
+    PairFloats f;
+    f.batch = b;
+    f.head = h;
+    f.q.resize(static_cast<size_t>(sq * d));
+    inputs.q.copy_floats(static_cast<int64_t>(i) * sq * d, sq * d, f.q.data());
+    f.keys = shared;
+    out.push_back(std::move(f));
   }
-  return f;
+  return out;
 }
 
-NaiveErrors naive_tile_errors(const AttentionConfig& config, const PairFloats& floats,
-                              const Tiling& tiling, int64_t q_tile, const TileReference& reference) {
+NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
+                                   const RowBlockReference& reference) {
+  const RowBlock& block = reference.block();
+  if (floats.batch != block.batch || floats.head != block.head || !floats.keys)
+    throw std::invalid_argument("naive baseline: the inputs of (batch " + std::to_string(floats.batch) + ", head " +
+                                std::to_string(floats.head) + ") given for a row block of (batch " +
+                                std::to_string(block.batch) + ", head " + std::to_string(block.head) + ")");
+  const int32_t d = static_cast<int32_t>(spec.head_dim);
+  const size_t dd = static_cast<size_t>(d);
+  const std::vector<int64_t>& bounds = reference.boundaries();
+  const size_t pieces = bounds.size() - 1;
+  std::vector<RefState> piece_refs;
+  piece_refs.reserve(pieces);
+  for (size_t p = 0; p < pieces; ++p) {
+    const KeyRange range = key_range(bounds[p], bounds[p + 1]);
+    piece_refs.push_back(reference.state({&range, 1}));
+  }
+  const KeyRange all_range = key_range(0, spec.seq_kv);
+  const RefState all_ref = reference.state({&all_range, 1});
+  const RefState out_ref = reference.output();
+
   NaiveErrors e;
-  const F32States st = f32_states(config, floats, tiling, q_tile);
-  const size_t rows = static_cast<size_t>(st.rows), d = static_cast<size_t>(st.d);
-  for (int32_t tile = 0; tile < st.tiles; ++tile) {
-    const size_t at = static_cast<size_t>(tile) * rows;
-    const TraceState got{Convention::unnormalized, st.rows, st.d,
-                         std::span<const float>(st.m).subspan(at, rows), std::span<const float>(st.l).subspan(at, rows),
-                         std::span<const float>(st.o).subspan(at * d, rows * d)};
-    add_state_errors(got, reference.kv_range(tile, tile + 1), e);
+  const NaiveKeys& keys = *floats.keys;
+  std::vector<float> s(static_cast<size_t>(spec.seq_kv)), o(dd);
+  for (int32_t r = 0; r < block.rows; ++r) {
+    const size_t row = static_cast<size_t>(r);
+    const int64_t i = int64_t{block.q_begin} + r;
+    const AttentionSpec::KeySpan span = spec.visible_keys(block.batch, i);
+    const int64_t end = span.empty() ? span.begin : span.end;
+    textbook_scores(spec, DType::f32, block.batch, block.head, i, floats.q.data() + i * d, keys.k_scaled_t.data(),
+                    span.begin, end, s.data());
+    float m = 0, l = 0;
+    for (size_t p = 0; p < pieces; ++p) {
+      row_state(s.data(), keys.v.data(), span.begin, std::max(span.begin, bounds[p]), std::min(end, bounds[p + 1]), d,
+                m, l, o.data());
+      add_state_errors(m, l, o.data(), piece_refs[p], row, e);
+    }
+    row_state(s.data(), keys.v.data(), span.begin, span.begin, end, d, m, l, o.data());
+    add_state_errors(m, l, o.data(), all_ref, row, e);
+    if (spec.dtype == DType::f32) {
+      // In float32 the all-keys textbook state is the input-dtype naive attention already: its
+      // O/l and LSE against the output (a third of the baseline's cost saved).
+      const double lse = l > 0.0f ? static_cast<double>(m) + std::log(static_cast<double>(l)) : -kInf;
+      e.lse_dtype = std::max(e.lse_dtype, value_error(lse, out_ref.m[row]));
+      for (size_t c = 0; c < dd; ++c)
+        e.o_dtype = std::max(e.o_dtype, value_error(normalised(o[c], l), out_ref.o[row * dd + c]));
+    }
   }
-  const TraceState all{Convention::unnormalized, st.rows, st.d, st.all_m, st.all_l, st.all_o};
-  add_state_errors(all, reference.kv_range(0, st.tiles), e);
-  if (config.dtype != DType::f32) {
-    dtype_errors(config, floats, tiling, q_tile, reference, e);
-    return e;
-  }
-  // In float32 the all-keys textbook state is the input-dtype naive attention already: its
-  // O/l and LSE against the final output (a third of the baseline's cost saved).
-  std::vector<RowError> rows_err(rows);
-  compare_state(all, reference.final_output(), rows_err);
-  for (const RowError& r : rows_err) {
-    e.o_dtype = std::max<double>(e.o_dtype, r.o_norm_err);
-    e.lse_dtype = std::max<double>(e.lse_dtype, r.m_err);
+  if (spec.dtype != DType::f32) {
+    std::vector<float> out(static_cast<size_t>(block.rows) * dd), lse(static_cast<size_t>(block.rows));
+    naive_attention_rows(spec, block.batch, block.head, floats.q.data(), keys.k_dtype_t().data(), keys.v.data(),
+                         block.q_begin, block.rows, out.data(), lse.data());
+    for (size_t r = 0; r < static_cast<size_t>(block.rows); ++r) {
+      e.lse_dtype = std::max(e.lse_dtype, value_error(lse[r], out_ref.m[r]));
+      for (size_t c = 0; c < dd; ++c) e.o_dtype = std::max(e.o_dtype, value_error(out[r * dd + c], out_ref.o[r * dd + c]));
+    }
   }
   return e;
 }

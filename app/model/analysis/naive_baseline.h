@@ -1,39 +1,45 @@
-// The naive same-precision baselines of the correctness rule (tolerance.h), one query tile at a
+// The naive same-precision baselines of the correctness rule (tolerance.h), one row block at a
 // time, and their errors against the float64 reference:
-//   - float32 textbook states (scores q . (k * scale) summed in order, max, exp, sums in order)
-//     of each kv tile alone and of all keys: the yardstick of the intermediate stages;
+//   - float32 textbook states (scores q . (k * scale) summed in order, then softcap and ALiBi in
+//     float32; max, exp, sums in order) of each piece of the row block's reference (the keys
+//     between consecutive boundaries: what its events' ranges are cut into) and of all keys:
+//     the yardstick of the intermediate states;
 //   - kernels/naive_attention.h (the textbook attention as PyTorch computes it) in the input
-//     dtype on the tile's query rows: the yardstick of the final output (in float32 the
+//     dtype on the row block's rows: the yardstick of the final output (in float32 the
 //     all-keys textbook state above is that already, and is used instead).
-// Tile by tile so that the analysis computes it in parallel beside the comparison, and only
-// for the tiles a trace holds.
+// Row block by row block so that the analysis computes it in parallel beside the comparison,
+// and only for the rows a trace holds.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "app/model/analysis/tolerance.h"
-#include "base/attention_inputs.h"
+#include "base/attention_spec.h"
+#include "base/head_inputs.h"
+#include "kernels/naive_attention.h"
 #include "kernels/reference.h"
-#include "kernels/tiling.h"
 
 namespace ts {
 
-// One (batch, head) pair's inputs as float32: q and v [seq, head_dim]; K multiplied by the
-// softmax scale in float (as the textbook implementation does) and transposed to [head_dim,
-// seq_kv] (kernels/naive_attention.h, scores_in_order); for fp16 / bf16 runs also K scaled and
-// rounded to the dtype, as the input-dtype naive attention reads it. Converted once per pair,
-// read by every tile.
+// One (batch, query head)'s inputs as the baselines read them: its query rows as float32 and
+// its kv head's keys and values (NaiveKeys), shared by every query head of the kv head's group,
+// so that a GQA run converts each kv head once. Read by every row block of the pair.
 struct PairFloats {
-  std::vector<float> q, v, k_scaled_t;
-  std::vector<float> k_rounded_t;  // empty for fp32 (k_scaled_t is that already)
+  int32_t batch = 0, head = 0;
+  std::vector<float> q;  // [seq_q, head_dim]
+  std::shared_ptr<const NaiveKeys> keys;
 };
-PairFloats pair_floats(const AttentionConfig& config, const AttentionInputs& inputs);
+// Every query pair of `inputs`, in q_pairs order. Throws std::invalid_argument when the inputs
+// do not fit the spec or a query pair's kv head is absent.
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs);
 
-// `config` and `floats` are one (batch, head) pair's (batch = heads = 1); `reference` is the
-// float64 reference of query tile `q_tile` under `tiling`.
-NaiveErrors naive_tile_errors(const AttentionConfig& config, const PairFloats& floats, const Tiling& tiling,
-                              int64_t q_tile, const TileReference& reference);
+// The baselines' errors on one row block. `floats` are the row block's (batch, head);
+// `reference` is its float64 reference, whose boundaries cut the keys into the pieces compared.
+// Throws std::invalid_argument when `floats` belong to another pair.
+NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
+                                   const RowBlockReference& reference);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

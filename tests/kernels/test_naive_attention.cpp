@@ -1,0 +1,241 @@
+// The naive same-precision baselines' character: the input-dtype naive attention
+// (kernels/naive_attention.h) and the per-row-block baselines of the tolerance
+// (app/model/analysis/naive_baseline.h) — their errors against the float64 reference grow as
+// the precision drops, they respect the masks, they read each query head's own kv head, and a
+// row that sees no key gives O = 0, LSE = -inf and no error. (Their arithmetic, element by
+// element, is checked bit for bit in test_dtype_conversion.cpp.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "app/model/analysis/naive_baseline.h"
+#include "kernels/naive_attention.h"
+#include "kernels/reference.h"
+#include "tests/kernels/random_head_inputs.h"
+
+namespace ts {
+namespace {
+
+using testing::random_head_inputs;
+
+AttentionSpec spec_of(int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d, DType dtype) {
+  AttentionSpec s;
+  s.heads_q = hq;
+  s.heads_kv = hkv;
+  s.seq_q = sq;
+  s.seq_kv = skv;
+  s.head_dim = d;
+  s.dtype = dtype;
+  return s;
+}
+
+double max_error(const std::vector<double>& a, const std::vector<double>& b) {
+  double e = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;  // also -inf == -inf
+    e = std::max(e, std::isnan(a[i]) ? std::numeric_limits<double>::infinity() : std::fabs(a[i] - b[i]));
+  }
+  return e;
+}
+
+TEST(NaiveAttention, ErrorGrowsAsPrecisionDrops) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(2, 1, 64, 200, 64, DType::f32);
+  s.causal = CausalAlign::bottom_right;
+  double err[3];
+  for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+    s.dtype = dt;
+    const HeadInputs in = random_head_inputs(s, seed);
+    const ReferenceOutput ref = reference_output(s, in);
+    err[static_cast<int>(dt)] = max_error(naive_attention(s, in).o.to_double(), ref.o);
+  }
+  EXPECT_GT(err[0], 0.0);
+  EXPECT_LT(err[0], 1e-5);
+  EXPECT_LT(err[0] * 20, err[1]);
+  EXPECT_LT(err[1], err[2]);
+  EXPECT_LT(err[2], 0.05);
+}
+
+// Keys a row does not see cannot change its output: changing them leaves every bit as it was;
+// changing one it sees does not.
+TEST(NaiveAttention, MasksAreRespected) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(1, 1, 30, 80, 32, DType::bf16);
+  s.causal = CausalAlign::top_left;
+  s.window_left = 8;
+  s.q_lens = {20};
+  s.kv_lens = {70};
+  const HeadInputs in = random_head_inputs(s, seed);
+  const NaiveOutput base = naive_attention(s, in, 1);
+  // Rows 0..19 see keys [max(0, i - 8), i]: keys 20 and up are seen by no row.
+  HeadInputs changed = in;
+  for (int64_t j = 20; j < 80; ++j)
+    for (int64_t e = 0; e < 32; ++e) {
+      changed.k.set_float(j * 32 + e, 3.0f);
+      changed.v.set_float(j * 32 + e, -5.0f);
+    }
+  const NaiveOutput same = naive_attention(s, changed, 1);
+  EXPECT_EQ(same.o.bytes, base.o.bytes);
+  EXPECT_EQ(same.lse, base.lse);
+  // Row 15 sees keys 7..15: changing key 7 changes row 15 and leaves rows 0..6 alone.
+  HeadInputs seen = in;
+  for (int64_t e = 0; e < 32; ++e) seen.v.set_float(7 * 32 + e, 7.0f);
+  const NaiveOutput other = naive_attention(s, seen, 1);
+  for (int64_t e = 0; e < 7 * 32; ++e) EXPECT_EQ(other.o.get_float(e), base.o.get_float(e)) << e;
+  EXPECT_NE(other.o.get_float(15 * 32), base.o.get_float(15 * 32));
+}
+
+TEST(NaiveAttention, RowsThatSeeNoKeyGiveZeroAndMinusInfinity) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(1, 1, 10, 4, 32, DType::f16);
+  s.causal = CausalAlign::bottom_right;
+  const HeadInputs in = random_head_inputs(s, seed);
+  const NaiveOutput naive = naive_attention(s, in);
+  // Query i sees keys j <= i - 6: rows 0..5 see none.
+  for (int64_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(std::isinf(naive.lse[static_cast<size_t>(i)]) && naive.lse[static_cast<size_t>(i)] < 0, i < 6) << i;
+    if (i < 6) {
+      for (int e = 0; e < 32; ++e) EXPECT_EQ(naive.o.get_float(i * 32 + e), 0.0f);
+    }
+  }
+}
+
+// Each kv head's V is one constant, a different one per kv head: every output element of query
+// head h is then that constant of kv head h / (heads_q / heads_kv), whatever the weights.
+TEST(NaiveAttention, QueryHeadsReadTheirGroupsKvHead) {
+  TS_PRINTED_SEED(seed);
+  for (const auto& [hq, hkv] : {std::pair<int64_t, int64_t>{6, 2}, {4, 1}, {3, 3}}) {
+    AttentionSpec s = spec_of(hq, hkv, 5, 40, 32, DType::f32);
+    s.batch = 2;
+    HeadInputs in = random_head_inputs(s, seed);
+    for (int64_t p = 0; p < static_cast<int64_t>(in.kv_pairs.size()); ++p)
+      for (int64_t e = 0; e < s.seq_kv * s.head_dim; ++e)
+        in.v.set_float(p * s.seq_kv * s.head_dim + e, static_cast<float>(10 * in.kv_pairs[static_cast<size_t>(p)][0] +
+                                                                         in.kv_pairs[static_cast<size_t>(p)][1] + 1));
+    const NaiveOutput naive = naive_attention(s, in);
+    const ReferenceOutput ref = reference_output(s, in);
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t h = 0; h < hq; ++h) {
+        const double want = static_cast<double>(10 * b + h / (hq / hkv) + 1);
+        const int64_t first = (b * hq + h) * s.seq_q * s.head_dim;
+        for (int64_t e = 0; e < s.seq_q * s.head_dim; ++e) {
+          ASSERT_NEAR(naive.o.get_float(first + e), want, 1e-5 * want) << "batch " << b << ", head " << h;
+          ASSERT_NEAR(ref.o[static_cast<size_t>(first + e)], want, 1e-12 * want) << "batch " << b << ", head " << h;
+        }
+      }
+  }
+}
+
+// pair_floats converts each kv head once: the query heads of a group share it.
+TEST(NaiveBaseline, PairFloatsShareEachKvHeadAcrossItsGroup) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(6, 2, 7, 20, 24, DType::bf16);
+  s.batch = 2;
+  const HeadInputs in = random_head_inputs(s, seed);
+  const std::vector<PairFloats> floats = pair_floats(s, in);
+  ASSERT_EQ(floats.size(), in.q_pairs.size());
+  for (size_t i = 0; i < floats.size(); ++i) {
+    const PairFloats& f = floats[i];
+    EXPECT_EQ(f.batch, in.q_pairs[i][0]);
+    EXPECT_EQ(f.head, in.q_pairs[i][1]);
+    EXPECT_EQ(f.q[5], in.q.get_float(static_cast<int64_t>(i) * 7 * 24 + 5));
+    const int32_t kv = in.kv_index(f.batch, f.head / 3);
+    EXPECT_EQ(f.keys->v[17], in.v.get_float(int64_t{kv} * 20 * 24 + 17));
+    for (size_t j = 0; j < floats.size(); ++j) {
+      const bool same_kv = floats[j].batch == f.batch && floats[j].head / 3 == f.head / 3;
+      EXPECT_EQ(floats[j].keys == f.keys, same_kv) << i << " " << j;
+    }
+  }
+  HeadInputs missing = random_head_inputs(s, seed, {{0, 4}}, {{0, 0}});
+  EXPECT_THROW(pair_floats(s, missing), std::invalid_argument);
+}
+
+NaiveErrors errors_over_blocks(const AttentionSpec& s, const HeadInputs& in, int32_t rows,
+                               const std::vector<int64_t>& boundaries) {
+  const ReferenceInputs prepared(s, in, 1);
+  const std::vector<PairFloats> floats = pair_floats(s, in);
+  NaiveErrors all;
+  for (const PairFloats& f : floats)
+    for (int32_t q0 = 0; q0 < s.seq_q; q0 += rows) {
+      const RowBlock block{f.batch, f.head, q0, static_cast<int32_t>(std::min<int64_t>(rows, s.seq_q - q0))};
+      all = max_errors(all, naive_row_block_errors(s, f, *compute_row_block(prepared, block, boundaries)));
+    }
+  return all;
+}
+
+// The float32 textbook states are float32-sized errors, whatever the input dtype; the final
+// output's baseline is the input dtype's: much larger in bf16. A wrong kv head, key or mask
+// would give errors of order 1.
+TEST(NaiveBaseline, ErrorsHaveTheSizeOfTheirPrecision) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(4, 2, 37, 129, 64, DType::f32);
+  s.batch = 2;
+  s.causal = CausalAlign::bottom_right;
+  s.window_left = 50;
+  s.softcap = 4.0;
+  s.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  s.kv_lens = {129, 90};
+  NaiveErrors e[3];
+  for (DType dt : {DType::f32, DType::bf16}) {
+    s.dtype = dt;
+    const HeadInputs in = random_head_inputs(s, seed);
+    e[static_cast<int>(dt)] = errors_over_blocks(s, in, 8, {16, 64, 100});
+  }
+  for (DType dt : {DType::f32, DType::bf16}) {
+    const NaiveErrors& x = e[static_cast<int>(dt)];
+    SCOPED_TRACE(std::string(to_string(dt)));
+    EXPECT_GT(x.m_f32, 0.0);
+    EXPECT_LT(x.m_f32, 1e-4);
+    EXPECT_GT(x.l_rel_f32, 0.0);
+    EXPECT_LT(x.l_rel_f32, 1e-4);
+    EXPECT_GT(x.o_norm_f32, 0.0);
+    EXPECT_LT(x.o_norm_f32, 1e-4);
+    EXPECT_GT(x.o_dtype, 0.0);
+    EXPECT_GT(x.lse_dtype, 0.0);
+  }
+  const NaiveErrors& f32 = e[static_cast<int>(DType::f32)];
+  const NaiveErrors& bf16 = e[static_cast<int>(DType::bf16)];
+  EXPECT_LT(f32.o_dtype, 1e-4);
+  EXPECT_GT(bf16.o_dtype, 10 * bf16.o_norm_f32);
+  EXPECT_GT(bf16.o_dtype, 10 * f32.o_dtype);
+  EXPECT_LT(bf16.o_dtype, 0.05);
+}
+
+// Rows that see no key (here: causal, more queries than keys) hold -inf / 0 / 0 on both sides:
+// no error, and no infinite one.
+TEST(NaiveBaseline, RowsThatSeeNoKeyAddNoError) {
+  TS_PRINTED_SEED(seed);
+  for (DType dt : {DType::f32, DType::f16}) {
+    AttentionSpec s = spec_of(1, 1, 40, 8, 32, dt);
+    s.causal = CausalAlign::bottom_right;
+    const HeadInputs in = random_head_inputs(s, seed);
+    const ReferenceInputs prepared(s, in, 1);
+    const std::vector<PairFloats> floats = pair_floats(s, in);
+    const NaiveErrors none = naive_row_block_errors(s, floats[0], *compute_row_block(prepared, {0, 0, 0, 32}, {4}));
+    EXPECT_EQ(none.m_f32, 0.0);
+    EXPECT_EQ(none.l_rel_f32, 0.0);
+    EXPECT_EQ(none.o_norm_f32, 0.0);
+    EXPECT_EQ(none.o_dtype, 0.0);
+    EXPECT_EQ(none.lse_dtype, 0.0);
+    const NaiveErrors some = naive_row_block_errors(s, floats[0], *compute_row_block(prepared, {0, 0, 30, 10}, {4}));
+    EXPECT_TRUE(std::isfinite(some.m_f32) && std::isfinite(some.o_norm_f32) && std::isfinite(some.l_rel_f32));
+    EXPECT_TRUE(std::isfinite(some.o_dtype) && std::isfinite(some.lse_dtype));
+    EXPECT_GT(some.o_norm_f32, 0.0);
+  }
+}
+
+TEST(NaiveBaseline, RejectsTheInputsOfAnotherPair) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(2, 2, 8, 16, 32, DType::f32);
+  const HeadInputs in = random_head_inputs(s, seed);
+  const std::vector<PairFloats> floats = pair_floats(s, in);
+  const auto ref = compute_row_block(s, in, {0, 1, 0, 8}, {});
+  EXPECT_THROW(naive_row_block_errors(s, floats[0], *ref), std::invalid_argument);
+  EXPECT_NO_THROW(naive_row_block_errors(s, floats[1], *ref));
+}
+
+}  // namespace
+}  // namespace ts
