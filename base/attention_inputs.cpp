@@ -40,15 +40,24 @@ int64_t first_non_finite(const HostTensor& t) {
   return -1;
 }
 
-void check_one(const char* name, const HostTensor& t, const std::vector<int64_t>& shape,
-               DType dtype) {
-  if (t.shape != shape)
-    throw InputError(name, std::string("input ") + name + " has shape " + shape_string(t.shape) +
+std::vector<int64_t> needed_shape(const AttentionConfig& c, const std::string& tensor) {
+  return {c.batch, c.heads, tensor == "q" ? c.seq_q : c.seq_kv, c.head_dim};
+}
+
+void check_layout(const std::string& name, const std::vector<int64_t>& got_shape, DType got_dtype,
+                  const std::vector<int64_t>& shape, DType dtype) {
+  if (got_shape != shape)
+    throw InputError(name, "input " + name + " has shape " + shape_string(got_shape) +
                                " but the config needs " + shape_string(shape) +
                                " ([batch, heads, seq, head_dim])");
-  if (t.dtype != dtype)
-    throw InputError(name, std::string("input ") + name + " is " + std::string(to_string(t.dtype)) +
+  if (got_dtype != dtype)
+    throw InputError(name, "input " + name + " is " + std::string(to_string(got_dtype)) +
                                " but the config's dtype is " + std::string(to_string(dtype)));
+}
+
+void check_one(const char* name, const HostTensor& t, const std::vector<int64_t>& shape,
+               DType dtype) {
+  check_layout(name, t.shape, t.dtype, shape, dtype);
   if (t.bytes.size() != static_cast<size_t>(t.numel()) * t.element_size())
     throw InputError(name, std::string("input ") + name + " holds " +
                                std::to_string(t.bytes.size()) + " bytes, not the " +
@@ -68,9 +77,14 @@ void check_one(const char* name, const HostTensor& t, const std::vector<int64_t>
 }  // namespace
 
 void check_inputs(const AttentionConfig& c, const AttentionInputs& in) {
-  check_one("q", in.q, {c.batch, c.heads, c.seq_q, c.head_dim}, c.dtype);
-  check_one("k", in.k, {c.batch, c.heads, c.seq_kv, c.head_dim}, c.dtype);
-  check_one("v", in.v, {c.batch, c.heads, c.seq_kv, c.head_dim}, c.dtype);
+  check_one("q", in.q, needed_shape(c, "q"), c.dtype);
+  check_one("k", in.k, needed_shape(c, "k"), c.dtype);
+  check_one("v", in.v, needed_shape(c, "v"), c.dtype);
+}
+
+void check_input_layout(const AttentionConfig& c, const std::string& tensor,
+                        const std::vector<int64_t>& shape, DType dtype) {
+  check_layout(tensor, shape, dtype, needed_shape(c, tensor), c.dtype);
 }
 
 }  // namespace ts

@@ -30,4 +30,9 @@ class InputError : public std::runtime_error {
 // Throws InputError on the first problem found (shape, then dtype, then values; q, k, v).
 void check_inputs(const AttentionConfig& config, const AttentionInputs& inputs);
 
+// The shape and dtype part of check_inputs for one tensor ("q", "k" or "v"), for a reader that
+// checks a file's header before it reads the data. Throws InputError.
+void check_input_layout(const AttentionConfig& config, const std::string& tensor,
+                        const std::vector<int64_t>& shape, DType dtype);
+
 }  // namespace ts

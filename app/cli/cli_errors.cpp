@@ -1,12 +1,18 @@
 #include "app/cli/cli_errors.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 #include <stdexcept>
 #include <string>
 
-#include "app/cli/commands.h"
+#include "app/cli/report_output.h"
+#include "app/model/analysis/analysis_error.h"
+#include "app/model/analysis/tolerance.h"
 #include "app/model/capture/capture_error.h"
+#include "instrumentation/trace/display_text.h"
 #include "instrumentation/trace/file_error.h"
 #include "base/attention_config.h"
 #include "base/attention_inputs.h"
@@ -35,23 +41,29 @@ std::string_view option_for_field(std::string_view field) {
 }  // namespace
 
 int exit_code_for(const std::exception& e) {
+  if (dynamic_cast<const WriteCancelled*>(&e)) return kExitCancelled;
   if (const auto* launch = dynamic_cast<const LaunchError*>(&e))
     return launch->cancelled() ? kExitCancelled : kExitRunFailure;
   if (dynamic_cast<const std::bad_alloc*>(&e)) return kExitRunFailure;
   if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const InputError*>(&e) ||
-      dynamic_cast<const FileError*>(&e) || dynamic_cast<const CaptureError*>(&e))
+      dynamic_cast<const FileError*>(&e) || dynamic_cast<const CaptureError*>(&e) ||
+      dynamic_cast<const AnalysisError*>(&e) || dynamic_cast<const ToleranceError*>(&e))
     return kExitBadInput;
   return kExitRunFailure;
 }
 
-int report_error(std::string_view command, const std::exception& e) {
-  std::string prefix = "tilescope";
-  if (!command.empty()) prefix += " " + std::string(command);
+void print_error(std::string_view prefix, std::string_view message) {
+  std::cerr << prefix << ": " << printable(message, LineBreaks::keep) << "\n" << std::flush;
+}
+
+int report_error(std::string_view prefix, const std::exception& e) {
   std::string message = e.what();
   if (const auto* config = dynamic_cast<const ConfigError*>(&e)) {
     const std::string_view option = option_for_field(config->field());
     message = "invalid config: " + message;
     if (!option.empty()) message += " (fix " + std::string(option) + ")";
+  } else if (dynamic_cast<const WriteCancelled*>(&e)) {
+    message = "cancelled; nothing was written";
   } else if (const auto* launch = dynamic_cast<const LaunchError*>(&e)) {
     switch (launch->reason()) {
       case LaunchFailure::cancelled: message = "cancelled; nothing was written"; break;
@@ -67,8 +79,20 @@ int report_error(std::string_view command, const std::exception& e) {
   } else if (exit_code_for(e) == kExitRunFailure) {
     message = "internal error: " + message + " (please report it with the command line)";
   }
-  std::cerr << prefix << ": " << message << "\n";
+  print_error(prefix, message);
   return exit_code_for(e);
+}
+
+int finish_stdout(std::string_view prefix, int code) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return code;
+  const int first = first_stdout_error();
+  const std::string why = first != 0 ? std::strerror(first) : !flushed && err != 0 ? std::strerror(err) : "a write failed";
+  print_error(prefix, "cannot write the report to standard output (" + why + "); it is incomplete or missing");
+  return kExitRunFailure;
 }
 
 }  // namespace ts::cli

@@ -16,11 +16,12 @@
 #include "app/cli/run_text.h"
 #include "app/cli/commands.h"
 #include "app/cli/index_range.h"
-#include "app/cli/output_path.h"
 #include "app/cli/progress_bar.h"
+#include "app/cli/report_output.h"
 #include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"
+#include "instrumentation/trace/atomic_file.h"
 #include "kernels/launch_error.h"
 
 namespace ts::cli {
@@ -85,7 +86,7 @@ CaptureSpec spec_from(const CaptureOptions& o) {
 void run(const CaptureOptions& o) {
   const CaptureSpec spec = spec_from(o);
   const std::filesystem::path output(o.output);
-  check_output_file(output);
+  check_capture_output(spec, output);
 
   const auto start = std::chrono::steady_clock::now();
   CancelOnSignal cancel;
@@ -96,16 +97,20 @@ void run(const CaptureOptions& o) {
   bar.finish();
   // A request that came in after the last block: still nothing is written.
   if (cancel.requested()) throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
-  save_trace(result, output);
+  {
+    // One during the write: the temporary file goes, whatever was at the path stays.
+    const CancelWrites cancel_writes(cancel.flag());
+    save_trace(result, output);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << capture_summary(result, output, seconds) << std::flush;
+  print_report(capture_summary(result, output, seconds));
   if (result.events->dropped > 0) {
     // The file is kept (its first events are real and open anywhere), but the capture did not
     // record what was asked: a script must not take it for a complete trace.
-    std::cerr << "tilescope capture: the trace buffer was full: " << result.events->dropped
-              << " events were dropped; " << output.string()
-              << " holds only the first ones. Raise --capacity or narrow the filters.\n";
+    print_error("tilescope capture", "the trace buffer was full: " + std::to_string(result.events->dropped) +
+                                         " events were dropped; " + output.string() +
+                                         " holds only the first ones. Raise --capacity or narrow the filters.");
     throw CommandExit{kExitBadInput};
   }
 }

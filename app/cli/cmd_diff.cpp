@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/report_output.h"
 #include "app/model/analysis/ab_compare.h"
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/report_json.h"
@@ -31,7 +32,7 @@ struct DiffOptions {
 
 // Analysis errors are bad input (the runs cannot be compared as given), not internal errors.
 [[noreturn]] void bad_input(const std::exception& e) {
-  std::cerr << "tilescope diff: " << e.what() << "\n";
+  print_error("tilescope diff", e.what());
   throw CommandExit{kExitBadInput};
 }
 
@@ -51,12 +52,14 @@ void run(const DiffOptions& o) {
     } catch (const AnalysisError& e) {
       bad_input(e);
     }
-    std::cout << (o.json ? report_json(report).dump(2) + "\n" : report_text(report)) << std::flush;
+    if (o.json) print_json(report_json(report));
+    else print_report(report_text(report));
     if (report.clean() && report.dropped_events > 0) {
       // Not a pass: the dropped events were never compared.
-      std::cerr << "tilescope diff: " << o.run << " is incomplete: " << report.dropped_events
-                << " events were dropped when it was captured (the trace buffer was full), so \"clean\" covers only "
-                   "the recorded events; capture again with a larger --capacity or narrower filters\n";
+      print_error("tilescope diff",
+                  o.run + " is incomplete: " + std::to_string(report.dropped_events) +
+                      " events were dropped when it was captured (the trace buffer was full), so \"clean\" covers "
+                      "only the recorded events; capture again with a larger --capacity or narrower filters");
       throw CommandExit{kExitBadInput};
     }
     throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
@@ -68,9 +71,10 @@ void run(const DiffOptions& o) {
   } catch (const AnalysisError& e) {
     bad_input(e);
   }
-  std::cout << (o.json ? ab_report_json(report).dump(2) + "\n" : ab_report_text(report)) << std::flush;
+  if (o.json) print_json(ab_report_json(report));
+  else print_report(ab_report_text(report));
   if (!report.inputs_identical) {
-    std::cerr << "tilescope diff: " << report.inputs_note << "\n";
+    print_error("tilescope diff", report.inputs_note);
     throw CommandExit{kExitBadInput};
   }
   throw CommandExit{report.clean() ? kExitOk : kExitDivergence};

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/report_output.h"
 #include "base/attention_config.h"
 
 namespace ts::cli {
@@ -28,14 +29,19 @@ void run(bool json) {
       if (f.splitk) kernels.push_back("splitk");
       list.push_back({{"name", f.name}, {"kernels", kernels}, {"description", f.description}});
     }
-    std::cout << list.dump(2) << "\n";
+    print_json(list);
     return;
   }
-  std::printf("%-18s %-12s %s\n", "fault", "kernels", "what it reproduces");
-  for (const FaultInfo& f : all_faults())
-    std::printf("%-18s %-12s %s\n", std::string(f.name).c_str(), kernels_of(f).c_str(),
-                std::string(f.description).c_str());
-  std::printf("\nUse: tilescope capture --kernel KERNEL --fault NAME ... -o run.trace.safetensors\n");
+  char line[512];
+  std::string text;
+  std::snprintf(line, sizeof line, "%-18s %-12s %s\n", "fault", "kernels", "what it reproduces");
+  text += line;
+  for (const FaultInfo& f : all_faults()) {
+    std::snprintf(line, sizeof line, "%-18s %-12s ", std::string(f.name).c_str(), kernels_of(f).c_str());
+    text += line + std::string(f.description) + "\n";
+  }
+  text += "\nUse: tilescope capture --kernel KERNEL --fault NAME ... -o run.trace.safetensors\n";
+  print_report(text);
 }
 
 }  // namespace

@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/report_output.h"
 #include "app/cli/run_text.h"
 #include "app/model/trace_session.h"
 #include "base/count_text.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts::cli {
 namespace {
@@ -76,9 +78,16 @@ std::string inputs_text(const RunView& run) {
   return s;
 }
 
+// Every field is made printable on its own (display_text.h): a value from the file stays on
+// its line, whatever control characters or escape sequences it holds.
 void print_text(const RunView& run, const std::string& file, uint64_t size) {
-  auto line = [](const char* label, const std::string& text) {
-    std::printf("%-10s %s\n", label, text.c_str());
+  std::string out;
+  auto padded = [](std::string text, size_t width) {
+    if (text.size() < width) text.append(width - text.size(), ' ');
+    return text;
+  };
+  auto line = [&](const char* label, const std::string& text) {
+    out += padded(label, 10) + " " + printable(text) + "\n";
   };
   const Tiling& t = run.tiling;
   line("file", file + " (" + bytes_text(size) + ", format " + meta(run, trace_meta::format) + ")");
@@ -107,17 +116,17 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
                      " recorded, " + std::to_string(run.dropped_events) + " dropped)");
   line("captured", meta(run, "captured_at") + " by " + meta(run, trace_meta::tool_version) +
                        ", kernels " + meta(run, "elapsed_ms") + " ms");
-  std::printf("metadata\n");
-  for (const auto& [key, value] : run.metadata) std::printf("  %-18s %s\n", key.c_str(), value.c_str());
+  out += "metadata\n";
+  for (const auto& [key, value] : run.metadata) out += "  " + padded(printable(key), 18) + " " + printable(value) + "\n";
+  print_report(out);
 }
 
 void run(const InfoOptions& o) {
   const RunView view = open_run(o.file);
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(o.file, ec);
-  if (o.json) std::cout << info_json(view, o.file, size).dump(2) << "\n";
+  if (o.json) print_json(info_json(view, o.file, size));
   else print_text(view, o.file, size);
-  std::cout << std::flush;
 }
 
 }  // namespace

@@ -1,26 +1,20 @@
 // The `tilescope` program's subcommands. main.cpp builds the CLI::App and calls each add_*;
 // each registers its subcommand, options and a callback that does the work.
 //
-// Exit codes (every subcommand): 0 ok; 1 a divergence was found (diff); 2 bad usage or bad
-// input (invalid config, unreadable or hostile file, inputs with NaN/Inf, unwritable output);
-// 3 a failure to run (no GPU, launch failure, out of memory); 130 cancelled (Ctrl-C).
+// Exit codes: cli_errors.h.
 //
 // A callback reports through exceptions: library errors propagate to main, which prints the
 // message (naming the subcommand) and maps the exception to its exit code (cli_errors.h); a
 // callback that has already said what it has to say throws CommandExit{code}.
 #pragma once
 
+#include "app/cli/cli_errors.h"
+
 namespace CLI {
 class App;
 }
 
 namespace ts::cli {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitDivergence = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitRunFailure = 3;
-inline constexpr int kExitCancelled = 130;
 
 // Thrown by a subcommand's callback to end the program with `code` (nothing more is printed).
 struct CommandExit {

@@ -9,14 +9,15 @@
 
 #include "app/cli/cli_errors.h"
 #include "app/cli/commands.h"
+#include "app/cli/integer_options.h"
 #include "app/model/capture/tool_version.h"
 
 namespace {
 
-// The subcommand that was running, for error messages ("tilescope capture: ...").
-std::string active_subcommand(const CLI::App& app) {
-  for (const CLI::App* sub : app.get_subcommands()) return sub->get_name();
-  return {};
+// "tilescope capture" while a subcommand runs (for error messages), else "tilescope".
+std::string command_prefix(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return "tilescope " + sub->get_name();
+  return "tilescope";
 }
 
 }  // namespace
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
       "tilescope"};
   app.set_version_flag("--version", ts::tool_version());
   app.require_subcommand(0, 1);  // none: the help and exit 2, below
-  app.footer("Exit codes: 0 ok, 1 divergence found (diff), 2 bad usage or input, 3 failure to "
+  app.footer("Exit codes: 0 ok, 1 divergence found (diff, export), 2 bad usage or input, 3 failure to "
              "run, 130 cancelled.\nRun `tilescope COMMAND --help` for a command's options.");
   add_capture_command(app);
   add_info_command(app);
@@ -40,21 +41,22 @@ int main(int argc, char** argv) {
 #if defined(TILESCOPE_CLI_HAVE_EXPORT)
   add_export_command(app);
 #endif
+  check_integer_options(app);
 
+  int code = kExitOk;
   try {
     app.parse(argc, argv);
+    if (app.get_subcommands().empty()) {
+      std::cerr << app.help() << "\ntilescope: give a command (capture, info, faults, ...)\n";
+      code = kExitBadInput;
+    }
   } catch (const CLI::ParseError& e) {
     // --help / --version are "errors" with code 0; every real parse error is bad usage.
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitBadInput;
+    code = app.exit(e) == 0 ? kExitOk : kExitBadInput;
   } catch (const CommandExit& e) {
-    return e.code;
+    code = e.code;
   } catch (const std::exception& e) {
-    return report_error(active_subcommand(app), e);
+    code = report_error(command_prefix(app), e);
   }
-  if (app.get_subcommands().empty()) {
-    std::cerr << app.help() << "\ntilescope: give a command (capture, info, faults, ...)\n";
-    return kExitBadInput;
-  }
-  return kExitOk;
+  return finish_stdout(command_prefix(app), code);
 }

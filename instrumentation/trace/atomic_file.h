@@ -2,12 +2,24 @@
 // file in the destination's folder (same file system, so the rename is atomic), which is
 // flushed to disk and renamed over the destination on commit(). Every write is checked; on
 // any failure, or if the writer is destroyed without commit(), the temporary file is removed.
+// The destination obeys write_target.h: an existing one must be a regular file (a symbolic
+// link to one is followed and kept), checked when the writer opens and again just before the
+// rename.
 //
 //   AtomicFileWriter out(path);      // throws FileWriteError: folder missing, not writable...
 //   out.write(bytes);                // throws FileWriteError: disk full, file too large...
 //   out.commit();                    // throws FileWriteError; then `path` holds the bytes
+//
+// Cancelling: while a CancelWrites is alive (the CLI holds one while it writes), every writer
+// checks its flag between chunks of a write and before the rename; once the flag is set it
+// removes its temporary file and throws WriteCancelled.
+//
+// Test hook: with TILESCOPE_TEST_HOLD_BEFORE_RENAME=FILE in the environment, the first commit()
+// of the process creates FILE once its bytes are written and then waits (up to 60 s) for a
+// cancel request before it renames, so that a test can send a signal at exactly that point.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +27,20 @@
 #include <string>
 
 namespace ts {
+
+class CancelWrites {
+ public:
+  explicit CancelWrites(const std::atomic<bool>* requested);
+  ~CancelWrites();
+  CancelWrites(const CancelWrites&) = delete;
+  CancelWrites& operator=(const CancelWrites&) = delete;
+
+ private:
+  const std::atomic<bool>* previous_;
+};
+
+// Throws WriteCancelled naming `destination` when a live CancelWrites' flag is set.
+void throw_if_writes_cancelled(const std::filesystem::path& destination);
 
 class AtomicFileWriter {
  public:
@@ -35,7 +61,8 @@ class AtomicFileWriter {
   [[noreturn]] void fail(const std::string& what, int err);
   void discard() noexcept;
 
-  std::filesystem::path destination_;
+  std::filesystem::path destination_;  // as given (messages)
+  std::filesystem::path target_;       // what the rename replaces (a symlink's file)
   std::filesystem::path temp_;
   int fd_ = -1;
   uint64_t written_ = 0;

@@ -29,6 +29,12 @@ class FileWriteError : public FileError {
   using FileError::FileError;
 };
 
+// A write stopped by a cancel request (Ctrl-C, SIGTERM, SIGHUP; atomic_file.h): nothing was
+// left behind, and whatever was at the destination is untouched.
+class WriteCancelled : public FileWriteError {
+  using FileWriteError::FileWriteError;
+};
+
 // A safetensors file or a tilescope trace whose content is invalid (hostile or damaged).
 class TraceFormatError : public FileError {
   using FileError::FileError;

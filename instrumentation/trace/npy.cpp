@@ -6,7 +6,7 @@
 
 #include "instrumentation/trace/atomic_file.h"
 #include "instrumentation/trace/file_error.h"
-#include "instrumentation/trace/mapped_file.h"
+#include "instrumentation/trace/file_bytes.h"
 #include "instrumentation/trace/npy_header.h"
 
 namespace ts {
@@ -62,11 +62,11 @@ std::string npy_descr(ElemType type) {
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {
-  const auto file = MappedFile::open(path);
+  const auto file = FileBytes::read(path);
   return parse_npy(file->bytes(), path.string());
 }
 
-NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
+uint64_t npy_header_size(std::span<const std::byte> bytes, uint64_t file_size, const std::string& name) {
   const auto fail = [&](const std::string& what) {
     throw NpyFormatError(name, name + ": " + what);
   };
@@ -79,33 +79,56 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
          " is not supported (1.0, 2.0 and 3.0 are)");
   const size_t length_size = major == 1 ? 2 : 4;
   if (bytes.size() < 8 + length_size) fail("file ends inside the header (truncated?)");
-  uint64_t header_size = 0;
-  for (size_t i = 0; i < length_size; ++i) header_size |= uint64_t{u8(8 + i)} << (8 * i);
-  const uint64_t data_start = 8 + length_size + header_size;
-  if (data_start > bytes.size())
-    fail("header length " + std::to_string(header_size) + " goes past the end of the file "
+  uint64_t dict_size = 0;
+  for (size_t i = 0; i < length_size; ++i) dict_size |= uint64_t{u8(8 + i)} << (8 * i);
+  const uint64_t header_size = 8 + length_size + dict_size;
+  if (header_size > file_size)
+    fail("header length " + std::to_string(dict_size) + " goes past the end of the file "
          "(truncated?)");
+  if (header_size > kNpyMaxHeaderBytes)
+    fail("header length " + std::to_string(dict_size) + " is over the limit of " +
+         std::to_string(kNpyMaxHeaderBytes) + " bytes (numpy writes a few hundred)");
+  return header_size;
+}
+
+NpyLayout parse_npy_layout(std::span<const std::byte> bytes, uint64_t file_size, const std::string& name) {
+  const auto fail = [&](const std::string& what) {
+    throw NpyFormatError(name, name + ": " + what);
+  };
+  const uint64_t header_size = npy_header_size(bytes, file_size, name);
+  if (bytes.size() < header_size) fail("file ends inside the header (truncated?)");
+  const size_t length_size = std::to_integer<uint32_t>(bytes[6]) == 1 ? 2 : 4;
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8 + length_size,
-                              header_size);
+                              header_size - 8 - length_size);
   const NpyHeaderDict dict = parse_npy_header_dict(text, name);
   if (dict.fortran_order)
     fail("the array is in Fortran order, which is not supported; save a C-order copy: "
          "np.save(path, np.ascontiguousarray(a))");
-  NpyArray array;
-  array.type = type_of_descr(dict.descr, name);
-  uint64_t size = elem_size(array.type);
+  NpyLayout layout;
+  layout.type = type_of_descr(dict.descr, name);
+  uint64_t size = elem_size(layout.type);
   for (uint64_t d : dict.shape) {
     if (d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(size, d, &size))
       fail("shape is too large: its byte size overflows");
-    array.shape.push_back(static_cast<int64_t>(d));
+    layout.shape.push_back(static_cast<int64_t>(d));
   }
-  const uint64_t available = bytes.size() - data_start;
+  layout.data_start = header_size;
+  layout.data_bytes = size;
+  const uint64_t available = file_size - header_size;
   if (available < size)
     fail("data hold " + std::to_string(available) + " bytes but dtype " + dict.descr +
          " and the shape need " + std::to_string(size) + " (truncated?)");
   if (available > size)
     fail(std::to_string(available - size) + " unexpected bytes after the data");
-  array.bytes.assign(bytes.begin() + static_cast<ptrdiff_t>(data_start), bytes.end());
+  return layout;
+}
+
+NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& name) {
+  NpyLayout layout = parse_npy_layout(bytes, bytes.size(), name);
+  NpyArray array;
+  array.type = layout.type;
+  array.shape = std::move(layout.shape);
+  array.bytes.assign(bytes.begin() + static_cast<ptrdiff_t>(layout.data_start), bytes.end());
   return array;
 }
 

@@ -32,6 +32,28 @@ struct NpyArray {
 NpyArray read_npy(const std::filesystem::path& path);
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& display_name);
 
+// The header of a .npy file, read before its data (so that a file of the wrong dtype or shape
+// is refused without reading gigabytes): numpy writes a few hundred bytes; more than this is
+// refused.
+inline constexpr uint64_t kNpyMaxHeaderBytes = uint64_t{1} << 20;
+// The bytes that hold the length of the header: magic, version, length field.
+inline constexpr size_t kNpyPreambleBytes = 12;
+
+struct NpyLayout {
+  ElemType type = ElemType::F32;
+  std::vector<int64_t> shape;
+  uint64_t data_start = 0;  // offset of the data in the file
+  uint64_t data_bytes = 0;  // numel * elem_size(type)
+};
+
+// From the first min(file size, kNpyPreambleBytes) bytes: the size of the whole header
+// (magic to the end of the dictionary; the data start there). Throws NpyFormatError: not a
+// .npy, unsupported version, header past the end of the file or over kNpyMaxHeaderBytes.
+uint64_t npy_header_size(std::span<const std::byte> preamble, uint64_t file_size, const std::string& display_name);
+// From the whole header (npy_header_size bytes): dtype, shape, where the data lie. Throws
+// NpyFormatError as parse_npy does, including a file whose size does not match the shape.
+NpyLayout parse_npy_layout(std::span<const std::byte> header, uint64_t file_size, const std::string& display_name);
+
 // Throws FileWriteError (BF16, a negative or overflowing shape, or an I/O failure; no file is
 // left behind then). `data` holds numel * elem_size(type) bytes.
 void write_npy(const std::filesystem::path& path, ElemType type, std::span<const int64_t> shape,

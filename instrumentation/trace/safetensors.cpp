@@ -117,8 +117,24 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   out.commit();
 }
 
+uint64_t safetensors_header_length(std::span<const std::byte> bytes, uint64_t file_size,
+                                   const std::string& name) {
+  const auto error = [&](const std::string& what) { return TraceFormatError(name, name + ": " + what); };
+  if (file_size < 8 || bytes.size() < 8)
+    throw error("file of " + std::to_string(file_size) + " bytes is too short to be a safetensors file (truncated?)");
+  uint64_t header_size = 0;
+  for (int i = 0; i < 8; ++i) header_size |= std::to_integer<uint64_t>(bytes[i]) << (8 * i);
+  if (header_size > kSafetensorsMaxHeaderBytes)
+    throw error("header length " + std::to_string(header_size) + " exceeds the limit of " +
+                std::to_string(kSafetensorsMaxHeaderBytes) + " bytes (not a safetensors file?)");
+  if (header_size > file_size - 8)
+    throw error("header length " + std::to_string(header_size) + " goes past the end of the " +
+                std::to_string(file_size) + "-byte file (truncated?)");
+  return header_size;
+}
+
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
-  return parse(MappedFile::open(path), path.string());
+  return parse(FileBytes::read(path), path.string());
 }
 
 SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const ByteSource> source,
@@ -127,17 +143,7 @@ SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const ByteSource> source,
   file.source_ = std::move(source);
   file.name_ = std::move(display_name);
   const std::span<const std::byte> bytes = file.source_->bytes();
-  if (bytes.size() < 8)
-    throw file.error("file of " + std::to_string(bytes.size()) +
-                     " bytes is too short to be a safetensors file (truncated?)");
-  uint64_t header_size = 0;
-  for (int i = 0; i < 8; ++i) header_size |= std::to_integer<uint64_t>(bytes[i]) << (8 * i);
-  if (header_size > kSafetensorsMaxHeaderBytes)
-    throw file.error("header length " + std::to_string(header_size) + " exceeds the limit of " +
-                     std::to_string(kSafetensorsMaxHeaderBytes) + " bytes (not a safetensors file?)");
-  if (header_size > bytes.size() - 8)
-    throw file.error("header length " + std::to_string(header_size) + " goes past the end of the " +
-                     std::to_string(bytes.size()) + "-byte file (truncated?)");
+  const uint64_t header_size = safetensors_header_length(bytes, bytes.size(), file.name_);
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, header_size);
   file.data_start_ = 8 + header_size;
   SafetensorsHeader header = parse_safetensors_header(text, bytes.size() - file.data_start_, file.name_);

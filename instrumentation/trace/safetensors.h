@@ -9,10 +9,11 @@
 // It places every tensor at a multiple of its element size (largest tensor first when that
 // allows it, else largest elements first) and pads the header with spaces so that the data
 // buffer starts 8-aligned (page-aligned in files of 1 MiB of data or more): the reader's
-// views need no copy, and large files are written as whole pages. The reader maps the file
-// read-only and checks every header field before anything is used; each defect is a
-// TraceFormatError naming the file,
-// the tensor and the problem.
+// views need no copy, and large files are written as whole pages. The reader reads the whole
+// file into memory the process owns (file_bytes.h: no mapping, so a file changed by another
+// program after it was read changes nothing that was checked) and checks every header field
+// before anything is used; each defect is a TraceFormatError naming the file, the tensor and
+// the problem.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@
 
 #include "instrumentation/trace/elem_type.h"
 #include "instrumentation/trace/file_error.h"
-#include "instrumentation/trace/mapped_file.h"
+#include "instrumentation/trace/file_bytes.h"
 
 namespace ts {
 
@@ -35,6 +36,11 @@ namespace ts {
 inline constexpr uint64_t kSafetensorsMaxHeaderBytes = uint64_t{100} << 20;
 // ... and shapes of more dimensions (numpy allows 32 or 64).
 inline constexpr size_t kSafetensorsMaxRank = 64;
+
+// The header length a file's first 8 bytes give, checked against the file's size and the
+// limit above. Throws TraceFormatError whose message begins with `display_name`.
+uint64_t safetensors_header_length(std::span<const std::byte> first_bytes, uint64_t file_size,
+                                   const std::string& display_name);
 
 // A tensor to write. `data` points to numel * elem_size(type) bytes (C order, little-endian)
 // that stay valid during write_safetensors; they are streamed, never copied.
@@ -62,7 +68,7 @@ struct TensorInfo {
   uint64_t size_bytes() const { return end - begin; }
 };
 
-// Typed, read-only elements of one tensor: a view into the mapping, or a copy when the file
+// Typed, read-only elements of one tensor: a view into the file's bytes, or a copy when the file
 // placed the tensor at an address misaligned for T. Keeps its storage alive.
 template <typename T>
 class TensorView {
@@ -85,7 +91,8 @@ class TensorView {
 
 class SafetensorsFile {
  public:
-  // Maps `path` and checks it. Throws FileReadError (cannot open) or TraceFormatError.
+  // Reads `path` and checks it. Throws FileReadError (cannot open, changed while it was read)
+  // or TraceFormatError.
   static SafetensorsFile open(const std::filesystem::path& path);
   // Checks bytes already in memory; `display_name` stands for the path in error messages.
   static SafetensorsFile parse(std::shared_ptr<const ByteSource> source, std::string display_name);

@@ -1,16 +1,16 @@
 #include "instrumentation/trace/tensor_files.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include "instrumentation/trace/file_error.h"
-#include "instrumentation/trace/mapped_file.h"
 #include "instrumentation/trace/npy.h"
+#include "instrumentation/trace/safetensors_header.h"
 
 namespace ts {
 
@@ -89,47 +89,128 @@ HostTensor read_host_tensor(const SafetensorsFile& file, const TensorInfo& tenso
   return make_host_tensor(*dtype, tensor.shape, file.bytes(tensor));
 }
 
-HostTensor load_tensor_file(const std::filesystem::path& path, std::string_view name) {
+namespace {
+
+std::string tensor_names(const std::vector<TensorInfo>& tensors) {
+  std::string names;
+  for (const TensorInfo& t : tensors) names += (names.empty() ? "" : ", ") + t.name;
+  return names;
+}
+
+}  // namespace
+
+TensorFile::TensorFile(const std::filesystem::path& path) : file_(path) {
   const std::string shown = path.string();
-  const auto source = MappedFile::open(path);
-  const std::span<const std::byte> bytes = source->bytes();
-  const bool is_npy = bytes.size() >= kNpyMagic.size() &&
-                      std::memcmp(bytes.data(), kNpyMagic.data(), kNpyMagic.size()) == 0;
-  if (is_npy) {
+  const uint64_t size = file_.size();
+  std::byte preamble[kNpyPreambleBytes] = {};
+  const size_t got = static_cast<size_t>(std::min<uint64_t>(size, sizeof preamble));
+  file_.read_at(0, preamble, got);
+  const std::span<const std::byte> first(preamble, got);
+  is_npy_ = got >= kNpyMagic.size() && std::memcmp(preamble, kNpyMagic.data(), kNpyMagic.size()) == 0;
+  if (is_npy_) {
+    header_.resize(static_cast<size_t>(npy_header_size(first, size, shown)));
+    file_.read_at(0, header_.data(), header_.size());
+    NpyLayout layout = parse_npy_layout(header_, size, shown);
+    tensors_.push_back({"", layout.type, std::move(layout.shape), 0, layout.data_bytes});
+    return;
+  }
+  if (got < 9 || std::to_integer<char>(preamble[8]) != '{')
+    throw TensorFileError(path, shown + ": neither a .npy nor a .safetensors file");
+  const uint64_t json_size = safetensors_header_length(first, size, shown);
+  header_.resize(static_cast<size_t>(8 + json_size));
+  file_.read_at(0, header_.data(), header_.size());
+  const std::string_view json(reinterpret_cast<const char*>(header_.data()) + 8, json_size);
+  tensors_ = parse_safetensors_header(json, size - header_.size(), shown).tensors;
+}
+
+const TensorInfo& TensorFile::select(std::string_view name) const {
+  const std::string shown = path().string();
+  if (is_npy_) {
     if (!name.empty())
-      throw TensorFileError(path, shown + ": a .npy file holds one array; a tensor name ('" +
-                                      std::string(name) + "') applies only to .safetensors");
-    NpyArray a = parse_npy(bytes, shown);
-    if (a.type != ElemType::F32 && a.type != ElemType::F16)
-      throw TensorFileError(path, shown + ": dtype " + npy_descr(a.type) +
+      throw TensorFileError(path(), shown + ": a .npy file holds one array; a tensor name ('" + std::string(name) +
+                                        "') applies only to .safetensors");
+    return tensors_.front();
+  }
+  if (name.empty()) {
+    if (tensors_.size() != 1)
+      throw TensorFileError(path(), shown + ": holds " + std::to_string(tensors_.size()) +
+                                        " tensors; name the one to use (" + tensor_names(tensors_) + ")");
+    return tensors_.front();
+  }
+  for (const TensorInfo& t : tensors_)
+    if (t.name == name) return t;
+  throw TensorFileError(path(), shown + ": no tensor named '" + std::string(name) + "' (it holds: " +
+                                    tensor_names(tensors_) + ")");
+}
+
+DType TensorFile::kernel_dtype(const TensorInfo& tensor) const {
+  const std::string shown = path().string();
+  const std::optional<DType> dtype = dtype_of_elem_type(tensor.type);
+  if (is_npy_ && (!dtype || *dtype == DType::bf16))
+    throw TensorFileError(path(), shown + ": dtype " + npy_descr(tensor.type) +
                                       " is not supported for kernel inputs; save float32 or "
                                       "float16 (e.g. a.astype(np.float32))");
-    HostTensor t;
-    t.dtype = a.type == ElemType::F32 ? DType::f32 : DType::f16;
-    t.shape = std::move(a.shape);
-    t.bytes = std::move(a.bytes);
-    return t;
+  if (!dtype)
+    throw TensorFileError(path(), shown + ": tensor '" + tensor.name + "' has dtype " +
+                                      std::string(to_string(tensor.type)) +
+                                      "; tensors for the kernels must be F32, F16 or BF16");
+  return *dtype;
+}
+
+TensorFile::Contents TensorFile::read(std::span<const TensorInfo* const> wanted) const {
+  Contents out;
+  out.tensors.resize(wanted.size());
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const TensorInfo* t = wanted[i];
+    if (t < tensors_.data() || t >= tensors_.data() + tensors_.size())
+      throw std::invalid_argument("TensorFile::read: a tensor of another file");
+    check_fits_in_memory(path(), t->size_bytes());
+    out.tensors[i].dtype = kernel_dtype(*t);
+    out.tensors[i].shape = t->shape;
   }
-  if (bytes.size() < 9 || std::to_integer<char>(bytes[8]) != '{')
-    throw TensorFileError(path, shown + ": neither a .npy nor a .safetensors file");
-  const SafetensorsFile file = SafetensorsFile::parse(source, shown);
-  if (name.empty()) {
-    if (file.tensors().size() != 1) {
-      std::string names;
-      for (const TensorInfo& t : file.tensors()) names += (names.empty() ? "" : ", ") + t.name;
-      throw TensorFileError(path, shown + ": holds " + std::to_string(file.tensors().size()) +
-                                      " tensors; name the one to use (" + names + ")");
+  // One pass over the file in order: the header, then each tensor of the data buffer (which
+  // the tensors cover exactly), into the tensor that wants it or through a scratch buffer, all
+  // of it hashed.
+  Sha256 sha;
+  sha.update(header_.data(), header_.size());
+  std::vector<const TensorInfo*> in_file_order;
+  for (const TensorInfo& t : tensors_) in_file_order.push_back(&t);
+  std::sort(in_file_order.begin(), in_file_order.end(),
+            [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
+  const uint64_t data_start = header_.size();
+  std::vector<std::byte> scratch;
+  for (const TensorInfo* t : in_file_order) {
+    const uint64_t offset = data_start + t->begin;
+    std::vector<std::byte>* first_reader = nullptr;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (wanted[i] != t) continue;
+      if (first_reader == nullptr) {
+        first_reader = &out.tensors[i].bytes;
+        first_reader->resize(static_cast<size_t>(t->size_bytes()));
+        file_.read_at(offset, first_reader->data(), first_reader->size());
+        sha.update(first_reader->data(), first_reader->size());
+      } else {
+        out.tensors[i].bytes = *first_reader;  // the same tensor asked twice
+      }
     }
-    return read_host_tensor(file, file.tensors().front());
+    if (first_reader != nullptr) continue;
+    scratch.resize(std::min<uint64_t>(t->size_bytes(), uint64_t{8} << 20));
+    for (uint64_t done = 0; done < t->size_bytes();) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(scratch.size(), t->size_bytes() - done));
+      file_.read_at(offset + done, scratch.data(), n);
+      sha.update(scratch.data(), n);
+      done += n;
+    }
   }
-  const TensorInfo* t = file.find(name);
-  if (t == nullptr) {
-    std::string names;
-    for (const TensorInfo& x : file.tensors()) names += (names.empty() ? "" : ", ") + x.name;
-    throw TensorFileError(path, shown + ": no tensor named '" + std::string(name) +
-                                    "' (it holds: " + names + ")");
-  }
-  return read_host_tensor(file, *t);
+  file_.check_unchanged();
+  out.sha256 = sha.hex();
+  return out;
+}
+
+HostTensor load_tensor_file(const std::filesystem::path& path, std::string_view name) {
+  const TensorFile file(path);
+  const TensorInfo* tensor = &file.select(name);
+  return std::move(file.read(std::span(&tensor, 1)).tensors.front());
 }
 
 std::string sha256_hex(std::span<const std::byte> bytes) {
@@ -139,30 +220,17 @@ std::string sha256_hex(std::span<const std::byte> bytes) {
 }
 
 std::string sha256_file(const std::filesystem::path& path) {
-  // Read in chunks rather than mapping: inputs may be larger than the address space we want
-  // to spend, and a read error is then an error, not a SIGBUS.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  const auto fail = [&](const std::string& what) {
-    throw FileReadError(path, "cannot read " + path.string() + ": " + what);
-  };
-  if (fd < 0) fail(std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (std::filesystem::is_directory(path)) fail("it is a directory, not a file");
-  if (!std::filesystem::is_regular_file(path)) fail("not a regular file");
+  // Streamed in chunks: an input may be larger than the memory we want to spend on it.
+  const InputFile file(path);
   Sha256 sha;
-  std::vector<char> buffer(size_t{1} << 20);
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(std::strerror(errno));
-    }
-    if (n == 0) break;
-    sha.update(buffer.data(), static_cast<size_t>(n));
+  std::vector<std::byte> buffer(static_cast<size_t>(std::min<uint64_t>(file.size(), uint64_t{1} << 20)));
+  for (uint64_t done = 0; done < file.size();) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), file.size() - done));
+    file.read_at(done, buffer.data(), n);
+    sha.update(buffer.data(), n);
+    done += n;
   }
+  file.check_unchanged();
   return sha.hex();
 }
 

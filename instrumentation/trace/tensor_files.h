@@ -4,7 +4,8 @@
 //   HostTensor k = load_tensor_file("qkv.safetensors", "k");       // F32 / F16 / BF16
 //   std::string h = sha256_file("q.npy");                          // 64 lowercase hex digits
 //
-// The format is recognised by content (.npy magic, else safetensors), not by extension.
+// The format is recognised by content (.npy magic, else safetensors), not by extension. Files
+// are read, never mapped, and a file that changes while it is read is an error (file_bytes.h).
 // Errors name the path: FileReadError (missing, unreadable), NpyFormatError or
 // TraceFormatError (damaged), TensorFileError (valid but unusable: dtype, missing name).
 #pragma once
@@ -17,6 +18,7 @@
 #include <string_view>
 
 #include "instrumentation/trace/elem_type.h"
+#include "instrumentation/trace/file_bytes.h"
 #include "instrumentation/trace/safetensors.h"
 #include "base/host_tensor.h"
 
@@ -31,8 +33,49 @@ TensorToWrite tensor_to_write(std::string name, const HostTensor& tensor);
 // A copy of a F32 / F16 / BF16 tensor of a safetensors file; TensorFileError for other dtypes.
 HostTensor read_host_tensor(const SafetensorsFile& file, const TensorInfo& tensor);
 
+// A tensor file whose header has been read and checked but whose data have not: the caller
+// checks each tensor's dtype and shape against what it needs first, so that a file of the
+// wrong shape is refused at once, however large. Then read() reads the tensors it asks for and
+// hashes the whole file in the same pass (the hash is of exactly the bytes used).
+//
+//   TensorFile f("q.npy");                          // reads the header only
+//   const TensorInfo& q = f.select({});             // the one tensor (or a named one)
+//   check(q.type, q.shape);                         // the caller's own rule
+//   TensorFile::Contents c = f.read({&q});          // c.tensors[0], c.sha256
+class TensorFile {
+ public:
+  // Throws FileReadError (cannot open), NpyFormatError / TraceFormatError (damaged header),
+  // TensorFileError (neither format).
+  explicit TensorFile(const std::filesystem::path& path);
+
+  const std::filesystem::path& path() const { return file_.path(); }
+  bool is_npy() const { return is_npy_; }
+  // A .npy's one array is named "".
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+
+  // `name` selects a tensor of a .safetensors file; empty: the file's only tensor (a .npy's
+  // array; a name given for a .npy is an error). TensorFileError names what the file holds.
+  const TensorInfo& select(std::string_view name) const;
+  // TensorFileError unless the tensor is F32 / F16 / BF16 (.npy: F32 / F16).
+  DType kernel_dtype(const TensorInfo& tensor) const;
+
+  struct Contents {
+    std::vector<HostTensor> tensors;  // in the order asked
+    std::string sha256;               // of the whole file
+  };
+  // Reads `wanted` (tensors of this file, F32 / F16 / BF16). Throws FileReadError when the file
+  // changed since it was opened or while it was read.
+  Contents read(std::span<const TensorInfo* const> wanted) const;
+
+ private:
+  InputFile file_;
+  bool is_npy_ = false;
+  std::vector<std::byte> header_;  // the bytes before the data (hashed first)
+  std::vector<TensorInfo> tensors_;
+};
+
 // `name` selects the tensor of a .safetensors file; empty: the file's only tensor. Ignored
-// (must be empty) for .npy.
+// (must be empty) for .npy. The same as TensorFile(path), select(name), read().
 HostTensor load_tensor_file(const std::filesystem::path& path, std::string_view name = {});
 
 // SHA-256 of a file's bytes / of bytes, as 64 lowercase hex digits.

@@ -121,7 +121,7 @@ TEST(AtomicWrite, DestinationThatIsAFolderIsRefusedWithoutLeftovers) {
   test::write_bytes(dir / "target/keep", "k", 1);
   const CapturedEvents ev = some_events(2);
   const auto path = dir / "target";
-  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path, "renaming into place");
+  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path, "it is a folder, not a regular file");
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"target"});
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -29,38 +30,62 @@ LoadedInputs load_files(const AttentionConfig& config, const InputFiles& files) 
     throw CaptureError("inputs: got " + std::to_string(paths.size()) +
                        " files; give three files in q k v order (.npy or single-tensor "
                        ".safetensors), or one .safetensors holding tensors named q, k and v");
-  LoadedInputs out;
-  HostTensor* targets[3] = {&out.tensors.q, &out.tensors.k, &out.tensors.v};
-  const char* names[3] = {"q", "k", "v"};
-  // Which file each tensor came from, for the error messages.
-  std::filesystem::path source_of[3];
-  for (int i = 0; i < 3; ++i) {
-    const std::filesystem::path& p = paths.size() == 3 ? paths[static_cast<size_t>(i)] : paths[0];
-    source_of[i] = p;
-    try {
-      *targets[i] = paths.size() == 3 ? load_tensor_file(p) : load_tensor_file(p, names[i]);
-    } catch (const TensorFileError& e) {
-      if (paths.size() == 1)
-        throw TensorFileError(p, std::string(e.what()) +
-                                     " (one input file must be a .safetensors holding tensors "
-                                     "named q, k and v; or give three files in q k v order)");
-      throw;
-    }
-  }
-  try {
-    check_inputs(config, out.tensors);
-  } catch (const InputError& e) {
-    int i = e.tensor() == "k" ? 1 : e.tensor() == "v" ? 2 : 0;
+  const std::string names[3] = {"q", "k", "v"};
+  const auto file_of = [&](int tensor) { return paths.size() == 3 ? static_cast<size_t>(tensor) : size_t{0}; };
+  const auto with_file = [&](int tensor, const InputError& e) {
     std::string hint;
     if (std::string(e.what()).find("dtype") != std::string::npos)
       hint = " (pass --dtype to match the file, or convert the file; .npy holds fp32 or fp16, "
              "bf16 needs a .safetensors)";
-    throw InputError(e.tensor(), source_of[i].string() + ": " + e.what() + hint);
+    return InputError(e.tensor(), paths[file_of(tensor)].string() + ": " + e.what() + hint);
+  };
+
+  // The headers first: every tensor's dtype and shape are checked against the config before
+  // any data are read, so a wrong file is refused at once however large it is.
+  std::vector<std::unique_ptr<TensorFile>> opened;
+  for (const auto& p : paths) opened.push_back(std::make_unique<TensorFile>(p));
+  const TensorInfo* chosen[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    const TensorFile& file = *opened[file_of(i)];
+    DType dtype{};
+    try {
+      chosen[i] = &file.select(paths.size() == 3 ? std::string() : names[i]);
+      dtype = file.kernel_dtype(*chosen[i]);
+    } catch (const TensorFileError& e) {
+      if (paths.size() == 1)
+        throw TensorFileError(file.path(), std::string(e.what()) +
+                                               " (one input file must be a .safetensors holding tensors "
+                                               "named q, k and v; or give three files in q k v order)");
+      throw;
+    }
+    try {
+      check_input_layout(config, names[i], chosen[i]->shape, dtype);
+    } catch (const InputError& e) {
+      throw with_file(i, e);
+    }
   }
+
+  // Then the data, one pass per file, hashed as they are read.
+  LoadedInputs out;
+  HostTensor* targets[3] = {&out.tensors.q, &out.tensors.k, &out.tensors.v};
   nlohmann::json file_list = nlohmann::json::array(), hashes = nlohmann::json::array();
-  for (const auto& p : paths) {
-    file_list.push_back(p.string());
-    hashes.push_back(sha256_file(p));
+  for (size_t f = 0; f < paths.size(); ++f) {
+    std::vector<const TensorInfo*> wanted;
+    std::vector<int> tensor_of;
+    for (int i = 0; i < 3; ++i)
+      if (file_of(i) == f) {
+        wanted.push_back(chosen[i]);
+        tensor_of.push_back(i);
+      }
+    TensorFile::Contents contents = opened[f]->read(wanted);
+    for (size_t w = 0; w < wanted.size(); ++w) *targets[tensor_of[w]] = std::move(contents.tensors[w]);
+    file_list.push_back(paths[f].string());
+    hashes.push_back(contents.sha256);
+  }
+  try {
+    check_inputs(config, out.tensors);
+  } catch (const InputError& e) {
+    throw with_file(e.tensor() == "k" ? 1 : e.tensor() == "v" ? 2 : 0, e);
   }
   out.provenance[std::string(trace_meta::inputs_files)] = file_list.dump();
   out.provenance[std::string(trace_meta::inputs_sha256)] = hashes.dump();

@@ -14,6 +14,7 @@
 #include "app/model/capture/tool_version.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/kernel_stages.h"
+#include "instrumentation/trace/write_target.h"
 
 namespace ts {
 namespace {
@@ -126,7 +127,32 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   return result;
 }
 
+namespace {
+
+constexpr std::string_view kInputsRole = "an input file of this capture";
+
+// The input files a capture's metadata names (trace_meta::inputs_files), for the check that
+// the trace does not overwrite one of them.
+std::vector<std::filesystem::path> input_files_of(const std::map<std::string, std::string>& metadata) {
+  std::vector<std::filesystem::path> paths;
+  const auto it = metadata.find(std::string(trace_meta::inputs_files));
+  if (it == metadata.end()) return paths;
+  const nlohmann::json list = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!list.is_array()) return paths;
+  for (const nlohmann::json& p : list)
+    if (p.is_string()) paths.emplace_back(p.get<std::string>());
+  return paths;
+}
+
+}  // namespace
+
+void check_capture_output(const CaptureSpec& spec, const std::filesystem::path& path) {
+  check_output_file(path);
+  if (const auto* files = std::get_if<InputFiles>(&spec.inputs)) check_not_an_input(path, files->paths, kInputsRole);
+}
+
 void save_trace(const CaptureResult& result, const std::filesystem::path& path) {
+  check_not_an_input(path, input_files_of(result.view.metadata), kInputsRole);
   TraceContents contents;
   contents.events = result.events.get();
   contents.attention = result.view.attention;

@@ -41,8 +41,13 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
                           const std::atomic<bool>* cancel = nullptr);
 
 // Writes the capture's trace atomically (temporary file, then rename). Throws FileWriteError
-// naming the path; nothing is left behind then.
+// naming the path (also when it is one of the capture's input files, or not a regular file:
+// write_target.h); nothing is left behind then.
 void save_trace(const CaptureResult& result, const std::filesystem::path& path);
+
+// The checks save_trace makes of its path, before a run: so that a bad -o is reported at once,
+// not after the work (check_output_file, and not one of the spec's input files).
+void check_capture_output(const CaptureSpec& spec, const std::filesystem::path& path);
 
 // A RunView of a launch, without a file: config, tiling and output from `outcome` (its own
 // `events` member is not read), the events from `events` (shared: the view's spans point into

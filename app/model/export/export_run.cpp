@@ -39,17 +39,18 @@ std::string pair_suffix(int32_t batch, int32_t head) {
   return "_b" + std::to_string(batch) + "_h" + std::to_string(head);
 }
 
-// Worst of `k` consecutive rows per row (NaN wins; masked only when every row is).
-FloatGrid pool_rows(const FloatGrid& g, int64_t k) {
-  if (k <= 1) return g;
+// Worst of each block of `kr` consecutive rows x `kc` consecutive columns (NaN wins; masked only
+// when every cell of the block is), so that a grid of any size draws within an image's limits.
+FloatGrid pool_blocks(const FloatGrid& g, int64_t kr, int64_t kc) {
+  if (kr <= 1 && kc <= 1) return g;
   FloatGrid p;
-  p.rows = (g.rows + k - 1) / k;
-  p.cols = g.cols;
+  p.rows = (g.rows + kr - 1) / kr;
+  p.cols = (g.cols + kc - 1) / kc;
   p.values.assign(static_cast<size_t>(p.rows * p.cols), 0.0f);
   p.mask.assign(p.values.size(), 1);
   for (int64_t r = 0; r < g.rows; ++r)
     for (int64_t c = 0; c < g.cols; ++c) {
-      const size_t from = static_cast<size_t>(r * g.cols + c), to = static_cast<size_t>((r / k) * p.cols + c);
+      const size_t from = static_cast<size_t>(r * g.cols + c), to = static_cast<size_t>((r / kr) * p.cols + c / kc);
       if (!g.mask.empty() && g.mask[from]) continue;
       const float v = g.values[from];
       float& o = p.values[to];
@@ -58,6 +59,10 @@ FloatGrid pool_rows(const FloatGrid& g, int64_t k) {
     }
   return p;
 }
+
+// How many consecutive rows (or columns) one cell of a drawn grid pools so that at most `limit`
+// remain.
+int64_t pool_factor(int64_t count, int64_t limit) { return std::max<int64_t>(1, (count + limit - 1) / limit); }
 
 // A fixed log scale for error / tolerance, so that 1 (the tolerance) is always in the same
 // place relative to the ends: [1e-3, max(10, the largest finite ratio)].
@@ -122,17 +127,18 @@ struct Exporter {
   void ratio_grid(const ErrorGrid& g, const std::string& base, const std::string& title) {
     write_grid_npy(dir / (base + ".npy"), g.grid);
     add(base + ".npy", title + ": error / tolerance, float32 [query, " + g.column_axis + "] (-1: not traced)");
-    const int64_t k = std::max<int64_t>(1, (g.grid.rows + options.max_grid_rows - 1) / options.max_grid_rows);
-    const FloatGrid pooled = pool_rows(g.grid, k);
+    const int64_t k = pool_factor(g.grid.rows, options.max_grid_rows);
+    const int64_t kc = pool_factor(g.grid.cols, options.max_grid_cols);
+    const FloatGrid pooled = pool_blocks(g.grid, k, kc);
     HeatmapPngOptions o;
     o.row_label = k > 1 ? "query (worst of " + std::to_string(k) + ")" : "query";
-    o.col_label = g.column_axis;
+    o.col_label = kc > 1 ? g.column_axis + " (worst of " + std::to_string(kc) + ")" : g.column_axis;
     o.colormap = ColormapId::ember;
     o.scale = ratio_scale(pooled);
     o.autofit = false;
     HeatmapPngLayout layout;
     RgbaImage img = render_heatmap_image(pooled.view(), o, &layout);
-    std::vector<ExportedPanel> panels{{0, 0, layout, o.colormap, k}};
+    std::vector<ExportedPanel> panels{{0, 0, layout, o.colormap, k, kc}};
     std::vector<std::string> header{title + ": error / tolerance", config_text};
     const Divergence& d = report.first_divergence;
     const bool first_here = d.found && d.key.batch == g.batch && d.key.head == g.head &&
@@ -144,7 +150,7 @@ struct Exporter {
                                                                                 : 0;
       const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * report.tiling.block_m;
       const int64_t q1 = q0 + report.tiling.rows_in_q_tile(d.key.q_tile);
-      if (col < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col, col + 1);
+      if (col / kc < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col / kc, col / kc + 1);
     }
     mark_colorbar(img, panels[0], 1.0f, "1 = tolerance");
     header.push_back(std::string("log colour scale; above the tolerance mark a cell is wrong") +
@@ -206,7 +212,7 @@ struct Exporter {
       o.min_plot_px = 256;
       HeatmapPngLayout layout;
       images.push_back(render_heatmap_image(p.grid->view(), o, &layout));
-      placed.push_back({width, 0, layout, o.colormap, 1});
+      placed.push_back({width, 0, layout, o.colormap, 1, 1});
       width += images.back().width;
       height = std::max(height, images.back().height);
     }

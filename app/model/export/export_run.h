@@ -31,6 +31,8 @@ namespace ts {
 struct ExportOptions {
   int max_pairs = 4;          // (batch, head) pairs with their own grids (the first divergence's first)
   int max_grid_rows = 4096;   // taller grids are pooled (worst of consecutive queries) to this many
+  int max_grid_cols = 4096;   // wider grids (long kv: a column per kv tile) likewise, worst of
+                              // consecutive columns
 };
 
 // One heatmap panel of a PNG: where it is in the image and how its values were coloured, so
@@ -41,6 +43,7 @@ struct ExportedPanel {
   HeatmapPngLayout layout;
   ColormapId colormap = ColormapId::ember;
   int64_t rows_per_cell = 1;  // query rows pooled into one grid row
+  int64_t cols_per_cell = 1;  // columns (splits, kv tiles) pooled into one grid column
 };
 
 struct ExportedFile {
