@@ -23,9 +23,9 @@ namespace {
 
 std::string place_text(const char* what, unsigned warp, unsigned lane, unsigned reg,
                        MatrixPlace at) {
-  return std::string(what) + " of warp " + std::to_string(warp) + ", lane " +
-         std::to_string(lane) + ", register " + std::to_string(reg) + " (row " +
-         std::to_string(at.row) + ", col " + std::to_string(at.col) + ")";
+  return std::string(what) + " of warp " + std::to_string(warp) + ", lane " + std::to_string(lane) +
+         ", register " + std::to_string(reg) + " (row " + std::to_string(at.row) + ", col " +
+         std::to_string(at.col) + ")";
 }
 
 // --- the layout header ---------------------------------------------------------------------
@@ -190,8 +190,8 @@ void check_ldmatrix() {
   std::vector<unsigned> offsets(kThreads);
   for (unsigned t = 0; t < kThreads; ++t) {
     const bool read = t % 32 < 8 * kMatrices;
-    offsets[t] = 8 * (read ? slots[t] : kRowSlots + static_cast<unsigned>(random.engine()() %
-                                                                          kDecoySlots));
+    offsets[t] =
+        8 * (read ? slots[t] : kRowSlots + static_cast<unsigned>(random.engine()() % kDecoySlots));
   }
   DeviceArray<uint16_t> d_tile(tile);
   DeviceArray<unsigned> d_offsets(offsets);
@@ -242,10 +242,10 @@ void check_attention_tile(bool integers) {
     p.q = random_matrix<Element>(random, 16, 16, magnitude, integers);
     p.k = random_matrix<Element>(random, 16, 16, magnitude, integers);
     p.v = random_matrix<Element>(random, 16, 8, magnitude, integers);
-    p.c_s = integers ? random_matrix<__half>(random, 16, 16, 32.0f, true)
-                     : random.floats(256, -2, 2);
-    p.c_o = integers ? random_matrix<__half>(random, 16, 8, 32.0f, true)
-                     : random.floats(128, -2, 2);
+    p.c_s =
+        integers ? random_matrix<__half>(random, 16, 16, 32.0f, true) : random.floats(256, -2, 2);
+    p.c_o =
+        integers ? random_matrix<__half>(random, 16, 8, 32.0f, true) : random.floats(128, -2, 2);
     for (const auto* m : {&p.q, &p.k, &p.v}) {
       for (float x : *m) tiles.push_back(Codec::bits_of(x));
     }
@@ -328,7 +328,8 @@ TYPED_TEST(AttentionTile, RandomInputsAgainstFloat64) { check_attention_tile<Typ
 uint32_t landed_word(const std::vector<uint32_t>& src, unsigned w) {
   unsigned zfill_bytes = 16;
   if (w >= 352 && w < 480) zfill_bytes = async_copy_zfill_bytes((w - 352) / 4);
-  if (w >= 480 && w < kAsyncCopyGroup1Word) zfill_bytes = 16 - async_copy_zfill_bytes((w - 480) / 4);
+  if (w >= 480 && w < kAsyncCopyGroup1Word)
+    zfill_bytes = 16 - async_copy_zfill_bytes((w - 480) / 4);
   const unsigned byte_in_chunk = 4 * (w % 4);
   unsigned char bytes[4];
   std::memcpy(bytes, &src[w], 4);
@@ -350,9 +351,9 @@ TEST(AsyncCopy, EverySizeAndZeroFillLandByTheirWait) {
   for (AsyncCopyMode mode : {AsyncCopyMode::wait_groups, AsyncCopyMode::wait_all}) {
     SCOPED_TRACE(mode == AsyncCopyMode::wait_all ? "wait_all" : "wait_group<1>, wait_group<0>");
     DeviceArray<uint32_t> d_out(poisoned<uint32_t>(3 * kAsyncCopyWords));
-    const RunStatus status = run_async_copy(
-        {dim3(1), dim3(kAsyncCopyThreads), kAsyncCopyWords * sizeof(uint32_t)}, d_src.get(),
-        d_out.get(), mode);
+    const RunStatus status =
+        run_async_copy({dim3(1), dim3(kAsyncCopyThreads), kAsyncCopyWords * sizeof(uint32_t)},
+                       d_src.get(), d_out.get(), mode);
     ASSERT_TRUE(status.ok) << backend_name() << ": " << status.message;
     const std::vector<uint32_t> out = d_out.to_host();
     for (unsigned w = 0; w < kAsyncCopyWords; ++w) {
@@ -401,12 +402,13 @@ size_t wmma_index(unsigned row, unsigned col, bool col_major) {
 }
 
 template <typename Input, typename Accumulator, bool kAColMajor, bool kBColMajor>
-void check_wmma(TestRandom& random, bool c_col_major, bool d_col_major, bool fill,
-                bool integers) {
+void check_wmma(TestRandom& random, bool c_col_major, bool d_col_major, bool fill, bool integers) {
   SCOPED_TRACE(std::string("A ") + (kAColMajor ? "col" : "row") + "_major, B " +
                (kBColMajor ? "col" : "row") + "_major, C " +
-               (fill ? "filled" : c_col_major ? "mem_col_major" : "mem_row_major") + ", D " +
-               (d_col_major ? "mem_col_major" : "mem_row_major"));
+               (fill          ? "filled"
+                : c_col_major ? "mem_col_major"
+                              : "mem_row_major") +
+               ", D " + (d_col_major ? "mem_col_major" : "mem_row_major"));
   constexpr unsigned kWarps = 2;
   constexpr bool kHalfAccumulator = std::is_same_v<Accumulator, __half>;
   const float fill_value = integers ? 3.0f : 0.5f;
@@ -465,7 +467,8 @@ void check_wmma(TestRandom& random, bool c_col_major, bool d_col_major, bool fil
     }
     for (unsigned i = 0; i < kWmmaTileElements; ++i) {
       if (!written[i]) {
-        EXPECT_TRUE(is_poison(d[w * kWmmaTileElements + i])) << "padding element " << i << " of warp " << w;
+        EXPECT_TRUE(is_poison(d[w * kWmmaTileElements + i]))
+            << "padding element " << i << " of warp " << w;
       }
     }
     if (::testing::Test::HasFailure()) return;
@@ -488,8 +491,12 @@ void check_wmma_every_layout(bool fill, bool integers) {
   }
 }
 
-TEST(Wmma, HalfInputsFloatAccumulatorsEveryLayout) { check_wmma_every_layout<__half, float>(false, false); }
-TEST(Wmma, HalfInputsHalfAccumulatorsEveryLayout) { check_wmma_every_layout<__half, __half>(false, false); }
+TEST(Wmma, HalfInputsFloatAccumulatorsEveryLayout) {
+  check_wmma_every_layout<__half, float>(false, false);
+}
+TEST(Wmma, HalfInputsHalfAccumulatorsEveryLayout) {
+  check_wmma_every_layout<__half, __half>(false, false);
+}
 TEST(Wmma, Bf16InputsFloatAccumulatorsEveryLayout) {
   check_wmma_every_layout<__nv_bfloat16, float>(false, false);
 }

@@ -86,13 +86,13 @@ void check_sequential_float_sums() {
       const unsigned t = 32 * w + lane;
       for (unsigned i = 0; i < 8; ++i) {
         const MatrixPlace at = ptx_a_place(lane, i);
-        a[at.row][at.col] =
-            ElementCodec<Element>::value_of(static_cast<uint16_t>(regs.a[4 * t + i / 2] >> (16 * (i % 2))));
+        a[at.row][at.col] = ElementCodec<Element>::value_of(
+            static_cast<uint16_t>(regs.a[4 * t + i / 2] >> (16 * (i % 2))));
       }
       for (unsigned i = 0; i < 4; ++i) {
         const MatrixPlace at = ptx_b_place(lane, i);
-        b[at.row][at.col] =
-            ElementCodec<Element>::value_of(static_cast<uint16_t>(regs.b[2 * t + i / 2] >> (16 * (i % 2))));
+        b[at.row][at.col] = ElementCodec<Element>::value_of(
+            static_cast<uint16_t>(regs.b[2 * t + i / 2] >> (16 * (i % 2))));
         const MatrixPlace out = ptx_c_place(lane, i);
         c[out.row][out.col] = regs.c[4 * t + i];
       }
@@ -109,6 +109,19 @@ void check_sequential_float_sums() {
         EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0)
             << "warp " << w << " lane " << lane << " d" << i << ": " << got << " vs " << want;
       }
+    }
+  }
+}
+
+TEST(TensorCoreCpu, Fp16WideningIsCudasForEveryPattern) {
+  for (uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+    const float want = __half2float(__ushort_as_half(static_cast<uint16_t>(bits)));
+    const float got = simt::detail::TensorElement<__half>::to_float(static_cast<uint16_t>(bits));
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << "fp16 bits " << bits;
+    } else {
+      EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+          << "fp16 bits " << bits << ": " << got << " vs " << want;
     }
   }
 }
@@ -137,9 +150,9 @@ std::vector<uint32_t> run_async_copy_mode(AsyncCopyMode mode) {
   for (uint32_t& w : src) w = words(random.engine());
   DeviceArray<uint32_t> d_src(src);
   DeviceArray<uint32_t> d_out(poisoned<uint32_t>(3 * kAsyncCopyWords));
-  const RunStatus status = run_async_copy(
-      {dim3(1), dim3(kAsyncCopyThreads), kAsyncCopyWords * sizeof(uint32_t), 1}, d_src.get(),
-      d_out.get(), mode);
+  const RunStatus status =
+      run_async_copy({dim3(1), dim3(kAsyncCopyThreads), kAsyncCopyWords * sizeof(uint32_t), 1},
+                     d_src.get(), d_out.get(), mode);
   EXPECT_TRUE(status.ok) << status.message;
   return d_out.to_host();
 }
@@ -204,12 +217,12 @@ TEST(TensorCoreDiagnostics, LaneAtABarrierInsteadOfTheMmaIsADeadlock) {
   DeviceArray<float> out(poisoned<float>(32));
   const RunStatus status = run_mma_lane_at_barrier(one_warp(), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("deadlock in block (0,0,0)"),
-                    HasSubstr(std::string("31 thread(s) wait in ") + kMmaF16 + "(mask 0xffffffff) at"),
-                    HasSubstr(marker_place(kMisuse, "mma without lane 31")),
-                    HasSubstr("1 thread(s) wait in __syncthreads at"),
-                    HasSubstr(marker_place(kMisuse, "lane at barrier"))))
+  EXPECT_THAT(status.message, AllOf(HasSubstr("deadlock in block (0,0,0)"),
+                                    HasSubstr(std::string("31 thread(s) wait in ") + kMmaF16 +
+                                              "(mask 0xffffffff) at"),
+                                    HasSubstr(marker_place(kMisuse, "mma without lane 31")),
+                                    HasSubstr("1 thread(s) wait in __syncthreads at"),
+                                    HasSubstr(marker_place(kMisuse, "lane at barrier"))))
       << status.message;
   expect_runtime_still_works();
 }
@@ -218,11 +231,11 @@ TEST(TensorCoreDiagnostics, LanesReachingAnMmaFromTwoPlaces) {
   DeviceArray<float> out(poisoned<float>(32));
   const RunStatus status = run_mma_two_places(one_warp(), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr(std::string("warp lanes reached ") + kMmaF16 + " from two places"),
-                    HasSubstr("thread (16,0,0)"), HasSubstr(marker_place(kMisuse, "mma high half")),
-                    HasSubstr("lanes 0-15 wait at"),
-                    HasSubstr(marker_place(kMisuse, "mma low half"))))
+  EXPECT_THAT(
+      status.message,
+      AllOf(HasSubstr(std::string("warp lanes reached ") + kMmaF16 + " from two places"),
+            HasSubstr("thread (16,0,0)"), HasSubstr(marker_place(kMisuse, "mma high half")),
+            HasSubstr("lanes 0-15 wait at"), HasSubstr(marker_place(kMisuse, "mma low half"))))
       << status.message;
   expect_runtime_still_works();
 }
@@ -244,10 +257,9 @@ TEST(TensorCoreDiagnostics, MmaInAPartialWarp) {
   DeviceArray<float> out(poisoned<float>(48));
   const RunStatus status = run_mma_partial_warp({dim3(1), dim3(48), 0, 1}, out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message,
-              AllOf(HasSubstr("(lane 0 of warp 1) called"), HasSubstr(kMmaF16),
-                    HasSubstr(marker_place(kMisuse, "mma partial warp")),
-                    HasSubstr("its warp has only 16 threads")))
+  EXPECT_THAT(status.message, AllOf(HasSubstr("(lane 0 of warp 1) called"), HasSubstr(kMmaF16),
+                                    HasSubstr(marker_place(kMisuse, "mma partial warp")),
+                                    HasSubstr("its warp has only 16 threads")))
       << status.message;
   expect_runtime_still_works();
 }
@@ -273,18 +285,18 @@ TEST(TensorCoreDiagnostics, CpAsyncDestinationNotAligned) {
   const RunStatus status = run_cp_async_misaligned(
       {dim3(1), dim3(32), 8 * 32 * sizeof(uint32_t), 1}, src.get(), out.get());
   ASSERT_FALSE(status.ok);
-  EXPECT_THAT(status.message, AllOf(HasSubstr("thread (3,0,0) of block (0,0,0)"),
-                                    HasSubstr("cp.async of 16 bytes to"),
-                                    HasSubstr("not aligned to 16 bytes"),
-                                    HasSubstr(marker_place(kMisuse, "cp.async misaligned"))))
+  EXPECT_THAT(status.message,
+              AllOf(HasSubstr("thread (3,0,0) of block (0,0,0)"),
+                    HasSubstr("cp.async of 16 bytes to"), HasSubstr("not aligned to 16 bytes"),
+                    HasSubstr(marker_place(kMisuse, "cp.async misaligned"))))
       << status.message;
 }
 
 TEST(TensorCoreDiagnostics, CpAsyncSourceSizeAboveTheCopySize) {
   DeviceArray<uint32_t> src(std::vector<uint32_t>(4 * 32 + 4, 7u));
   DeviceArray<uint32_t> out(poisoned<uint32_t>(32));
-  const RunStatus status = run_cp_async_oversized(
-      {dim3(1), dim3(32), 4 * 32 * sizeof(uint32_t), 1}, src.get(), out.get());
+  const RunStatus status = run_cp_async_oversized({dim3(1), dim3(32), 4 * 32 * sizeof(uint32_t), 1},
+                                                  src.get(), out.get());
   ASSERT_FALSE(status.ok);
   EXPECT_THAT(status.message, AllOf(HasSubstr("thread (0,0,0) of block (0,0,0)"),
                                     HasSubstr("src-size 20 larger than its cp-size 16"),

@@ -24,14 +24,14 @@
 // __half accumulators.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <type_traits>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include "instrumentation/simt/kernel_api/runtime_hooks.h"
 #include "instrumentation/simt/kernel_api/source_place.h"
@@ -109,9 +109,9 @@ float wmma_to_float(T value) {
   if constexpr (std::is_same_v<T, float>) {
     return value;
   } else if constexpr (std::is_same_v<T, __half>) {
-    return __half2float(value);
+    return TensorElement<__half>::to_float(__half_as_ushort(value));
   } else {
-    return __bfloat162float(value);
+    return TensorElement<__nv_bfloat16>::to_float(__bfloat16_as_ushort(value));
   }
 }
 template <typename T>
@@ -254,8 +254,7 @@ namespace nvcuda::wmma {
 
 template <typename Use, int m, int n, int k, typename T, typename Layout = void>
 class fragment
-    : public fragment_storage<T, ::simt::detail::wmma_element_count<Use, m, n, k, T, Layout>()> {
-};
+    : public fragment_storage<T, ::simt::detail::wmma_element_count<Use, m, n, k, T, Layout>()> {};
 
 // Every element of the fragment (both copies of a duplicated one) set to `value`.
 template <typename T, int kElements>
@@ -264,9 +263,8 @@ inline void fill_fragment(fragment_storage<T, kElements>& f, const std::type_ide
 }
 
 template <typename Use, typename T, typename Layout>
-  requires(!std::is_same_v<Use, accumulator>)
-inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, Layout>& f, const T* mptr, unsigned ldm,
-                             TS_SIMT_CALLER_PLACE) {
+requires(!std::is_same_v<Use, accumulator>) inline void load_matrix_sync(
+    fragment<Use, 16, 16, 16, T, Layout>& f, const T* mptr, unsigned ldm, TS_SIMT_CALLER_PLACE) {
   constexpr int kElements = fragment<Use, 16, 16, 16, T, Layout>::num_elements;
   const layout_t layout = std::is_same_v<Layout, row_major> ? mem_row_major : mem_col_major;
   ::simt::detail::WmmaMemoryParcel parcel{mptr, ldm, layout, f.x};
@@ -300,8 +298,8 @@ inline void mma_sync(fragment<accumulator, 16, 16, 16, AccumulatorOut>& d,
                     (std::is_same_v<AccumulatorIn, float> && std::is_same_v<AccumulatorOut, float>),
                 "__nv_bfloat16 inputs accumulate in float (as in CUDA)");
   ::simt::detail::WmmaMmaParcel parcel{a.x, b.x, c.x, d.x};
-  ::simt::detail::warp_collective(
-      ::simt::detail::kWmmaMma<Input, AccumulatorIn, AccumulatorOut>, &parcel, where);
+  ::simt::detail::warp_collective(::simt::detail::kWmmaMma<Input, AccumulatorIn, AccumulatorOut>,
+                                  &parcel, where);
 }
 
 }  // namespace nvcuda::wmma

@@ -63,9 +63,9 @@ void BlockRun::async_copy(void* dst, const void* src, unsigned copy_bytes, unsig
   };
   const std::string size = std::to_string(copy_bytes);
   if (src_bytes > copy_bytes) {
-    abort_from_kernel("cp.async with src-size " + std::to_string(src_bytes) +
-                          " larger than its cp-size " + size,
-                      where);
+    abort_from_kernel(
+        "cp.async with src-size " + std::to_string(src_bytes) + " larger than its cp-size " + size,
+        where);
   }
   if (misaligned(dst)) {
     abort_from_kernel("cp.async of " + size + " bytes to " + address_text(dst) +
@@ -78,8 +78,8 @@ void BlockRun::async_copy(void* dst, const void* src, unsigned copy_bytes, unsig
                       where);
   }
   AsyncCopyQueue& queue = async_copies_of_running();
-  AsyncCopy copy{static_cast<unsigned char*>(dst), queue.open_group,
-                 static_cast<uint8_t>(copy_bytes), {}};
+  AsyncCopy copy{
+      static_cast<unsigned char*>(dst), queue.open_group, static_cast<uint8_t>(copy_bytes), {}};
   std::memcpy(copy.data, src, src_bytes);  // data[] starts as zeros: the zero-fill
   queue.copies.push_back(copy);
 }

@@ -33,10 +33,8 @@ void BlockRun::fail_collective_without_whole_warp(const SimtThread& self, const 
     text += "its warp has only " + std::to_string(__builtin_popcount(warp.present)) +
             " threads (the block's last warp is partial)";
   } else {
-    text += lane_list(warp.exited) + " of its warp ha" + (__builtin_popcount(warp.exited) == 1
-                                                              ? "s"
-                                                              : "ve") +
-            " exited";
+    text += lane_list(warp.exited) + " of its warp ha" +
+            (__builtin_popcount(warp.exited) == 1 ? "s" : "ve") + " exited";
   }
   fail(text + kWholeWarpRule);
 }
@@ -51,13 +49,12 @@ void BlockRun::fail_collective_from_two_places(const SimtThread& self, const War
 
 void BlockRun::fail_collective_operands(unsigned warp, const PendingExchange& exchange,
                                         const std::string& problem) {
-  fail(std::string(exchange.collective->name) + " at " + place_text(exchange.where) +
-       " in warp " + std::to_string(warp) + " of block " +
-       coordinates_text(coordinates_.block_idx) + ": " + problem);
+  fail(std::string(exchange.collective->name) + " at " + place_text(exchange.where) + " in warp " +
+       std::to_string(warp) + " of block " + coordinates_text(coordinates_.block_idx) + ": " +
+       problem);
 }
 
-void BlockRun::fail_exit_during_collective(const SimtThread& self,
-                                           const PendingExchange& waiting) {
+void BlockRun::fail_exit_during_collective(const SimtThread& self, const PendingExchange& waiting) {
   record_failure(BlockOutcome::failed, lane_text(self) + " exited while " +
                                            lane_list(waiting.arrived) + " of its warp wait in " +
                                            waiting.collective->name + " at " +
@@ -71,10 +68,17 @@ void BlockRun::warp_collective(const WarpCollective& op, void* parcel, const Sou
   }
   SimtThread& self = *running_;
   WarpState& warp = warps_[self.warp];
-  if ((warp.present & ~warp.exited) != kWholeWarp) fail_collective_without_whole_warp(self, op, where);
+  if ((warp.present & ~warp.exited) != kWholeWarp) {
+    fail_collective_without_whole_warp(self, op, where);
+  }
 
+  // Almost always one exchange is open, this one, and the lane joins it.
   const WarpOpKind kind{WarpOp::collective, sizeof(void*)};
-  const unsigned joined = find_exchange(warp, self, kind, &op, kWholeWarp, kWholeWarp, where);
+  unsigned joined = 0;
+  const PendingExchange& open = warp.pending[0];
+  if (warp.pending_count != 1 || open.collective != &op || open.mask != kWholeWarp) {
+    joined = find_exchange(warp, self, kind, &op, kWholeWarp, kWholeWarp, where);
+  }
   PendingExchange& exchange = warp.pending[joined];
   if (exchange.arrived != 0 && !same_place(where, exchange.where)) {
     fail_collective_from_two_places(self, op, where, exchange);

@@ -42,8 +42,8 @@ __device__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32
 }
 
 template <typename Element>
-__global__ void mma_registers_kernel(const uint32_t* a, const uint32_t* b, const float* c,
-                                     float* d, bool in_place) {
+__global__ void mma_registers_kernel(const uint32_t* a, const uint32_t* b, const float* c, float* d,
+                                     bool in_place) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   uint32_t a_regs[4];
   uint32_t b_regs[2];
@@ -142,7 +142,7 @@ __global__ void async_copy_kernel(const uint32_t* src, uint32_t* out, AsyncCopyM
   const unsigned t = threadIdx.x;
   const unsigned zfill = async_copy_zfill_bytes(t);
   // The words this thread copies in group 0: (first word, count) per region.
-  const unsigned group0[6][2] = {{4 * t, 4},         {128 + 2 * t, 2}, {192 + t, 1},
+  const unsigned group0[6][2] = {{4 * t, 4},       {128 + 2 * t, 2}, {192 + t, 1},
                                  {224 + 4 * t, 4}, {352 + 4 * t, 4}, {480 + 4 * t, 4}};
   const unsigned group1 = kAsyncCopyGroup1Word + 4 * t;
   ts::tc::cp_async_ca<16>(shared + group0[0][0], src + group0[0][0]);

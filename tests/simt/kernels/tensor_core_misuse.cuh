@@ -83,7 +83,8 @@ __global__ void mma_partial_warp_kernel(float* out) {
 
 __global__ void ldmatrix_misaligned_kernel(uint32_t* out) {
   TS_DYNAMIC_SHARED(uint16_t, tile);
-  for (unsigned i = threadIdx.x; i < 32 * 8 + 8; i += blockDim.x) tile[i] = static_cast<uint16_t>(i);
+  for (unsigned i = threadIdx.x; i < 32 * 8 + 8; i += blockDim.x)
+    tile[i] = static_cast<uint16_t>(i);
   __syncthreads();
   const unsigned lane = threadIdx.x % 32;
   const uint16_t* row = tile + 8 * lane + (lane == 5 ? 1 : 0);
