@@ -31,7 +31,8 @@ namespace simt::detail {
 
 // --- element types ---------------------------------------------------------------------
 
-// What differs between the fp16 and bf16 forms of an instruction: its name and the widening.
+// What differs between the fp16 and bf16 forms of an instruction: its name and the widening
+// of an element's bits to float.
 template <typename Element>
 struct TensorElement;
 template <>
@@ -56,7 +57,6 @@ struct TensorElement<__half> {
     std::memcpy(&value, &result, sizeof value);
     return value;
   }
-  static uint16_t from_float(float value) { return __half_as_ushort(__float2half_rn(value)); }
 };
 template <>
 struct TensorElement<__nv_bfloat16> {
@@ -66,9 +66,6 @@ struct TensorElement<__nv_bfloat16> {
     float value;
     std::memcpy(&value, &widened, sizeof value);
     return value;
-  }
-  static uint16_t from_float(float value) {
-    return __bfloat16_as_ushort(__float2bfloat16_rn(value));
   }
 };
 
