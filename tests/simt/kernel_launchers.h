@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+
 #include "tests/simt/kernels/test_types.h"
 #include "tests/simt/test_backend.h"
 
@@ -58,5 +60,32 @@ RunStatus run_bit_intrinsics(const Launch& launch, const unsigned* a, const unsi
                              unsigned* out, int n);
 RunStatus run_half_intrinsics(const Launch& launch, const float* x, const float* y, float* out,
                               int n);
+// tensor_core.cuh (Element, Input: __half, __nv_bfloat16; Accumulator: float, or __half with
+// __half inputs; kMatrices: 1, 2, 4)
+template <typename Element>
+RunStatus run_mma_registers(const Launch& launch, const uint32_t* a, const uint32_t* b,
+                            const float* c, float* d, bool in_place);
+template <int kMatrices, bool kTransposed>
+RunStatus run_ldmatrix(const Launch& launch, const uint16_t* tile, unsigned tile_elements,
+                       const unsigned* row_offsets, uint32_t* out);
+template <typename Element>
+RunStatus run_attention_tile(const Launch& launch, const uint16_t* tiles, const float* c_s,
+                             const float* c_o, float* s, float* o);
+RunStatus run_async_copy(const Launch& launch, const uint32_t* src, uint32_t* out,
+                         AsyncCopyMode mode);
+template <typename Input, typename Accumulator, bool kAColMajor, bool kBColMajor>
+RunStatus run_wmma(const Launch& launch, const Input* a, const Input* b, const Accumulator* c,
+                   Accumulator* d, bool c_col_major, bool d_col_major, bool fill,
+                   float fill_value);
+// tensor_core_misuse.cuh (CPU only: undefined behaviour on a GPU)
+RunStatus run_mma_lane_exits(const Launch& launch, float* out, unsigned exiting);
+RunStatus run_mma_lane_at_barrier(const Launch& launch, float* out);
+RunStatus run_mma_two_places(const Launch& launch, float* out);
+RunStatus run_ldmatrix_during_mma(const Launch& launch, float* out);
+RunStatus run_mma_partial_warp(const Launch& launch, float* out);
+RunStatus run_ldmatrix_misaligned(const Launch& launch, uint32_t* out);
+RunStatus run_cp_async_misaligned(const Launch& launch, const uint32_t* src, uint32_t* out);
+RunStatus run_cp_async_oversized(const Launch& launch, const uint32_t* src, uint32_t* out);
+RunStatus run_wmma_pointer_disagreement(const Launch& launch, const __half* a, float* out);
 
 }  // namespace simt_test

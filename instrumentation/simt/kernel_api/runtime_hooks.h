@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include "instrumentation/simt/kernel_api/source_place.h"
 
 #include <vector_types.h>
@@ -55,6 +56,7 @@ enum class WarpOp : uint8_t {
   reduce_and,
   reduce_or,
   reduce_xor,
+  collective,  // a WarpCollective (below)
 };
 // What lanes of one exchange must agree on: the operation and the size of the value.
 struct WarpOpKind {
@@ -66,6 +68,30 @@ struct WarpOpKind {
 //   lane_arg: shuffle source lane / delta / xor mask; width: shuffle width (1..32, power of 2).
 uint64_t warp_exchange(WarpOpKind kind, unsigned mask, uint64_t value, int lane_arg, int width,
                        const SourcePlace& where);
+
+// Warp collectives: what PTX marks .sync.aligned and moves more than 8 bytes per lane (mma,
+// ldmatrix, wmma loads and stores). Every one of the 32 lanes of the warp must call the same
+// collective from the same place; a lane that has exited, a partial warp, a lane in another
+// operation or at another place is reported, not waited for. Each lane passes a parcel (its
+// operands and where its results go, in its own frame, which stays put while it waits); the
+// last lane to arrive calls `complete` with the 32 parcels, indexed by lane, then releases all.
+struct WarpCollective {
+  const char* name;  // as reports write it, e.g. "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
+  // Writes every lane's results. Returns "" or what is wrong with the lanes' operands (lanes
+  // that disagree on an address they must share...): the launch then fails with it.
+  std::string (*complete)(void* const parcels[32]);
+};
+void warp_collective(const WarpCollective& op, void* parcel, const SourcePlace& where);
+
+// cp.async for the CPU (one queue per CUDA thread): the source is read when the copy is issued,
+// the destination written only when a wait covers the copy's group (or when the thread exits).
+// A kernel that reads the destination before waiting reads what was there before, e.g. the
+// poison of dynamic shared memory. copy_bytes is 4, 8 or 16; bytes past src_bytes are zeros.
+void async_copy(void* dst, const void* src, unsigned copy_bytes, unsigned src_bytes,
+                const SourcePlace& where);
+void async_copy_commit(const SourcePlace& where);
+// Lands every committed group but the `pending_allowed` most recent (cp.async.wait_group).
+void async_copy_wait(unsigned pending_allowed, const SourcePlace& where);
 
 // The lanes of the caller's warp that exist and have not exited.
 unsigned active_lanes();

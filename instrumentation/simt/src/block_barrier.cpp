@@ -6,7 +6,8 @@
 // thread has exited, or exiting while others wait are failures: on a GPU they hang or
 // silently corrupt shared memory, so the runtime names the threads and places instead.
 // (Warp operations differ: CUDA defines them over the non-exited lanes of their masks, so a
-// lane's exit only shrinks the exchanges that wait for it; see warp_exchange.cpp.)
+// lane's exit only shrinks the exchanges that wait for it; see warp_exchange.cpp. Warp
+// collectives, warp_collective.cpp, need every lane, so an exit while one waits is a failure.)
 #include "instrumentation/simt/src/block_run.h"
 #include "instrumentation/simt/src/diagnostics.h"
 #include "instrumentation/simt/src/worker_context.h"
@@ -90,6 +91,12 @@ void BlockRun::on_thread_exit(SimtThread& self) {
   const unsigned bit = 1u << self.lane;
   warp.exited |= bit;
 
+  // Copies the thread issued and never waited for land now (the hardware completes them too).
+  if (async_copies_used_) {
+    AsyncCopyQueue& queue = async_copies_[self.linear];
+    land_async_copies(queue, queue.open_group + 1);
+  }
+
   if (barrier_arrived_ > 0) {
     record_failure(
         BlockOutcome::failed,
@@ -99,6 +106,14 @@ void BlockRun::on_thread_exit(SimtThread& self) {
             coordinates_text(threads_[barrier_first_].coordinates.thread_idx) +
             "): the barrier is reached by only part of the block and can never complete");
     return;
+  }
+  // A collective needs every lane of the warp (PTX's .sync.aligned): it never completes now.
+  for (unsigned i = 0; i < warp.pending_count; ++i) {
+    const PendingExchange& p = warp.pending[i];
+    if (p.op == WarpOp::collective && (p.mask & bit) != 0) {
+      fail_exit_during_collective(self, p);
+      return;
+    }
   }
   // Warp operations wait only for the non-exited lanes named in their masks (CUDA's rule): an
   // exchange waiting for this lane now completes without it. (Its value reads as poison.)

@@ -85,6 +85,7 @@ void BlockRun::start_block(uint64_t block_linear) {
     w.exited = 0;
     w.pending_count = 0;
   }
+  reset_async_copies();
   barrier_arrived_ = 0;
   finished_count_ = 0;
   exited_count_ = 0;

@@ -58,6 +58,19 @@ struct PendingExchange {
   unsigned mask;                      // lanes taking part (present lanes of the requested mask)
   unsigned arrived;                   // lanes waiting in it
   ::simt::detail::SourcePlace where;  // of the first lane to arrive
+  const WarpCollective* collective;   // which one, when op is WarpOp::collective
+};
+
+// A CUDA thread's cp.async copies not yet landed, in issue order (src/async_copy.cpp).
+struct AsyncCopy {
+  unsigned char* dst;
+  uint32_t group;  // committed groups are numbered 0, 1...; the open group is open_group
+  uint8_t bytes;
+  unsigned char data[16];  // the source as read at issue, zero-filled past src-size
+};
+struct AsyncCopyQueue {
+  std::vector<AsyncCopy> copies;
+  uint32_t open_group = 0;  // the number the next commit gives the copies issued since the last
 };
 
 // A warp's lanes' parts of their exchanges, side by side: the lane completing an exchange
@@ -103,6 +116,11 @@ class BlockRun {
   int barrier(BarrierOp op, int predicate, const SourcePlace& where);
   uint64_t warp_exchange(WarpOpKind kind, unsigned requested_mask, uint64_t value, int lane_arg,
                          int width, const SourcePlace& where);
+  void warp_collective(const WarpCollective& op, void* parcel, const SourcePlace& where);
+  void async_copy(void* dst, const void* src, unsigned copy_bytes, unsigned src_bytes,
+                  const SourcePlace& where);
+  void async_copy_commit();
+  void async_copy_wait(unsigned pending_allowed);
   unsigned active_lanes() const;
   [[noreturn]] void abort_from_kernel(const std::string& what, const SourcePlace& where);
 
@@ -210,8 +228,17 @@ class BlockRun {
                                                              const SourcePlace& where,
                                                              WarpCallProblem problem);
   [[noreturn, gnu::noinline, gnu::cold]] void fail_warp_disagreement(
-      const SimtThread& self, WarpOpKind kind, unsigned requested_mask, const SourcePlace& where,
+      const SimtThread& self, WarpOpKind kind, const WarpCollective* collective,
+      unsigned requested_mask, const SourcePlace& where, const PendingExchange& waiting);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_collective_without_whole_warp(
+      const SimtThread& self, const WarpCollective& op, const SourcePlace& where);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_collective_from_two_places(
+      const SimtThread& self, const WarpCollective& op, const SourcePlace& where,
       const PendingExchange& waiting);
+  [[noreturn, gnu::noinline, gnu::cold]] void fail_collective_operands(
+      unsigned warp, const PendingExchange& exchange, const std::string& problem);
+  // A lane leaving while a collective waits for it (record only: the lane is exiting).
+  void fail_exit_during_collective(const SimtThread& self, const PendingExchange& waiting);
   [[noreturn, gnu::noinline, gnu::cold]] void fail_deadlock();
   std::string lane_text(const SimtThread& self) const;
 
@@ -219,7 +246,12 @@ class BlockRun {
   void complete_exchange(WarpState& warp, unsigned warp_index, unsigned pending_index);
   // The exchange the lane joins (opening one if none matches), after the disagreement checks.
   unsigned find_exchange(WarpState& warp, const SimtThread& self, WarpOpKind kind,
-                         unsigned requested_mask, unsigned mask, const SourcePlace& where);
+                         const WarpCollective* collective, unsigned requested_mask, unsigned mask,
+                         const SourcePlace& where);
+  // cp.async: the running thread's queue; landing copies (src/async_copy.cpp).
+  AsyncCopyQueue& async_copies_of_running();
+  void land_async_copies(AsyncCopyQueue& queue, uint32_t groups_before);
+  void reset_async_copies();
   std::string deadlock_report() const;
 
   // Queues threads 0..N-1 (shuffled in perturbation mode): at a block's start and when a
@@ -252,6 +284,10 @@ class BlockRun {
   unsigned finished_count_ = 0;  // threads done (returned or unwound)
   unsigned exited_count_ = 0;    // threads that returned from the kernel
   unsigned first_exited_ = 0;
+
+  // Per thread, by linear index; touched only by kernels that use cp.async (async_copies_used_).
+  std::vector<AsyncCopyQueue> async_copies_;
+  bool async_copies_used_ = false;
 
   std::vector<unsigned char> dynamic_shared_storage_;  // over-allocated for alignment
   unsigned char* dynamic_shared_ = nullptr;

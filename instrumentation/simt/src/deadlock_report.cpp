@@ -41,8 +41,8 @@ std::string BlockRun::deadlock_report() const {
       for (unsigned i = 0; i < warp.pending_count; ++i) {
         const PendingExchange& p = warp.pending[i];
         if ((p.arrived >> t.lane) & 1u) {
-          what = std::string(warp_op_name(p.op)) + "(mask " + mask_text(p.mask) + ") at " +
-                 place_text(p.where);
+          what = std::string(exchange_name(p.op, p.collective)) + "(mask " + mask_text(p.mask) +
+                 ") at " + place_text(p.where);
         }
       }
     }

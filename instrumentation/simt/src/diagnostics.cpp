@@ -39,8 +39,28 @@ const char* warp_op_name(WarpOp op) {
     case WarpOp::reduce_and: return "__reduce_and_sync";
     case WarpOp::reduce_or: return "__reduce_or_sync";
     case WarpOp::reduce_xor: return "__reduce_xor_sync";
+    case WarpOp::collective: return "warp collective";
   }
   return "warp operation";
+}
+
+std::string lane_list(unsigned mask) {
+  std::string text;
+  unsigned count = 0;
+  for (unsigned lane = 0; lane < 32;) {
+    if (((mask >> lane) & 1u) == 0) {
+      ++lane;
+      continue;
+    }
+    unsigned last = lane;
+    while (last + 1 < 32 && ((mask >> (last + 1)) & 1u) != 0) ++last;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(lane);
+    if (last > lane) text += "-" + std::to_string(last);
+    count += last - lane + 1;
+    lane = last + 1;
+  }
+  return (count == 1 ? "lane " : "lanes ") + text;
 }
 
 std::string thread_text(const uint3& thread, const uint3& block) {

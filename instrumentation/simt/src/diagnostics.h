@@ -15,6 +15,12 @@ std::string coordinates_text(const uint3& c);
 std::string place_text(const SourcePlace& where);
 std::string mask_text(unsigned mask);
 const char* warp_op_name(WarpOp op);
+// warp_op_name, or the collective's own name ("mma.sync.aligned...") for WarpOp::collective.
+inline const char* exchange_name(WarpOp op, const WarpCollective* collective) {
+  return collective != nullptr ? collective->name : warp_op_name(op);
+}
+// "lanes 3, 17" / "lane 3" / "lanes 0-31": the lanes of a warp mask, for reports.
+std::string lane_list(unsigned mask);
 inline bool is_shuffle(WarpOp op) { return op >= WarpOp::shfl_idx && op <= WarpOp::shfl_xor; }
 // Two barrier calls from the same place in the source (inline: every barrier asks).
 inline bool same_place(const SourcePlace& a, const SourcePlace& b) {

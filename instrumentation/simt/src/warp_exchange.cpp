@@ -79,35 +79,39 @@ void BlockRun::fail_warp_call(const SimtThread& self, WarpOpKind kind, unsigned 
 }
 
 void BlockRun::fail_warp_disagreement(const SimtThread& self, WarpOpKind kind,
-                                      unsigned requested_mask, const SourcePlace& where,
-                                      const PendingExchange& waiting) {
+                                      const WarpCollective* collective, unsigned requested_mask,
+                                      const SourcePlace& where, const PendingExchange& waiting) {
   const WarpState& warp = warps_[self.warp];
   const bool same_mask = waiting.mask == (requested_mask & warp.present & ~warp.exited);
+  const bool same_operation = waiting.op == kind.op && waiting.collective == collective;
   fail(std::string("warp lanes disagree on the ") + (same_mask ? "operation: " : "mask: ") +
-       lane_text(self) + " called " + warp_op_name(kind.op) + "(mask " + mask_text(requested_mask) +
-       ") at " + place_text(where) + " while lanes " + mask_text(waiting.arrived) +
-       " wait for it in " + warp_op_name(waiting.op) + "(mask " + mask_text(waiting.mask) +
+       lane_text(self) + " called " + exchange_name(kind.op, collective) + "(mask " +
+       mask_text(requested_mask) + ") at " + place_text(where) + " while lanes " +
+       mask_text(waiting.arrived) + " wait for it in " +
+       exchange_name(waiting.op, waiting.collective) + "(mask " + mask_text(waiting.mask) +
        ") at " + place_text(waiting.where) +
-       (same_mask && waiting.op == kind.op ? " with a value of another size" : ""));
+       (same_mask && same_operation ? " with a value of another size" : ""));
 }
 
 unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOpKind kind,
-                                 unsigned requested_mask, unsigned mask, const SourcePlace& where) {
+                                 const WarpCollective* collective, unsigned requested_mask,
+                                 unsigned mask, const SourcePlace& where) {
   const unsigned bit = 1u << self.lane;
   unsigned joined = warp.pending_count;
   for (unsigned i = 0; i < warp.pending_count; ++i) {
     const PendingExchange& p = warp.pending[i];
     if (p.mask == mask) {
-      if (p.op != kind.op || p.value_bytes != kind.value_bytes) {
-        fail_warp_disagreement(self, kind, requested_mask, where, p);
+      if (p.op != kind.op || p.value_bytes != kind.value_bytes || p.collective != collective) {
+        fail_warp_disagreement(self, kind, collective, requested_mask, where, p);
       }
       joined = i;
     } else if ((p.mask & bit) != 0 && (p.arrived & mask) != 0) {
-      fail_warp_disagreement(self, kind, requested_mask, where, p);
+      fail_warp_disagreement(self, kind, collective, requested_mask, where, p);
     }
   }
   if (joined == warp.pending_count) {
-    warp.pending[warp.pending_count++] = PendingExchange{kind.op, kind.value_bytes, mask, 0, where};
+    warp.pending[warp.pending_count++] =
+        PendingExchange{kind.op, kind.value_bytes, mask, 0, where, collective};
   }
   return joined;
 }
@@ -141,7 +145,7 @@ unsigned BlockRun::find_exchange(WarpState& warp, const SimtThread& self, WarpOp
   const PendingExchange& open = warp.pending[0];
   if (warp.pending_count != 1 || open.mask != mask || open.op != kind.op ||
       open.value_bytes != kind.value_bytes) [[unlikely]] {
-    joined = find_exchange(warp, self, kind, requested_mask, mask, where);
+    joined = find_exchange(warp, self, kind, nullptr, requested_mask, mask, where);
   }
 
   const unsigned lane = self.lane;
@@ -171,7 +175,15 @@ void BlockRun::complete_exchange(WarpState& warp, unsigned warp_index, unsigned 
     for (unsigned m = mask; m != 0; m &= m - 1) fn(static_cast<unsigned>(__builtin_ctz(m)));
   };
 
-  if (is_shuffle(exchange.op)) {
+  if (exchange.op == WarpOp::collective) {
+    // Every lane's value is its parcel; the collective writes every lane's results through them.
+    void* parcels[32];
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      parcels[lane] = reinterpret_cast<void*>(static_cast<uintptr_t>(warp.values[lane]));
+    }
+    const std::string problem = exchange.collective->complete(parcels);
+    if (!problem.empty()) fail_collective_operands(warp_index, exchange, problem);
+  } else if (is_shuffle(exchange.op)) {
     const uint64_t poison = poison_bits(exchange.value_bytes);
     switch (exchange.op) {
       case WarpOp::shfl_idx: shuffle_results<WarpOp::shfl_idx>(warp, mask, poison); break;
