@@ -14,5 +14,7 @@ std::string ab_report_text(const ABReport& report);
 
 // "splitk fp32 B=1 H=2 Sq=40 Skv=700 D=64 splits=4 causal": the config in one line.
 std::string config_line(const AttentionConfig& config);
+// What a report's run is: its config (our kernels) or its attention description.
+std::string run_line(const AnalysisReport& report);
 
 }  // namespace ts

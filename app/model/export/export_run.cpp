@@ -1,6 +1,7 @@
 #include "app/model/export/export_run.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -29,9 +30,17 @@ constexpr float kUncovered = -1.0f;    // .npy value of a grid cell no event cov
 constexpr float kRatioFloor = 1e-3f;   // ratio grids: log scale from here (1000x under tolerance)
 constexpr Rgba8 kMarker{255, 255, 255, 255};  // frame around the first divergence (ember tops out pale yellow)
 
-std::string stage_file(Stage s) {
-  std::string name = kStageNames[static_cast<int>(s)];
-  std::replace(name.begin(), name.end(), '.', '_');
+// A stage's name as a file name: letters, digits, '-' and '_' kept, anything else '_'; the
+// stage index appended when two names of the table would give one file name.
+std::string stage_file(const std::vector<StageInfo>& stages, int32_t stage) {
+  const auto clean = [](std::string name) {
+    for (char& ch : name)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_')) ch = '_';
+    return name;
+  };
+  const std::string name = clean(stages[static_cast<size_t>(stage)].name);
+  for (size_t s = 0; s < stages.size(); ++s)
+    if (static_cast<int32_t>(s) != stage && clean(stages[s].name) == name) return name + "_" + std::to_string(stage);
   return name;
 }
 
@@ -107,17 +116,19 @@ struct Exporter {
   ExportOptions options;
   ExportResult result;
   std::string config_text;
+  nlohmann::json grid_columns = nlohmann::json::array();  // per grid file: the keys its columns end at
 
   void add(const std::string& name, const std::string& what, std::vector<ExportedPanel> panels = {}) {
     result.files.push_back({shown / name, what, std::move(panels)});
   }
 
-  // "the first divergence (query tile 0, split 2) is framed in white"
+  // "white frame: the first divergence (queries 0-7, keys up to 4095)"
   std::string framed_note() const {
     const Divergence& d = report.first_divergence;
-    std::string where = "query tile " + std::to_string(d.key.q_tile);
-    if (d.key.stage == static_cast<int32_t>(Stage::fa1_step)) where += ", kv tile " + std::to_string(d.key.step);
-    else if (d.key.split >= 0) where += ", split " + std::to_string(d.key.split);
+    const StageInfo& st = report.stage_table[static_cast<size_t>(d.header.stage)];
+    std::string where = "queries " + std::to_string(d.header.q_begin) + "-" +
+                        std::to_string(d.header.q_begin + std::max(d.header.rows, 1) - 1) + ", keys up to " +
+                        std::to_string(event_key_end(d.header, st, report.attention) - 1);
     return "white frame: the first divergence (" + where + (d.missing ? ", never written" : "") + ")";
   }
 
@@ -126,13 +137,18 @@ struct Exporter {
   // and what the frame means, so that the picture reads on its own.
   void ratio_grid(const ErrorGrid& g, const std::string& base, const std::string& title) {
     write_grid_npy(dir / (base + ".npy"), g.grid);
-    add(base + ".npy", title + ": error / tolerance, float32 [query, " + g.column_axis + "] (-1: not traced)");
+    grid_columns.push_back({{"file", base + ".npy"}, {"column_keys", g.column_keys}, {"rows_per_cell", g.rows_per_cell}});
+    const std::string rows_axis = g.rows_per_cell > 1 ? "query / " + std::to_string(g.rows_per_cell) : "query";
+    add(base + ".npy", title + ": error / tolerance, float32 [" + rows_axis + ", column] (-1: not traced); column c covers the keys up to " +
+                           "column_keys[c] - 1, listed in summary.json");
     const int64_t k = pool_factor(g.grid.rows, options.max_grid_rows);
     const int64_t kc = pool_factor(g.grid.cols, options.max_grid_cols);
     const FloatGrid pooled = pool_blocks(g.grid, k, kc);
     HeatmapPngOptions o;
-    o.row_label = k > 1 ? "query (worst of " + std::to_string(k) + ")" : "query";
-    o.col_label = kc > 1 ? g.column_axis + " (worst of " + std::to_string(kc) + ")" : g.column_axis;
+    const int64_t rows_per_px = k * g.rows_per_cell;
+    o.row_label = rows_per_px > 1 ? "query (worst of " + std::to_string(rows_per_px) + ")" : "query";
+    const std::string cols = "keys covered, by where they end";
+    o.col_label = kc > 1 ? cols + " (worst of " + std::to_string(kc) + ")" : cols;
     o.colormap = ColormapId::ember;
     o.scale = ratio_scale(pooled);
     o.autofit = false;
@@ -141,16 +157,14 @@ struct Exporter {
     std::vector<ExportedPanel> panels{{0, 0, layout, o.colormap, k, kc}};
     std::vector<std::string> header{title + ": error / tolerance", config_text};
     const Divergence& d = report.first_divergence;
-    const bool first_here = d.found && d.key.batch == g.batch && d.key.head == g.head &&
-                            (g.stage == static_cast<Stage>(d.key.stage) ||
-                             (base.rfind("overview", 0) == 0 && d.key.stage != static_cast<int32_t>(Stage::final_output)));
+    const StageInfo* dst = d.found ? &report.stage_table[static_cast<size_t>(d.header.stage)] : nullptr;
+    const bool first_here = d.found && d.header.batch == g.batch && d.header.head == g.head &&
+                            (g.stage == d.header.stage || (g.stage < 0 && dst->kind != StageKind::final));
     if (first_here) {
-      const int64_t col = d.key.stage == static_cast<int32_t>(Stage::fa1_step) ? d.key.step
-                          : d.key.split >= 0                                    ? d.key.split
-                                                                                : 0;
-      const int64_t q0 = static_cast<int64_t>(d.key.q_tile) * report.tiling.block_m;
-      const int64_t q1 = q0 + report.tiling.rows_in_q_tile(d.key.q_tile);
-      if (col / kc < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col / kc, col / kc + 1);
+      const int64_t col = g.column_of(event_key_end(d.header, *dst, report.attention));
+      const int64_t q0 = d.header.q_begin / g.rows_per_cell;
+      const int64_t q1 = (int64_t{d.header.q_begin} + std::max(d.header.rows, 1) + g.rows_per_cell - 1) / g.rows_per_cell;
+      if (col >= 0 && col / kc < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col / kc, col / kc + 1);
     }
     mark_colorbar(img, panels[0], 1.0f, "1 = tolerance");
     header.push_back(std::string("log colour scale; above the tolerance mark a cell is wrong") +
@@ -167,7 +181,7 @@ struct Exporter {
     RunReference ref(run);
     ref.set_tolerance(report.tolerance);
     const EventComparison c = compare_event(run, ref, static_cast<size_t>(index));
-    const std::string where = describe_event(c.key, c.kv, report.tiling);
+    const std::string where = describe_event(c.header, report.stage_table, report.attention);
     const int64_t shape[] = {c.rows, c.head_dim};
     const std::pair<const char*, const FloatGrid*> arrays[] = {
         {"o_norm_trace", &c.o_norm_trace}, {"o_norm_reference", &c.o_norm_reference}, {"o_norm_diff", &c.o_norm_diff},
@@ -204,7 +218,7 @@ struct Exporter {
     for (const Panel& p : panels) {
       HeatmapPngOptions o;
       o.title = p.title;
-      o.row_label = "row of query tile " + std::to_string(c.key.q_tile);
+      o.row_label = "row (query " + std::to_string(c.header.q_begin) + " + row)";
       o.col_label = "head-dim column";
       o.colormap = ColormapId::diverging;
       o.scale = p.scale;
@@ -224,12 +238,12 @@ struct Exporter {
     std::vector<std::string> header{(d.missing ? "first wrong event written: " : "first divergence: ") + where,
                                     config_text};
     if (d.missing)
-      header.push_back("the first divergence, " + describe_event(d.key, d.kv, report.tiling) +
+      header.push_back("the first divergence, " + describe_event(d.header, report.stage_table, report.attention) +
                        ", was never written (no values to show)");
     const std::vector<int32_t> failing = c.failing_rows();
-    header.push_back("O/l (O divided by l) of the tile's rows, trace and reference on one scale; " +
+    header.push_back("O/l (O divided by l) of the event's rows, trace and reference on one scale; " +
                      (failing.empty() ? std::string("no row") : "rows " + format_ranges(std::span<const int32_t>(failing))) +
-                     " of the tile over tolerance");
+                     " of the event over tolerance");
     const RgbaImage out = with_header(body, header, placed);
     write_png_file(dir / "first_divergence.png", out);
     add("first_divergence.png", "trace | reference | diff of O/l at " + where + (d.missing ? " (the first event written wrong; the first divergence was never written)" : ""),
@@ -242,6 +256,7 @@ struct Exporter {
     for (const ExportedFile& f : result.files) files.push_back({{"file", f.path.filename().string()}, {"what", f.what}});
     files.push_back({{"file", "summary.json"}, {"what", "this report"}});
     j["files"] = files;
+    j["grids"] = grid_columns;
     j["text"] = report_text(report);
     const std::string text = j.dump(2) + "\n";
     AtomicFileWriter out(dir / "summary.json");
@@ -251,16 +266,19 @@ struct Exporter {
   }
 
   void run_all() {
-    config_text = config_line(report.config);
+    config_text = run_line(report);
     // Pairs with their own files: the first divergence's first, then in order.
     std::vector<std::pair<int32_t, int32_t>> pairs;
-    if (report.first_divergence.found) pairs.emplace_back(report.first_divergence.key.batch, report.first_divergence.key.head);
+    if (report.first_divergence.found)
+      pairs.emplace_back(report.first_divergence.header.batch, report.first_divergence.header.head);
     std::set<std::pair<int32_t, int32_t>> all;
     for (const ErrorGrid& g : report.grids) all.emplace(g.batch, g.head);
     for (const auto& p : all)
       if (static_cast<int>(pairs.size()) < options.max_pairs && std::find(pairs.begin(), pairs.end(), p) == pairs.end())
         pairs.push_back(p);
-    const std::string intermediate = report.tiling.kernel == KernelKind::fa1 ? "fa1.step" : "splitk.partial and splitk.reduce";
+    std::string intermediate;
+    for (const StageInfo& st : report.stage_table)
+      if (st.kind != StageKind::final) intermediate += (intermediate.empty() ? "" : ", ") + st.name;
     for (const auto& [b, h] : pairs) {
       const std::string pair_text = ", batch " + std::to_string(b) + " head " + std::to_string(h);
       for (const ErrorGrid& g : report.overview)
@@ -268,12 +286,13 @@ struct Exporter {
           ratio_grid(g, "overview" + pair_suffix(b, h), "overview (worst of " + intermediate + ")" + pair_text);
       for (const ErrorGrid& g : report.grids) {
         if (g.batch != b || g.head != h) continue;
-        const std::string base = stage_file(g.stage) + pair_suffix(b, h);
-        ratio_grid(g, base, std::string(kStageNames[static_cast<int>(g.stage)]) + pair_text);
+        const std::string base = stage_file(report.stage_table, g.stage) + pair_suffix(b, h);
+        const std::string& name = report.stage_name(g.stage);
+        ratio_grid(g, base, name + pair_text);
         const std::vector<float> by_query = report.error_by_query(g.stage, b, h);
         const std::string q = "error_by_query_" + base + ".npy";
         write_vector_npy(dir / q, by_query, {static_cast<int64_t>(by_query.size())});
-        add(q, std::string(kStageNames[static_cast<int>(g.stage)]) + ": worst error / tolerance per query, float32 [query]");
+        add(q, name + ": worst error / tolerance per query, float32 [query" + (g.rows_per_cell > 1 ? " / " + std::to_string(g.rows_per_cell) : std::string()) + "]");
       }
     }
     first_divergence();
