@@ -22,6 +22,8 @@
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"
 #include "instrumentation/trace/atomic_file.h"
+#include "kernels/kernel_stages.h"
+#include "kernels/launch_plan.h"
 #include "kernels/launch_error.h"
 
 namespace ts::cli {
@@ -34,7 +36,8 @@ struct CaptureOptions {
   std::vector<std::string> input_files;
   std::string distribution = "normal", preset = "none";
   double input_scale = 1.0;
-  std::string trace_batch, trace_head, trace_q_tiles, stages;
+  std::string trace_batch, trace_head, trace_queries, stages;
+  std::string tile_events = "auto";
   int64_t capacity = TraceRequest{}.capacity_events;
   bool no_trace = false;
   int workers = 0;
@@ -75,9 +78,10 @@ CaptureSpec spec_from(const CaptureOptions& o) {
     std::tie(f.batch_begin, f.batch_end) = parse_index_range(o.trace_batch, "--trace-batch");
   if (!o.trace_head.empty())
     std::tie(f.head_begin, f.head_end) = parse_index_range(o.trace_head, "--trace-head");
-  if (!o.trace_q_tiles.empty())
-    std::tie(f.q_tile_begin, f.q_tile_end) = parse_index_range(o.trace_q_tiles, "--trace-q-tiles");
-  if (!o.stages.empty()) f.stage_mask = stage_mask_from_names(o.stages);
+  if (!o.trace_queries.empty())
+    std::tie(f.query_begin, f.query_end) = parse_index_range(o.trace_queries, "--trace-queries");
+  if (!o.stages.empty()) f.stage_mask = stage_mask_from_names(o.stages, kernel_stage_table(spec.config.kernel));
+  if (o.tile_events != "auto") spec.tile_events = o.tile_events == "on";
   spec.cpu_workers = o.workers;
   spec.perturb_seed = o.perturb_seed;
   return spec;
@@ -176,10 +180,16 @@ void add_capture_command(CLI::App& app) {
 
   cmd->add_option("--trace-batch", o->trace_batch, "Trace only these batch entries, A:B");
   cmd->add_option("--trace-head", o->trace_head, "Trace only these heads, A:B");
-  cmd->add_option("--trace-q-tiles", o->trace_q_tiles, "Trace only these query tiles, A:B");
+  cmd->add_option("--trace-queries", o->trace_queries,
+                  "Trace only events holding these query rows, A:B");
   cmd->add_option("--stages", o->stages,
-                  "Trace only these stages, comma-separated: fa1.step, splitk.partial, "
-                  "splitk.reduce, final");
+                  "Trace only these stages, comma-separated; fa1: fa1.step, final; splitk: splitk.tile, "
+                  "splitk.partial, splitk.reduce, final");
+  cmd->add_option("--tile-events", o->tile_events,
+                  "Split-K: record each split's state after every kv tile (splitk.tile): on, off, or auto "
+                  "(on for runs of at most " + std::to_string(kTileEventsByDefaultLimit) + " tile states)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   cmd->add_option("--capacity", o->capacity,
                   "Trace buffer capacity in events; events beyond it are counted as dropped")
       ->capture_default_str();

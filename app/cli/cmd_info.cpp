@@ -1,5 +1,6 @@
-// `tilescope info FILE [--json]`: what a trace holds — the run's config and tiling, where and
-// how it was captured, events by stage, dropped events, stored inputs and output, file size.
+// `tilescope info FILE [--json]`: what a trace holds — the attention it computed, its stage table,
+// our kernels' config and tiling when it is a run of them, where and how it was captured, events by
+// stage, dropped and never-written events, stored inputs and output, file size.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -28,30 +29,44 @@ std::string meta(const RunView& run, std::string_view key) {
   return it == run.metadata.end() ? std::string() : it->second;
 }
 
+nlohmann::json pairs_json(const std::vector<std::array<int32_t, 2>>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : pairs) out.push_back({p[0], p[1]});
+  return out;
+}
+
 nlohmann::json info_json(const RunView& run, const std::string& file, uint64_t size) {
-  nlohmann::json by_stage = nlohmann::json::object();
+  nlohmann::json stages = nlohmann::json::array();
   const auto n = events_by_stage(run);
-  for (int s = 0; s < kNumStages; ++s) by_stage[kStageNames[s]] = n[static_cast<size_t>(s)];
-  nlohmann::json pairs = nlohmann::json::array();
-  for (const auto& p : run.inputs.pairs) pairs.push_back({p[0], p[1]});
+  std::vector<size_t> missing(run.num_stages(), 0);
+  for (const EventHeader& m : run.missing) ++missing[static_cast<size_t>(m.stage)];
+  for (size_t s = 0; s < run.num_stages(); ++s)
+    if (s < n.size())  // the output's appended stage is not the trace's
+      stages.push_back({{"name", run.stages[s].name},
+                        {"kind", std::string(to_string(run.stages[s].kind))},
+                        {"pass", run.stages[s].pass},
+                        {"events", n[s]},
+                        {"never_written", missing[s]}});
   nlohmann::json j;
   j["file"] = file;
   j["file_size"] = size;
-  j["config"] = run.config;
-  j["tiling"] = run.tiling;
+  j["attention"] = run.attention;
+  if (run.config) j["config"] = *run.config;
+  if (run.tiling) j["tiling"] = *run.tiling;
   j["metadata"] = run.metadata;
-  const std::string requested = meta(run, trace_meta::requested_events);
-  j["events"] = {{"recorded", run.num_events()},
+  j["stages"] = stages;
+  j["events"] = {{"recorded", run.recorded_events},
                  {"dropped", run.dropped_events},
-                 {"requested", requested.empty() ? nlohmann::json(nullptr)
-                                                 : nlohmann::json(std::stoull(requested))},
-                 {"by_stage", by_stage}};
-  j["inputs"] = {{"present", !run.inputs.pairs.empty()},
-                 {"pairs", pairs},
-                 {"dtype", run.inputs.pairs.empty() ? nlohmann::json(nullptr)
-                                                    : nlohmann::json(to_string(run.inputs.q.dtype))}};
+                 {"requested", run.requested_events},
+                 {"never_written", run.missing.size()}};
+  j["inputs"] = {{"present", !run.inputs.q_pairs.empty()},
+                 {"query_heads", pairs_json(run.inputs.q_pairs)},
+                 {"kv_heads", pairs_json(run.inputs.kv_pairs)},
+                 {"dtype", run.inputs.q_pairs.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json(to_string(run.inputs.q.dtype))}};
   j["output"] = {{"present", run.output.has_value()},
-                 {"shape", run.output ? nlohmann::json(run.output->shape) : nlohmann::json(nullptr)}};
+                 {"shape", run.output ? nlohmann::json(run.output->shape) : nlohmann::json(nullptr)},
+                 {"lse", run.output_lse.has_value()}};
   return j;
 }
 
@@ -89,31 +104,46 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
   auto line = [&](const char* label, const std::string& text) {
     out += padded(label, 10) + " " + printable(text) + "\n";
   };
-  const Tiling& t = run.tiling;
   line("file", file + " (" + bytes_text(size) + ", format " + meta(run, trace_meta::format) + ")");
-  line("run", config_text(run.config));
-  std::string tiling = "block_m " + std::to_string(t.block_m) + ", block_n " +
-                       std::to_string(t.block_n) + ": " + count_of(t.num_q_tiles, "query tile") +
-                       " x " + count_of(t.num_kv_tiles, "kv tile");
-  if (run.config.kernel == KernelKind::splitk)
-    tiling += ", " + count_of(t.num_splits, "split") + " of " +
-              count_of(t.kv_tiles_per_split, "kv tile");
-  line("tiling", tiling);
+  const std::string kernel = meta(run, trace_meta::kernel), name = meta(run, trace_meta::run);
+  line("run", run.config ? config_text(*run.config)
+                         : (kernel.empty() ? std::string("a kernel") : kernel) + (name.empty() ? "" : ", run " + name));
+  line("attention", describe(run.attention));
+  if (run.tiling) {
+    const Tiling& t = *run.tiling;
+    std::string tiling = "block_m " + std::to_string(t.block_m) + ", block_n " + std::to_string(t.block_n) + ": " +
+                         count_of(t.num_q_tiles, "query tile") + " x " + count_of(t.num_kv_tiles, "kv tile");
+    if (t.kernel == KernelKind::splitk)
+      tiling += ", " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile");
+    line("tiling", tiling);
+  }
+  std::string stage_list;
+  for (size_t s = 0; s < run.num_stages(); ++s)
+    if (s < run.recorded_events || run.stages[s].name != kOutputStageName || s + 1 < run.num_stages())
+      stage_list += (stage_list.empty() ? "" : ", ") + run.stages[s].name + " (" +
+                    std::string(to_string(run.stages[s].kind)) + ", pass " + std::to_string(run.stages[s].pass) + ")";
+  line("stages", stage_list);
   line("backend", meta(run, trace_meta::backend) + ": " + meta(run, trace_meta::device));
   line("inputs", inputs_text(run));
-  std::string stored = run.inputs.pairs.empty()
+  std::string stored = run.inputs.q_pairs.empty()
                            ? std::string("no inputs")
-                           : "inputs of " + count_of(static_cast<int64_t>(run.inputs.pairs.size()), "(batch, head) pair") + ":";
-  for (size_t i = 0; i < run.inputs.pairs.size() && i < 8; ++i)
-    stored += " (" + std::to_string(run.inputs.pairs[i][0]) + "," +
-              std::to_string(run.inputs.pairs[i][1]) + ")";
-  if (run.inputs.pairs.size() > 8) stored += " ...";
-  stored += run.output ? "; output " + shape_string(run.output->shape) : "; no output";
+                           : "inputs of " + count_of(static_cast<int64_t>(run.inputs.q_pairs.size()), "query head") + ":";
+  for (size_t i = 0; i < run.inputs.q_pairs.size() && i < 8; ++i)
+    stored += " (" + std::to_string(run.inputs.q_pairs[i][0]) + "," + std::to_string(run.inputs.q_pairs[i][1]) + ")";
+  if (run.inputs.q_pairs.size() > 8) stored += " ...";
+  if (!run.inputs.kv_pairs.empty())
+    stored += " and of " + count_of(static_cast<int64_t>(run.inputs.kv_pairs.size()), "kv head");
+  stored += run.output ? "; output " + shape_string(run.output->shape) + (run.output_lse ? " with its LSE" : "")
+                       : "; no output";
   line("stored", stored);
   line("trace", "filter " + meta(run, trace_meta::trace_filter) + ", capacity " +
                     meta(run, "trace_capacity"));
-  line("events", events_by_stage_text(run) + " (" + std::to_string(run.num_events()) +
-                     " recorded, " + std::to_string(run.dropped_events) + " dropped)");
+  std::string events = events_by_stage_text(run) + " (" + std::to_string(run.recorded_events) + " recorded";
+  if (run.dropped_events > 0)
+    events += "; " + std::to_string(run.dropped_events) + " dropped because the trace buffer was full";
+  if (!run.missing.empty())
+    events += "; " + count_of(static_cast<int64_t>(run.missing.size()), "event") + " never written by the kernel";
+  line("events", events + ")");
   line("captured", meta(run, "captured_at") + " by " + meta(run, trace_meta::tool_version) +
                        ", kernels " + meta(run, "elapsed_ms") + " ms");
   out += "metadata\n";
@@ -134,7 +164,7 @@ void run(const InfoOptions& o) {
 void add_info_command(CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "info", "Show what a trace file holds: config, tiling, capture, events by stage, inputs");
+      "info", "Show what a trace file holds: the attention, stages, capture, events by stage, inputs");
   cmd->add_option("file", o->file, "A trace file (*.trace.safetensors)")->required();
   cmd->add_flag("--json", o->json, "Print the same as JSON");
   cmd->callback([o] { run(*o); });

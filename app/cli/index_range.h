@@ -9,7 +9,7 @@
 namespace ts::cli {
 
 // Throws CaptureError naming `option` and the text when it is not such a range, or when
-// A < 0 or B <= A. The open end is INT64_MAX (as in TraceFilter).
-std::pair<int64_t, int64_t> parse_index_range(std::string_view text, std::string_view option);
+// A < 0, B <= A or B > 2^31 - 1. The open end is INT32_MAX (as in TraceFilter).
+std::pair<int32_t, int32_t> parse_index_range(std::string_view text, std::string_view option);
 
 }  // namespace ts::cli

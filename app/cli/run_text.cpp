@@ -4,23 +4,21 @@
 
 #include "app/model/capture/capture_metadata.h"
 #include "base/count_text.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts::cli {
 
-std::array<size_t, kNumStages> events_by_stage(const RunView& run) {
-  std::array<size_t, kNumStages> n{};
-  for (const EventHeader& h : run.headers)
-    if (h.stage >= 0 && h.stage < kNumStages) ++n[static_cast<size_t>(h.stage)];
+std::vector<size_t> events_by_stage(const RunView& run) {
+  std::vector<size_t> n(run.num_stages(), 0);
+  for (size_t i = 0; i < run.recorded_events; ++i) ++n[static_cast<size_t>(run.headers[i].stage)];
   return n;
 }
 
 std::string events_by_stage_text(const RunView& run) {
   const auto n = events_by_stage(run);
   std::string out;
-  for (int s = 0; s < kNumStages; ++s)
-    if (n[static_cast<size_t>(s)] > 0)
-      out += (out.empty() ? "" : ", ") + std::to_string(n[static_cast<size_t>(s)]) + " " +
-             kStageNames[s];
+  for (size_t s = 0; s < n.size(); ++s)
+    if (n[s] > 0) out += (out.empty() ? "" : ", ") + std::to_string(n[s]) + " " + printable(run.stages[s].name);
   return out.empty() ? "none" : out;
 }
 
@@ -53,7 +51,7 @@ std::string capture_summary(const CaptureResult& result, const std::filesystem::
   char times[96];
   std::snprintf(times, sizeof times, "kernels %.1f ms, %.2f s in all", result.outcome.elapsed_ms,
                 total_seconds);
-  std::string s = "Captured " + config_text(run.config) + " on " +
+  std::string s = "Captured " + config_text(*run.config) + " on " +
                   std::string(to_string(result.outcome.backend)) + " (" + result.outcome.device +
                   "); " + times + ".\n";
   s += "Events: " + events_by_stage_text(run) + " (" + std::to_string(ev.size()) + " recorded, " +
@@ -62,13 +60,13 @@ std::string capture_summary(const CaptureResult& result, const std::filesystem::
     s += " " + std::to_string(ev.dropped) + " events did not fit --capacity " +
          std::to_string(ev.size()) +
          " and were dropped (the trace keeps the first ones): raise --capacity or narrow the "
-         "filters (--trace-batch, --trace-head, --trace-q-tiles, --stages).";
+         "filters (--trace-batch, --trace-head, --trace-queries, --stages).";
   s += "\n";
   std::error_code ec;
   const auto size = std::filesystem::file_size(written, ec);
   s += "Wrote " + written.string() + " (" + (ec ? std::string("size unknown") : bytes_text(size)) +
-       "): the inputs of " + count_of(static_cast<int64_t>(run.inputs.pairs.size()), "(batch, head) pair") +
-       " and the output.\n";
+       "): the inputs of " + count_of(static_cast<int64_t>(run.inputs.q_pairs.size()), "query head") + " (" +
+       count_of(static_cast<int64_t>(run.inputs.kv_pairs.size()), "kv head") + ") and the output.\n";
   return s;
 }
 

@@ -2,7 +2,7 @@
 // on one line, and the summary `tilescope capture` ends with.
 #pragma once
 
-#include <array>
+#include <vector>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -13,7 +13,8 @@
 
 namespace ts::cli {
 
-std::array<size_t, kNumStages> events_by_stage(const RunView& run);
+// Events recorded per stage of the run's table (the output's appended events not counted).
+std::vector<size_t> events_by_stage(const RunView& run);
 // "16 splitk.partial, 16 splitk.reduce, 2 final" (stages with events only; "none" if empty).
 std::string events_by_stage_text(const RunView& run);
 // "1.2 MiB"
