@@ -664,7 +664,7 @@ TEST(Reference, OutputHoldsThePairsOfTheInputsOnly) {
 }
 
 // bytes(): the pieces and prefixes (pieces x rows x head_dim doubles each), and the keys a
-// one-off row block converted for itself.
+// one-off row block converted for itself (K and V, float32).
 TEST(Reference, BytesCountTheStatesAndTheKeysHeld) {
   TS_PRINTED_SEED(seed);
   AttentionSpec s = base_spec(1, 1, 1, 64, 256, 64, DType::bf16);
@@ -676,8 +676,8 @@ TEST(Reference, BytesCountTheStatesAndTheKeysHeld) {
   EXPECT_GE(ref->bytes(), states);
   EXPECT_LT(ref->bytes(), states + 16 * 64 * sizeof(double) + 4096);
   const auto one_off = compute_row_block(s, in, block, {64, 128, 192});
-  EXPECT_GE(one_off->bytes(), ref->bytes() + 2 * 256 * 64 * sizeof(double));
-  EXPECT_GE(prepared.bytes(), 2 * 256 * 64 * sizeof(double));
+  EXPECT_GE(one_off->bytes(), ref->bytes() + 2 * 256 * 64 * sizeof(float));
+  EXPECT_GE(prepared.bytes(), 2 * 256 * 64 * sizeof(float));
 }
 
 }  // namespace
