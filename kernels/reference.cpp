@@ -115,7 +115,7 @@ void merge_row(double& am, double& al, double* ao, double bm, double bl, const d
 
 // The two loops that hold the reference's arithmetic, for one or two rows at a time: the scores
 // of a group of kScoreKeys keys, and the weighted sum of V. Written plainly (any CPU), and with
-// AVX2 (chosen at run time; TILESCOPE_REFERENCE_NO_AVX2=1 in the environment forces the plain
+// AVX2 (chosen at run time; TILESCOPE_NO_AVX2=1 in the environment forces the plain
 // loops, so that tests check both): there the two rows share each load of K or V and the sums
 // stay in registers, which GCC's vectoriser did not achieve with the plain loops. Keys and values
 // are stored as float32 (exact: inputs are fp32, fp16 or bf16) and widened as they are loaded:
@@ -232,7 +232,7 @@ __attribute__((target("avx2"))) void weighted_sum_avx2(const double* p, size_t p
 const Loops& loops() {
   static const Loops chosen = [] {
 #ifdef TS_REFERENCE_AVX2
-    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_REFERENCE_NO_AVX2"))
+    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_NO_AVX2"))
       return Loops{scores_avx2, weighted_sum_avx2};
 #endif
     return Loops{scores_plain, weighted_sum_plain};
