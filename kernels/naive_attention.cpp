@@ -157,7 +157,8 @@ __attribute__((target("avx2"))) void weighted_sums_avx2(const WeightedSum* sums,
 const Loops& loops() {
   static const Loops chosen = [] {
 #ifdef TS_NAIVE_AVX2
-    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_NO_AVX2")) return Loops{scores_avx2, weighted_sums_avx2};
+    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_NO_AVX2"))
+      return Loops{scores_avx2, weighted_sums_avx2};
 #endif
     return Loops{scores_plain, weighted_sums_plain};
   }();
@@ -186,7 +187,9 @@ std::pair<int64_t, int64_t> chunk_keys(const TextbookScores& t, int64_t r, int64
   return {std::max(c0, span.begin), std::min(c1, span.end)};
 }
 
-int64_t value_chunk(int64_t d) { return std::max<int64_t>(1, kValueChunkBytes / (d * static_cast<int64_t>(sizeof(float)))); }
+int64_t value_chunk(int64_t d) {
+  return std::max<int64_t>(1, kValueChunkBytes / (d * static_cast<int64_t>(sizeof(float))));
+}
 
 }  // namespace
 
@@ -195,8 +198,8 @@ NaiveKeys naive_keys(const AttentionSpec& spec, const HeadInputs& inputs, int32_
   NaiveKeys keys;
   keys.v.resize(static_cast<size_t>(skv * d));
   inputs.v.copy_floats(int64_t{kv_index} * skv * d, skv * d, keys.v.data());
-  keys.k_scaled =
-      grouped_keys(inputs.k, int64_t{kv_index} * skv * d, skv, d, static_cast<float>(spec.effective_scale()), DType::f32);
+  const float scale = static_cast<float>(spec.effective_scale());
+  keys.k_scaled = grouped_keys(inputs.k, int64_t{kv_index} * skv * d, skv, d, scale, DType::f32);
   if (spec.dtype != DType::f32) {  // rounding element by element: the same in either layout
     keys.k_rounded = keys.k_scaled;
     round_to_dtype(spec.dtype, keys.k_rounded.data(), keys.k_rounded.size());

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -23,9 +23,10 @@
 namespace ts {
 
 // One kv head's keys [first, first + count), exact in float32 (the loops widen them to float64
-// as they load them), laid out for the two loops that read them: K in groups of kScoreKeys keys, each group transposed ([head_dim][kScoreKeys], the last
-// one padded with zeros), so that a row's scores against a group are kScoreKeys independent
-// sums side by side; V row-major [key - first][head_dim].
+// as they load them), laid out for the two loops that read them: K in groups of kScoreKeys
+// keys, each group transposed ([head_dim][kScoreKeys], the last one padded with zeros), so that
+// a row's scores against a group are kScoreKeys independent sums side by side; V row-major
+// [key - first][head_dim].
 struct ReferenceKeys {
   int64_t first = 0, count = 0;
   int32_t head_dim = 0;
@@ -52,8 +53,8 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// Keys whose scores one row computes side by side (a group of transposed K: 16 sums that the
-// compiler keeps in vector registers, each summed over the head dim in order).
+// Keys whose scores one row computes side by side (a group of transposed K: 16 sums held in
+// vector registers, each summed over the head dim in order).
 constexpr int kScoreKeys = 16;
 // Bytes of V one pass of the weighted sums reads for every row of the block: a chunk that
 // stays in the L1 cache from one row to the next (64 KiB chunks, from L2, made the weighted
@@ -115,12 +116,13 @@ void merge_row(double& am, double& al, double* ao, double bm, double bl, const d
 
 // The two loops that hold the reference's arithmetic, for one or two rows at a time: the scores
 // of a group of kScoreKeys keys, and the weighted sum of V. Written plainly (any CPU), and with
-// AVX2 (chosen at run time; TILESCOPE_NO_AVX2=1 in the environment forces the plain
-// loops, so that tests check both): there the two rows share each load of K or V and the sums
-// stay in registers, which GCC's vectoriser did not achieve with the plain loops. Keys and values
-// are stored as float32 (exact: inputs are fp32, fp16 or bf16) and widened as they are loaded:
-// half the memory traffic of doubles, which bounded row blocks of few rows. Every element is one
-// sum in a fixed order, a multiply then an add (no FMA), so both versions give the same bits.
+// AVX2 (chosen at run time; TILESCOPE_NO_AVX2=1 in the environment forces the plain loops, so
+// that tests check both): there the two rows share each load of K or V and the sums stay in
+// registers, which GCC's vectoriser did not achieve with the plain loops. Keys and values are
+// stored as float32 (exact: inputs are fp32, fp16 or bf16) and widened as they are loaded: half
+// the memory traffic of doubles, which bounded row blocks of few rows. Every element is one sum
+// in a fixed order, a multiply then an add (no FMA: kernels/CMakeLists.txt compiles this file
+// with -ffp-contract=off), so both versions give the same bits.
 
 // s[r * kScoreKeys + j] = sum over c of q_r[c] * k[c][j] (q_r = q + r * q_stride), in c's order.
 void scores_plain(const double* q, size_t q_stride, int rows, const float* k_group, int32_t d, double* s) {
@@ -336,7 +338,7 @@ void range_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys
 
   // O = sum of exp(s - m) v, a chunk of keys at a time for every row (the chunk of V stays in
   // cache from row to row).
-  const int64_t chunk = std::max<int64_t>(1, kValueChunkBytes / (d * static_cast<int64_t>(sizeof(double))));
+  const int64_t chunk = std::max<int64_t>(1, kValueChunkBytes / (d * static_cast<int64_t>(sizeof(float))));
   for (int64_t c0 = lo; c0 < hi; c0 += chunk) {
     const int64_t c1 = std::min(hi, c0 + chunk);
     auto keys_of = [&](int32_t r) {
@@ -349,7 +351,7 @@ void range_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys
         continue;
       }
       const int pair = r + 1 < n && keys_of(r + 1) == std::pair{f, t} ? 2 : 1;  // rows that see the same keys
-      loop.weighted_sum(row_scores(r) + (f - lo), static_cast<size_t>(width),  pair,
+      loop.weighted_sum(row_scores(r) + (f - lo), static_cast<size_t>(width), pair,
                         keys.v.data() + static_cast<size_t>(f - keys.first) * static_cast<size_t>(d), t - f, d,
                         o + static_cast<size_t>(r) * static_cast<size_t>(d), static_cast<size_t>(d));
       r += pair;
@@ -377,7 +379,8 @@ std::shared_ptr<const ReferenceKeys> convert_keys(const HostTensor& k, const Hos
     k.copy_floats(base + g * kScoreKeys * d, n * d, rows.data());
     float* out = keys->k_groups.data() + static_cast<size_t>(g) * dd * kScoreKeys;
     for (int64_t j = 0; j < n; ++j)
-      for (size_t c = 0; c < dd; ++c) out[c * kScoreKeys + static_cast<size_t>(j)] = rows[static_cast<size_t>(j) * dd + c];
+      for (size_t c = 0; c < dd; ++c)
+        out[c * kScoreKeys + static_cast<size_t>(j)] = rows[static_cast<size_t>(j) * dd + c];
   }
   return keys;
 }
@@ -531,7 +534,8 @@ RefState express(const RefState& canonical, int32_t bits, double scale) {
   if (canonical.normalized && !normalize)
     throw std::invalid_argument("a normalised state (an output) has no unnormalised form");
   if (unscaled && !(std::isfinite(scale) && scale > 0.0))
-    throw std::invalid_argument("kUnscaledMax needs the softmax scale (finite, > 0; got " + std::to_string(scale) + ")");
+    throw std::invalid_argument("kUnscaledMax needs the softmax scale (finite, > 0; got " + std::to_string(scale) +
+                                ")");
   RefState out = canonical;
   out.normalized = normalize;
   const size_t d = static_cast<size_t>(canonical.head_dim);
@@ -636,11 +640,12 @@ void RowBlockReference::add_range(int64_t begin, int64_t end, RefState& out, boo
     range_states(*rows_, *keys_, a, b, scratch, m.data(), l.data(), o.data());
     absorb(m.data(), l.data(), o.data());
   };
-  // Boundaries inside [begin, end]: the first at or after begin, the last at or before end.
+  // Boundaries inside [begin, end]: the first at or after begin, the last at or before end
+  // (0 <= begin < end <= seq_kv, and 0 and seq_kv are boundaries: both exist).
   const auto& bs = boundaries_;
   const size_t first = static_cast<size_t>(std::lower_bound(bs.begin(), bs.end(), begin) - bs.begin());
   const size_t last = static_cast<size_t>(std::upper_bound(bs.begin(), bs.end(), end) - bs.begin()) - 1;
-  if (first >= bs.size() || last == static_cast<size_t>(-1) || first >= last) {  // within one piece
+  if (first >= last) {  // no whole piece inside
     direct(begin, end);
     return;
   }
@@ -700,7 +705,8 @@ std::vector<int64_t> RowBlockReference::visible_keys(std::span<const KeyRange> r
 
 std::vector<int64_t> RowBlockReference::visible_keys() const {
   std::vector<int64_t> out(static_cast<size_t>(block_.rows));
-  for (size_t r = 0; r < out.size(); ++r) out[r] = std::max<int64_t>(0, rows_->visible[r].end - rows_->visible[r].begin);
+  for (size_t r = 0; r < out.size(); ++r)
+    out[r] = std::max<int64_t>(0, rows_->visible[r].end - rows_->visible[r].begin);
   return out;
 }
 
@@ -756,9 +762,10 @@ ReferenceOutput reference_output(const AttentionSpec& spec, const HeadInputs& in
     const auto [b, h] = inputs.q_pairs[qi];
     const RowBlock whole{b, h, 0, 1};
     const int32_t ki = key_index(spec, inputs, whole);
-    for (int64_t q0 = 0; q0 < sq; q0 += kOutputRows)
-      items.push_back({ki, static_cast<int32_t>(qi),
-                       {b, h, static_cast<int32_t>(q0), static_cast<int32_t>(std::min<int64_t>(kOutputRows, sq - q0))}});
+    for (int64_t q0 = 0; q0 < sq; q0 += kOutputRows) {
+      const int32_t rows = static_cast<int32_t>(std::min<int64_t>(kOutputRows, sq - q0));
+      items.push_back({ki, static_cast<int32_t>(qi), {b, h, static_cast<int32_t>(q0), rows}});
+    }
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.kv < b.kv; });
   struct KvEntry {

@@ -276,7 +276,8 @@ TEST(NaiveBaseline, TextbookStatesAreTheElementByElementTextbook) {
       const size_t at = p * rows + static_cast<size_t>(r);
       EXPECT_EQ(st.piece_m[at], m) << "row " << i << ", piece " << p;
       EXPECT_EQ(st.piece_l[at], l) << "row " << i << ", piece " << p;
-      for (int64_t e = 0; e < d; ++e) ASSERT_EQ(st.piece_o[at * d + e], o[static_cast<size_t>(e)]) << "row " << i << ", piece " << p;
+      for (int64_t e = 0; e < d; ++e)
+        ASSERT_EQ(st.piece_o[at * d + e], o[static_cast<size_t>(e)]) << "row " << i << ", piece " << p;
     }
     state(0, 77, m, l, o);
     EXPECT_EQ(st.all_m[static_cast<size_t>(r)], m) << "row " << i;

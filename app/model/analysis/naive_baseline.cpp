@@ -113,7 +113,8 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
                        lse.data());
   for (size_t r = 0; r < rows; ++r) {
     e.lse_dtype = std::max(e.lse_dtype, value_error(lse[r], out_ref.m[r]));
-    for (size_t c = 0; c < dd; ++c) e.o_dtype = std::max(e.o_dtype, value_error(out[r * dd + c], out_ref.o[r * dd + c]));
+    for (size_t c = 0; c < dd; ++c)
+      e.o_dtype = std::max(e.o_dtype, value_error(out[r * dd + c], out_ref.o[r * dd + c]));
   }
   return e;
 }
