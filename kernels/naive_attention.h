@@ -9,9 +9,16 @@
 // tolerance.h):
 //   max |kernel - ref64| <= 2 * max |naive - ref64| + a small floor.
 // A row that sees no key gets O = 0 and LSE = -inf (PyTorch would give NaN), as the kernels do.
+//
+// Also the float32 textbook states of the intermediate stages' yardstick (textbook_states).
+// Every sum is taken in a fixed order, a multiply then an add (no FMA): a score over the head dim
+// in order, an output element over the keys in order. The loops run several rows (or several
+// sums) per load of K or V, with AVX2 where the CPU has it (TILESCOPE_NO_AVX2=1 in the
+// environment forces the plain loops); the bits are the same either way.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "base/attention_spec.h"
@@ -31,44 +38,54 @@ struct NaiveOutput {
 NaiveOutput naive_attention(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers = 0);
 
 // One (batch, kv head)'s keys and values as float32, as the textbook reads them: V
-// [seq_kv, head_dim]; K times the scale in float32 and transposed to [head_dim, seq_kv] for
-// scores_in_order (the float32 textbook's keys), and that rounded to the dtype (reorder_ops'
-// k * scale in the input dtype). Converted once per kv head, read by every query head of its
+// [seq_kv, head_dim]; K times the scale in float32 (the float32 textbook's keys) and that
+// rounded to the dtype (reorder_ops' k * scale in the input dtype), both in groups of
+// kNaiveKeyGroup keys, each group transposed ([head_dim][kNaiveKeyGroup], the last one padded
+// with zeros) for textbook_scores. Converted once per kv head, read by every query head of its
 // group.
+inline constexpr int kNaiveKeyGroup = 16;
 struct NaiveKeys {
-  std::vector<float> v, k_scaled_t;
-  std::vector<float> k_rounded_t;  // empty for fp32 (k_scaled_t is that already)
-  const std::vector<float>& k_dtype_t() const { return k_rounded_t.empty() ? k_scaled_t : k_rounded_t; }
+  std::vector<float> v, k_scaled;
+  std::vector<float> k_rounded;  // empty for fp32 (k_scaled is that already)
+  const std::vector<float>& k_dtype() const { return k_rounded.empty() ? k_scaled : k_rounded; }
 };
 // kv_index: an index into inputs.kv_pairs.
 NaiveKeys naive_keys(const AttentionSpec& spec, const HeadInputs& inputs, int32_t kv_index);
 
-// s[j - begin] = sum over e of q[e] * k_t[e * seq_kv + j] for keys j in [begin, end), each sum in
-// e's order (float32, as a textbook matmul row); `k_t` is K transposed, [head_dim, seq_kv]. Keys
-// side by side rather than one dot product at a time: the sums vectorise across keys and keep
-// their order.
-void scores_in_order(const float* q, const float* k_t, int64_t head_dim, int64_t seq_kv, int64_t begin,
-                     int64_t end, float* s);
+// The textbook's final scores of query rows [row0, row0 + rows) of (batch, head) against the
+// keys each row sees, in `dtype` (the input dtype for the naive attention, fp32 for the float32
+// textbook states): q . k summed in order and rounded to the dtype (the matmul's output), then
+// the softcap and the ALiBi bias as PyTorch applies them (see the top of this file). `q` is the
+// pair's query rows as float32 ([seq_q, head_dim]); `k_groups` NaiveKeys' k_scaled or
+// k_rounded.
+struct TextbookScores {
+  std::vector<AttentionSpec::KeySpan> visible;  // per row: the keys it sees
+  int64_t first = 0, width = 0;                 // keys [first, first + width): any row's
+  std::vector<float> s;                         // [row][key - first], set for each row's keys
+  float* row(int64_t r) { return s.data() + r * width; }  // row(r)[j - first]: key j's score
+};
+TextbookScores textbook_scores(const AttentionSpec& spec, DType dtype, int64_t batch, int64_t head, const float* q,
+                               const float* k_groups, int64_t row0, int64_t rows);
 
-// K [seq_kv, head_dim] as float32, multiplied by `scale` in float, rounded to `dtype`, and
-// transposed to [head_dim, seq_kv] for scores_in_order.
-std::vector<float> scaled_keys_transposed(const HostTensor& k, int64_t first_element, int64_t seq_kv,
-                                          int64_t head_dim, float scale, DType dtype);
-
-// The textbook's final scores of query row i of (batch, head) against keys [begin, end), in
-// `dtype` (the input dtype for the naive attention, fp32 for the float32 textbook states):
-// q . k_t summed in order and rounded to the dtype (the matmul's output), then the softcap and
-// the ALiBi bias as PyTorch applies them (see the top of this file). `q_row` is the row as
-// float32; `k_t` K scaled (and rounded, for the input dtype) and transposed; s[j - begin].
-void textbook_scores(const AttentionSpec& spec, DType dtype, int64_t batch, int64_t head, int64_t i,
-                     const float* q_row, const float* k_t, int64_t begin, int64_t end, float* s);
+// The float32 textbook's unnormalised states of query rows [row0, row0 + rows) of (batch,
+// head) over each piece between consecutive `boundaries` (sorted, unique, 0 first and seq_kv
+// last) and over all keys: scores as textbook_scores gives them in fp32, then per row the max,
+// exp(s - m) and their sum, and O = sum of exp(s - m) v, in key order, in float32. A row that
+// sees no key of a piece holds -inf / 0 / 0 there.
+struct TextbookStates {
+  int32_t rows = 0, head_dim = 0;
+  std::vector<float> piece_m, piece_l, piece_o;  // [piece][row], [piece][row], [piece][row][c]
+  std::vector<float> all_m, all_l, all_o;        // [row], [row], [row][c]
+};
+TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
+                               const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> boundaries);
 
 // Query rows [row0, row0 + rows) of (batch, head), from its query rows as float32 (q
-// [seq_q, head_dim]) and its kv head's NaiveKeys (k_t: k_dtype_t(), v): `o` ([rows, head_dim])
-// gets the output rounded to the dtype (as float), `lse` ([rows]) the log-sum-exp. The same
-// arithmetic as naive_attention, for callers that need a few rows of a long sequence (the
-// analysis, one row block at a time, with the inputs converted once).
-void naive_attention_rows(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q, const float* k_t,
-                          const float* v, int64_t row0, int64_t rows, float* o, float* lse);
+// [seq_q, head_dim]) and its kv head's NaiveKeys: `o` ([rows, head_dim]) gets the output rounded
+// to the dtype (as float), `lse` ([rows]) the log-sum-exp. The same arithmetic as
+// naive_attention, for callers that need a few rows of a long sequence (the analysis, one row
+// block at a time, with the inputs converted once).
+void naive_attention_rows(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
+                          const NaiveKeys& keys, int64_t row0, int64_t rows, float* o, float* lse);
 
 }  // namespace ts

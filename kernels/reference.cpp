@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -15,17 +16,22 @@
 
 #include "base/config_error.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace ts {
 
-// One kv head's keys [first, first + count) in float64, laid out for the two loops that read
-// them: K in groups of kScoreKeys keys, each group transposed ([head_dim][kScoreKeys], the last
-// one padded with zeros), so that a row's scores against a group are kScoreKeys independent
-// sums side by side; V row-major [key - first][head_dim].
+// One kv head's keys [first, first + count), exact in float32 (the loops widen them to float64
+// as they load them), laid out for the two loops that read them: K in groups of kScoreKeys
+// keys, each group transposed ([head_dim][kScoreKeys], the last one padded with zeros), so that
+// a row's scores against a group are kScoreKeys independent sums side by side; V row-major
+// [key - first][head_dim].
 struct ReferenceKeys {
   int64_t first = 0, count = 0;
   int32_t head_dim = 0;
-  std::vector<double> k_groups, v;
-  size_t bytes() const { return sizeof(*this) + (k_groups.capacity() + v.capacity()) * sizeof(double); }
+  std::vector<float> k_groups, v;
+  size_t bytes() const { return sizeof(*this) + (k_groups.capacity() + v.capacity()) * sizeof(float); }
 };
 
 // What the range computations read about a row block's rows.
@@ -47,12 +53,13 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// Keys whose scores one row computes side by side (a group of transposed K: 16 sums that the
-// compiler keeps in vector registers, each summed over the head dim in order).
+// Keys whose scores one row computes side by side (a group of transposed K: 16 sums held in
+// vector registers, each summed over the head dim in order).
 constexpr int kScoreKeys = 16;
-// Keys of V one pass of the weighted sums reads for every row of the block (64 x head_dim
-// doubles, which stay in cache from one row to the next).
-constexpr int64_t kValueKeys = 64;
+// Bytes of V one pass of the weighted sums reads for every row of the block: a chunk that
+// stays in the L1 cache from one row to the next (64 KiB chunks, from L2, made the weighted
+// sums L2-bound and 30% slower).
+constexpr int64_t kValueChunkBytes = 16 << 10;
 // Rows per row block when computing the whole output.
 constexpr int32_t kOutputRows = 64;
 
@@ -107,40 +114,132 @@ void merge_row(double& am, double& al, double* ao, double bm, double bl, const d
   for (int32_t c = 0; c < d; ++c) ao[c] = ao[c] * fa + bo[c] * fb;
 }
 
-// The scores of one row against a group of kScoreKeys keys: s[j] = sum over c of q[c] * k[c][j],
-// each sum in c's order.
-inline void group_scores(const double* q, const double* k_group, int32_t d, double* s) {
-  double acc[kScoreKeys] = {};
-  for (int32_t c = 0; c < d; ++c) {
-    const double qc = q[c];
-    const double* k = k_group + static_cast<size_t>(c) * kScoreKeys;
-    for (int j = 0; j < kScoreKeys; ++j) acc[j] += qc * k[j];
+// The two loops that hold the reference's arithmetic, for one or two rows at a time: the scores
+// of a group of kScoreKeys keys, and the weighted sum of V. Written plainly (any CPU), and with
+// AVX2 (chosen at run time; TILESCOPE_NO_AVX2=1 in the environment forces the plain loops, so
+// that tests check both): there the two rows share each load of K or V and the sums stay in
+// registers, which GCC's vectoriser did not achieve with the plain loops. Keys and values are
+// stored as float32 (exact: inputs are fp32, fp16 or bf16) and widened as they are loaded: half
+// the memory traffic of doubles, which bounded row blocks of few rows. Every element is one sum
+// in a fixed order, a multiply then an add (no FMA: kernels/CMakeLists.txt compiles this file
+// with -ffp-contract=off), so both versions give the same bits.
+
+// s[r * kScoreKeys + j] = sum over c of q_r[c] * k[c][j] (q_r = q + r * q_stride), in c's order.
+void scores_plain(const double* q, size_t q_stride, int rows, const float* k_group, int32_t d, double* s) {
+  for (int r = 0; r < rows; ++r) {
+    double acc[kScoreKeys] = {};
+    const double* qr = q + static_cast<size_t>(r) * q_stride;
+    for (int32_t c = 0; c < d; ++c) {
+      const float* k = k_group + static_cast<size_t>(c) * kScoreKeys;
+      for (int j = 0; j < kScoreKeys; ++j) acc[j] += qr[c] * static_cast<double>(k[j]);
+    }
+    std::copy_n(acc, kScoreKeys, s + static_cast<size_t>(r) * kScoreKeys);
   }
-  for (int j = 0; j < kScoreKeys; ++j) s[j] = acc[j];
 }
 
-// o[c] += sum over keys j in [0, n) of p[j] * v[j][c], for the columns [c0, c0 + W * blocks),
-// each sum in j's order, W columns held in registers over the keys.
-template <int W>
-int32_t weighted_sum_columns(const double* p, const double* v, int64_t n, int32_t d, int32_t c0, double* o) {
-  int32_t c = c0;
-  for (; c + W <= d; c += W) {
-    double acc[W];
-    for (int k = 0; k < W; ++k) acc[k] = o[c + k];
+// o_r[c] += sum over keys j in [0, n) of p_r[j] * v[j][c] for the columns [c0, d) (p_r = p + r *
+// p_stride, o_r = o + r * o_stride), each sum in j's order.
+void weighted_columns_plain(const double* p, size_t p_stride, int rows, const float* v, int64_t n, int32_t d,
+                            int32_t c0, double* o, size_t o_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const double* pr = p + static_cast<size_t>(r) * p_stride;
+    double* orow = o + static_cast<size_t>(r) * o_stride;
     for (int64_t j = 0; j < n; ++j) {
-      const double pj = p[j];
-      const double* vj = v + j * d + c;
-      for (int k = 0; k < W; ++k) acc[k] += pj * vj[k];
+      const float* vj = v + j * d;
+      for (int32_t c = c0; c < d; ++c) orow[c] += pr[j] * static_cast<double>(vj[c]);
     }
-    for (int k = 0; k < W; ++k) o[c + k] = acc[k];
+  }
+}
+
+void weighted_sum_plain(const double* p, size_t p_stride, int rows, const float* v, int64_t n, int32_t d, double* o,
+                        size_t o_stride) {
+  weighted_columns_plain(p, p_stride, rows, v, n, d, 0, o, o_stride);
+}
+
+struct Loops {
+  void (*scores)(const double* q, size_t q_stride, int rows, const float* k_group, int32_t d, double* s);
+  void (*weighted_sum)(const double* p, size_t p_stride, int rows, const float* v, int64_t n, int32_t d, double* o,
+                       size_t o_stride);
+};
+
+#if defined(__x86_64__)
+#define TS_REFERENCE_AVX2 1
+
+template <int Rows>
+__attribute__((target("avx2"))) inline void scores_avx2_rows(const double* q, size_t q_stride, const float* k_group,
+                                                             int32_t d, double* s) {
+  constexpr int kVecs = kScoreKeys / 4;
+  __m256d acc[Rows][kVecs];
+  for (int r = 0; r < Rows; ++r)
+    for (int k = 0; k < kVecs; ++k) acc[r][k] = _mm256_setzero_pd();
+  for (int32_t c = 0; c < d; ++c) {
+    const float* kc = k_group + static_cast<size_t>(c) * kScoreKeys;
+    __m256d keys[kVecs];
+    for (int k = 0; k < kVecs; ++k) keys[k] = _mm256_cvtps_pd(_mm_loadu_ps(kc + 4 * k));
+    for (int r = 0; r < Rows; ++r) {
+      const __m256d qc = _mm256_broadcast_sd(q + static_cast<size_t>(r) * q_stride + static_cast<size_t>(c));
+      for (int k = 0; k < kVecs; ++k) acc[r][k] = _mm256_add_pd(acc[r][k], _mm256_mul_pd(qc, keys[k]));
+    }
+  }
+  for (int r = 0; r < Rows; ++r)
+    for (int k = 0; k < kVecs; ++k) _mm256_storeu_pd(s + static_cast<size_t>(r) * kScoreKeys + 4 * k, acc[r][k]);
+}
+
+__attribute__((target("avx2"))) void scores_avx2(const double* q, size_t q_stride, int rows, const float* k_group,
+                                                 int32_t d, double* s) {
+  if (rows == 2) scores_avx2_rows<2>(q, q_stride, k_group, d, s);
+  else scores_avx2_rows<1>(q, q_stride, k_group, d, s);
+}
+
+// The columns from c0 on, Vecs vectors of 4 columns per row at a time; returns the first column
+// left (fewer than 4 * Vecs).
+template <int Rows, int Vecs>
+__attribute__((target("avx2"))) inline int32_t weighted_columns_avx2(const double* p, size_t p_stride, const float* v,
+                                                                     int64_t n, int32_t d, int32_t c0, double* o,
+                                                                     size_t o_stride) {
+  int32_t c = c0;
+  for (; c + 4 * Vecs <= d; c += 4 * Vecs) {
+    __m256d acc[Rows][Vecs];
+    for (int r = 0; r < Rows; ++r)
+      for (int k = 0; k < Vecs; ++k) acc[r][k] = _mm256_loadu_pd(o + r * o_stride + static_cast<size_t>(c + 4 * k));
+    for (int64_t j = 0; j < n; ++j) {
+      const float* vj = v + j * d + c;
+      __m256d values[Vecs];
+      for (int k = 0; k < Vecs; ++k) values[k] = _mm256_cvtps_pd(_mm_loadu_ps(vj + 4 * k));
+      for (int r = 0; r < Rows; ++r) {
+        const __m256d pj = _mm256_broadcast_sd(p + r * p_stride + static_cast<size_t>(j));
+        for (int k = 0; k < Vecs; ++k) acc[r][k] = _mm256_add_pd(acc[r][k], _mm256_mul_pd(pj, values[k]));
+      }
+    }
+    for (int r = 0; r < Rows; ++r)
+      for (int k = 0; k < Vecs; ++k) _mm256_storeu_pd(o + r * o_stride + static_cast<size_t>(c + 4 * k), acc[r][k]);
   }
   return c;
 }
 
-void weighted_sum(const double* p, const double* v, int64_t n, int32_t d, double* o) {
-  int32_t c = weighted_sum_columns<16>(p, v, n, d, 0, o);
-  c = weighted_sum_columns<4>(p, v, n, d, c, o);
-  weighted_sum_columns<1>(p, v, n, d, c, o);
+__attribute__((target("avx2"))) void weighted_sum_avx2(const double* p, size_t p_stride, int rows, const float* v,
+                                                       int64_t n, int32_t d, double* o, size_t o_stride) {
+  int32_t c = 0;
+  if (rows == 2) {
+    c = weighted_columns_avx2<2, 4>(p, p_stride, v, n, d, c, o, o_stride);
+    c = weighted_columns_avx2<2, 1>(p, p_stride, v, n, d, c, o, o_stride);
+  } else {
+    c = weighted_columns_avx2<1, 8>(p, p_stride, v, n, d, c, o, o_stride);
+    c = weighted_columns_avx2<1, 1>(p, p_stride, v, n, d, c, o, o_stride);
+  }
+  weighted_columns_plain(p, p_stride, rows, v, n, d, c, o, o_stride);  // the last columns of an odd head dim
+}
+#endif
+
+const Loops& loops() {
+  static const Loops chosen = [] {
+#ifdef TS_REFERENCE_AVX2
+    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_NO_AVX2"))
+      return Loops{scores_avx2, weighted_sum_avx2};
+#endif
+    return Loops{scores_plain, weighted_sum_plain};
+  }();
+  return chosen;
 }
 
 // Buffers of one thread's range computations, reused from range to range.
@@ -186,17 +285,28 @@ void range_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys
   // cache from row to row).
   const int64_t g_begin = (lo - keys.first) / kScoreKeys;
   const int64_t g_end = (hi - keys.first + kScoreKeys - 1) / kScoreKeys;
-  double group[kScoreKeys];
+  const Loops& loop = loops();
+  double group[2 * kScoreKeys];
   for (int64_t g = g_begin; g < g_end; ++g) {
     const int64_t key0 = keys.first + g * kScoreKeys;
-    const double* k_group = keys.k_groups.data() + static_cast<size_t>(g) * static_cast<size_t>(d) * kScoreKeys;
-    for (int32_t r = 0; r < n; ++r) {
-      const int64_t f = std::max(s.from[static_cast<size_t>(r)], key0);
-      const int64_t t = std::min(s.to[static_cast<size_t>(r)], key0 + kScoreKeys);
-      if (f >= t) continue;
-      group_scores(rows.q.data() + static_cast<size_t>(r) * static_cast<size_t>(d), k_group, d, group);
-      double* out = row_scores(r);
-      for (int64_t j = f; j < t; ++j) out[j - lo] = group[j - key0];
+    const float* k_group = keys.k_groups.data() + static_cast<size_t>(g) * static_cast<size_t>(d) * kScoreKeys;
+    auto sees_group = [&](int32_t r) {
+      return std::max(s.from[static_cast<size_t>(r)], key0) < std::min(s.to[static_cast<size_t>(r)], key0 + kScoreKeys);
+    };
+    for (int32_t r = 0; r < n;) {
+      if (!sees_group(r)) {
+        ++r;
+        continue;
+      }
+      const int pair = r + 1 < n && sees_group(r + 1) ? 2 : 1;
+      loop.scores(rows.q.data() + static_cast<size_t>(r) * static_cast<size_t>(d), static_cast<size_t>(d), pair,
+                  k_group, d, group);
+      for (int k = 0; k < pair; ++k, ++r) {
+        const int64_t f = std::max(s.from[static_cast<size_t>(r)], key0);
+        const int64_t t = std::min(s.to[static_cast<size_t>(r)], key0 + kScoreKeys);
+        double* out = row_scores(r);
+        for (int64_t j = f; j < t; ++j) out[j - lo] = group[k * kScoreKeys + (j - key0)];
+      }
     }
   }
 
@@ -228,14 +338,23 @@ void range_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys
 
   // O = sum of exp(s - m) v, a chunk of keys at a time for every row (the chunk of V stays in
   // cache from row to row).
-  for (int64_t c0 = lo; c0 < hi; c0 += kValueKeys) {
-    const int64_t c1 = std::min(hi, c0 + kValueKeys);
-    for (int32_t r = 0; r < n; ++r) {
-      const int64_t f = std::max(s.from[static_cast<size_t>(r)], c0);
-      const int64_t t = std::min(s.to[static_cast<size_t>(r)], c1);
-      if (f >= t) continue;
-      weighted_sum(row_scores(r) + (f - lo), keys.v.data() + static_cast<size_t>(f - keys.first) * static_cast<size_t>(d),
-                   t - f, d, o + static_cast<size_t>(r) * static_cast<size_t>(d));
+  const int64_t chunk = std::max<int64_t>(1, kValueChunkBytes / (d * static_cast<int64_t>(sizeof(float))));
+  for (int64_t c0 = lo; c0 < hi; c0 += chunk) {
+    const int64_t c1 = std::min(hi, c0 + chunk);
+    auto keys_of = [&](int32_t r) {
+      return std::pair{std::max(s.from[static_cast<size_t>(r)], c0), std::min(s.to[static_cast<size_t>(r)], c1)};
+    };
+    for (int32_t r = 0; r < n;) {
+      const auto [f, t] = keys_of(r);
+      if (f >= t) {
+        ++r;
+        continue;
+      }
+      const int pair = r + 1 < n && keys_of(r + 1) == std::pair{f, t} ? 2 : 1;  // rows that see the same keys
+      loop.weighted_sum(row_scores(r) + (f - lo), static_cast<size_t>(width), pair,
+                        keys.v.data() + static_cast<size_t>(f - keys.first) * static_cast<size_t>(d), t - f, d,
+                        o + static_cast<size_t>(r) * static_cast<size_t>(d), static_cast<size_t>(d));
+      r += pair;
     }
   }
 }
@@ -250,17 +369,18 @@ std::shared_ptr<const ReferenceKeys> convert_keys(const HostTensor& k, const Hos
   if (count <= 0) return keys;
   const int64_t groups = (count + kScoreKeys - 1) / kScoreKeys;
   const size_t dd = static_cast<size_t>(d);
-  keys->k_groups.assign(static_cast<size_t>(groups) * dd * kScoreKeys, 0.0);
+  keys->k_groups.assign(static_cast<size_t>(groups) * dd * kScoreKeys, 0.0f);
   keys->v.resize(static_cast<size_t>(count) * dd);
   const int64_t base = (kv_index * seq_kv + first) * d;
-  v.copy_doubles(base, count * d, keys->v.data());
-  std::vector<double> rows(dd * kScoreKeys);
+  v.copy_floats(base, count * d, keys->v.data());
+  std::vector<float> rows(dd * kScoreKeys);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t n = std::min<int64_t>(kScoreKeys, count - g * kScoreKeys);
-    k.copy_doubles(base + g * kScoreKeys * d, n * d, rows.data());
-    double* out = keys->k_groups.data() + static_cast<size_t>(g) * dd * kScoreKeys;
+    k.copy_floats(base + g * kScoreKeys * d, n * d, rows.data());
+    float* out = keys->k_groups.data() + static_cast<size_t>(g) * dd * kScoreKeys;
     for (int64_t j = 0; j < n; ++j)
-      for (size_t c = 0; c < dd; ++c) out[c * kScoreKeys + static_cast<size_t>(j)] = rows[static_cast<size_t>(j) * dd + c];
+      for (size_t c = 0; c < dd; ++c)
+        out[c * kScoreKeys + static_cast<size_t>(j)] = rows[static_cast<size_t>(j) * dd + c];
   }
   return keys;
 }
@@ -414,7 +534,8 @@ RefState express(const RefState& canonical, int32_t bits, double scale) {
   if (canonical.normalized && !normalize)
     throw std::invalid_argument("a normalised state (an output) has no unnormalised form");
   if (unscaled && !(std::isfinite(scale) && scale > 0.0))
-    throw std::invalid_argument("kUnscaledMax needs the softmax scale (finite, > 0; got " + std::to_string(scale) + ")");
+    throw std::invalid_argument("kUnscaledMax needs the softmax scale (finite, > 0; got " + std::to_string(scale) +
+                                ")");
   RefState out = canonical;
   out.normalized = normalize;
   const size_t d = static_cast<size_t>(canonical.head_dim);
@@ -519,11 +640,12 @@ void RowBlockReference::add_range(int64_t begin, int64_t end, RefState& out, boo
     range_states(*rows_, *keys_, a, b, scratch, m.data(), l.data(), o.data());
     absorb(m.data(), l.data(), o.data());
   };
-  // Boundaries inside [begin, end]: the first at or after begin, the last at or before end.
+  // Boundaries inside [begin, end]: the first at or after begin, the last at or before end
+  // (0 <= begin < end <= seq_kv, and 0 and seq_kv are boundaries: both exist).
   const auto& bs = boundaries_;
   const size_t first = static_cast<size_t>(std::lower_bound(bs.begin(), bs.end(), begin) - bs.begin());
   const size_t last = static_cast<size_t>(std::upper_bound(bs.begin(), bs.end(), end) - bs.begin()) - 1;
-  if (first >= bs.size() || last == static_cast<size_t>(-1) || first >= last) {  // within one piece
+  if (first >= last) {  // no whole piece inside
     direct(begin, end);
     return;
   }
@@ -583,7 +705,8 @@ std::vector<int64_t> RowBlockReference::visible_keys(std::span<const KeyRange> r
 
 std::vector<int64_t> RowBlockReference::visible_keys() const {
   std::vector<int64_t> out(static_cast<size_t>(block_.rows));
-  for (size_t r = 0; r < out.size(); ++r) out[r] = std::max<int64_t>(0, rows_->visible[r].end - rows_->visible[r].begin);
+  for (size_t r = 0; r < out.size(); ++r)
+    out[r] = std::max<int64_t>(0, rows_->visible[r].end - rows_->visible[r].begin);
   return out;
 }
 
@@ -639,9 +762,10 @@ ReferenceOutput reference_output(const AttentionSpec& spec, const HeadInputs& in
     const auto [b, h] = inputs.q_pairs[qi];
     const RowBlock whole{b, h, 0, 1};
     const int32_t ki = key_index(spec, inputs, whole);
-    for (int64_t q0 = 0; q0 < sq; q0 += kOutputRows)
-      items.push_back({ki, static_cast<int32_t>(qi),
-                       {b, h, static_cast<int32_t>(q0), static_cast<int32_t>(std::min<int64_t>(kOutputRows, sq - q0))}});
+    for (int64_t q0 = 0; q0 < sq; q0 += kOutputRows) {
+      const int32_t rows = static_cast<int32_t>(std::min<int64_t>(kOutputRows, sq - q0));
+      items.push_back({ki, static_cast<int32_t>(qi), {b, h, static_cast<int32_t>(q0), rows}});
+    }
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.kv < b.kv; });
   struct KvEntry {

@@ -20,9 +20,10 @@
 // (app/model/analysis/run_reference.h).
 //
 // Inputs: a caller that computes many row blocks builds ReferenceInputs once (each kv head's K
-// and V converted to float64 once, shared by every row block that reads it, and kept alive by
-// them for the ranges off their boundaries); compute_row_block(spec, HeadInputs, ...) is the
-// one-off form and converts the keys the row block sees for itself.
+// and V converted once, shared by every row block that reads it, and kept alive by them for
+// the ranges off their boundaries); compute_row_block(spec, HeadInputs, ...) is the one-off form
+// and converts the keys the row block sees for itself. The arithmetic is float64 throughout;
+// keys and values are held as float32, which holds every fp32, fp16 and bf16 input exactly.
 #pragma once
 
 #include <compare>
@@ -76,11 +77,11 @@ void merge_states(RefState& a, const RefState& b);
 // normalised state, and for kUnscaledMax without a finite scale > 0.
 RefState express(const RefState& canonical, int32_t convention_bits, double scale);
 
-// One kv head's keys in float64 as the reference's loops read them (defined in reference.cpp).
+// One kv head's keys and values as the reference's loops read them (defined in reference.cpp).
 struct ReferenceKeys;
 
 // The inputs prepared for many row blocks: the spec (checked once) and the inputs (shapes and
-// dtype checked once), with every (batch, kv head)'s K and V converted to float64 once. Query
+// dtype checked once), with every (batch, kv head)'s K and V converted once. Query
 // rows are converted per row block (a few rows each). Immutable once built: any number of
 // threads may compute row blocks from it.
 class ReferenceInputs {
@@ -94,9 +95,9 @@ class ReferenceInputs {
 
   const AttentionSpec& spec() const { return spec_; }
   const HeadInputs& inputs() const { return inputs_; }
-  // The float64 keys and values of (batch, kv head); null when the inputs do not hold it.
+  // The converted keys and values of (batch, kv head); null when the inputs do not hold it.
   std::shared_ptr<const ReferenceKeys> keys(int64_t batch, int64_t kv_head) const;
-  // The inputs and their float64 keys and values.
+  // The inputs and their converted keys and values.
   size_t bytes() const;
 
  private:
@@ -105,6 +106,8 @@ class ReferenceInputs {
   std::vector<std::shared_ptr<const ReferenceKeys>> keys_;  // by inputs_.kv_pairs index
 };
 
+// The reference of one row block (compute_row_block). Immutable once computed: any number of
+// threads may ask it for states.
 class RowBlockReference {
  public:
   ~RowBlockReference();

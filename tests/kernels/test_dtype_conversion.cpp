@@ -112,7 +112,8 @@ std::vector<float> textbook_naive_o(const AttentionSpec& s, const HeadInputs& in
   auto sees = [&](int64_t i, int64_t j) {
     const int64_t diagonal = s.causal == CausalAlign::top_left ? i : i + kv_len - q_len;
     return i < q_len && j < kv_len && (s.causal == CausalAlign::none || j <= diagonal) &&
-           (s.window_left < 0 || j >= diagonal - s.window_left) && (s.window_right < 0 || j <= diagonal + s.window_right);
+           (s.window_left < 0 || j >= diagonal - s.window_left) &&
+           (s.window_right < 0 || j <= diagonal + s.window_right);
   };
   std::vector<float> o(static_cast<size_t>(sq * d));
   std::vector<float> p(static_cast<size_t>(skv));
@@ -123,7 +124,8 @@ std::vector<float> textbook_naive_o(const AttentionSpec& s, const HeadInputs& in
       if (!sees(i, j)) continue;
       float x = 0;
       for (int64_t e = 0; e < d; ++e)
-        x += in.q.get_float((qi * sq + i) * d + e) * cuda_round(s.dtype, in.k.get_float((kv * skv + j) * d + e) * scale);
+        x += in.q.get_float((qi * sq + i) * d + e) *
+             cuda_round(s.dtype, in.k.get_float((kv * skv + j) * d + e) * scale);
       x = cuda_round(s.dtype, x);
       if (s.softcap > 0) {
         const float cap = static_cast<float>(s.softcap);
@@ -140,7 +142,8 @@ std::vector<float> textbook_naive_o(const AttentionSpec& s, const HeadInputs& in
     for (int64_t e = 0; e < d; ++e) {
       float acc = 0;
       for (int64_t j = 0; j < skv; ++j)
-        if (sees(i, j)) acc += cuda_round(s.dtype, p[static_cast<size_t>(j)] / sum) * in.v.get_float((kv * skv + j) * d + e);
+        if (sees(i, j))
+          acc += cuda_round(s.dtype, p[static_cast<size_t>(j)] / sum) * in.v.get_float((kv * skv + j) * d + e);
       o[static_cast<size_t>(i * d + e)] = cuda_round(s.dtype, acc);
     }
   }

@@ -227,6 +227,84 @@ TEST(NaiveBaseline, RowsThatSeeNoKeyAddNoError) {
   }
 }
 
+// textbook_states against the textbook written out here, element by element (scores over the
+// head dim in order, then per piece and over all keys the max, exp and sums in key order, each
+// a multiply then an add in float32): the same bits, whichever loops (plain or AVX2) ran.
+TEST(NaiveBaseline, TextbookStatesAreTheElementByElementTextbook) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(2, 1, 19, 77, 24, DType::bf16);
+  s.causal = CausalAlign::bottom_right;
+  s.window_left = 40;
+  s.alibi_slopes = {0.25, 0.5};
+  s.softcap = 3.0;
+  const HeadInputs in = random_head_inputs(s, seed);
+  const std::vector<PairFloats> floats = pair_floats(s, in);
+  const std::vector<int64_t> bounds{0, 10, 33, 34, 60, 77};
+  const int64_t row0 = 4, rows = 13, d = 24, h = 1;
+  const TextbookStates st = textbook_states(s, 0, h, floats[1].q.data(), *floats[1].keys, row0, rows, bounds);
+  const float scale = static_cast<float>(s.effective_scale());
+  const float cap = static_cast<float>(s.softcap), slope = static_cast<float>(s.alibi_slopes[1]);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = row0 + r, diagonal = i + 77 - 19;
+    std::vector<float> score(77);
+    std::vector<bool> seen(77);
+    for (int64_t j = 0; j < 77; ++j) {
+      seen[static_cast<size_t>(j)] = j <= diagonal && j >= diagonal - 40;
+      float x = 0;
+      for (int64_t e = 0; e < d; ++e) x += in.q.get_float((1 * 19 + i) * d + e) * (in.k.get_float(j * d + e) * scale);
+      x = cap * std::tanh(x / cap) - slope * static_cast<float>(std::abs(diagonal - j));
+      score[static_cast<size_t>(j)] = x;
+    }
+    // keys [a, b): m, l, O as the textbook's loops take them
+    auto state = [&](int64_t a, int64_t b, float& m, float& l, std::vector<float>& o) {
+      m = -std::numeric_limits<float>::infinity();
+      l = 0;
+      o.assign(static_cast<size_t>(d), 0.0f);
+      for (int64_t j = a; j < b; ++j)
+        if (seen[static_cast<size_t>(j)]) m = std::max(m, score[static_cast<size_t>(j)]);
+      for (int64_t j = a; j < b; ++j) {
+        if (!seen[static_cast<size_t>(j)]) continue;
+        const float p = std::exp(score[static_cast<size_t>(j)] - m);
+        l += p;
+        for (int64_t e = 0; e < d; ++e) o[static_cast<size_t>(e)] += p * in.v.get_float(j * d + e);
+      }
+    };
+    float m, l;
+    std::vector<float> o;
+    for (size_t p = 0; p + 1 < bounds.size(); ++p) {
+      state(bounds[p], bounds[p + 1], m, l, o);
+      const size_t at = p * rows + static_cast<size_t>(r);
+      EXPECT_EQ(st.piece_m[at], m) << "row " << i << ", piece " << p;
+      EXPECT_EQ(st.piece_l[at], l) << "row " << i << ", piece " << p;
+      for (int64_t e = 0; e < d; ++e)
+        ASSERT_EQ(st.piece_o[at * d + e], o[static_cast<size_t>(e)]) << "row " << i << ", piece " << p;
+    }
+    state(0, 77, m, l, o);
+    EXPECT_EQ(st.all_m[static_cast<size_t>(r)], m) << "row " << i;
+    EXPECT_EQ(st.all_l[static_cast<size_t>(r)], l) << "row " << i;
+    for (int64_t e = 0; e < d; ++e) ASSERT_EQ(st.all_o[r * d + e], o[static_cast<size_t>(e)]) << "row " << i;
+  }
+  EXPECT_THROW(textbook_states(s, 0, h, floats[1].q.data(), *floats[1].keys, row0, rows, std::vector<int64_t>{0, 50}),
+               std::invalid_argument);
+}
+
+// The output's baseline is naive_attention's output on the row block's rows: the same figures.
+TEST(NaiveBaseline, OutputErrorIsTheNaiveAttentions) {
+  TS_PRINTED_SEED(seed);
+  AttentionSpec s = spec_of(2, 2, 24, 50, 32, DType::f16);
+  s.causal = CausalAlign::top_left;
+  const HeadInputs in = random_head_inputs(s, seed);
+  const NaiveOutput naive = naive_attention(s, in);
+  const ReferenceOutput ref = reference_output(s, in);
+  const NaiveErrors e = errors_over_blocks(s, in, 8, {25});
+  double o_err = 0, lse_err = 0;
+  for (size_t i = 0; i < ref.o.size(); ++i)
+    o_err = std::max(o_err, std::fabs(naive.o.get_float(static_cast<int64_t>(i)) - ref.o[i]));
+  for (size_t i = 0; i < ref.lse.size(); ++i) lse_err = std::max(lse_err, std::fabs(naive.lse[i] - ref.lse[i]));
+  EXPECT_NEAR(e.o_dtype, o_err, 1e-12);
+  EXPECT_NEAR(e.lse_dtype, lse_err, 1e-12);
+}
+
 TEST(NaiveBaseline, RejectsTheInputsOfAnotherPair) {
   TS_PRINTED_SEED(seed);
   AttentionSpec s = spec_of(2, 2, 8, 16, 32, DType::f32);

@@ -151,9 +151,11 @@ bool near(double got, LD want, LD tol) { return std::fabs(static_cast<LD>(got) -
     return ::testing::AssertionSuccess();
   }
   if (!near(got.m[row], want.m, kRel * std::max<LD>(1, std::fabs(want.m))))
-    return ::testing::AssertionFailure() << "row " << r << ": m " << got.m[row] << " vs " << static_cast<double>(want.m);
+    return ::testing::AssertionFailure() << "row " << r << ": m " << got.m[row] << " vs "
+                                         << static_cast<double>(want.m);
   if (!near(got.l[row], want.l, kRel * want.l))
-    return ::testing::AssertionFailure() << "row " << r << ": l " << got.l[row] << " vs " << static_cast<double>(want.l);
+    return ::testing::AssertionFailure() << "row " << r << ": l " << got.l[row] << " vs "
+                                         << static_cast<double>(want.l);
   for (size_t c = 0; c < d; ++c)
     if (!near(o[c], want.o[c], kRel * want.l * v_max))
       return ::testing::AssertionFailure() << "row " << r << ": O[" << c << "] " << o[c] << " vs "
@@ -325,7 +327,9 @@ std::vector<int64_t> random_boundaries(std::mt19937_64& rng, int64_t seq_kv) {
 std::vector<KeyRange> random_ranges(std::mt19937_64& rng, int64_t seq_kv, const std::vector<int64_t>& bounds) {
   std::vector<KeyRange> ranges;
   const int64_t n = uniform(rng, 1, 4);
-  auto bound = [&] { return static_cast<int32_t>(bounds[static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(bounds.size()) - 1))]); };
+  auto bound = [&] {
+    return static_cast<int32_t>(bounds[static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(bounds.size()) - 1))]);
+  };
   for (int64_t k = 0; k < n; ++k) {
     switch (uniform(rng, 0, 4)) {
       case 0: {
@@ -537,11 +541,13 @@ TEST(Reference, ExpressGivesEveryConvention) {
         if (base2) m *= log2e;
         if (unscaled && !normalized) m /= static_cast<LD>(scale);
         const LD l = normalized ? 1 : want.l;
-        EXPECT_TRUE(near(got.m[row], m, kRel * std::max<LD>(1, std::fabs(m)))) << "row " << r << ": " << got.m[row] << " vs " << static_cast<double>(m);
+        EXPECT_TRUE(near(got.m[row], m, kRel * std::max<LD>(1, std::fabs(m))))
+            << "row " << r << ": " << got.m[row] << " vs " << static_cast<double>(m);
         EXPECT_TRUE(near(got.l[row], l, kRel * l)) << "row " << r;
         for (size_t e = 0; e < d; ++e) {
           const LD o = normalized ? want.o[e] / want.l : want.o[e];
-          ASSERT_TRUE(near(got.o[row * d + e], o, kRel * v_max * (normalized ? 1 : want.l))) << "row " << r << " col " << e;
+          ASSERT_TRUE(near(got.o[row * d + e], o, kRel * v_max * (normalized ? 1 : want.l)))
+              << "row " << r << " col " << e;
         }
       }
       // An output can be stored in the normalised conventions only.
@@ -654,7 +660,8 @@ TEST(Reference, OutputHoldsThePairsOfTheInputsOnly) {
       for (int64_t i = 0; i < s.seq_q; ++i) {
         const size_t row = static_cast<size_t>((b * s.heads_q + h) * s.seq_q + i);
         if (held) {
-          EXPECT_TRUE(output_row_matches(out.lse[row], out.o.data() + row * 24, 24, brute.state(b, h, i), brute.v_max()));
+          EXPECT_TRUE(
+              output_row_matches(out.lse[row], out.o.data() + row * 24, 24, brute.state(b, h, i), brute.v_max()));
         } else {
           EXPECT_EQ(out.lse[row], -kInf);
           for (size_t e = 0; e < 24; ++e) EXPECT_EQ(out.o[row * 24 + e], 0.0);
@@ -664,7 +671,7 @@ TEST(Reference, OutputHoldsThePairsOfTheInputsOnly) {
 }
 
 // bytes(): the pieces and prefixes (pieces x rows x head_dim doubles each), and the keys a
-// one-off row block converted for itself.
+// one-off row block converted for itself (K and V, float32).
 TEST(Reference, BytesCountTheStatesAndTheKeysHeld) {
   TS_PRINTED_SEED(seed);
   AttentionSpec s = base_spec(1, 1, 1, 64, 256, 64, DType::bf16);
@@ -676,8 +683,8 @@ TEST(Reference, BytesCountTheStatesAndTheKeysHeld) {
   EXPECT_GE(ref->bytes(), states);
   EXPECT_LT(ref->bytes(), states + 16 * 64 * sizeof(double) + 4096);
   const auto one_off = compute_row_block(s, in, block, {64, 128, 192});
-  EXPECT_GE(one_off->bytes(), ref->bytes() + 2 * 256 * 64 * sizeof(double));
-  EXPECT_GE(prepared.bytes(), 2 * 256 * 64 * sizeof(double));
+  EXPECT_GE(one_off->bytes(), ref->bytes() + 2 * 256 * 64 * sizeof(float));
+  EXPECT_GE(prepared.bytes(), 2 * 256 * 64 * sizeof(float));
 }
 
 }  // namespace
