@@ -30,14 +30,19 @@ void add_output_events(RunView& run) {
 
   const size_t rows_cap = static_cast<size_t>(run.max_rows), d = static_cast<size_t>(a.head_dim);
   const int64_t chunks = (a.seq_q + run.max_rows - 1) / run.max_rows;
-  const size_t n = static_cast<size_t>(a.batch * a.heads_q * chunks);
+  // Only the heads whose inputs the run holds can be compared: a trace filtered to some heads
+  // keeps the output of all of them but the inputs of those it traced.
+  std::vector<std::pair<int64_t, int64_t>> heads;
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t h = 0; h < a.heads_q; ++h)
+      if (run.inputs.q_index(b, h) >= 0 && run.inputs.kv_index(b, a.kv_head_of(h)) >= 0) heads.emplace_back(b, h);
+  const size_t n = heads.size() * static_cast<size_t>(chunks);
   run.appended_m.assign(n * rows_cap, 0.0f);
   run.appended_l.assign(n * rows_cap, 1.0f);
   run.appended_o.assign(n * rows_cap * d, 0.0f);
   std::vector<float> row(d);
   size_t e = 0;
-  for (int64_t b = 0; b < a.batch; ++b)
-    for (int64_t h = 0; h < a.heads_q; ++h)
+  for (const auto& [b, h] : heads)
       for (int64_t c = 0; c < chunks; ++c, ++e) {
         const int64_t q0 = c * run.max_rows;
         const int32_t rows = static_cast<int32_t>(std::min<int64_t>(run.max_rows, a.seq_q - q0));

@@ -8,8 +8,9 @@
 // app/model/analysis, the CLI and the GUI. No GL, no kernels' launch code.
 //
 // The kernel's output is a stage like the others: when the run holds it, add_output_events
-// appends one event of an "output" stage (kind final, the last pass) per (batch, head) and row
-// block, so the output is compared, counted in the verdict and drawn like every event.
+// appends one event of an "output" stage (kind final, the last pass) per (batch, head) whose
+// inputs it holds and per row block, so the output is compared, counted in the verdict and drawn
+// like every event.
 #pragma once
 
 #include <cstdint>

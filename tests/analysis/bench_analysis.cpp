@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/model/analysis/analyze_run.h"
+#include "app/model/trace_session.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/launcher.h"
 #include "base/random_inputs.h"
@@ -68,8 +69,8 @@ void capture(KernelKind kernel) {
   req.backend = Backend::cpu;
   req.trace.enabled = true;
   const LaunchOutcome out = launch_attention(req, inputs);
-  TraceInputs ti;
-  ti.pairs = {{0, 0}};
+  HeadInputs ti;
+  ti.q_pairs = ti.kv_pairs = {{0, 0}};
   ti.q = inputs.q;
   ti.k = inputs.k;
   ti.v = inputs.v;
@@ -78,9 +79,11 @@ void capture(KernelKind kernel) {
   nlohmann::json config = out.config, tiling = out.tiling;
   std::filesystem::create_directories(bench_dir());
   write_trace(trace_path(kernel), {.events = &out.events,
+                                   .attention = attention_spec(out.config),
                                    .metadata = {{"config", config.dump()}, {"tiling", tiling.dump()}},
                                    .inputs = &ti,
-                                   .output = &out.o});
+                                   .output = &out.o,
+                                   .output_lse = &out.lse});
 }
 
 void ensure_trace(KernelKind kernel) {
@@ -101,24 +104,8 @@ void ensure_trace(KernelKind kernel) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(1);
 }
 
-// The trace as a RunView over its mapping (what `tilescope diff` analyses).
-RunView open_bench_run(KernelKind kernel) {
-  auto file = std::make_shared<TraceFile>(TraceFile::open(trace_path(kernel)));
-  RunView v;
-  nlohmann::json::parse(*file->metadata_value(trace_meta::config)).get_to(v.config);
-  nlohmann::json::parse(*file->metadata_value(trace_meta::tiling)).get_to(v.tiling);
-  v.label = trace_path(kernel).filename().string();
-  v.block_m = file->block_m();
-  v.head_dim = file->head_dim();
-  const size_t n = file->num_events(), bm = static_cast<size_t>(v.block_m), d = static_cast<size_t>(v.head_dim);
-  for (size_t i = 0; i < n; ++i) v.headers.push_back(file->header(i));
-  v.m = {file->m(0).data(), n * bm};
-  v.l = {file->l(0).data(), n * bm};
-  v.o = {file->o(0).data(), n * bm * d};
-  v.inputs = *file->read_inputs();
-  v.payload_owner = file;
-  return v;
-}
+// The trace as a RunView (what `tilescope diff` analyses).
+RunView open_bench_run(KernelKind kernel) { return open_run(trace_path(kernel)); }
 
 double rss_mib() {
   std::ifstream statm("/proc/self/statm");

@@ -1,5 +1,7 @@
 #include "tests/analysis/launched_run.h"
 
+#include <gtest/gtest.h>
+
 #include "app/model/capture/run_capture.h"
 
 namespace ts::test {
@@ -29,13 +31,21 @@ RunView launch_run(const LaunchSpec& spec) {
   c.inputs = RandomInputSpec{.seed = spec.seed, .preset = spec.preset};
   c.cpu_workers = spec.cpu_workers;
   c.perturb_seed = spec.perturb_seed;
+  c.tile_events = spec.tile_events;
   return run_capture(c).view;
 }
 
 RunView blind(RunView run) {
-  run.config.fault = Fault::none;
+  run.config.reset();
+  run.tiling.reset();
   run.metadata.clear();
   return run;
+}
+
+int32_t stage_of(const RunView& run, std::string_view name) {
+  const int32_t s = run.stage_index(name);
+  if (s < 0) ADD_FAILURE() << "the run has no stage " << name;
+  return s;
 }
 
 }  // namespace ts::test

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "app/model/run_view.h"
 #include "instrumentation/trace/trace_capture.h"
@@ -20,12 +21,16 @@ struct LaunchSpec {
   std::optional<uint64_t> perturb_seed;  // seeded thread order (races show)
   TraceFilter filter;
   int64_t capacity = int64_t{1} << 20;
+  std::optional<bool> tile_events;       // Split-K per-kv-tile events; nullopt: by size
 };
+
+// The index of a stage of the run's table, by name; fails the test when absent.
+int32_t stage_of(const RunView& run, std::string_view name);
 
 RunView launch_run(const LaunchSpec& spec);
 
-// The same run with everything that names its fault removed (config.fault, the metadata): what
-// a user's own kernel looks like to the analysis.
+// The same run with everything that names our kernel removed (its config and tiling, the
+// metadata): what a user's own kernel looks like to the analysis.
 RunView blind(RunView run);
 
 AttentionConfig make_config(KernelKind kernel, Fault fault, DType dtype, int64_t head_dim, int64_t seq_q,

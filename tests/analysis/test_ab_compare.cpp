@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "app/model/analysis/ab_compare.h"
+#include "kernels/kernel_stages.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/model/test_seed.h"
 
@@ -49,12 +50,12 @@ TEST(ABCompare, FaultVsFixedNamesWhereTheyPart) {
   EXPECT_EQ(r.symptom.kind, "runs_differ");
   EXPECT_FALSE(r.same_kernel);
   ASSERT_TRUE(r.first_difference);
-  EXPECT_EQ(static_cast<Stage>(r.first_difference->key.stage), Stage::splitk_reduce);
-  EXPECT_EQ(r.first_difference->key.q_tile, 0);
-  EXPECT_EQ(r.first_difference->key.split, 0);
+  EXPECT_EQ(r.first_difference->where.stage, kSplitkReduceStage);
+  EXPECT_EQ(r.first_difference->where.q_begin, 0);
+  EXPECT_EQ(r.first_difference->where.split, 0);
   EXPECT_EQ(r.first_difference->query_rows.front(), 1) << "query 0 agrees";
   // Where A and B part is where A leaves the reference; B is clean.
-  EXPECT_EQ(r.first_difference->key, r.a.first_divergence.key);
+  EXPECT_EQ(event_key(r.first_difference->where), event_key(r.a.first_divergence.header));
   EXPECT_TRUE(r.b.clean());
   EXPECT_NE(r.symptom.line.find("B matches the reference"), std::string::npos) << r.symptom.line;
   EXPECT_NE(r.symptom.line.find(r.a.symptom.line), std::string::npos);
@@ -83,7 +84,7 @@ TEST(ABCompare, DifferentSplitCountsMeetAtTheFinalOutput) {
   EXPECT_EQ(r.differing, 30u);
   EXPECT_EQ(r.verdict, Verdict::divergence);
   ASSERT_TRUE(r.first_difference);
-  EXPECT_EQ(static_cast<Stage>(r.first_difference->key.stage), Stage::final_output);
+  EXPECT_EQ(r.a.stage_table[static_cast<size_t>(r.first_difference->where.stage)].name, kOutputStageName);
   EXPECT_NE(r.symptom.line.find("A matches the reference, B does not"), std::string::npos) << r.symptom.line;
 }
 

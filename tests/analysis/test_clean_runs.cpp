@@ -11,6 +11,8 @@
 #include <string>
 
 #include "app/model/analysis/analyze_run.h"
+#include "app/model/analysis/event_identity.h"
+#include "kernels/kernel_stages.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/model/test_seed.h"
 
@@ -45,7 +47,7 @@ void expect_clean(const AnalysisReport& r, const std::string& what) {
   EXPECT_TRUE(r.missing.empty()) << what;
   EXPECT_TRUE(r.anomalies.empty()) << what << ": " << (r.anomalies.empty() ? "" : r.anomalies[0]);
   for (const StageReport& s : r.stages) {
-    EXPECT_EQ(s.events_compared, s.events_expected) << what << " " << kStageNames[static_cast<int>(s.stage)];
+    EXPECT_EQ(s.events_compared, s.events_expected) << what << " " << s.info.name;
     EXPECT_EQ(s.events_failing, 0u);
     EXPECT_LE(std::max({s.m.max_ratio, s.l.max_ratio, s.o_norm.max_ratio, s.o_raw.max_ratio}), 1.0) << what;
     EXPECT_EQ(s.non_finite.total(), 0u) << what;
@@ -80,21 +82,33 @@ TEST(CleanRuns, CorrectKernelsAreClean) {
                              std::to_string(c.head_dim) + " " + std::to_string(c.seq_q) + "x" + std::to_string(c.seq_kv) +
                              (c.causal ? " causal" : "");
     expect_clean(r, what);
-    // Every cell an event covers (FA-1: the kv tiles a query tile visits) is written, and
-    // within tolerance; no other.
+    // Every cell an event covers is within tolerance; FA-1's steps cover exactly the key ends of
+    // the kv tiles a query tile visits; a final-kind stage covers every query.
+    const int32_t step_stage = run.stage_index("fa1.step");
     for (const ErrorGrid& g : r.grids)
       for (int64_t q = 0; q < g.grid.rows; ++q)
         for (int64_t col = 0; col < g.grid.cols; ++col) {
           const size_t i = static_cast<size_t>(q * g.grid.cols + col);
-          const int32_t q_tile = static_cast<int32_t>(q / r.tiling.block_m);
-          const bool covered = g.stage != Stage::fa1_step || col < r.tiling.kv_tiles_visited(q_tile).end;
-          ASSERT_EQ(g.grid.mask[i] == 0, covered) << what << " " << kStageNames[static_cast<int>(g.stage)] << " query "
-                                                  << q << " column " << col;
-          if (covered) {
+          const int32_t q_tile = static_cast<int32_t>(q / r.tiling->block_m);
+          const int64_t visited_keys = std::min<int64_t>(
+              int64_t{r.tiling->kv_tiles_visited(q_tile).end} * r.tiling->block_n, c.seq_kv);
+          if (g.stage == step_stage) {
+            const bool covered = g.column_keys[static_cast<size_t>(col)] <= visited_keys;
+            ASSERT_EQ(g.grid.mask[i] == 0, covered) << what << " query " << q << " column " << col;
+          }
+          if (r.stages[static_cast<size_t>(g.stage)].info.kind == StageKind::final) {
+            ASSERT_EQ(g.grid.mask[i], 0) << what << " " << r.stage_name(g.stage) << " query " << q;
+          }
+          if (g.grid.mask[i] == 0) {
             ASSERT_LE(g.grid.values[i], 1.0f) << what;
           }
         }
-    EXPECT_EQ(r.grids.size(), static_cast<size_t>(c.batch * c.heads) * (c.kernel == fa1 ? 2u : 3u));
+    // One grid per (batch, head) of each stage with events: FA-1 steps, final, output; Split-K
+    // tiles (small runs), partials, reduce, final, output.
+    size_t stages_with_events = 0;
+    for (const StageReport& s : r.stages) stages_with_events += s.events_compared > 0;
+    EXPECT_EQ(r.grids.size(), static_cast<size_t>(c.batch * c.heads) * stages_with_events);
+    EXPECT_EQ(stages_with_events, c.kernel == fa1 ? 3u : 5u) << what;
   }
 }
 
@@ -105,22 +119,25 @@ TEST(CleanRuns, PartialTracesCompareWhatWasTraced) {
   spec.seed = seed;
   spec.filter.head_begin = 1;
   spec.filter.head_end = 3;
-  spec.filter.q_tile_begin = 1;
-  spec.filter.q_tile_end = 3;
-  spec.filter.stage_mask = stage_bit(Stage::splitk_reduce) | stage_bit(Stage::final_output);
+  // Query rows 8-23: query tiles 1 and 2 of 8 rows.
+  spec.filter.query_begin = 8;
+  spec.filter.query_end = 24;
+  const std::vector<StageInfo> table = kernel_stage_table(KernelKind::splitk);
+  spec.filter.stage_mask = (uint64_t{1} << kSplitkReduceStage) | (uint64_t{1} << kSplitkFinalStage);
   const RunView run = test::launch_run(spec);
-  ASSERT_EQ(run.inputs.pairs.size(), 4u);  // 2 batches x heads 1, 2
+  ASSERT_EQ(run.inputs.q_pairs.size(), 4u);  // 2 batches x heads 1, 2
+  ASSERT_EQ(run.inputs.kv_pairs.size(), 4u);
   const AnalysisReport r = analyze_run(run);
   expect_clean(r, "filtered");
-  EXPECT_FALSE(r.stages[static_cast<size_t>(Stage::splitk_partial)].traced);
-  EXPECT_EQ(r.stages[static_cast<size_t>(Stage::splitk_reduce)].events_compared, 4u * 2u * 3u);
-  EXPECT_EQ(r.stages[static_cast<size_t>(Stage::final_output)].events_compared, 4u * 2u);
+  EXPECT_FALSE(r.stages[static_cast<size_t>(kSplitkPartialStage)].traced);
+  EXPECT_EQ(r.stages[static_cast<size_t>(kSplitkReduceStage)].events_compared, 4u * 2u * 3u);
+  EXPECT_EQ(r.stages[static_cast<size_t>(kSplitkFinalStage)].events_compared, 4u * 2u);
   // Grids hold the traced query tiles only.
-  const ErrorGrid* g = r.grid(Stage::splitk_reduce, 1, 2);
+  const ErrorGrid* g = r.grid(kSplitkReduceStage, 1, 2);
   ASSERT_NE(g, nullptr);
-  EXPECT_EQ(r.grid(Stage::splitk_reduce, 0, 0), nullptr);
+  EXPECT_EQ(r.grid(kSplitkReduceStage, 0, 0), nullptr);
   for (int64_t q = 0; q < g->grid.rows; ++q) {
-    const bool traced = q >= r.tiling.block_m && q < 3 * r.tiling.block_m;
+    const bool traced = q >= r.tiling->block_m && q < 3 * r.tiling->block_m;
     EXPECT_EQ(g->grid.mask[static_cast<size_t>(q * g->grid.cols)] == 0, traced) << "query " << q;
   }
 }
@@ -132,19 +149,19 @@ TEST(CleanRuns, TracesAreInTheKernelsOwnOrder) {
     spec.config = make_config(k, Fault::none, DType::f32, 64, 40, 300, true, 3, 2, 2);
     spec.seed = seed;
     const RunView run = test::launch_run(spec);
-    const std::vector<size_t> order = kernel_order(run.headers, run.tiling);
+    const std::vector<size_t> order = kernel_order(run.headers, run.stages);
     for (size_t i = 0; i < order.size(); ++i) ASSERT_EQ(order[i], i) << to_string(k);
     // Every Split-K partial comes before every reduce event that reads it.
     if (k == KernelKind::splitk) {
       size_t last_partial = 0, first_reduce = run.headers.size();
       for (size_t i = 0; i < run.headers.size(); ++i) {
-        if (run.headers[i].stage == static_cast<int32_t>(Stage::splitk_partial)) last_partial = i;
-        if (run.headers[i].stage == static_cast<int32_t>(Stage::splitk_reduce)) first_reduce = std::min(first_reduce, i);
+        if (run.headers[i].stage == kSplitkPartialStage) last_partial = i;
+        if (run.headers[i].stage == kSplitkReduceStage) first_reduce = std::min(first_reduce, i);
       }
       EXPECT_LT(last_partial, first_reduce);
     }
     std::vector<EventHeader> reversed(run.headers.rbegin(), run.headers.rend());
-    const std::vector<size_t> back = kernel_order(reversed, run.tiling);
+    const std::vector<size_t> back = kernel_order(reversed, run.stages);
     for (size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], back.size() - 1 - i);
   }
 }
@@ -172,12 +189,12 @@ TEST(CleanRuns, ConventionsDoNotFoolTheComparison) {
   spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 100, 200, true);
   spec.seed = seed;
   EditableRun e = editable(test::launch_run(spec));
-  const size_t bm = static_cast<size_t>(e.view.block_m), d = static_cast<size_t>(e.view.head_dim);
+  const size_t bm = static_cast<size_t>(e.view.max_rows), d = static_cast<size_t>(e.view.head_dim);
   size_t converted = 0;
-  for (size_t i = 0; i < e.view.headers.size(); ++i) {
+  for (size_t i = 0; i < e.view.recorded_events; ++i) {
     EventHeader& h = e.view.headers[i];
-    if (h.stage != static_cast<int32_t>(Stage::fa1_step)) continue;
-    h.convention = static_cast<int32_t>(Convention::normalized);
+    if (h.stage != kFa1StepStage) continue;
+    h.convention = kNormalized;
     for (size_t r = 0; r < static_cast<size_t>(h.rows); ++r) {
       float& m = (*e.m)[i * bm + r];
       float& l = (*e.l)[i * bm + r];
@@ -191,20 +208,20 @@ TEST(CleanRuns, ConventionsDoNotFoolTheComparison) {
   ASSERT_GT(converted, 0u);
   const AnalysisReport r = analyze_run(e.view);
   expect_clean(r, "normalised steps");
-  EXPECT_EQ(r.stages[static_cast<size_t>(Stage::fa1_step)].convention, "normalized");
+  EXPECT_EQ(r.stages[static_cast<size_t>(kFa1StepStage)].convention, "normalized");
 
   // And a wrong value in that convention is still found, at its row.
   const size_t i = converted / 2;  // some step event
   size_t idx = 0, seen = 0;
   for (; idx < e.view.headers.size(); ++idx)
-    if (e.view.headers[idx].stage == static_cast<int32_t>(Stage::fa1_step) && seen++ == i) break;
+    if (e.view.headers[idx].stage == kFa1StepStage && seen++ == i) break;
   const int32_t row = e.view.headers[idx].rows - 1;
   (*e.o)[(idx * bm + static_cast<size_t>(row)) * d + 3] += 0.25f;
   const AnalysisReport bad = analyze_run(e.view);
   ASSERT_TRUE(bad.first_divergence.found);
   EXPECT_EQ(bad.first_divergence.event_index, static_cast<int64_t>(idx));
   EXPECT_EQ(bad.first_divergence.query_rows,
-            std::vector<int64_t>{int64_t{e.view.headers[idx].q_tile} * e.view.block_m + row});
+            std::vector<int64_t>{int64_t{e.view.headers[idx].q_begin} + row});
   EXPECT_EQ(bad.first_divergence.columns, std::vector<int32_t>{3});
 }
 
@@ -215,9 +232,9 @@ TEST(CleanRuns, RowsPastATilesEndAreIgnoredRowsThatSeeNoKeyMustHoldNoKeyState) {
   spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 100, 40, true);
   spec.seed = seed;
   EditableRun e = editable(test::launch_run(spec));
-  const size_t bm = static_cast<size_t>(e.view.block_m), d = static_cast<size_t>(e.view.head_dim);
+  const size_t bm = static_cast<size_t>(e.view.max_rows), d = static_cast<size_t>(e.view.head_dim);
   // Poison every row past each event's valid rows: nothing may read them.
-  for (size_t i = 0; i < e.view.headers.size(); ++i)
+  for (size_t i = 0; i < e.view.recorded_events; ++i)
     for (size_t r = static_cast<size_t>(e.view.headers[i].rows); r < bm; ++r) {
       (*e.m)[i * bm + r] = (*e.l)[i * bm + r] = kNaN;
       for (size_t c = 0; c < d; ++c) (*e.o)[(i * bm + r) * d + c] = kNaN;
@@ -226,8 +243,8 @@ TEST(CleanRuns, RowsPastATilesEndAreIgnoredRowsThatSeeNoKeyMustHoldNoKeyState) {
 
   // A row that sees no key must hold m = -inf, l = 0, O = 0 exactly: a tiny l is wrong...
   size_t step = 0;
-  while (e.view.headers[step].stage != static_cast<int32_t>(Stage::fa1_step)) ++step;
-  ASSERT_EQ(e.view.headers[step].q_tile, 0);
+  while (e.view.headers[step].stage != kFa1StepStage) ++step;
+  ASSERT_EQ(e.view.headers[step].q_begin, 0);
   ASSERT_EQ((*e.m)[step * bm + 5], -std::numeric_limits<float>::infinity()) << "query 5 sees no key";
   (*e.l)[step * bm + 5] = 1e-30f;
   AnalysisReport r = analyze_run(e.view);
@@ -293,18 +310,21 @@ TEST(CleanRuns, RunsThatCannotBeAnalysedSaySo) {
   bad_shape.inputs.k.shape[1] = 99;
   EXPECT_THROW(analyze_run(bad_shape), AnalysisError);
 
-  RunView bad_tiling = run;
-  bad_tiling.tiling.block_m = 16;
-  EXPECT_THROW(analyze_run(bad_tiling), AnalysisError);
+  RunView bad_attention = run;
+  bad_attention.attention.heads_kv = 3;  // does not divide the 2 query heads
+  EXPECT_THROW(analyze_run(bad_attention), AnalysisError);
 
-  // An event with coordinates outside the run is set aside and named, not compared.
+  // An event with coordinates outside the run is set aside and named, not compared; one that
+  // says it read another kv head than the attention's mapping gives, too.
   RunView stray = run;
   stray.headers[0].head = 5;
+  stray.headers[1].kv_head = 1;
   const AnalysisReport r = analyze_run(stray);
   EXPECT_FALSE(r.events[0].compared);
-  ASSERT_FALSE(r.anomalies.empty());
-  EXPECT_NE(r.anomalies[0].find("head 5"), std::string::npos) << r.anomalies[0];
-  EXPECT_EQ(r.missing.size(), 1u) << "and the event it should have been is missing";
+  EXPECT_FALSE(r.events[1].compared);
+  ASSERT_GE(r.anomalies.size(), 2u);
+  EXPECT_NE(r.anomalies[0].find("head = 5"), std::string::npos) << r.anomalies[0];
+  EXPECT_NE(r.anomalies[1].find("kv head 1"), std::string::npos) << r.anomalies[1];
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <random>
 
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/state_compare.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/model/test_seed.h"
@@ -20,9 +22,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr float kInfF = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-RefState ref_state(Convention c, std::vector<double> m, std::vector<double> l, std::vector<double> o) {
+RefState ref_state(bool normalized, std::vector<double> m, std::vector<double> l, std::vector<double> o) {
   RefState s;
-  s.convention = c;
+  s.normalized = normalized;
   s.rows = static_cast<int32_t>(m.size());
   s.head_dim = static_cast<int32_t>(o.size() / m.size());
   s.m = std::move(m);
@@ -31,17 +33,17 @@ RefState ref_state(Convention c, std::vector<double> m, std::vector<double> l, s
   return s;
 }
 
-std::vector<RowError> compare(Convention c, const std::vector<float>& m, const std::vector<float>& l,
-                              const std::vector<float>& o, const RefState& want) {
+std::vector<RowError> compare(int32_t convention, const std::vector<float>& m, const std::vector<float>& l,
+                              const std::vector<float>& o, const RefState& want, double scale = 1.0) {
   std::vector<RowError> out(m.size());
-  compare_state({c, static_cast<int32_t>(m.size()), want.head_dim, m, l, o}, want, out);
+  compare_state({convention, scale, static_cast<int32_t>(m.size()), want.head_dim, m, l, o}, want, out);
   return out;
 }
 
 TEST(StateCompare, SpecialValues) {
-  const auto U = Convention::unnormalized;
+  const int32_t U = 0;
   // Row 0 sees no key: (-inf, 0, 0) in both is no error. Row 1: ordinary values.
-  const RefState want = ref_state(U, {-kInf, 2.0}, {0.0, 4.0}, {0, 0, 8.0, -4.0});
+  const RefState want = ref_state(false, {-kInf, 2.0}, {0.0, 4.0}, {0, 0, 8.0, -4.0});
   auto e = compare(U, {-kInfF, 2.0f}, {0.0f, 4.0f}, {0, 0, 8.0f, -4.0f}, want);
   EXPECT_EQ(e[0].m_err, 0.0f);
   EXPECT_EQ(e[0].l_err, 0.0f);
@@ -70,12 +72,40 @@ TEST(StateCompare, SpecialValues) {
 
 TEST(StateCompare, ConventionsAreReconciled) {
   // Trace normalised (LSE, 1, O/l), reference unnormalised: compared as normalised.
-  const RefState want = ref_state(Convention::unnormalized, {1.0}, {std::exp(1.0)}, {3.0 * std::exp(1.0)});
-  auto e = compare(Convention::normalized, {2.0f}, {1.0f}, {3.0f}, want);  // LSE = 1 + log(e) = 2
+  const RefState want = ref_state(false, {1.0}, {std::exp(1.0)}, {3.0 * std::exp(1.0)});
+  auto e = compare(kNormalized, {2.0f}, {1.0f}, {3.0f}, want);  // LSE = 1 + log(e) = 2
   EXPECT_LT(e[0].m_err, 1e-6f);
   EXPECT_EQ(e[0].l_err, 0.0f);
   EXPECT_LT(e[0].o_norm_err, 1e-6f);
   EXPECT_LT(e[0].o_raw_err, 1e-6f);
+  // A normalised trace's l channel is not read: any value there is no error.
+  e = compare(kNormalized, {2.0f}, {123.0f}, {3.0f}, want);
+  EXPECT_EQ(e[0].l_err, 0.0f);
+
+  // Base 2: the LSE stored times log2(e) is right; the natural one stored under a base-2 claim
+  // is wrong by exactly that factor.
+  const float lse2 = static_cast<float>(2.0 * std::numbers::log2e);
+  e = compare(kNormalized | kLogBase2, {lse2}, {1.0f}, {3.0f}, want);
+  EXPECT_LT(e[0].m_err, 1e-6f);
+  e = compare(kNormalized | kLogBase2, {2.0f}, {1.0f}, {3.0f}, want);
+  EXPECT_NEAR(e[0].m_err, 2.0 - 2.0 / std::numbers::log2e, 1e-5);
+
+  // An unnormalised max of unscaled scores (flash-attention 2's running max): stored m / scale.
+  const double scale = 0.125;
+  e = compare(kUnscaledMax, {static_cast<float>(1.0 / scale)}, {static_cast<float>(std::exp(1.0))},
+              {static_cast<float>(3.0 * std::exp(1.0))}, want, scale);
+  EXPECT_LT(e[0].m_err, 1e-5f);
+  EXPECT_LT(e[0].o_raw_err, 1e-5f);
+  // Base 2 and unscaled together: m x log2(e) / scale.
+  e = compare(kUnscaledMax | kLogBase2, {static_cast<float>(std::numbers::log2e / scale)},
+              {static_cast<float>(std::exp(1.0))}, {static_cast<float>(3.0 * std::exp(1.0))}, want, scale);
+  EXPECT_LT(e[0].m_err, 1e-5f);
+
+  // An m channel the kernel did not record (kNoMax) is not compared, whatever it holds.
+  e = compare(kNormalized | kNoMax, {std::numeric_limits<float>::quiet_NaN()}, {1.0f}, {3.0f}, want);
+  EXPECT_EQ(e[0].m_err, 0.0f);
+  EXPECT_EQ(e[0].nan, 0);
+  EXPECT_LT(e[0].o_norm_err, 1e-6f);
 }
 
 TEST(StateCompare, JudgeUsesEachQuantitysBar) {
@@ -127,8 +157,8 @@ TEST(Tolerance, RuleIsTwiceTheNaiveErrorPlusAFloor) {
   EXPECT_GT(bf16, f32);
 }
 
-// compare_event against kernels/reference.h used directly (the whole config's Reference and
-// the event's own header), on a faulty and a correct run.
+// compare_event against kernels/reference.h used directly (a row block reference of the event's
+// own rows and keys), on a faulty and a correct run.
 TEST(CompareEvent, ArraysAgreeWithTheReferenceAndTheTrace) {
   TS_SEEDED(seed);
   for (Fault fault : {Fault::double_count_l, Fault::none}) {
@@ -136,30 +166,34 @@ TEST(CompareEvent, ArraysAgreeWithTheReferenceAndTheTrace) {
     spec.config = test::make_config(KernelKind::splitk, fault, DType::f32, 64, 20, 500, true, 3, 1, 2);
     spec.seed = seed;
     const RunView run = test::launch_run(spec);
-    const AttentionInputs inputs = make_random_inputs(spec.config, {.seed = seed});
-    const Reference direct(run.config, run.tiling, inputs);
     RunReference ref(run);
     ASSERT_GT(run.num_events(), 0u);
     for (size_t i = 0; i < run.num_events(); ++i) {
       const EventComparison c = compare_event(run, ref, i);
       const RunEvent ev = run.event(i);
-      const RefState want = direct.expected(ev.header);
+      const StageInfo& stage = run.stage_of(i);
+      const auto block = compute_row_block(run.attention, run.inputs, row_block(ev.header), {});
+      const std::vector<KeyRange> keys = event_key_ranges(ev.header, stage, run.attention);
+      const RefState want = stage.kind == StageKind::final ? block->output() : block->state(keys);
       ASSERT_EQ(c.rows, ev.header.rows);
-      ASSERT_EQ(c.compared_convention, want.convention);
+      ASSERT_EQ(c.compared_normalized, want.normalized);
       const size_t d = static_cast<size_t>(c.head_dim);
-      const StageBars& bars = ref.tolerance().for_stage(static_cast<Stage>(ev.header.stage));
+      const StageBars& bars = ref.tolerance().for_kind(stage.kind);
       for (size_t r = 0; r < static_cast<size_t>(c.rows); ++r) {
         EXPECT_EQ(c.m_trace[r], ev.m[r]);
-        EXPECT_EQ(c.m_reference[r], static_cast<float>(want.m[r]));
-        EXPECT_EQ(c.l_reference[r], static_cast<float>(want.l[r]));
-        const double l = want.convention == Convention::unnormalized ? want.l[r] : 1.0;
-        const double tl = want.convention == Convention::unnormalized ? ev.l[r] : 1.0;
+        EXPECT_FLOAT_EQ(c.m_reference[r], static_cast<float>(want.m[r]));
+        EXPECT_FLOAT_EQ(c.l_reference[r], static_cast<float>(want.l[r]));
+        const double l = !want.normalized ? want.l[r] : 1.0;
+        const double tl = !want.normalized ? ev.l[r] : 1.0;
         for (size_t col = 0; col < d; ++col) {
           const size_t at = r * d + col;
           EXPECT_EQ(c.o_trace.values[at], ev.o[at]);
-          EXPECT_EQ(c.o_reference.values[at], static_cast<float>(want.o[at]));
-          EXPECT_EQ(c.o_diff.values[at], static_cast<float>(double(ev.o[at]) - want.o[at]));
-          EXPECT_NEAR(c.o_norm_reference.values[at], l > 0 ? want.o[at] / l : 0.0, 1e-6);
+          // The reference here is cut into other pieces than the run's (its own boundaries):
+          // float64 sums in another order, equal to ~1e-15 relative.
+          const double close = 1e-12 * (1.0 + std::fabs(want.o[at]));
+          EXPECT_NEAR(c.o_reference.values[at], static_cast<float>(want.o[at]), close + 1e-7 * std::fabs(want.o[at]));
+          EXPECT_NEAR(c.o_diff.values[at], double(ev.o[at]) - want.o[at], close + 1e-7 * std::fabs(c.o_diff.values[at]));
+          EXPECT_NEAR(c.o_norm_reference.values[at], l > 0 ? want.o[at] / l : 0.0, 1e-6 * (1 + std::fabs(want.o[at])));
           EXPECT_NEAR(c.o_norm_trace.values[at], tl > 0 ? ev.o[at] / tl : 0.0, 1e-6);
           // A cell fails when its raw O or O/l error is over the row's bar.
           const RowError& e = c.row_errors[r];
@@ -174,8 +208,8 @@ TEST(CompareEvent, ArraysAgreeWithTheReferenceAndTheTrace) {
           }
         }
       }
-      EXPECT_EQ(c.passes, fault == Fault::none || ev.header.stage == static_cast<int32_t>(Stage::splitk_partial))
-          << "event " << i << " " << kStageNames[ev.header.stage];
+      // double_count_l: the tiles and partials are right, the reduce and what follows wrong.
+      EXPECT_EQ(c.passes, fault == Fault::none || stage.kind == StageKind::state) << "event " << i << " " << stage.name;
       if (!c.passes) {
         EXPECT_EQ(c.failing_rows().size(), static_cast<size_t>(c.rows));
         EXPECT_FALSE(c.failing_columns().empty());

@@ -23,6 +23,7 @@
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/export/export_run.h"
+#include "kernels/kernel_stages.h"
 #include "app/model/export/staged_folder.h"
 #include "instrumentation/trace/file_error.h"
 #include "instrumentation/trace/npy.h"
@@ -125,7 +126,7 @@ TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
   EXPECT_EQ(p.rows_per_cell, 1);
   const Image img = load_png(f->path);
   ASSERT_GT(img.w, 0);
-  const ErrorGrid* g = e.report.grid(Stage::fa1_step, 0, 0);
+  const ErrorGrid* g = e.report.grid(kFa1StepStage, 0, 0);
   ASSERT_NE(g, nullptr);
   int nan_cells = 0, finite_cells = 0;
   for (int64_t r = 0; r < g->grid.rows; ++r)
@@ -210,9 +211,9 @@ TEST(Export, NpyFilesHoldTheComparedArrays) {
   testing::TempDir tmp;
   const Exported e = export_config(make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 20, 500, true, 3),
                                    seed, tmp.path());
-  // Grids: float32 [seq_q, splits], -1 where no event covers a cell.
-  for (Stage s : {Stage::splitk_partial, Stage::splitk_reduce, Stage::final_output}) {
-    const std::string base = std::string(kStageNames[static_cast<int>(s)]);
+  // Grids: float32 [seq_q, key positions], -1 where no event covers a cell.
+  for (int32_t s : {kSplitkPartialStage, kSplitkReduceStage, kSplitkFinalStage}) {
+    const std::string base = e.report.stage_name(s);
     std::string file = base;
     std::replace(file.begin(), file.end(), '.', '_');
     const NpyArray a = read_npy(tmp.path() / (file + "_b0_h0.npy"));
@@ -260,10 +261,10 @@ TEST(Export, NpyFilesHoldTheComparedArrays) {
                                    tmp.path().string(),
                                &status);
   ASSERT_EQ(status, 0) << py;
-  const ErrorGrid* reduce = e.report.grid(Stage::splitk_reduce, 0, 0);
+  const ErrorGrid* reduce = e.report.grid(kSplitkReduceStage, 0, 0);
   const float reduce_max = *std::max_element(reduce->grid.values.begin(), reduce->grid.values.end());
   char want[256];
-  std::snprintf(want, sizeof want, "float32 (20, 3) (%d, 64) %u %u divergence\n", cmp.rows,
+  std::snprintf(want, sizeof want, "float32 (20, %d) (%d, 64) %u %u divergence\n", static_cast<int>(reduce->grid.cols), cmp.rows,
                 static_cast<unsigned>(std::bit_cast<uint32_t>(reduce_max)),
                 static_cast<unsigned>(std::bit_cast<uint32_t>(cmp.o_trace.values[66])));
   EXPECT_EQ(py, want);
@@ -281,13 +282,13 @@ TEST(Export, SummaryJsonMatchesTheReport) {
   EXPECT_EQ(j["symptom_kind"], "missing_partial");
   const auto& f = j["first_divergence"];
   EXPECT_EQ(f["stage"], "splitk.partial");
-  EXPECT_EQ(f["query_tile"], r.first_divergence.key.q_tile);
-  EXPECT_EQ(f["split"], r.first_divergence.key.split);
+  EXPECT_EQ(f["q_begin"], r.first_divergence.header.q_begin);
+  EXPECT_EQ(f["split"], r.first_divergence.header.split);
   EXPECT_EQ(f["missing"], true);
   EXPECT_EQ(j["missing_events"].size(), r.missing.size());
   for (const StageReport& s : r.stages) {
     if (!s.traced) continue;
-    const auto& js = j["stages"][kStageNames[static_cast<int>(s.stage)]];
+    const auto& js = j["stages"][s.info.name];
     EXPECT_EQ(js["events"]["compared"], s.events_compared);
     EXPECT_EQ(js["events"]["failing"], s.events_failing);
     EXPECT_EQ(js["events"]["missing"], s.events_missing);
@@ -348,7 +349,8 @@ TEST(Export, ABWritesBothRunsAndTheirComparison) {
   const nlohmann::json j = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   EXPECT_EQ(j["verdict"], "divergence");
   EXPECT_EQ(j["first_difference"]["stage"], "fa1.step");
-  EXPECT_EQ(j["first_difference"]["kv_tile"], 1);
+  EXPECT_EQ(j["first_difference"]["step"], 1);
+  EXPECT_EQ(j["first_difference"]["keys"], nlohmann::json::parse("[[0, 128]]")) << "the second kv tile of 64 keys";
   EXPECT_EQ(j["a"]["symptom_kind"], "stale_state");
   EXPECT_EQ(j["b"]["verdict"], "clean");
   EXPECT_TRUE(std::filesystem::exists(tmp.path() / "a" / "first_divergence.png"));

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "app/model/analysis/analyze_run.h"
+#include "kernels/kernel_stages.h"
+#include "kernels/tiling.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/model/test_seed.h"
 
@@ -19,11 +21,13 @@ namespace {
 
 using test::make_config;
 
+// Where a fault first shows: a stage of our kernels' tables (kernels/kernel_stages.h), the
+// query tile, the split (-1: not checked) and the event's step in its block (-1: not checked).
 struct Place {
-  Stage stage;
+  std::string stage;
   int32_t q_tile = 0;
-  int32_t split = -1;  // partial / reduce
-  int32_t step = 0;    // fa1.step: kv tile
+  int32_t split = -1;
+  int32_t step = -1;
   bool missing = false;
 };
 
@@ -35,15 +39,16 @@ bool row_sees_key_in(const AttentionConfig& c, const Tiling& t, int64_t i, KvTil
   return !c.causal || i + c.seq_kv - c.seq_q >= first;
 }
 
-// masked_nan, Split-K: the first partial (kernel order: query tile, then split) over a
-// non-empty kv range where some row sees no key: without the guard exp(-inf - -inf) is NaN.
+// masked_nan, Split-K: the first split (kernel order: query tile, then split) over a non-empty
+// kv range where some row sees no key: without the guard exp(-inf - -inf) is NaN from its first
+// kv tile on (under a causal mask a row that sees no key of a split sees none of its first tile).
 Place first_fully_masked_partial(const AttentionConfig& c, const Tiling& t) {
   for (int32_t q = 0; q < t.num_q_tiles; ++q)
     for (int32_t s = 0; s < t.num_splits; ++s) {
       const KvTileRange kv = t.split_kv_tiles(s);
       if (kv.empty()) continue;
       for (int32_t r = 0; r < t.rows_in_q_tile(q); ++r)
-        if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, kv)) return {Stage::splitk_partial, q, s, 0};
+        if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, kv)) return {"splitk.tile", q, s, 0};
     }
   ADD_FAILURE() << "config has no fully masked split";
   return {};
@@ -55,7 +60,7 @@ Place first_fully_masked_fa1(const AttentionConfig& c, const Tiling& t) {
   for (int32_t q = 0; q < t.num_q_tiles; ++q)
     for (int32_t r = 0; r < t.rows_in_q_tile(q); ++r)
       if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, {0, 1}))
-        return t.kv_tiles_visited(q).end > 0 ? Place{Stage::fa1_step, q, -1, 0} : Place{Stage::final_output, q, -1, 0};
+        return t.kv_tiles_visited(q).end > 0 ? Place{"fa1.step", q, -1, 0} : Place{"final", q, -1, -1};
   ADD_FAILURE() << "config has no row that sees no key";
   return {};
 }
@@ -73,22 +78,23 @@ Place expected_place(const FaultCase& fc, const Tiling& t) {
   const AttentionConfig& c = fc.config;
   switch (c.fault) {
     case Fault::double_count_l:
-    case Fault::partial_layout: return {Stage::splitk_reduce, 0, 0, 0};
+    case Fault::partial_layout: return {"splitk.reduce", 0, 0, 0};
     case Fault::masked_nan: return c.kernel == KernelKind::splitk ? first_fully_masked_partial(c, t) : first_fully_masked_fa1(c, t);
     case Fault::empty_split:
       for (int32_t s = 0; s < t.num_splits; ++s)
-        if (t.split_kv_tiles(s).empty()) return {Stage::splitk_partial, 0, s, 0, true};
+        if (t.split_kv_tiles(s).empty()) return {"splitk.partial", 0, s, 0, true};
       ADD_FAILURE() << "config has no empty split";
       return {};
     case Fault::per_tile_softmax:
     case Fault::stale_accumulator:
-      if (c.kernel == KernelKind::fa1) return {Stage::fa1_step, 0, -1, 1};
+      // The second kv tile: FA-1's second step, or a split's second tile state.
+      if (c.kernel == KernelKind::fa1) return {"fa1.step", 0, -1, 1};
       for (int32_t s = 0; s < t.num_splits; ++s)
-        if (t.split_kv_tiles(s).size() >= 2) return {Stage::splitk_partial, 0, s, 0};
+        if (t.split_kv_tiles(s).size() >= 2) return {"splitk.tile", 0, s, 1};
       ADD_FAILURE() << "config has no split of two kv tiles";
       return {};
     case Fault::missing_barrier:
-      return c.kernel == KernelKind::fa1 ? Place{Stage::fa1_step, 0, -1, 0} : Place{Stage::splitk_partial, 0, 0, 0};
+      return c.kernel == KernelKind::fa1 ? Place{"fa1.step", 0, -1, -1} : Place{"splitk.tile", 0, 0, -1};
     case Fault::none: break;
   }
   return {};
@@ -140,41 +146,43 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   spec.cpu_workers = 2;
   // Nothing in the run names its fault: the analysis must find it from the errors alone.
   const RunView run = test::blind(test::launch_run(spec));
-  ASSERT_EQ(run.config.fault, Fault::none);
+  ASSERT_FALSE(run.config.has_value());
   const AnalysisReport r = analyze_run(run);
 
   EXPECT_EQ(r.verdict, Verdict::divergence) << r.symptom.line;
-  const Place want = expected_place(fc, r.tiling);
+  const Tiling tiling = make_tiling(fc.config, kCpuNominalSmCount);
+  const Place want = expected_place(fc, tiling);
   const Divergence& d = r.first_divergence;
   ASSERT_TRUE(d.found);
-  EXPECT_EQ(static_cast<Stage>(d.key.stage), want.stage) << r.symptom.line;
-  EXPECT_EQ(d.key.batch, 0);
-  EXPECT_EQ(d.key.head, 0);
-  EXPECT_EQ(d.key.q_tile, want.q_tile);
+  EXPECT_EQ(r.stage_name(d.header.stage), want.stage) << r.symptom.line;
+  EXPECT_EQ(d.header.batch, 0);
+  EXPECT_EQ(d.header.head, 0);
+  EXPECT_EQ(d.header.q_begin, want.q_tile * tiling.block_m);
   EXPECT_EQ(d.missing, want.missing);
-  if (want.stage == Stage::splitk_partial || want.stage == Stage::splitk_reduce) {
-    EXPECT_EQ(d.key.split, want.split);
+  if (want.split >= 0) {
+    EXPECT_EQ(d.header.split, want.split);
   }
-  if (want.stage == Stage::fa1_step) {
-    EXPECT_EQ(d.key.step, want.step);
+  if (want.step >= 0) {
+    EXPECT_EQ(d.header.step, want.step);
   }
   EXPECT_TRUE(fc.symptoms.count(r.symptom.kind)) << "symptom " << r.symptom.kind << ": " << r.symptom.line;
   EXPECT_FALSE(r.symptom.line.empty());
 
   // The rows named are rows of that tile, within the run; a never-written event names them all.
   ASSERT_FALSE(d.query_rows.empty());
-  const int64_t q0 = int64_t{d.key.q_tile} * r.tiling.block_m;
+  const int64_t q0 = d.header.q_begin;
   for (int64_t q : d.query_rows) {
     EXPECT_GE(q, q0);
-    EXPECT_LT(q, q0 + r.tiling.rows_in_q_tile(d.key.q_tile));
+    EXPECT_LT(q, q0 + d.header.rows);
   }
   if (d.missing) {
-    EXPECT_EQ(d.query_rows.size(), size_t(r.tiling.rows_in_q_tile(d.key.q_tile)));
+    EXPECT_EQ(d.query_rows.size(), size_t(d.header.rows));
   }
 
   // Fault-specific properties of the report, each a plain fact about the errors.
-  const StageReport& partial = r.stages[static_cast<size_t>(Stage::splitk_partial)];
-  const StageReport& reduce = r.stages[static_cast<size_t>(Stage::splitk_reduce)];
+  const bool splitk = fc.config.kernel == KernelKind::splitk;
+  const StageReport& partial = r.stages[static_cast<size_t>(splitk ? kSplitkPartialStage : 0)];
+  const StageReport& reduce = r.stages[static_cast<size_t>(splitk ? kSplitkReduceStage : 0)];
   if (fc.config.fault == Fault::double_count_l || fc.config.fault == Fault::partial_layout) {
     EXPECT_TRUE(partial.clean()) << "every partial matches";
     EXPECT_GT(reduce.events_failing, 0u);
@@ -182,11 +190,11 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   if (fc.config.fault == Fault::double_count_l) {
     EXPECT_EQ(reduce.m.failing_rows, 0u) << "m is right";
     EXPECT_EQ(reduce.l.failing_rows, 0u) << "l is right";
-    EXPECT_EQ(d.query_rows.size(), size_t(r.tiling.rows_in_q_tile(0))) << "every row's O is l times too large";
+    EXPECT_EQ(d.query_rows.size(), size_t(tiling.rows_in_q_tile(0))) << "every row's O is l times too large";
   }
   if (fc.config.fault == Fault::partial_layout) {
     EXPECT_EQ(d.query_rows.front(), 1) << "query 0 is right, query 1 is the first wrong";
-    const std::vector<float> by_query = r.error_by_query(Stage::final_output, 0, 0);
+    const std::vector<float> by_query = r.error_by_query(kSplitkFinalStage, 0, 0);
     EXPECT_LE(by_query[0], 1.0f);
   }
   if (fc.config.fault == Fault::masked_nan) {
@@ -197,20 +205,20 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   }
   if (fc.config.fault == Fault::empty_split) {
     ASSERT_FALSE(r.missing.empty());
-    for (const MissingEvent& m : r.missing) {
-      EXPECT_EQ(static_cast<Stage>(m.key.stage), Stage::splitk_partial);
-      EXPECT_TRUE(r.tiling.split_kv_tiles(m.key.split).empty()) << "only empty splits lack a partial";
+    for (const EventHeader& m : r.missing) {
+      EXPECT_EQ(r.stage_name(m.stage), "splitk.partial");
+      EXPECT_TRUE(tiling.split_kv_tiles(m.split).empty()) << "only empty splits lack a partial";
     }
     EXPECT_GT(reduce.non_finite.nan, 0u) << "the unwritten state poisons the reduce";
     EXPECT_NE(r.symptom.line.find("split " + std::to_string(want.split)), std::string::npos) << r.symptom.line;
   }
   if (fc.config.fault == Fault::stale_accumulator || fc.config.fault == Fault::missing_barrier) {
-    const StageReport& s = r.stages[static_cast<size_t>(want.stage)];
+    const StageReport& s = r.stages[static_cast<size_t>(d.header.stage)];
     EXPECT_EQ(s.m.failing_rows, 0u) << "m is right";
     EXPECT_EQ(s.l.failing_rows, 0u) << "l is right";
   }
   if (fc.config.fault == Fault::per_tile_softmax) {
-    const StageReport& s = r.stages[static_cast<size_t>(Stage::fa1_step)];
+    const StageReport& s = r.stages[static_cast<size_t>(kFa1StepStage)];
     EXPECT_GT(s.m.failing_rows + s.l.failing_rows, 0u) << "the running m / l are not carried";
   }
 }

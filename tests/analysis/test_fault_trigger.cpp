@@ -44,11 +44,11 @@ TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
       spec.seed = rng();
       const RunView run = test::launch_run(spec);
       const AnalysisReport r = analyze_run(run);
-      const std::string why = why_fault_cannot_show(run.config, r.tiling);
+      const std::string why = why_fault_cannot_show(*run.config, *r.tiling);
       SCOPED_TRACE(std::string(f.name) + " " + std::string(to_string(spec.config.kernel)) + " Sq=" +
                    std::to_string(spec.config.seq_q) + " Skv=" + std::to_string(spec.config.seq_kv) + " D=" +
                    std::to_string(spec.config.head_dim) + (spec.config.causal ? " causal" : "") +
-                   " splits=" + std::to_string(r.tiling.num_splits) + ": " + why);
+                   " splits=" + std::to_string(r.tiling->num_splits) + ": " + why);
       EXPECT_EQ(r.clean(), !why.empty()) << r.symptom.line;
       if (r.clean()) {
         ++not_shown;

@@ -20,7 +20,7 @@ std::filesystem::path fixture(const char* name) { return std::filesystem::path(T
 // The same problem, captured here on the CPU backend from the fixture's seed.
 RunView recapture_on_cpu(const RunView& gpu) {
   CaptureSpec spec;
-  spec.config = gpu.config;
+  spec.config = *gpu.config;
   spec.backend = Backend::cpu;
   spec.inputs = RandomInputSpec{.seed = std::stoull(gpu.metadata.at("inputs_seed"))};
   spec.cpu_workers = 2;
@@ -30,16 +30,16 @@ RunView recapture_on_cpu(const RunView& gpu) {
 TEST(GpuFixtures, SplitkDoubleCountLNamesTheReduceAtSplitZero) {
   const RunView run = open_run(fixture("splitk_double_count_l.gpu.trace.safetensors"));
   ASSERT_EQ(run.metadata.at("backend"), "gpu");
-  ASSERT_EQ(run.config.fault, Fault::double_count_l);
+  ASSERT_EQ(run.config->fault, Fault::double_count_l);
   const AnalysisReport r = analyze_run(run);
   EXPECT_EQ(r.verdict, Verdict::divergence);
   ASSERT_TRUE(r.first_divergence.found);
-  EXPECT_EQ(r.first_divergence.key.stage, static_cast<int32_t>(Stage::splitk_reduce));
-  EXPECT_EQ(r.first_divergence.key.q_tile, 0);
-  EXPECT_EQ(r.first_divergence.key.split, 0);
+  EXPECT_EQ(r.stage_name(r.first_divergence.header.stage), "splitk.reduce");
+  EXPECT_EQ(r.first_divergence.header.q_begin, 0);
+  EXPECT_EQ(r.first_divergence.header.split, 0);
   EXPECT_EQ(r.symptom.kind, "reduce_scaled_by_l") << r.symptom.line;
   for (const StageReport& s : r.stages) {
-    if (s.stage != Stage::splitk_partial) continue;
+    if (s.info.name != "splitk.partial") continue;
     EXPECT_EQ(s.events_failing, 0u) << "every partial matches";
   }
 
@@ -54,8 +54,8 @@ TEST(GpuFixtures, SplitkDoubleCountLNamesTheReduceAtSplitZero) {
 TEST(GpuFixtures, CorrectFa1CausalIsCleanAndAgreesWithTheCpu) {
   const RunView run = open_run(fixture("fa1_causal_fp16.gpu.trace.safetensors"));
   ASSERT_EQ(run.metadata.at("backend"), "gpu");
-  ASSERT_EQ(run.config.fault, Fault::none);
-  ASSERT_TRUE(run.config.causal);
+  ASSERT_EQ(run.config->fault, Fault::none);
+  ASSERT_TRUE(run.config->causal);
   const AnalysisReport r = analyze_run(run);
   EXPECT_EQ(r.verdict, Verdict::clean) << r.symptom.line;
   EXPECT_EQ(r.symptom.kind, "clean");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <compare>
 #include <map>
 #include <string>
 
@@ -90,12 +91,21 @@ bool same_inputs(const RunView& a, const RunView& b, std::string& note) {
   return true;
 }
 
-// An event's identity and the keys it covers: two runs' events are the same point of the kernel
-// when both agree.
-using PairKey = std::pair<EventKey, std::vector<std::pair<int32_t, int32_t>>>;
-PairKey pair_key(const EventHeader& h) {
-  PairKey k{event_key(h), {}};
-  for (int32_t i = 0; i < std::clamp(h.num_key_ranges, 0, kMaxKeyRanges); ++i) k.second.push_back({h.keys[i].begin, h.keys[i].end});
+// What makes two runs' events the same point of a kernel: the stage's name (not its index:
+// two recordings may number their stages differently), the rows, the split and the keys
+// covered. Not the step: a recording with more events per block (Split-K with tile events)
+// numbers the same state differently.
+struct PairKey {
+  std::string stage;
+  int32_t batch, head, q_begin, rows, split;
+  std::vector<std::pair<int32_t, int32_t>> keys;
+  friend auto operator<=>(const PairKey&, const PairKey&) = default;
+};
+PairKey pair_key(const RunView& run, size_t i) {
+  const EventHeader& h = run.headers[i];
+  const StageInfo& st = run.stage_of(i);
+  PairKey k{st.name, h.batch, h.head, h.q_begin, h.rows, h.split, {}};
+  for (const KeyRange& r : event_key_ranges(h, st, run.attention)) k.keys.push_back({r.begin, r.end});
   return k;
 }
 
@@ -121,7 +131,7 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
   r.compared_at = "every event";
   std::map<PairKey, size_t> in_b;
   for (size_t j = 0; j < b.num_events(); ++j)
-    if (r.b.events[j].compared) in_b.emplace(pair_key(b.headers[j]), j);
+    if (r.b.events[j].compared) in_b.emplace(pair_key(b, j), j);
   std::vector<std::pair<OrderKey, size_t>> order;
   for (size_t i = 0; i < a.num_events(); ++i)
     if (r.a.events[i].compared) order.emplace_back(order_key(a.headers[i], a.stages), i);
@@ -131,7 +141,7 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
   // B's values stand where the reference stands: in B's convention, with B's m units (canonical).
   const double scale = a.attention.effective_scale();
   for (const auto& [ok, i] : order) {
-    const auto it = in_b.find(pair_key(a.headers[i]));
+    const auto it = in_b.find(pair_key(a, i));
     if (it == in_b.end()) {
       ++r.only_in_one;
       continue;
@@ -353,8 +363,8 @@ bool events_match(const RunView& a, const RunView& b) {
   if (a.tiling && b.tiling) return *a.tiling == *b.tiling && a.max_rows == b.max_rows;
   if (a.stages != b.stages || a.num_events() != b.num_events()) return false;
   std::vector<PairKey> ka, kb;
-  for (const EventHeader& h : a.headers) ka.push_back(pair_key(h));
-  for (const EventHeader& h : b.headers) kb.push_back(pair_key(h));
+  for (size_t i = 0; i < a.num_events(); ++i) ka.push_back(pair_key(a, i));
+  for (size_t i = 0; i < b.num_events(); ++i) kb.push_back(pair_key(b, i));
   std::sort(ka.begin(), ka.end());
   std::sort(kb.begin(), kb.end());
   return ka == kb;

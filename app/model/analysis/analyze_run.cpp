@@ -12,6 +12,7 @@
 #include "app/model/analysis/naive_baseline.h"
 #include "app/model/analysis/parallel_for.h"
 #include "app/model/analysis/symptoms.h"
+#include "instrumentation/trace/trace_file.h"
 
 namespace ts {
 namespace {
@@ -49,7 +50,10 @@ Identities identify(const RunView& run, AnalysisReport& rep) {
   size_t not_compared = 0, repeats = 0;
   for (size_t i = 0; i < run.num_events(); ++i) {
     const EventHeader& h = run.headers[i];
-    std::string problem = event_problem(h, run.attention);
+    // A run read from a file was checked by the reader; one made in memory (a capture, a
+    // recorder, a test) is checked here, with the same rule.
+    std::string problem = event_header_problem(h, run.num_stages(), run.attention, run.max_rows);
+    if (problem.empty()) problem = event_problem(h, run.attention);
     if (problem.empty() && h.rows <= 0) problem = "it holds no rows";
     if (!problem.empty()) {
       if (not_compared++ < kNotesOfAKind)

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "instrumentation/trace/trace_file.h"
+
 namespace ts {
 namespace {
 
@@ -51,7 +53,8 @@ EventComparison compare_event(const RunView& run, const RunReference& reference,
                             std::to_string(run.num_events()) + " events");
   const RunEvent ev = run.event(i);
   const AttentionSpec& spec = reference.attention();
-  std::string problem = event_problem(ev.header, spec);
+  std::string problem = event_header_problem(ev.header, run.num_stages(), spec, run.max_rows);
+  if (problem.empty()) problem = event_problem(ev.header, spec);
   if (problem.empty() && ev.header.rows <= 0) problem = "it holds no rows";
   if (!problem.empty()) throw AnalysisError("event " + std::to_string(i) + " cannot be compared: " + problem);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/model/analysis/parallel_for.h"
+#include "instrumentation/trace/trace_file.h"
 
 namespace ts {
 namespace {
@@ -31,7 +32,9 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   // The row blocks of the comparable events, with the key positions their ranges start and end.
   for (size_t i = 0; i < run.num_events(); ++i) {
     const EventHeader& h = run.headers[i];
-    if (h.rows <= 0 || !event_problem(h, spec_).empty()) continue;
+    if (h.rows <= 0 || !event_header_problem(h, run.num_stages(), spec_, run.max_rows).empty() ||
+        !event_problem(h, spec_).empty())
+      continue;
     std::vector<int64_t>& cuts = boundaries_[row_block(h)];
     for (const KeyRange& r : event_key_ranges(h, run.stage_of(i), spec_)) {
       cuts.push_back(r.begin);
