@@ -40,8 +40,7 @@ nlohmann::json info_json(const RunView& run, const std::string& file, uint64_t s
   const auto n = events_by_stage(run);
   std::vector<size_t> missing(run.num_stages(), 0);
   for (const EventHeader& m : run.missing) ++missing[static_cast<size_t>(m.stage)];
-  for (size_t s = 0; s < run.num_stages(); ++s)
-    if (s < n.size())  // the output's appended stage is not the trace's
+  for (size_t s = 0; s < run.recorded_stages; ++s)  // not the output's appended stage
       stages.push_back({{"name", run.stages[s].name},
                         {"kind", std::string(to_string(run.stages[s].kind))},
                         {"pass", run.stages[s].pass},
@@ -118,8 +117,7 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
     line("tiling", tiling);
   }
   std::string stage_list;
-  for (size_t s = 0; s < run.num_stages(); ++s)
-    if (s < run.recorded_events || run.stages[s].name != kOutputStageName || s + 1 < run.num_stages())
+  for (size_t s = 0; s < run.recorded_stages; ++s)
       stage_list += (stage_list.empty() ? "" : ", ") + run.stages[s].name + " (" +
                     std::string(to_string(run.stages[s].kind)) + ", pass " + std::to_string(run.stages[s].pass) + ")";
   line("stages", stage_list);

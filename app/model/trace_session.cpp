@@ -77,6 +77,7 @@ RunView run_view_from_trace(std::shared_ptr<const TraceFile> trace) {
   v.requested_events = t.requested_events();
   v.headers = t.headers();
   v.recorded_events = v.headers.size();
+  v.recorded_stages = v.stages.size();
   v.missing = t.missing();
   v.m = t.m_all();
   v.l = t.l_all();

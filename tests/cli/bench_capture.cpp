@@ -23,6 +23,7 @@
 
 #include "app/model/capture/run_capture.h"
 #include "app/model/trace_session.h"
+#include "kernels/kernel_stages.h"
 #include "instrumentation/trace/trace_file.h"
 #include "base/random_inputs.h"
 
@@ -57,13 +58,26 @@ const fs::path& synthetic_trace() {
     c.num_splits = 1;
     t = ts::make_tiling(c, ts::kCpuNominalSmCount);
     ts::CapturedEvents e;
-    e.block_m = t.block_m;
-    e.block_n = t.block_n;
+    e.stages = ts::kernel_stage_table(c.kernel);
+    e.max_rows = t.block_m;
     e.head_dim = 128;
     for (int32_t h = 0; h < c.heads; ++h)
       for (int32_t q = 0; q < kTiles; ++q)
-        for (int32_t kv = 0; kv < kTiles; ++kv)
-          e.headers.push_back({0, 0, 0, h, q, 0, kv + 1, -1, kv, t.block_m, 0, h * kTiles + q, 0});
+        for (int32_t kv = 0; kv < kTiles; ++kv) {
+          ts::EventHeader ev{};
+          ev.stage = ts::kFa1StepStage;
+          ev.batch = 0;
+          ev.head = h;
+          ev.kv_head = h;
+          ev.q_begin = q * t.block_m;
+          ev.rows = t.block_m;
+          ev.split = -1;
+          ev.step = kv;
+          ev.block = h * kTiles + q;
+          ev.num_key_ranges = 1;
+          ev.keys[0] = {0, (kv + 1) * t.block_n};
+          e.headers.push_back(ev);
+        }
     const size_t rows = e.headers.size() * static_cast<size_t>(t.block_m);
     e.m.assign(rows, 1.0f);
     e.l.assign(rows, 2.0f);
@@ -71,6 +85,7 @@ const fs::path& synthetic_trace() {
     e.requested = e.headers.size();
     fs::path p = fs::temp_directory_path() / "tilescope-bench-open-run.trace.safetensors";
     ts::write_trace(p, {.events = &e,
+                        .attention = ts::attention_spec(c),
                         .metadata = {{"config", nlohmann::json(c).dump()},
                                      {"tiling", nlohmann::json(t).dump()}}});
     return p;
@@ -100,7 +115,7 @@ void OpenScanTrace(benchmark::State& state) {
   for (auto _ : state) {
     const ts::TraceFile f = ts::TraceFile::open(p);
     int64_t sum = 0;
-    for (size_t i = 0; i < f.num_events(); ++i) sum += f.header(i).q_tile;
+    for (size_t i = 0; i < f.num_events(); ++i) sum += f.header(i).q_begin;
     benchmark::DoNotOptimize(sum);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * fs::file_size(p)));

@@ -86,9 +86,10 @@ TEST(CliErrors, BadTraceRequestsAndUsage) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--trace-batch", "5:6"}, "keeps nothing"},
       {{"--trace-head", "3:1"}, "the range is empty"},
-      {{"--trace-q-tiles", "x"}, "--trace-q-tiles 'x'"},
-      {{"--trace-q-tiles", "7:"}, "query tiles"},
-      {{"--kernel", "splitk", "--stages", "fa1.step"}, "not produced by the splitk kernel"},
+      {{"--trace-queries", "x"}, "--trace-queries 'x'"},
+      {{"--trace-queries", "70:"}, "queries"},
+      {{"--trace-queries", "0:2147483648"}, "index too large"},
+      {{"--kernel", "splitk", "--stages", "fa1.step"}, "unknown stage 'fa1.step' (this kernel's stages: splitk.tile"},
       {{"--stages", "fa1.step,bogus"}, "unknown stage 'bogus'"},
       {{"--capacity=-1"}, "capacity must be >= 0"},
       {{"--workers=-1"}, "--workers"},
@@ -214,20 +215,17 @@ TEST(CliErrors, InfoRefusesDamagedTraces) {
   const TraceFile trace = TraceFile::open(good);
   CapturedEvents events = trace.to_captured_events();
   auto meta = trace.metadata();
-  for (const char* key : {"tilescope_format", "block_m", "block_n", "head_dim", "dropped_events",
-                          "requested_events", "stage_names", "convention_names"})
+  for (const char* key : {"tilescope_format", "max_rows", "head_dim", "dropped_events", "requested_events",
+                          "stages", "attention"})
     meta.erase(key);
   auto rewrite = [&](const std::string& name, std::map<std::string, std::string> m) {
     const auto p = dir.path() / name;
-    write_trace(p, {.events = &events, .metadata = std::move(m)});
+    write_trace(p, {.events = &events, .attention = trace.attention(), .metadata = std::move(m)});
     return p.string();
   };
-  auto no_config = meta;
-  no_config.erase("config");
-  expect_refused(rewrite("no_config.trace.safetensors", no_config), "no 'config'");
   auto bad_json = meta;
   bad_json["config"] = "{\"kernel\": ";
-  expect_refused(rewrite("bad_json.trace.safetensors", bad_json), "not valid JSON");
+  expect_refused(rewrite("bad_json.trace.safetensors", bad_json), "'config' is invalid");
   auto bad_field = meta;
   auto cj = nlohmann::json::parse(meta.at("config"));
   cj["head_dim"] = 48;

@@ -34,7 +34,7 @@ TEST(CliMisc, HelpEverywhereAndVersion) {
   for (const char* option : {"--kernel", "--fault", "--backend", "--batch", "--heads", "--seq-q",
                              "--seq-kv", "--head-dim", "--dtype", "--causal", "--splits", "--scale",
                              "--seed", "--inputs", "--distribution", "--input-scale", "--preset",
-                             "--trace-batch", "--trace-head", "--trace-q-tiles", "--stages",
+                             "--trace-batch", "--trace-head", "--trace-queries", "--tile-events", "--stages",
                              "--capacity", "--no-trace", "--workers", "--perturb-seed",
                              "--progress", "--output"})
     EXPECT_NE(cap.out.find(option), std::string::npos) << option;

@@ -57,13 +57,14 @@ std::vector<std::string> capture_args(const AttentionConfig& c) {
 
 std::string event_difference(const RunView& a, size_t i, const RunView& b, size_t j) {
   const EventHeader &x = a.headers[i], &y = b.headers[j];
-  const bool same_header = x.stage == y.stage && x.convention == y.convention &&
-                           x.batch == y.batch && x.head == y.head && x.q_tile == y.q_tile &&
-                           x.kv_tile_begin == y.kv_tile_begin && x.kv_tile_end == y.kv_tile_end &&
-                           x.split == y.split && x.step == y.step && x.rows == y.rows &&
-                           x.block == y.block;
+  bool same_keys = x.num_key_ranges == y.num_key_ranges;
+  for (int32_t k = 0; same_keys && k < x.num_key_ranges; ++k)
+    same_keys = x.keys[k].begin == y.keys[k].begin && x.keys[k].end == y.keys[k].end;
+  const bool same_header = x.stage == y.stage && x.convention == y.convention && x.batch == y.batch &&
+                           x.head == y.head && x.kv_head == y.kv_head && x.q_begin == y.q_begin && same_keys &&
+                           x.split == y.split && x.step == y.step && x.rows == y.rows && x.block == y.block;
   if (!same_header) return "event " + std::to_string(i) + "/" + std::to_string(j) + ": headers differ";
-  if (a.block_m != b.block_m || a.head_dim != b.head_dim) return "block_m or head_dim differ";
+  if (a.max_rows != b.max_rows || a.head_dim != b.head_dim) return "max_rows or head_dim differ";
   const RunEvent ea = a.event(i), eb = b.event(j);
   const size_t rows = static_cast<size_t>(x.rows), d = static_cast<size_t>(a.head_dim);
   if (std::memcmp(ea.m.data(), eb.m.data(), rows * sizeof(float)) != 0)
@@ -76,10 +77,10 @@ std::string event_difference(const RunView& a, size_t i, const RunView& b, size_
 }
 
 std::string run_events_difference(const RunView& a, const RunView& b) {
-  if (a.num_events() != b.num_events())
-    return "event counts differ: " + std::to_string(a.num_events()) + " vs " +
-           std::to_string(b.num_events());
-  for (size_t i = 0; i < a.num_events(); ++i) {
+  // The kernel's own events (a run's appended output events depend on the inputs it keeps).
+  if (a.recorded_events != b.recorded_events)
+    return "event counts differ: " + std::to_string(a.recorded_events) + " vs " + std::to_string(b.recorded_events);
+  for (size_t i = 0; i < a.recorded_events; ++i) {
     std::string d = event_difference(a, i, b, i);
     if (!d.empty()) return d;
   }
@@ -89,7 +90,7 @@ std::string run_events_difference(const RunView& a, const RunView& b) {
 RunView launch_view(const LaunchRequest& request, const AttentionInputs& inputs) {
   LaunchOutcome out = launch_attention(request, inputs);
   auto events = std::make_shared<CapturedEvents>(std::move(out.events));
-  return run_view_from_capture(events, out, traced_pair_inputs(out.config, inputs, TraceFilter{}), {});
+  return run_view_from_capture(events, out, traced_head_inputs(out.config, inputs, TraceFilter{}), {});
 }
 
 bool same_bytes(const HostTensor& a, const HostTensor& b) {

@@ -2,6 +2,8 @@
 // progress and cancel, request checks, and the trace filter's JSON form.
 #include <gtest/gtest.h>
 
+#include "kernels/kernel_stages.h"
+
 #include <algorithm>
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -38,8 +40,8 @@ TEST(Capture, ViewAndMetadataDescribeTheLaunch) {
     SCOPED_TRACE(nlohmann::json(spec.config).dump());
     // Half the rounds trace a random sub-range of batch and heads.
     if (round % 2 == 1) {
-      spec.trace.filter.batch_begin = static_cast<int64_t>(rng() % static_cast<uint64_t>(spec.config.batch));
-      spec.trace.filter.head_begin = static_cast<int64_t>(rng() % static_cast<uint64_t>(spec.config.heads));
+      spec.trace.filter.batch_begin = static_cast<int32_t>(rng() % static_cast<uint64_t>(spec.config.batch));
+      spec.trace.filter.head_begin = static_cast<int32_t>(rng() % static_cast<uint64_t>(spec.config.heads));
       spec.trace.filter.head_end = spec.trace.filter.head_begin + 1;
     }
     const CaptureResult r = run_capture(spec);
@@ -47,21 +49,24 @@ TEST(Capture, ViewAndMetadataDescribeTheLaunch) {
     EXPECT_EQ(v.label, "capture");
     EXPECT_EQ(v.config, r.outcome.config);
     EXPECT_EQ(v.tiling, r.outcome.tiling);
-    EXPECT_EQ(v.block_m, v.tiling.block_m);
+    EXPECT_EQ(v.max_rows, v.tiling->block_m);
     EXPECT_EQ(v.head_dim, spec.config.head_dim);
     EXPECT_TRUE(r.outcome.events.headers.empty());  // moved into r.events
-    ASSERT_EQ(v.num_events(), r.events->size());
+    ASSERT_EQ(v.recorded_events, r.events->size());  // then the output's events
     EXPECT_EQ(v.m.data(), r.events->m.data());  // views, not copies
     EXPECT_EQ(v.o.size(), r.events->o.size());
-    for (const EventHeader& h : v.headers)
-      EXPECT_TRUE(spec.trace.filter.keeps(h.batch, h.head, h.q_tile));
+    for (size_t i = 0; i < v.recorded_events; ++i) {
+      const EventHeader& h = v.headers[i];
+      EXPECT_TRUE(filter_keeps(spec.trace.filter, h.stage, h.batch, h.head, h.q_begin, h.rows));
+    }
     ASSERT_TRUE(v.output.has_value());
     EXPECT_TRUE(testing::same_bytes(*v.output, r.outcome.o));
 
     // The inputs kept: exactly the filter's pairs, equal to those pairs' slices.
     const AttentionInputs full = make_random_inputs(spec.config, std::get<RandomInputSpec>(spec.inputs));
     const auto pairs = traced_pairs(spec.config, spec.trace.filter);
-    EXPECT_EQ(v.inputs.pairs, pairs);
+    EXPECT_EQ(v.inputs.q_pairs, pairs);
+    EXPECT_EQ(v.inputs.kv_pairs, pairs);  // multi-head: one kv head per query head
     for (size_t p = 0; p < pairs.size(); ++p) {
       const int64_t bh = pairs[p][0] * spec.config.heads + pairs[p][1];
       const int64_t n = spec.config.seq_kv * spec.config.head_dim;
@@ -80,7 +85,8 @@ TEST(Capture, ViewAndMetadataDescribeTheLaunch) {
     EXPECT_EQ(m.at("tool_version"), tool_version());
     EXPECT_EQ(m.at("cpu_workers"), "2");
     EXPECT_FALSE(m.contains("perturb_seed"));
-    const TraceRequest back = trace_request_from_json(nlohmann::json::parse(m.at("trace_filter")));
+    const TraceRequest back =
+        trace_request_from_json(nlohmann::json::parse(m.at("trace_filter")), kernel_stage_table(spec.config.kernel));
     EXPECT_EQ(back.filter.batch_begin, spec.trace.filter.batch_begin);
     EXPECT_EQ(back.filter.head_end, spec.trace.filter.head_end);
     EXPECT_EQ(std::stoll(m.at("trace_capacity")), spec.trace.capacity_events);
@@ -146,11 +152,11 @@ TEST(Capture, RequestsThatCannotRunAreRefusedBeforeRunning) {
   s.trace.filter.head_end = 1;
   refused(s, "empty");
   s = spec;
-  s.trace.filter.q_tile_begin = 2;
-  refused(s, "query tiles");
+  s.trace.filter.query_begin = static_cast<int32_t>(spec.config.seq_q);
+  refused(s, "queries");
   s = spec;
-  s.trace.filter.stage_mask = stage_bit(Stage::splitk_reduce);
-  refused(s, "not produced by the fa1 kernel");
+  s.trace.filter.stage_mask = uint64_t{1} << 5;  // past FA-1's two stages
+  refused(s, "no stage is traced");
   s = spec;
   s.trace.capacity_events = -5;
   refused(s, "capacity");
@@ -214,30 +220,37 @@ TEST(CaptureMetadata, TraceFilterJsonRoundTrips) {
   for (int i = 0; i < 50; ++i) {
     TraceRequest r;
     r.enabled = rng() % 2 == 0;
-    auto range = [&](int64_t& b, int64_t& e) {
-      b = static_cast<int64_t>(rng() % 100);
-      if (rng() % 2) e = b + 1 + static_cast<int64_t>(rng() % 100);
+    auto range = [&](int32_t& b, int32_t& e) {
+      b = static_cast<int32_t>(rng() % 100);
+      if (rng() % 2) e = b + 1 + static_cast<int32_t>(rng() % 100);
     };
     range(r.filter.batch_begin, r.filter.batch_end);
     range(r.filter.head_begin, r.filter.head_end);
-    range(r.filter.q_tile_begin, r.filter.q_tile_end);
-    r.filter.stage_mask = 1u + static_cast<uint32_t>(rng() % kAllStages);
-    const TraceRequest back = trace_request_from_json(nlohmann::json::parse(trace_filter_to_json(r).dump()));
+    range(r.filter.query_begin, r.filter.query_end);
+    const std::vector<StageInfo> table = kernel_stage_table(KernelKind::splitk);
+    r.filter.stage_mask = 1u + rng() % all_stages_mask(table);
+    const TraceRequest back =
+        trace_request_from_json(nlohmann::json::parse(trace_filter_to_json(r, table).dump()), table);
     EXPECT_EQ(back.enabled, r.enabled);
     EXPECT_EQ(back.filter.batch_begin, r.filter.batch_begin);
     EXPECT_EQ(back.filter.batch_end, r.filter.batch_end);
     EXPECT_EQ(back.filter.head_begin, r.filter.head_begin);
     EXPECT_EQ(back.filter.head_end, r.filter.head_end);
-    EXPECT_EQ(back.filter.q_tile_begin, r.filter.q_tile_begin);
-    EXPECT_EQ(back.filter.q_tile_end, r.filter.q_tile_end);
+    EXPECT_EQ(back.filter.query_begin, r.filter.query_begin);
+    EXPECT_EQ(back.filter.query_end, r.filter.query_end);
     EXPECT_EQ(back.filter.stage_mask, r.filter.stage_mask);
-    EXPECT_EQ(stage_mask_from_names(stage_mask_names(r.filter.stage_mask)), r.filter.stage_mask);
+    EXPECT_EQ(stage_mask_from_names(stage_mask_names(r.filter.stage_mask, table), table), r.filter.stage_mask);
   }
-  EXPECT_THROW(trace_request_from_json(nlohmann::json::parse(R"({"enabled": true})")), CaptureError);
+  const std::vector<StageInfo> fa1 = kernel_stage_table(KernelKind::fa1);
+  EXPECT_THROW(trace_request_from_json(nlohmann::json::parse(R"({"enabled": true})"), fa1), CaptureError);
   EXPECT_THROW(trace_request_from_json(nlohmann::json::parse(
-                   R"({"enabled": true, "batch": [3, 1], "head": [0, null], "q_tile": [0, null], "stages": []})")),
+                   R"({"enabled": true, "batch": [3, 1], "head": [0, null], "queries": [0, null], "stages": []})"), fa1),
                CaptureError);
-  EXPECT_THROW(stage_mask_from_names("final,,fa1.step"), CaptureError);
+  EXPECT_THROW(trace_request_from_json(nlohmann::json::parse(
+                   R"({"enabled": true, "batch": [0, 18446744073709551615], "head": [0, null], "queries": [0, null], "stages": []})"), fa1),
+               CaptureError);
+  EXPECT_THROW(stage_mask_from_names("final,,fa1.step", fa1), CaptureError);
+  EXPECT_THROW(stage_mask_from_names("splitk.reduce", fa1), CaptureError) << "a stage of another kernel";
   for (double x : {0.125, 1e-5, 0.1, 1.0 / 3.0, 12345.678})
     EXPECT_EQ(std::stod(exact_decimal(x)), x);
 }

@@ -178,6 +178,7 @@ RunView run_view_from_capture(std::shared_ptr<const CapturedEvents> events, cons
   v.requested_events = events->requested;
   v.headers = events->headers;
   v.recorded_events = v.headers.size();
+  v.recorded_stages = v.stages.size();
   v.missing = events->missing;
   v.m = events->m;
   v.l = events->l;
