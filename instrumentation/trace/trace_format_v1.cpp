@@ -207,6 +207,18 @@ Format1Trace read_format_1(const SafetensorsFile& f) {
   }
 
   // The events a full trace of these tiles and stages holds, that this one lacks (0.1's rule).
+  // Counted first: a small file can claim tilings of millions of events per tile.
+  if (out.dropped == 0) {
+    uint64_t expected = 0;
+    for (const auto& tile : tiles)
+      expected += t.splitk ? 2ull * static_cast<uint64_t>(t.num_splits) + 1
+                           : static_cast<uint64_t>(t.kv_tiles_visited(std::get<2>(tile))) + 1;
+    if (expected > kMaxFormat1ExpectedEvents)
+      throw f.error("the trace's tiling claims " + std::to_string(expected) + " events for its " +
+                    std::to_string(tiles.size()) + " traced query tiles (" + std::to_string(t.num_kv_tiles) +
+                    " kv tiles of " + std::to_string(block_n) + " keys), more than the " +
+                    std::to_string(kMaxFormat1ExpectedEvents) + " a format 1 trace is converted with");
+  }
   if (out.dropped == 0) {
     const auto add_missing = [&](int32_t stage, const std::tuple<int32_t, int32_t, int32_t>& tile, int32_t split,
                                  int32_t step, int32_t kb, int32_t ke) {

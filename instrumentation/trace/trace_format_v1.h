@@ -31,6 +31,10 @@ struct Format1Trace {
   TensorView<float> m, l, o;
 };
 
+// The most events the conversion lists (recorded and missing) for a format 1 trace: the tiling
+// it claims is trusted no further (a few MB can claim millions of kv tiles).
+inline constexpr uint64_t kMaxFormat1ExpectedEvents = uint64_t{1} << 22;
+
 // Checks a format 1 trace as the 0.1 reader did and converts it. Throws TraceFormatError naming
 // the file and the problem (also when the config needed for the conversion is absent).
 Format1Trace read_format_1(const SafetensorsFile& file);
