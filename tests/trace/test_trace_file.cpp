@@ -238,6 +238,26 @@ TEST(TraceFile, StagesDeclaredWithoutPassesTakeTheDefaultPasses) {
             (std::vector<StageInfo>{{"step", StageKind::state, 3}, {"out", StageKind::final, 3}}));
 }
 
+TEST(TraceFile, AFormat1InputsTensorInAFormat2FileIsNotTakenForInputs) {
+  // "inputs.pairs" is format 1's name; a format 2 file that carries one (and none of format 2's
+  // inputs) has no inputs: has_inputs() must not promise what read_inputs() cannot read.
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::test_seed());
+  TempDir dir;
+  const RandomTrace r = make_random_trace(rng, 5);
+  TraceContents c = contents_of(r);
+  c.inputs = nullptr;
+  write_trace(dir / "t.safetensors", c);
+  test::EditableFile f = test::EditableFile::load(dir / "t.safetensors");
+  const int32_t pair[2] = {0, 0};
+  f.tensors.push_back({"inputs.pairs", ElemType::I32, {1, 2}, {reinterpret_cast<const std::byte*>(pair),
+                                                                reinterpret_cast<const std::byte*>(pair) + 8}});
+  f.save(dir / "stray.safetensors");
+  const TraceFile t = TraceFile::open(dir / "stray.safetensors");
+  EXPECT_FALSE(t.has_inputs());
+  EXPECT_FALSE(t.read_inputs().has_value());
+}
+
 // ---- the writer refuses what the reader would ----------------------------------------------
 
 void expect_write_refused(const TempDir& dir, const TraceContents& c, const std::string& what) {
@@ -249,6 +269,22 @@ void expect_write_refused(const TempDir& dir, const TraceContents& c, const std:
     EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
   }
   EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(TraceFileWrite, RefusesAPayloadTheReaderWouldRefuse) {
+  // The reader takes max_rows up to 65536; a trace with more rows per event must not be written.
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::test_seed());
+  TempDir dir;
+  CapturedEvents ev;
+  ev.stages = test::random_stage_table(rng);
+  ev.max_rows = 65537;
+  ev.head_dim = 8;
+  const AttentionSpec spec = test::random_spec(rng, 8);
+  expect_write_refused(dir, {.events = &ev, .attention = spec}, "max_rows 65537");
+  ev.max_rows = 65536;  // the largest the reader takes
+  write_trace(dir / "w.safetensors", {.events = &ev, .attention = spec});
+  EXPECT_EQ(TraceFile::open(dir / "w.safetensors").max_rows(), 65536);
 }
 
 TEST(TraceFileWrite, RefusesInconsistentContents) {
