@@ -18,6 +18,7 @@
 // ranges, expressed in its convention (express), rounded to float32: a correct trace.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
