@@ -39,6 +39,9 @@ constexpr std::string_view kWriterKeys[] = {
     trace_meta::requested_events, trace_meta::stages, trace_meta::attention,
 };
 
+// The most payload rows and head-dim columns the reader takes (the writer refuses more).
+constexpr uint64_t kMaxRowsLimit = 1u << 16;
+
 [[noreturn]] void refuse(const std::filesystem::path& path, const std::string& what) {
   throw FileWriteError(path, "cannot write trace " + path.string() + ": " + what);
 }
@@ -163,7 +166,10 @@ void write_trace(const std::filesystem::path& path, const TraceContents& c) {
   } catch (const std::exception& e) {
     refuse(path, std::string("the stage table is invalid: ") + e.what());
   }
-  if (ev.max_rows < 0 || ev.head_dim != c.attention.head_dim)
+  if (ev.max_rows < 0 || static_cast<uint64_t>(ev.max_rows) > kMaxRowsLimit)
+    refuse(path, "max_rows " + std::to_string(ev.max_rows) + " is outside [0, " + std::to_string(kMaxRowsLimit) +
+                     "] (rows of an event's payload)");
+  if (ev.head_dim != c.attention.head_dim)
     refuse(path, "max_rows " + std::to_string(ev.max_rows) + " and head_dim " + std::to_string(ev.head_dim) +
                      " do not fit the attention description (head_dim " + std::to_string(c.attention.head_dim) + ")");
   const size_t n = ev.size(), rows = static_cast<size_t>(ev.max_rows), hd = static_cast<size_t>(ev.head_dim);
@@ -299,7 +305,6 @@ void TraceFile::check_format_2() {
                         std::to_string(max) + "]");
     return x;
   };
-  constexpr uint64_t kMaxRowsLimit = 1u << 16;
   max_rows_ = static_cast<int32_t>(meta_number(trace_meta::max_rows, kMaxRowsLimit));
   head_dim_ = static_cast<int32_t>(meta_number(trace_meta::head_dim, kMaxRowsLimit));
   dropped_ = meta_number(trace_meta::dropped_events, std::numeric_limits<uint64_t>::max());
@@ -392,7 +397,8 @@ void TraceFile::check_format_2() {
 }
 
 bool TraceFile::has_inputs() const {
-  return file_.find(trace_tensor::inputs_q_pairs) != nullptr || file_.find("inputs.pairs") != nullptr;
+  // Each format's own tensors only: a stray "inputs.pairs" in a format 2 file is not inputs.
+  return file_.find(format_ == 1 ? std::string_view("inputs.pairs") : trace_tensor::inputs_q_pairs) != nullptr;
 }
 
 void TraceFile::check_inputs_and_output() {

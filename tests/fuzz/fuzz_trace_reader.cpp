@@ -1,12 +1,13 @@
-// libFuzzer target: the trace reader on arbitrary bytes. Every input must either open (and
-// then every event, payload and tensor must be readable in bounds) or be refused with a
-// TraceFormatError. Any other exception, a crash, a sanitizer report, a leak or a hang is a
+// libFuzzer target: the trace reader (formats 2 and 1) on arbitrary bytes. Every input must
+// either open (and then every event and missing event must index the stage table, every
+// payload, tensor and input be readable in bounds) or be refused with a TraceFormatError. Any other exception, a crash, a sanitizer report, a leak or a hang is a
 // bug. Built with -fsanitize=fuzzer,address,undefined in the `fuzz` preset; tests/fuzz/
 // CMakeLists.txt runs it for a bounded time from a corpus written by make_fuzz_corpus.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "instrumentation/trace/trace_file.h"
@@ -45,15 +46,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const ts::TraceFile trace = ts::TraceFile::parse(source, "fuzz-input");
     float acc = 0.0f;
+    // Every header the reader accepted indexes its stage table and its payload rows.
+    const auto read_header = [&](const ts::EventHeader& h) {
+      acc += static_cast<float>(trace.stages().at(static_cast<size_t>(h.stage)).name.size());
+      acc += static_cast<float>(h.rows + h.q_begin + h.kv_head + h.split + h.step);
+      for (int32_t k = 0; k < h.num_key_ranges; ++k) acc += static_cast<float>(h.keys[k].end - h.keys[k].begin);
+    };
     for (size_t i = 0; i < trace.num_events(); ++i) {
-      const ts::TraceEvent e = trace.event(i);
-      acc += static_cast<float>(e.header.stage + e.header.rows);
-      for (int r = 0; r < e.header.rows; ++r) acc += e.m[static_cast<size_t>(r)] + e.l[static_cast<size_t>(r)];
-      for (float x : e.o) acc += x;
+      const ts::EventHeader& h = trace.header(i);
+      read_header(h);
+      const std::span<const float> m = trace.m(i), l = trace.l(i), o = trace.o(i);
+      for (int r = 0; r < h.rows; ++r) acc += m[static_cast<size_t>(r)] + l[static_cast<size_t>(r)];
+      for (float x : o) acc += x;
     }
+    for (const ts::EventHeader& h : trace.missing()) read_header(h);
     for (size_t c : trace.events_per_stage()) acc += static_cast<float>(c);
-    if (auto in = trace.read_inputs()) acc += static_cast<float>(in->q.numel() + in->k.numel());
+    acc += static_cast<float>(trace.attention().batch * trace.attention().heads_q);
+    if (auto in = trace.read_inputs())
+      acc += static_cast<float>(in->q.numel() + in->k.numel() + in->q_pairs.size() + in->kv_pairs.size());
     if (auto out = trace.read_output()) acc += static_cast<float>(out->numel());
+    if (auto lse = trace.read_output_lse()) acc += static_cast<float>(lse->size());
     acc += static_cast<float>(trace.to_captured_events().size());
     g_sink = acc;
   } catch (const ts::TraceFormatError&) {

@@ -81,6 +81,22 @@ struct Bench {
   TraceMode mode;
 };
 
+// The inputs as the reference reads them: every (batch, head) pair, kv head = head.
+HeadInputs head_inputs(const AttentionConfig& c, const AttentionInputs& in) {
+  HeadInputs h;
+  for (int32_t b = 0; b < c.batch; ++b)
+    for (int32_t hd = 0; hd < c.heads; ++hd) {
+      h.q_pairs.push_back({b, hd});
+      h.kv_pairs.push_back({b, hd});
+    }
+  h.q = in.q;
+  h.k = in.k;
+  h.v = in.v;
+  h.q.shape = {c.batch * c.heads, c.seq_q, c.head_dim};
+  h.k.shape = h.v.shape = {c.batch * c.heads, c.seq_kv, c.head_dim};
+  return h;
+}
+
 const AttentionInputs& inputs_for(const AttentionConfig& c) {
   static std::map<std::string, AttentionInputs> cache;
   const std::string key = nlohmann::json(c).dump();
@@ -118,9 +134,11 @@ nlohmann::json run_bench(const Bench& b, bool check) {
   r["events"] = t.outcome.events.size();
   r["dropped"] = t.outcome.events.dropped;
   if (check && b.mode == TraceMode::plain) {
-    const Reference::Output ref = Reference(t.outcome.config, t.outcome.tiling, in).output();
+    const AttentionSpec spec = attention_spec(t.outcome.config);
+    const HeadInputs heads = head_inputs(t.outcome.config, in);
+    const ReferenceOutput ref = reference_output(spec, heads);
     const double err = max_error(t.outcome.o.to_double(), ref.o);
-    const double naive = max_error(naive_attention(b.config, in).o.to_double(), ref.o);
+    const double naive = max_error(naive_attention(spec, heads).o.to_double(), ref.o);
     r["max_error"] = err;
     r["naive_error"] = naive;
     if (!(err <= 2.0 * naive + 1e-4)) {

@@ -1,6 +1,8 @@
-// The correct kernels' intermediate states agree with the tile-exact reference: FA-1's running
-// state after every kv tile and Split-K's reduce steps (through trace events), Split-K's
-// partial buffers (through the launcher), and every event's header says where it was.
+// The correct kernels' intermediate states agree with the float64 reference over each event's
+// own key ranges: FA-1's running state after every kv tile, Split-K's running state after every
+// kv tile of a split (`splitk.tile`, when asked for), its partials and its reduce steps (through
+// trace events), Split-K's partial buffers (through the launcher); and every event's header
+// says which rows and keys it holds.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,17 +28,30 @@ AttentionConfig cfg(KernelKind k, DType dt, int64_t d, int64_t sq, int64_t skv, 
   return c;
 }
 
-// fp32 arithmetic on the kernel side vs float64: the relative error of a state.
-constexpr double kStateTol = 2e-5;
+constexpr double kStateTol = test::kStateTolerance;
 
-TEST(KernelStates, Fa1StepsFollowTheReferenceTileByTile) {
+int32_t key_of_tile(const Tiling& t, int64_t tile) {
+  return static_cast<int32_t>(std::min<int64_t>(tile * t.block_n, t.seq_kv));
+}
+
+void expect_one_range(const EventHeader& e, int32_t begin, int32_t end) {
+  EXPECT_EQ(e.num_key_ranges, 1) << test::describe(e);
+  EXPECT_EQ(e.keys[0].begin, begin) << test::describe(e);
+  EXPECT_EQ(e.keys[0].end, end) << test::describe(e);
+}
+
+TEST(KernelStates, Fa1StepsFollowTheReferenceKeyRangeByKeyRange) {
+  TS_SEEDED(seed);
   for (DType dt : {DType::f32, DType::bf16}) {
     const AttentionConfig c = cfg(KernelKind::fa1, dt, 64, 130, 200, true);
-    const test::Run run = test::run_config(c, test::backend_under_test(), 21, true, 2);
-    const Reference ref(c, run.out.tiling, run.inputs);
+    SCOPED_TRACE(test::describe(c));
+    const test::Run run = test::run_config(c, test::backend_under_test(), test::case_seed(seed, int(dt)), true, 2);
     const CapturedEvents& ev = run.out.events;
+    const test::EventReference ref(c, run.inputs, ev);
     ASSERT_EQ(ev.dropped, 0u);
     ASSERT_EQ(ev.size(), ev.requested);
+    EXPECT_TRUE(ev.missing.empty());
+    ASSERT_EQ(ev.stages, kernel_stage_table(KernelKind::fa1));
     const Tiling& t = run.out.tiling;
     // Every block: one fa1.step per visited kv tile, numbered 0.., then its final event.
     size_t i = 0;
@@ -48,23 +63,22 @@ TEST(KernelStates, Fa1StepsFollowTheReferenceTileByTile) {
             ASSERT_LT(i, ev.size());
             const EventHeader& e = ev.headers[i];
             const bool is_final = j == steps;
-            EXPECT_EQ(e.stage, int32_t(is_final ? Stage::final_output : Stage::fa1_step));
-            EXPECT_EQ(e.convention, int32_t(is_final ? Convention::normalized : Convention::unnormalized));
+            EXPECT_EQ(e.stage, is_final ? kFa1FinalStage : kFa1StepStage);
+            EXPECT_EQ(e.convention, is_final ? tilescope::kNormalized : 0);
             EXPECT_EQ(e.batch, b);
             EXPECT_EQ(e.head, h);
-            EXPECT_EQ(e.q_tile, q);
-            EXPECT_EQ(e.step, is_final ? 0 : j);
+            EXPECT_EQ(e.kv_head, h);
+            EXPECT_EQ(e.q_begin, q * t.block_m);
             EXPECT_EQ(e.rows, t.rows_in_q_tile(q));
             EXPECT_EQ(e.split, -1);
+            EXPECT_EQ(e.step, j) << "the final event comes after the block's steps";
             EXPECT_EQ(e.block, (b * c.heads + h) * t.num_q_tiles + q);
-            if (!is_final) {
-              EXPECT_EQ(e.kv_tile_begin, 0);
-              EXPECT_EQ(e.kv_tile_end, j + 1);
-            }
+            // A step holds keys [0, end of tile j); the final output every key.
+            expect_one_range(e, 0, is_final ? int32_t(c.seq_kv) : key_of_tile(t, j + 1));
             const test::EventError err = test::event_error(ev, i, ref);
-            const double tol = is_final && dt == DType::bf16 ? 8e-3 : kStateTol;  // O rounded to bf16
-            EXPECT_LE(err.max(), tol) << "event " << i << " step " << e.step << " m " << err.m
-                                      << " l " << err.l << " o " << err.o;
+            const double tol = is_final ? test::final_tolerance(dt) : kStateTol;
+            EXPECT_LE(err.max(), tol) << "event " << i << " " << test::describe(e) << " m " << err.m << " l "
+                                      << err.l << " o " << err.o;
           }
         }
     EXPECT_EQ(i, ev.size());
@@ -72,104 +86,221 @@ TEST(KernelStates, Fa1StepsFollowTheReferenceTileByTile) {
 }
 
 TEST(KernelStates, SplitkPartialBuffersFollowTheReferenceSplitBySplit) {
+  TS_SEEDED(seed);
   for (int64_t splits : {1, 3, 5}) {
     const AttentionConfig c = cfg(KernelKind::splitk, DType::f16, 128, 40, 300, true, splits);
-    const test::Run run = test::run_config(c, test::backend_under_test(), 22 + splits, false, 2);
-    const Reference ref(c, run.out.tiling, run.inputs);
+    SCOPED_TRACE(test::describe(c));
+    const test::Run run = test::run_config(c, test::backend_under_test(), test::case_seed(seed, splits), false, 2);
+    const ReferenceInputs inputs(attention_spec(c), test::head_inputs(c, run.inputs));
     const Tiling& t = run.out.tiling;
     const int64_t d = c.head_dim;
     ASSERT_EQ(run.out.partial_m.size(), size_t(c.batch * c.heads * c.seq_q * splits));
     ASSERT_EQ(run.out.partial_o.size(), run.out.partial_m.size() * size_t(d));
-    for (int64_t b = 0; b < c.batch; ++b)
-      for (int64_t h = 0; h < c.heads; ++h)
-        for (int64_t q = 0; q < c.seq_q; ++q) {
-          const auto tile = ref.tile(b, h, q / t.block_m);
-          const int r = int(q % t.block_m);
+    std::vector<int64_t> split_ends;
+    for (int32_t s = 0; s < t.num_splits; ++s) split_ends.push_back(key_of_tile(t, t.split_kv_tiles(s).end));
+    for (int32_t b = 0; b < c.batch; ++b)
+      for (int32_t h = 0; h < c.heads; ++h)
+        for (int32_t qt = 0; qt < t.num_q_tiles; ++qt) {
+          const RowBlock block{b, h, qt * t.block_m, t.rows_in_q_tile(qt)};
+          const auto rb = compute_row_block(inputs, block, split_ends);
           for (int32_t s = 0; s < t.num_splits; ++s) {
             const KvTileRange range = t.split_kv_tiles(s);
-            const RefState want = tile->kv_range(range.begin, range.end);
-            const size_t row = size_t(((b * c.heads + h) * c.seq_q + q) * splits + s);
-            const float m = run.out.partial_m[row], l = run.out.partial_l[row];
-            if (want.l[r] == 0) {  // the split sees no key of this query
-              EXPECT_EQ(m, -INFINITY);
-              EXPECT_EQ(l, 0.0f);
-            } else {
-              EXPECT_NEAR(m, want.m[r], kStateTol * std::max(1.0, std::abs(want.m[r])));
-              EXPECT_NEAR(l, want.l[r], kStateTol * want.l[r]);
+            const KeyRange keys{key_of_tile(t, range.begin), key_of_tile(t, range.end)};
+            const RefState want = rb->state(std::span<const KeyRange>(&keys, 1));
+            for (int32_t r = 0; r < block.rows; ++r) {
+              const int64_t q = block.q_begin + r;
+              const size_t row = size_t(((b * c.heads + h) * c.seq_q + q) * splits + s);
+              const float m = run.out.partial_m[row], l = run.out.partial_l[row];
+              if (want.l[r] == 0) {  // the split sees no key of this query
+                EXPECT_EQ(m, -INFINITY) << "q " << q << " split " << s;
+                EXPECT_EQ(l, 0.0f) << "q " << q << " split " << s;
+              } else {
+                EXPECT_NEAR(m, want.m[r], kStateTol * std::max(1.0, std::abs(want.m[r]))) << "q " << q;
+                EXPECT_NEAR(l, want.l[r], kStateTol * want.l[r]) << "q " << q;
+              }
+              for (int64_t e = 0; e < d; ++e)
+                ASSERT_NEAR(run.out.partial_o[row * d + e], want.o[r * d + e], kStateTol * std::max(1.0, want.l[r]))
+                    << "b" << b << " h" << h << " q" << q << " split " << s << " col " << e;
             }
-            for (int64_t e = 0; e < d; ++e)
-              ASSERT_NEAR(run.out.partial_o[row * d + e], want.o[r * d + e],
-                          kStateTol * std::max(1.0, want.l[r]))
-                  << "b" << b << " h" << h << " q" << q << " split " << s << " col " << e;
           }
         }
   }
 }
 
-TEST(KernelStates, SplitkEventsFollowTheReference) {
-  // 8 splits over 5 kv tiles: 3 empty splits; causal with seq_q > seq_kv: rows that see nothing.
-  const AttentionConfig c = cfg(KernelKind::splitk, DType::f32, 64, 330, 300, true, 8);
-  const test::Run run = test::run_config(c, test::backend_under_test(), 23, true, 2);
-  const Reference ref(c, run.out.tiling, run.inputs);
+// Split-K's events, in the kernels' order: per partial block its `splitk.tile` events (when
+// on) and its partial; then per reduce block a reduce event per split and the final output.
+// Every header is checked against what the block covers, every payload against the reference.
+void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_events) {
+  SCOPED_TRACE(test::describe(c) + (tile_events ? ", tile events" : ", no tile events"));
+  const test::Run run = test::run_config(c, test::backend_under_test(), seed,
+                                         {.trace = true, .cpu_workers = 2, .tile_events = tile_events});
   const CapturedEvents& ev = run.out.events;
+  const test::EventReference ref(c, run.inputs, ev);
   const Tiling& t = run.out.tiling;
   ASSERT_EQ(ev.dropped, 0u);
-  // Partial pass: one event per (q tile, split) block, empty splits included; then per q-tile
-  // reduce block, a reduce event per split then the final event.
-  const size_t partial_blocks = size_t(c.batch * c.heads * t.num_q_tiles * t.num_splits);
-  const size_t reduce_events = size_t(c.batch * c.heads * t.num_q_tiles * (t.num_splits + 1));
-  ASSERT_EQ(ev.size(), partial_blocks + reduce_events);
-  std::map<int32_t, int> per_stage;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const EventHeader& e = ev.headers[i];
-    ++per_stage[e.stage];
-    if (i < partial_blocks) {
-      EXPECT_EQ(e.stage, int32_t(Stage::splitk_partial));
-      const KvTileRange r = t.split_kv_tiles(e.split);
-      EXPECT_EQ(e.kv_tile_begin, r.begin);
-      EXPECT_EQ(e.kv_tile_end, r.end);
-      EXPECT_EQ(e.step, 0);
-    } else if (e.stage == int32_t(Stage::splitk_reduce)) {
-      EXPECT_EQ(e.step, e.split);
-      EXPECT_EQ(e.kv_tile_end, t.split_kv_tiles(e.split).end);
-    }
-    const test::EventError err = test::event_error(ev, i, ref);
-    EXPECT_LE(err.max(), kStateTol) << "event " << i << " stage " << kStageNames[e.stage] << " split "
-                                    << e.split << " q_tile " << e.q_tile;
+  ASSERT_EQ(ev.size(), ev.requested);
+  EXPECT_TRUE(ev.missing.empty());
+  ASSERT_EQ(ev.stages, kernel_stage_table(KernelKind::splitk));
+  size_t i = 0;
+  int tile_event_count = 0;
+  const auto check_payload = [&](size_t index) {
+    const test::EventError err = test::event_error(ev, index, ref);
+    const bool is_final = ev.headers[index].stage == kSplitkFinalStage;
+    EXPECT_LE(err.max(), is_final ? test::final_tolerance(c.dtype) : kStateTol) << "event " << index << " " << test::describe(ev.headers[index]) << ": m "
+                                    << err.m << " l " << err.l << " o " << err.o;
+  };
+  // The partial pass: blocks (q tile, split) x head x batch.
+  for (int32_t b = 0; b < c.batch; ++b)
+    for (int32_t h = 0; h < c.heads; ++h)
+      for (int32_t qt = 0; qt < t.num_q_tiles; ++qt)
+        for (int32_t s = 0; s < t.num_splits; ++s) {
+          const KvTileRange range = t.split_kv_tiles(s);
+          // The tiles a block visits: its split's, up to the query tile's causal limit.
+          const int32_t visited = std::max(0, std::min(range.end, t.kv_tiles_visited(qt).end) - range.begin);
+          const int32_t block = (b * c.heads + h) * t.num_q_tiles * t.num_splits + qt * t.num_splits + s;
+          const int32_t tiles = tile_events ? visited : 0;
+          for (int32_t j = 0; j <= tiles; ++j, ++i) {
+            ASSERT_LT(i, ev.size());
+            const EventHeader& e = ev.headers[i];
+            const bool is_partial = j == tiles;
+            EXPECT_EQ(e.stage, is_partial ? kSplitkPartialStage : kSplitkTileStage) << test::describe(e);
+            EXPECT_EQ(e.convention, 0);
+            EXPECT_EQ(e.batch, b);
+            EXPECT_EQ(e.head, h);
+            EXPECT_EQ(e.kv_head, h);
+            EXPECT_EQ(e.q_begin, qt * t.block_m);
+            EXPECT_EQ(e.rows, t.rows_in_q_tile(qt));
+            EXPECT_EQ(e.split, s);
+            EXPECT_EQ(e.step, j) << "the partial comes after the block's tile events";
+            EXPECT_EQ(e.block, block);
+            // A tile event holds the split's keys up to the end of its tile; the partial the
+            // whole split's.
+            expect_one_range(e, key_of_tile(t, range.begin),
+                             key_of_tile(t, is_partial ? range.end : range.begin + j + 1));
+            tile_event_count += !is_partial;
+            check_payload(i);
+          }
+        }
+  // The reduce pass: blocks q tile x head x batch.
+  for (int32_t b = 0; b < c.batch; ++b)
+    for (int32_t h = 0; h < c.heads; ++h)
+      for (int32_t qt = 0; qt < t.num_q_tiles; ++qt)
+        for (int32_t s = 0; s <= t.num_splits; ++s, ++i) {
+          ASSERT_LT(i, ev.size());
+          const EventHeader& e = ev.headers[i];
+          const bool is_final = s == t.num_splits;
+          EXPECT_EQ(e.stage, is_final ? kSplitkFinalStage : kSplitkReduceStage);
+          EXPECT_EQ(e.convention, is_final ? tilescope::kNormalized : 0);
+          EXPECT_EQ(e.batch, b);
+          EXPECT_EQ(e.head, h);
+          EXPECT_EQ(e.q_begin, qt * t.block_m);
+          EXPECT_EQ(e.split, is_final ? -1 : s) << "a reduce event names the split it just merged";
+          EXPECT_EQ(e.step, s);
+          EXPECT_EQ(e.block, (b * c.heads + h) * t.num_q_tiles + qt);
+          // After merging split s: keys [0, end of split s).
+          expect_one_range(e, 0, is_final ? int32_t(c.seq_kv) : key_of_tile(t, t.split_kv_tiles(s).end));
+          check_payload(i);
+        }
+  EXPECT_EQ(i, ev.size());
+  if (tile_events) {
+    EXPECT_GT(tile_event_count, 0);
+  } else {
+    EXPECT_EQ(tile_event_count, 0);
   }
-  EXPECT_EQ(per_stage[int32_t(Stage::final_output)], c.batch * c.heads * t.num_q_tiles);
+}
+
+TEST(KernelStates, SplitkEventsFollowTheReference) {
+  TS_SEEDED(seed);
+  // 8 splits over 5 kv tiles: 3 empty splits; causal with seq_q > seq_kv: rows that see nothing.
+  check_splitk_events(cfg(KernelKind::splitk, DType::f32, 64, 330, 300, true, 8), test::case_seed(seed, 1), false);
+}
+
+TEST(KernelStates, SplitkTileEventsFollowTheReferenceAfterEveryKvTile) {
+  TS_SEEDED(seed);
+  // 6 kv tiles in 4 splits of 2 (the last empty); causal, 300 queries on 700 keys: early query
+  // tiles stop inside split 1 or 2, so splits visit 0, 1 or 2 tiles.
+  AttentionConfig c = cfg(KernelKind::splitk, DType::f32, 64, 300, 700, true, 4);
+  c.batch = 1;
+  check_splitk_events(c, test::case_seed(seed, 2), true);
+  // Not causal, bf16, one head of an odd size: every split visits all its tiles.
+  c = cfg(KernelKind::splitk, DType::bf16, 128, 13, 1000, false, 3);
+  c.heads = 1;
+  check_splitk_events(c, test::case_seed(seed, 3), true);
+}
+
+TEST(KernelStates, SplitkTileEventsOnlyWhenAskedOrSmall) {
+  TS_SEEDED(seed);
+  const AttentionConfig c = cfg(KernelKind::splitk, DType::f16, 64, 20, 500, false, 2);
+  const auto tile_events_of = [&](std::optional<bool> on) {
+    const test::Run run = test::run_config(c, test::backend_under_test(), test::case_seed(seed, 4),
+                                           {.trace = true, .cpu_workers = 2, .tile_events = on});
+    int n = 0;
+    for (const EventHeader& h : run.out.events.headers) n += h.stage == kSplitkTileStage;
+    return n;
+  };
+  // 2 heads x 3 query tiles x 4 kv tiles, visited all: one tile event per (head, q tile, kv tile).
+  EXPECT_EQ(tile_events_of(true), 2 * 2 * 3 * 4);
+  EXPECT_EQ(tile_events_of(false), 0);
+  EXPECT_EQ(tile_events_of(std::nullopt), 2 * 2 * 3 * 4) << "a small run gets them by default";
+
+  // By size: on up to kTileEventsByDefaultLimit (batch, head, query tile, kv tile) states.
+  AttentionConfig big;
+  big.kernel = KernelKind::splitk;
+  big.head_dim = 64;       // kv tiles of 128 keys
+  big.seq_q = 8 * 256;     // 256 query tiles
+  big.seq_kv = 128 * 256;  // 256 kv tiles: 65536 states
+  big.num_splits = 16;
+  TraceRequest trace;
+  trace.enabled = true;
+  ASSERT_EQ(int64_t{256} * 256, kTileEventsByDefaultLimit);
+  const LaunchPlan at_limit = plan_launch(big, kCpuNominalSmCount, trace);
+  EXPECT_TRUE(at_limit.tile_events);
+  EXPECT_TRUE(tile_events_by_default(at_limit.config, at_limit.tiling));
+  big.seq_kv += 1;  // a 257th kv tile
+  const LaunchPlan over = plan_launch(big, kCpuNominalSmCount, trace);
+  EXPECT_FALSE(over.tile_events);
+  EXPECT_EQ(over.trace_requested, at_limit.trace_requested - int64_t{256} * 256)
+      << "without tile events: a partial per (query tile, split), a reduce per split and a final";
+  EXPECT_TRUE(plan_launch(big, kCpuNominalSmCount, trace, true).tile_events) << "asked for";
+  big.kernel = KernelKind::fa1;
+  big.num_splits = 0;
+  EXPECT_FALSE(plan_launch(big, kCpuNominalSmCount, trace, true).tile_events) << "FA-1 has no splits";
 }
 
 TEST(KernelStates, FinalEventsEqualTheLaunchersOutput) {
+  TS_SEEDED(seed);
   for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
     const AttentionConfig c = cfg(k, DType::bf16, 32, 70, 90, true, 2);
-    const test::Run run = test::run_config(c, test::backend_under_test(), 24, true, 2);
+    const test::Run run = test::run_config(c, test::backend_under_test(), test::case_seed(seed, int(k)), true, 2);
     const CapturedEvents& ev = run.out.events;
+    const size_t rows = size_t(ev.max_rows);
     int finals = 0;
     for (size_t i = 0; i < ev.size(); ++i) {
       const EventHeader& e = ev.headers[i];
-      if (e.stage != int32_t(Stage::final_output)) continue;
+      if (ev.stages[size_t(e.stage)].kind != StageKind::final) continue;
       ++finals;
       for (int r = 0; r < e.rows; ++r) {
-        const int64_t row = (int64_t(e.batch) * c.heads + e.head) * c.seq_q +
-                            int64_t(e.q_tile) * ev.block_m + r;
-        EXPECT_EQ(ev.m[i * ev.block_m + r], run.out.lse[row]);  // bit for bit, -inf too
-        EXPECT_EQ(ev.l[i * ev.block_m + r], 1.0f);
+        const int64_t row = (int64_t(e.batch) * c.heads + e.head) * c.seq_q + e.q_begin + r;
+        EXPECT_EQ(ev.m[i * rows + r], run.out.lse[row]);  // bit for bit, -inf too
+        EXPECT_EQ(ev.l[i * rows + r], 1.0f);
         for (int64_t col = 0; col < c.head_dim; ++col)
-          ASSERT_EQ(ev.o[(i * ev.block_m + r) * c.head_dim + col], run.out.o.get_float(row * c.head_dim + col));
+          ASSERT_EQ(ev.o[(i * rows + r) * c.head_dim + col], run.out.o.get_float(row * c.head_dim + col));
       }
-      // Rows past the tile's valid rows were never written: still the launcher's NaN poison.
-      for (int r = e.rows; r < ev.block_m; ++r) EXPECT_TRUE(std::isnan(ev.m[i * ev.block_m + r]));
+      // Rows past the event's rows were never written: still the launcher's NaN poison.
+      for (size_t r = size_t(e.rows); r < rows; ++r) EXPECT_TRUE(std::isnan(ev.m[i * rows + r]));
     }
     EXPECT_EQ(finals, c.batch * c.heads * run.out.tiling.num_q_tiles);
   }
 }
 
 TEST(KernelStates, ProbesDoNotChangeTheResult) {
+  TS_SEEDED(seed);
   for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
     const AttentionConfig c = cfg(k, DType::f16, 64, 100, 150, true, 3);
-    const test::Run plain = test::run_config(c, test::backend_under_test(), 25, false, 1);
-    const test::Run traced = test::run_config(c, test::backend_under_test(), 25, true, 1);
+    const uint64_t inputs_seed = test::case_seed(seed, int(k));
+    const test::Run plain = test::run_config(c, test::backend_under_test(), inputs_seed, false, 1);
+    const test::Run traced = test::run_config(c, test::backend_under_test(), inputs_seed,
+                                              {.trace = true, .cpu_workers = 1, .tile_events = true});
     if (test::testing_cpu()) {  // the same arithmetic, bit for bit
       EXPECT_EQ(plain.out.o.bytes, traced.out.o.bytes);
       EXPECT_EQ(plain.out.lse, traced.out.lse);

@@ -5,7 +5,7 @@
 //   build/release/tests/trace/bench_trace_io [--benchmark_filter=...]
 //   TS_BENCH_DIR=/some/disk/folder (default: the temp folder) TS_BENCH_EVENTS=32768
 //
-// A trace of 32768 events, block_m 64, head_dim 128 (1.09 GB: 32 KiB of O per event). Pairs:
+// A trace of 32768 events, max_rows 64, head_dim 128 (1.09 GB: 32 KiB of O per event). Pairs:
 //   RawWrite      write() of the same number of bytes to a new file + fsync (the disk's speed)
 //   WriteTrace    write_trace() (columns, header, payloads, fsync, rename)
 //   RawRead       read() of the file in 8 MiB chunks                   (the disk's read speed)
@@ -53,13 +53,23 @@ fs::path bench_dir() {
   return s ? fs::path(s) : fs::temp_directory_path();
 }
 
+// What the events are of: 2048 query rows on 2048 keys, head dim 128 (the events' key
+// ranges lie inside it).
+ts::AttentionSpec attention() {
+  ts::AttentionSpec s;
+  s.seq_q = s.seq_kv = 2048;
+  s.head_dim = 128;
+  return s;
+}
+
 const ts::CapturedEvents& events() {
   static const ts::CapturedEvents ev = [] {
     ts::CapturedEvents e;
-    e.block_m = 64;
-    e.block_n = 64;
+    e.max_rows = 64;
     e.head_dim = 128;
-    const size_t n = event_count(), bm = 64, hd = 128;
+    e.stages = {{"step", ts::StageKind::state, 0}, {"partial", ts::StageKind::state, 0},
+                {"merge", ts::StageKind::merge, 1}, {"final", ts::StageKind::final, 1}};
+    const size_t n = event_count(), rows = 64, hd = 128;
     uint32_t state = 12345;
     const auto next = [&] {  // a cheap generator: 1 GB of floats in a fraction of a second
       state = state * 1664525u + 1013904223u;
@@ -68,18 +78,22 @@ const ts::CapturedEvents& events() {
     for (size_t i = 0; i < n; ++i) {
       ts::EventHeader h{};
       h.stage = static_cast<int32_t>(i % 4);
-      h.q_tile = static_cast<int32_t>(i / 16);
-      h.kv_tile_end = static_cast<int32_t>(i % 16 + 1);
+      h.kv_head = -1;
+      h.q_begin = static_cast<int32_t>((i / 16) % 32) * 64;
+      h.rows = 64;
       h.split = -1;
       h.step = static_cast<int32_t>(i % 16);
-      h.rows = 64;
       h.block = static_cast<int32_t>(i / 16);
+      h.where = -1;
+      h.num_key_ranges = 1 + static_cast<int32_t>(i % 2);  // a second range now and then
+      h.keys[0] = {0, static_cast<int32_t>(i % 16 + 1) * 64};
+      if (h.num_key_ranges == 2) h.keys[1] = {1536, 2048};
       h.time_ns = i * 100;
       e.headers.push_back(h);
     }
-    e.m.resize(n * bm);
-    e.l.resize(n * bm);
-    e.o.resize(n * bm * hd);
+    e.m.resize(n * rows);
+    e.l.resize(n * rows);
+    e.o.resize(n * rows * hd);
     for (auto* v : {&e.m, &e.l, &e.o})
       for (float& x : *v) x = next();
     e.requested = n;
@@ -144,7 +158,7 @@ void BM_WriteTrace(benchmark::State& state) {
     state.PauseTiming();
     fs::remove(trace_path());
     state.ResumeTiming();
-    ts::write_trace(trace_path(), {.events = &ev});
+    ts::write_trace(trace_path(), {.events = &ev, .attention = attention()});
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * fs::file_size(trace_path())));
 }
@@ -171,7 +185,7 @@ void BM_RawRead(benchmark::State& state) {
 
 void BM_OpenScanTrace(benchmark::State& state) {
   const bool cold = state.range(0) == 1;
-  if (!fs::exists(trace_path())) ts::write_trace(trace_path(), {.events = &events()});
+  if (!fs::exists(trace_path())) ts::write_trace(trace_path(), {.events = &events(), .attention = attention()});
   uint64_t allocations = 0;
   for (auto _ : state) {
     if (cold) {
@@ -183,10 +197,11 @@ void BM_OpenScanTrace(benchmark::State& state) {
     const ts::TraceFile t = ts::TraceFile::open(trace_path());
     float acc = 0.0f;
     for (size_t i = 0; i < t.num_events(); ++i) {
-      const ts::TraceEvent e = t.event(i);
-      acc += static_cast<float>(e.header.rows + e.header.step);
-      for (int r = 0; r < e.header.rows; ++r) acc += e.m[static_cast<size_t>(r)] + e.l[static_cast<size_t>(r)];
-      for (size_t k = 0; k < e.o.size(); k += 1024) acc += e.o[k];  // every 4 KiB page
+      const ts::EventHeader& h = t.header(i);
+      acc += static_cast<float>(h.rows + h.step + h.keys[0].end);
+      const std::span<const float> m = t.m(i), l = t.l(i), o = t.o(i);
+      for (int r = 0; r < h.rows; ++r) acc += m[static_cast<size_t>(r)] + l[static_cast<size_t>(r)];
+      for (size_t k = 0; k < o.size(); k += 1024) acc += o[k];  // every 4 KiB page
     }
     benchmark::DoNotOptimize(acc);
     allocations = g_allocations.load() - before;

@@ -18,9 +18,17 @@ namespace {
 
 using test::TempDir;
 
-CapturedEvents some_events(size_t n) {
+// n random events with the attention description they fit.
+struct SomeTrace {
+  AttentionSpec spec;
+  CapturedEvents events;
+  TraceContents contents() const { return {.events = &events, .attention = spec}; }
+};
+SomeTrace some_events(size_t n) {
   std::mt19937_64 rng(test::test_seed());
-  return test::random_events(rng, n, 64, 128);
+  SomeTrace t;
+  t.events = test::random_events(rng, n, 64, 128, &t.spec);
+  return t;
 }
 
 template <typename Fn>
@@ -37,9 +45,9 @@ void expect_write_error(Fn&& write, const std::filesystem::path& path, const std
 
 TEST(AtomicWrite, MissingFolderGivesAClearErrorAndNoFile) {
   TempDir dir;
-  const CapturedEvents ev = some_events(3);
+  const SomeTrace ev = some_events(3);
   const auto path = dir / "no/such/folder/run.trace.safetensors";
-  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path,
+  expect_write_error([&] { write_trace(path, ev.contents()); }, path,
                      "No such file or directory");
   EXPECT_TRUE(dir.entries().empty());
 }
@@ -59,9 +67,9 @@ TEST(AtomicWrite, ReadOnlyFolderGivesPermissionDenied) {
   TempDir dir;
   std::filesystem::create_directory(dir / "ro");
   ::chmod((dir / "ro").c_str(), 0500);
-  const CapturedEvents ev = some_events(3);
+  const SomeTrace ev = some_events(3);
   const auto path = dir / "ro/run.trace.safetensors";
-  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path, "Permission denied");
+  expect_write_error([&] { write_trace(path, ev.contents()); }, path, "Permission denied");
   ::chmod((dir / "ro").c_str(), 0700);
   EXPECT_TRUE(std::filesystem::is_empty(dir / "ro"));
 }
@@ -90,14 +98,14 @@ TEST(AtomicWrite, FailedWriteLeavesNoTempFileAndKeepsTheOldFile) {
   TS_SEED_TRACE();
   TempDir dir;
   const auto path = dir / "run.trace.safetensors";
-  const CapturedEvents small = some_events(2);
-  write_trace(path, {.events = &small});
+  const SomeTrace small = some_events(2);
+  write_trace(path, small.contents());
   const auto before = test::read_bytes(path);
 
-  const CapturedEvents big = some_events(64);  // ~2 MB of payload
+  const SomeTrace big = some_events(64);  // ~2 MB of payload
   {
     FileSizeLimit limit(256 * 1024);
-    expect_write_error([&] { write_trace(path, {.events = &big}); }, path, "File too large");
+    expect_write_error([&] { write_trace(path, big.contents()); }, path, "File too large");
   }
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"run.trace.safetensors"});
   EXPECT_EQ(test::read_bytes(path), before);
@@ -119,9 +127,9 @@ TEST(AtomicWrite, DestinationThatIsAFolderIsRefusedWithoutLeftovers) {
   TempDir dir;
   std::filesystem::create_directory(dir / "target");
   test::write_bytes(dir / "target/keep", "k", 1);
-  const CapturedEvents ev = some_events(2);
+  const SomeTrace ev = some_events(2);
   const auto path = dir / "target";
-  expect_write_error([&] { write_trace(path, {.events = &ev}); }, path, "it is a folder, not a regular file");
+  expect_write_error([&] { write_trace(path, ev.contents()); }, path, "it is a folder, not a regular file");
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"target"});
 }
 

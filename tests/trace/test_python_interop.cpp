@@ -44,26 +44,37 @@ TEST(PythonInterop, NumpyLoadsATraceWithNoTilescopeCode) {
   TS_SEED_TRACE();
   std::mt19937_64 rng(test::test_seed());
   TempDir dir;
-  const CapturedEvents ev = test::random_events(rng, 50 + rng() % 50, 32, 64);
-  TraceInputs in;
-  in.pairs = {{0, 3}, {1, 2}};
-  const DType dtype = static_cast<DType>(rng() % 3);
-  in.q = HostTensor::zeros(dtype, {2, 9, 64});
-  in.k = HostTensor::zeros(dtype, {2, 17, 64});
-  in.v = HostTensor::zeros(dtype, {2, 17, 64});
+  AttentionSpec spec;
+  const CapturedEvents ev = test::random_events(rng, 50 + rng() % 50, 32, 64, &spec);
+  ASSERT_FALSE(ev.missing.empty());
+  // Per query head and per kv head: (0, 0) and the last of each.
+  HeadInputs in;
+  in.q_pairs = {{0, 0}, {static_cast<int32_t>(spec.batch - 1), static_cast<int32_t>(spec.heads_q - 1)}};
+  in.kv_pairs = {{static_cast<int32_t>(spec.batch - 1), static_cast<int32_t>(spec.heads_kv - 1)}};
+  if (in.q_pairs[0] == in.q_pairs[1]) in.q_pairs.pop_back();
+  const DType dtype = spec.dtype;
+  in.q = HostTensor::zeros(dtype, {static_cast<int64_t>(in.q_pairs.size()), spec.seq_q, 64});
+  in.k = HostTensor::zeros(dtype, {1, spec.seq_kv, 64});
+  in.v = HostTensor::zeros(dtype, {1, spec.seq_kv, 64});
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (HostTensor* t : {&in.q, &in.k, &in.v})
     for (int64_t i = 0; i < t->numel(); ++i) t->set_float(i, normal(rng));
   const std::map<std::string, std::string> meta = {{"kernel", "fa1"}, {"fault", "masked_nan"},
                                                    {"inputs_seed", std::to_string(rng())}};
   const auto path = dir / "run.trace.safetensors";
-  write_trace(path, {.events = &ev, .metadata = meta, .inputs = &in});
+  write_trace(path, {.events = &ev, .attention = spec, .metadata = meta, .inputs = &in});
 
   run_python("trace_numpy_check.py", path.string() + " " + (dir / "report.json").string());
   const nlohmann::json r = read_json(dir / "report.json");
 
   for (const auto& [k, v] : meta) EXPECT_EQ(r["metadata"][k], v) << k;
   EXPECT_EQ(r["metadata"]["dropped_events"], std::to_string(ev.dropped));
+  EXPECT_EQ(r["metadata"]["tilescope_format"], "2");
+  // The attention description, as JSON numpy's side reads.
+  EXPECT_EQ(r["attention"]["heads_q"], spec.heads_q);
+  EXPECT_EQ(r["attention"]["heads_kv"], spec.heads_kv);
+  EXPECT_EQ(r["attention"]["seq_kv"], spec.seq_kv);
+  EXPECT_EQ(r["attention"]["causal"], std::string(to_string(spec.causal)));
   const auto n = static_cast<int64_t>(ev.size());
   const auto& t = r["tensors"];
   EXPECT_EQ(t["events.o"]["dtype"], "<f4");
@@ -74,7 +85,9 @@ TEST(PythonInterop, NumpyLoadsATraceWithNoTilescopeCode) {
   EXPECT_EQ(t["events.l"]["sha256"], sha_of(ev.l.data(), ev.l.size() * 4));
   EXPECT_EQ(t["events.time_ns"]["dtype"], "<i8");
   EXPECT_EQ(t["events.stage"]["dtype"], "<i4");
-  EXPECT_EQ(t["inputs.pairs"]["shape"], (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(t["events.key_ranges"]["dtype"], "<i4");
+  EXPECT_EQ(t["inputs.q_pairs"]["shape"], (std::vector<int64_t>{static_cast<int64_t>(in.q_pairs.size()), 2}));
+  EXPECT_EQ(t["inputs.kv_pairs"]["shape"], (std::vector<int64_t>{1, 2}));
   if (dtype != DType::bf16) {  // the loader widens bf16 to float32
     EXPECT_EQ(t["inputs.k"]["sha256"], sha_of(in.k.bytes.data(), in.k.bytes.size()));
   }
@@ -84,33 +97,45 @@ TEST(PythonInterop, NumpyLoadsATraceWithNoTilescopeCode) {
   EXPECT_GT(nans, 0);
   EXPECT_EQ(r["nan_count_o"], nans);
 
+  const auto expect_event = [&](const nlohmann::json& e, const EventHeader& h) {
+    EXPECT_EQ(e["stage"], h.stage);
+    EXPECT_EQ(e["stage_name"], ev.stages[static_cast<size_t>(h.stage)].name);
+    EXPECT_EQ(e["stage_kind"], std::string(to_string(ev.stages[static_cast<size_t>(h.stage)].kind)));
+    EXPECT_EQ(e["convention"], h.convention);
+    EXPECT_EQ(e["batch"], h.batch);
+    EXPECT_EQ(e["head"], h.head);
+    EXPECT_EQ(e["kv_head"], h.kv_head);
+    EXPECT_EQ(e["q_begin"], h.q_begin);
+    EXPECT_EQ(e["rows"], h.rows);
+    EXPECT_EQ(e["split"], h.split);
+    EXPECT_EQ(e["step"], h.step);
+    EXPECT_EQ(e["block"], h.block);
+    EXPECT_EQ(e["where"], h.where);
+    EXPECT_EQ(e["num_key_ranges"], h.num_key_ranges);
+    std::vector<std::vector<int32_t>> keys;
+    for (int32_t k = 0; k < h.num_key_ranges; ++k) keys.push_back({h.keys[k].begin, h.keys[k].end});
+    EXPECT_EQ(e["keys"], keys);
+    EXPECT_EQ(e["time_ns"].get<int64_t>(), static_cast<int64_t>(h.time_ns));
+  };
   ASSERT_EQ(r["events"].size(), 6u);
   for (size_t i = 0; i < 6; ++i) {
     SCOPED_TRACE("event " + std::to_string(i));
     const auto& e = r["events"][i];
-    const EventHeader& h = ev.headers[i];
-    EXPECT_EQ(e["stage"], h.stage);
-    EXPECT_EQ(e["stage_name"], kStageNames[h.stage]);
-    EXPECT_EQ(e["convention"], h.convention);
-    EXPECT_EQ(e["batch"], h.batch);
-    EXPECT_EQ(e["head"], h.head);
-    EXPECT_EQ(e["q_tile"], h.q_tile);
-    EXPECT_EQ(e["kv_tile_begin"], h.kv_tile_begin);
-    EXPECT_EQ(e["kv_tile_end"], h.kv_tile_end);
-    EXPECT_EQ(e["split"], h.split);
-    EXPECT_EQ(e["step"], h.step);
-    EXPECT_EQ(e["rows"], h.rows);
-    EXPECT_EQ(e["where"], h.where);
-    EXPECT_EQ(e["block"], h.block);
-    EXPECT_EQ(e["time_ns"].get<int64_t>(), static_cast<int64_t>(h.time_ns));
+    expect_event(e, ev.headers[i]);
     EXPECT_EQ(e["m_bits"], bits_of(&ev.m[i * 32], 32));
     EXPECT_EQ(e["l_bits"], bits_of(&ev.l[i * 32], 32));
     EXPECT_EQ(e["o_last_row_bits"], bits_of(&ev.o[(i * 32 + 31) * 64], 64));
   }
+  ASSERT_EQ(r["missing"].size(), ev.missing.size());
+  for (size_t i = 0; i < ev.missing.size(); ++i) {
+    SCOPED_TRACE("missing event " + std::to_string(i));
+    expect_event(r["missing"][i], ev.missing[i]);
+  }
   // Q as float32 as numpy sees it (bf16 widened by the loader) equals our conversion.
   std::vector<float> q16(16);
-  for (int64_t i = 0; i < 16; ++i) q16[static_cast<size_t>(i)] = in.q.get_float(i);
-  EXPECT_EQ(r["picks"]["inputs.q"], bits_of(q16.data(), 16));
+  for (int64_t i = 0; i < 16 && i < in.q.numel(); ++i) q16[static_cast<size_t>(i)] = in.q.get_float(i);
+  q16.resize(static_cast<size_t>(std::min<int64_t>(16, in.q.numel())));
+  EXPECT_EQ(r["picks"]["inputs.q"], bits_of(q16.data(), q16.size()));
   EXPECT_NE(r["safetensors_numpy"], "different");
 }
 

@@ -1,9 +1,13 @@
-// tilescope trace files: every field of every event, every metadata key and every extra
-// tensor survive a round trip bit-exactly (NaN payloads included); the reader refuses
-// traces that break the schema, each with its own error.
+// tilescope trace files, format 2: every field of every event and missing event, the stage
+// table, the attention description, every metadata key, the inputs, the output and every extra
+// tensor survive a round trip bit-exactly (NaN payloads included); the writer refuses what the
+// reader would; the reader refuses hostile files, each with its own TraceFormatError.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "instrumentation/trace/tensor_files.h"
 #include "instrumentation/trace/trace_file.h"
@@ -19,68 +23,98 @@ void expect_same_header(const EventHeader& a, const EventHeader& b) {
   EXPECT_EQ(a.convention, b.convention);
   EXPECT_EQ(a.batch, b.batch);
   EXPECT_EQ(a.head, b.head);
-  EXPECT_EQ(a.q_tile, b.q_tile);
-  EXPECT_EQ(a.kv_tile_begin, b.kv_tile_begin);
-  EXPECT_EQ(a.kv_tile_end, b.kv_tile_end);
+  EXPECT_EQ(a.kv_head, b.kv_head);
+  EXPECT_EQ(a.q_begin, b.q_begin);
+  EXPECT_EQ(a.rows, b.rows);
   EXPECT_EQ(a.split, b.split);
   EXPECT_EQ(a.step, b.step);
-  EXPECT_EQ(a.rows, b.rows);
-  EXPECT_EQ(a.where, b.where);
   EXPECT_EQ(a.block, b.block);
+  EXPECT_EQ(a.where, b.where);
+  EXPECT_EQ(a.num_key_ranges, b.num_key_ranges);
+  for (int k = 0; k < kMaxKeyRanges; ++k) {
+    EXPECT_EQ(a.keys[k].begin, b.keys[k].begin) << "key range " << k;
+    EXPECT_EQ(a.keys[k].end, b.keys[k].end) << "key range " << k;
+  }
   EXPECT_EQ(a.time_ns, b.time_ns);
 }
 
 HostTensor random_host_tensor(std::mt19937_64& rng, DType dtype, std::vector<int64_t> shape) {
   HostTensor t = HostTensor::zeros(dtype, std::move(shape));
   std::normal_distribution<float> normal(0.0f, 2.0f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_float(i, normal(rng));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    do {
+      t.set_float(i, normal(rng));
+    } while (t.get_float(i) == 0.0f);
+  }
   return t;
 }
 
+// Some distinct (batch, head) pairs of `heads` heads, in a random order.
+std::vector<std::array<int32_t, 2>> random_pairs(std::mt19937_64& rng, int64_t batch, int64_t heads) {
+  std::vector<std::array<int32_t, 2>> all;
+  for (int32_t b = 0; b < batch; ++b)
+    for (int32_t h = 0; h < heads; ++h) all.push_back({b, h});
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(1 + rng() % all.size());
+  return all;
+}
+
 struct RandomTrace {
+  AttentionSpec spec;
   CapturedEvents events;
-  TraceInputs inputs;
+  HeadInputs inputs;
   HostTensor output;
+  std::vector<float> output_lse;
   std::vector<double> extra;
   std::map<std::string, std::string> metadata;
 };
 
 RandomTrace make_random_trace(std::mt19937_64& rng, size_t n) {
   RandomTrace r;
-  const int32_t block_ms[] = {16, 32, 64, 128};
-  const int32_t head_dims[] = {32, 64, 128, 256};
-  const int32_t block_m = block_ms[rng() % 4], head_dim = head_dims[rng() % 4];
-  r.events = test::random_events(rng, n, block_m, head_dim);
-  const DType dtype = static_cast<DType>(rng() % 3);
-  const int64_t pairs = 1 + static_cast<int64_t>(rng() % 3), sq = 1 + static_cast<int64_t>(rng() % 40);
-  const int64_t skv = 1 + static_cast<int64_t>(rng() % 70);
-  for (int64_t p = 0; p < pairs; ++p)
-    r.inputs.pairs.push_back({static_cast<int32_t>(rng() % 4), static_cast<int32_t>(rng() % 16)});
-  r.inputs.q = random_host_tensor(rng, dtype, {pairs, sq, head_dim});
-  r.inputs.k = random_host_tensor(rng, dtype, {pairs, skv, head_dim});
-  r.inputs.v = random_host_tensor(rng, dtype, {pairs, skv, head_dim});
-  r.output = random_host_tensor(rng, dtype, {2, 3, sq, head_dim});
+  const int32_t max_rows[] = {1, 8, 16, 64};
+  const int32_t head_dims[] = {8, 32, 64, 128};
+  r.spec = test::random_spec(rng, head_dims[rng() % 4]);
+  r.events = test::random_events(rng, n, max_rows[rng() % 4], r.spec, test::random_stage_table(rng), n / 8);
+  const AttentionSpec& s = r.spec;
+  r.inputs.q_pairs = random_pairs(rng, s.batch, s.heads_q);
+  r.inputs.kv_pairs = random_pairs(rng, s.batch, s.heads_kv);
+  const auto pq = static_cast<int64_t>(r.inputs.q_pairs.size()), pk = static_cast<int64_t>(r.inputs.kv_pairs.size());
+  r.inputs.q = random_host_tensor(rng, s.dtype, {pq, s.seq_q, s.head_dim});
+  r.inputs.k = random_host_tensor(rng, s.dtype, {pk, s.seq_kv, s.head_dim});
+  r.inputs.v = random_host_tensor(rng, s.dtype, {pk, s.seq_kv, s.head_dim});
+  r.output = random_host_tensor(rng, static_cast<DType>(rng() % 3), {s.batch, s.heads_q, s.seq_q, s.head_dim});
+  r.output_lse.resize(static_cast<size_t>(s.batch * s.heads_q * s.seq_q));
+  for (float& x : r.output_lse) x = test::random_payload(rng);
   r.extra.resize(1 + rng() % 50);
   for (double& x : r.extra) x = std::normal_distribution<double>(0, 1e6)(rng);
   r.metadata[std::string(trace_meta::config)] = R"({"kernel": "splitk", "seq_q": 1})";
-  r.metadata[std::string(trace_meta::kernel)] = "splitk";
+  r.metadata[std::string(trace_meta::kernel)] = "my_kernel";
   r.metadata[std::string(trace_meta::fault)] = "double_count_l";
   r.metadata[std::string(trace_meta::backend)] = "cpu";
   r.metadata[std::string(trace_meta::device)] = "Intel(R) Xeon(R) \xc3\xa9";
   r.metadata[std::string(trace_meta::inputs_seed)] = std::to_string(rng());
-  r.metadata[std::string(trace_meta::tool_version)] = "tilescope 0.1.0";
+  r.metadata[std::string(trace_meta::tool_version)] = "tilescope 0.2.0";
   return r;
 }
 
-void write_random_trace(const std::filesystem::path& path, const RandomTrace& r) {
+TraceContents contents_of(const RandomTrace& r) {
   TraceContents c;
   c.events = &r.events;
+  c.attention = r.spec;
   c.metadata = r.metadata;
   c.inputs = &r.inputs;
   c.output = &r.output;
-  c.extra.push_back({"my.extra", ElemType::F64, {static_cast<int64_t>(r.extra.size())},
-                     r.extra.data()});
-  write_trace(path, c);
+  c.output_lse = &r.output_lse;
+  c.extra.push_back({"my.extra", ElemType::F64, {static_cast<int64_t>(r.extra.size())}, r.extra.data()});
+  return c;
+}
+
+void write_random_trace(const std::filesystem::path& path, const RandomTrace& r) { write_trace(path, contents_of(r)); }
+
+void expect_same_tensor(const HostTensor& got, const HostTensor& want) {
+  EXPECT_EQ(got.dtype, want.dtype);
+  EXPECT_EQ(got.shape, want.shape);
+  EXPECT_EQ(got.bytes, want.bytes);
 }
 
 TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
@@ -93,8 +127,10 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
 
   const TraceFile t = TraceFile::open(path);
   const CapturedEvents& ev = r.events;
-  EXPECT_EQ(t.block_m(), ev.block_m);
-  EXPECT_EQ(t.block_n(), ev.block_n);
+  EXPECT_EQ(t.format_version(), 2);
+  EXPECT_EQ(t.attention(), r.spec);
+  EXPECT_EQ(t.stages(), ev.stages);
+  EXPECT_EQ(t.max_rows(), ev.max_rows);
   EXPECT_EQ(t.head_dim(), ev.head_dim);
   EXPECT_EQ(t.dropped_events(), ev.dropped);
   EXPECT_EQ(t.requested_events(), ev.requested);
@@ -103,71 +139,123 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
     ASSERT_NE(t.metadata_value(k), nullptr) << k;
     EXPECT_EQ(*t.metadata_value(k), v) << k;
   }
-  EXPECT_EQ(*t.metadata_value(trace_meta::format), std::to_string(kTraceFormatVersion));
+  EXPECT_EQ(*t.metadata_value(trace_meta::format), "2");
   EXPECT_EQ(*t.metadata_value(trace_meta::dropped_events), std::to_string(ev.dropped));
-  EXPECT_EQ(*t.metadata_value(trace_meta::stage_names),
-            R"(["fa1.step","splitk.partial","splitk.reduce","final"])");
+  EXPECT_EQ(parse_stage_table(*t.metadata_value(trace_meta::stages)), ev.stages);
 
-  const size_t bm = static_cast<size_t>(ev.block_m), hd = static_cast<size_t>(ev.head_dim);
+  // The key ranges tensor is as wide as the most ranges any event or missing event holds.
+  int32_t widest = 1;
+  for (const auto* list : {&ev.headers, &ev.missing})
+    for (const EventHeader& h : *list) widest = std::max(widest, h.num_key_ranges);
+  EXPECT_EQ(t.file().at("events.key_ranges").shape,
+            (std::vector<int64_t>{static_cast<int64_t>(ev.size()), widest, 2}));
+
+  const size_t rows = static_cast<size_t>(ev.max_rows), hd = static_cast<size_t>(ev.head_dim);
   const std::span<const std::byte> file = t.file().bytes(t.file().at(trace_tensor::o));
-  std::array<size_t, kNumStages> per_stage{};
+  std::vector<size_t> per_stage(ev.stages.size(), 0);
   for (size_t i = 0; i < ev.size(); ++i) {
     SCOPED_TRACE("event " + std::to_string(i));
-    const TraceEvent e = t.event(i);
-    expect_same_header(e.header, ev.headers[i]);
-    ASSERT_EQ(e.m.size(), bm);
-    ASSERT_EQ(e.o.size(), bm * hd);
-    EXPECT_TRUE(test::same_bits(e.m.data(), &ev.m[i * bm], bm * 4));
-    EXPECT_TRUE(test::same_bits(e.l.data(), &ev.l[i * bm], bm * 4));
-    EXPECT_TRUE(test::same_bits(e.o.data(), &ev.o[i * bm * hd], bm * hd * 4));
+    expect_same_header(t.header(i), ev.headers[i]);
+    ASSERT_EQ(t.m(i).size(), rows);
+    ASSERT_EQ(t.o(i).size(), rows * hd);
+    EXPECT_TRUE(test::same_bits(t.m(i).data(), &ev.m[i * rows], rows * 4));
+    EXPECT_TRUE(test::same_bits(t.l(i).data(), &ev.l[i * rows], rows * 4));
+    EXPECT_TRUE(test::same_bits(t.o(i).data(), &ev.o[i * rows * hd], rows * hd * 4));
     // No copy: the payload points into the file's mapping.
-    EXPECT_GE(reinterpret_cast<const std::byte*>(e.o.data()), file.data());
-    EXPECT_LE(reinterpret_cast<const std::byte*>(e.o.data() + e.o.size()), file.data() + file.size());
+    if (!t.o(i).empty()) {
+      EXPECT_GE(reinterpret_cast<const std::byte*>(t.o(i).data()), file.data());
+      EXPECT_LE(reinterpret_cast<const std::byte*>(t.o(i).data() + t.o(i).size()), file.data() + file.size());
+    }
     ++per_stage[static_cast<size_t>(ev.headers[i].stage)];
   }
   EXPECT_EQ(t.events_per_stage(), per_stage);
+  ASSERT_EQ(t.missing().size(), ev.missing.size());
+  ASSERT_FALSE(ev.missing.empty());
+  for (size_t i = 0; i < ev.missing.size(); ++i) {
+    SCOPED_TRACE("missing event " + std::to_string(i));
+    expect_same_header(t.missing()[i], ev.missing[i]);
+  }
   // The payloads do hold what makes bit-exactness matter.
   EXPECT_TRUE(std::any_of(ev.o.begin(), ev.o.end(), [](float x) { return std::isnan(x); }));
   EXPECT_TRUE(std::any_of(ev.o.begin(), ev.o.end(), [](float x) { return std::isinf(x); }));
 
   const CapturedEvents back = t.to_captured_events();
+  EXPECT_EQ(back.stages, ev.stages);
   EXPECT_TRUE(test::same_bits(back.headers.data(), ev.headers.data(), ev.size() * sizeof(EventHeader)));
+  EXPECT_TRUE(test::same_bits(back.missing.data(), ev.missing.data(), ev.missing.size() * sizeof(EventHeader)));
   EXPECT_TRUE(test::same_bits(back.o.data(), ev.o.data(), ev.o.size() * 4));
 
-  const std::optional<TraceInputs> in = t.read_inputs();
+  const std::optional<HeadInputs> in = t.read_inputs();
   ASSERT_TRUE(in.has_value());
-  EXPECT_EQ(in->pairs, r.inputs.pairs);
-  for (const auto& [got, want] : {std::pair{&in->q, &r.inputs.q}, std::pair{&in->k, &r.inputs.k},
-                                  std::pair{&in->v, &r.inputs.v}}) {
-    EXPECT_EQ(got->dtype, want->dtype);
-    EXPECT_EQ(got->shape, want->shape);
-    EXPECT_EQ(got->bytes, want->bytes);
-  }
+  EXPECT_EQ(in->q_pairs, r.inputs.q_pairs);
+  EXPECT_EQ(in->kv_pairs, r.inputs.kv_pairs);
+  expect_same_tensor(in->q, r.inputs.q);
+  expect_same_tensor(in->k, r.inputs.k);
+  expect_same_tensor(in->v, r.inputs.v);
   const std::optional<HostTensor> out = t.read_output();
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(out->dtype, r.output.dtype);
-  EXPECT_EQ(out->shape, r.output.shape);
-  EXPECT_EQ(out->bytes, r.output.bytes);
+  expect_same_tensor(*out, r.output);
+  const std::optional<std::vector<float>> lse = t.read_output_lse();
+  ASSERT_TRUE(lse.has_value());
+  ASSERT_EQ(lse->size(), r.output_lse.size());
+  EXPECT_TRUE(test::same_bits(lse->data(), r.output_lse.data(), lse->size() * 4));
   const TensorView<double> extra = t.file().view<double>("my.extra");
   ASSERT_EQ(extra.size(), r.extra.size());
   EXPECT_TRUE(test::same_bits(extra.data(), r.extra.data(), r.extra.size() * 8));
 }
 
 TEST(TraceFile, EmptyTraceWithoutInputsRoundTrips) {
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::test_seed());
   TempDir dir;
   CapturedEvents ev;
-  ev.block_m = 64;
-  ev.block_n = 64;
+  ev.max_rows = 64;
   ev.head_dim = 128;
+  ev.stages = test::random_stage_table(rng);
   ev.dropped = 17;
   ev.requested = 17;
-  write_trace(dir / "e.safetensors", {.events = &ev});
+  const AttentionSpec spec = test::random_spec(rng, 128);
+  write_trace(dir / "e.safetensors", {.events = &ev, .attention = spec});
   const TraceFile t = TraceFile::open(dir / "e.safetensors");
   EXPECT_EQ(t.num_events(), 0u);
+  EXPECT_TRUE(t.missing().empty());
   EXPECT_EQ(t.dropped_events(), 17u);
+  EXPECT_EQ(t.stages(), ev.stages);
+  EXPECT_EQ(t.attention(), spec);
+  EXPECT_EQ(t.events_per_stage(), std::vector<size_t>(ev.stages.size(), 0));
   EXPECT_FALSE(t.has_inputs());
   EXPECT_FALSE(t.read_inputs().has_value());
   EXPECT_FALSE(t.read_output().has_value());
+  EXPECT_FALSE(t.read_output_lse().has_value());
+}
+
+TEST(TraceFile, StagesDeclaredWithoutPassesTakeTheDefaultPasses) {
+  // A hand-made table may leave passes out: states 0, merges 1, the final the latest other.
+  EXPECT_EQ(parse_stage_table(R"([{"name": "p", "kind": "state"}, {"name": "f", "kind": "final"},
+                                  {"name": "m", "kind": "merge"}])"),
+            (std::vector<StageInfo>{{"p", StageKind::state, 0}, {"f", StageKind::final, 1}, {"m", StageKind::merge, 1}}));
+  EXPECT_EQ(parse_stage_table(R"([{"name": "step", "kind": "state", "pass": 3}, {"name": "out", "kind": "final"}])"),
+            (std::vector<StageInfo>{{"step", StageKind::state, 3}, {"out", StageKind::final, 3}}));
+}
+
+TEST(TraceFile, AFormat1InputsTensorInAFormat2FileIsNotTakenForInputs) {
+  // "inputs.pairs" is format 1's name; a format 2 file that carries one (and none of format 2's
+  // inputs) has no inputs: has_inputs() must not promise what read_inputs() cannot read.
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::test_seed());
+  TempDir dir;
+  const RandomTrace r = make_random_trace(rng, 5);
+  TraceContents c = contents_of(r);
+  c.inputs = nullptr;
+  write_trace(dir / "t.safetensors", c);
+  test::EditableFile f = test::EditableFile::load(dir / "t.safetensors");
+  const int32_t pair[2] = {0, 0};
+  f.tensors.push_back({"inputs.pairs", ElemType::I32, {1, 2}, {reinterpret_cast<const std::byte*>(pair),
+                                                                reinterpret_cast<const std::byte*>(pair) + 8}});
+  f.save(dir / "stray.safetensors");
+  const TraceFile t = TraceFile::open(dir / "stray.safetensors");
+  EXPECT_FALSE(t.has_inputs());
+  EXPECT_FALSE(t.read_inputs().has_value());
 }
 
 // ---- the writer refuses what the reader would ----------------------------------------------
@@ -183,39 +271,93 @@ void expect_write_refused(const TempDir& dir, const TraceContents& c, const std:
   EXPECT_TRUE(dir.entries().empty());
 }
 
+TEST(TraceFileWrite, RefusesAPayloadTheReaderWouldRefuse) {
+  // The reader takes max_rows up to 65536; a trace with more rows per event must not be written.
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::test_seed());
+  TempDir dir;
+  CapturedEvents ev;
+  ev.stages = test::random_stage_table(rng);
+  ev.max_rows = 65537;
+  ev.head_dim = 8;
+  const AttentionSpec spec = test::random_spec(rng, 8);
+  expect_write_refused(dir, {.events = &ev, .attention = spec}, "max_rows 65537");
+  ev.max_rows = 65536;  // the largest the reader takes
+  write_trace(dir / "w.safetensors", {.events = &ev, .attention = spec});
+  EXPECT_EQ(TraceFile::open(dir / "w.safetensors").max_rows(), 65536);
+}
+
 TEST(TraceFileWrite, RefusesInconsistentContents) {
   TS_SEED_TRACE();
   std::mt19937_64 rng(test::test_seed());
   TempDir dir;
   RandomTrace r = make_random_trace(rng, 10);
+  const auto with_events = [&](const CapturedEvents& ev) {
+    TraceContents c;
+    c.events = &ev;
+    c.attention = r.spec;
+    return c;
+  };
   {
     CapturedEvents ev = r.events;
     ev.o.pop_back();
-    expect_write_refused(dir, {.events = &ev}, "do not match 10 events");
+    expect_write_refused(dir, with_events(ev), "do not match 10 events");
   }
   {
     CapturedEvents ev = r.events;
-    ev.headers[3].stage = 9;
-    expect_write_refused(dir, {.events = &ev}, "event 3: stage = 9");
+    ev.headers[3].stage = static_cast<int32_t>(ev.stages.size());
+    expect_write_refused(dir, with_events(ev), "event 3: stage = " + std::to_string(ev.stages.size()));
   }
   {
     CapturedEvents ev = r.events;
-    ev.headers[4].rows = ev.block_m + 1;
-    expect_write_refused(dir, {.events = &ev}, "event 4: rows");
+    ev.headers[4].rows = ev.max_rows + 1;
+    expect_write_refused(dir, with_events(ev), "event 4: rows");
   }
-  expect_write_refused(dir, {.events = &r.events, .metadata = {{"dropped_events", "0"}}},
-                       "reserved for the trace writer");
-  TraceInputs bad = r.inputs;
-  bad.k.shape[2] += 1;
-  expect_write_refused(dir, {.events = &r.events, .inputs = &bad}, "inputs q, k, v must be");
+  {
+    CapturedEvents ev = r.events;
+    ev.missing[0].num_key_ranges = 1;
+    ev.missing[0].keys[0] = {0, static_cast<int32_t>(r.spec.seq_kv) + 1};
+    expect_write_refused(dir, with_events(ev), "missing event 0: key range 0");
+  }
+  {
+    CapturedEvents ev = r.events;
+    ev.stages.push_back(ev.stages.front());
+    expect_write_refused(dir, with_events(ev), "declared twice");
+  }
+  {
+    TraceContents c = with_events(r.events);
+    c.attention.heads_kv = c.attention.heads_q + 1;
+    expect_write_refused(dir, c, "the attention description is invalid");
+  }
+  {
+    TraceContents c = with_events(r.events);
+    c.metadata = {{"dropped_events", "0"}};
+    expect_write_refused(dir, c, "reserved for the trace writer");
+  }
+  {
+    TraceContents c = with_events(r.events);
+    HeadInputs bad = r.inputs;
+    bad.k.shape[2] += 1;
+    c.inputs = &bad;
+    expect_write_refused(dir, c, "inputs.k must be");
+  }
+  {
+    TraceContents c = with_events(r.events);
+    HeadInputs bad = r.inputs;
+    bad.kv_pairs.push_back(bad.kv_pairs.front());
+    c.inputs = &bad;
+    expect_write_refused(dir, c, "is given twice");
+  }
   std::vector<float> x(3, 1.0f);
-  expect_write_refused(
-      dir, {.events = &r.events, .extra = {{"events.more", ElemType::F32, {3}, x.data()}}},
-      "reserved prefix 'events.'");
+  {
+    TraceContents c = with_events(r.events);
+    c.extra = {{"missing.more", ElemType::F32, {3}, x.data()}};
+    expect_write_refused(dir, c, "reserved prefix 'missing.'");
+  }
   expect_write_refused(dir, {}, "no events");
 }
 
-// ---- malformed traces, each made from a valid one ---------------------------------------
+// ---- hostile traces, each made from a valid one --------------------------------------------
 
 class TraceMalformed : public ::testing::Test {
  protected:
@@ -238,21 +380,44 @@ class TraceMalformed : public ::testing::Test {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   }
+  // The file with one int32 of a column changed.
+  test::EditableFile with(const std::string& name, size_t index, int32_t value) {
+    auto f = good();
+    f.at(name).as<int32_t>()[index] = value;
+    return f;
+  }
+  // The file with metadata `key` set to `value` (removed when nullopt).
+  test::EditableFile with_meta(const std::string& key, std::optional<std::string> value) {
+    auto f = good();
+    if (value) {
+      f.metadata[key] = *value;
+    } else {
+      f.metadata.erase(key);
+    }
+    return f;
+  }
+  // The file with the attention description's field `key` set to the JSON `value`.
+  test::EditableFile with_attention(const std::string& key, const std::string& value) {
+    auto f = good();
+    nlohmann::json j = nlohmann::json::parse(f.metadata.at("attention"));
+    j[key] = nlohmann::json::parse(value);
+    f.metadata["attention"] = j.dump();
+    return f;
+  }
+  const AttentionSpec& spec() const { return trace_.spec; }
   TempDir dir_;
   RandomTrace trace_;
 };
 
-TEST_F(TraceMalformed, MissingRequiredEventTensors) {
+TEST_F(TraceMalformed, MissingRequiredTensors) {
   TS_SEED_TRACE();
-  for (std::string_view name :
-       {trace_tensor::stage, trace_tensor::convention, trace_tensor::batch, trace_tensor::head,
-        trace_tensor::q_tile, trace_tensor::kv_tile_begin, trace_tensor::kv_tile_end,
-        trace_tensor::split, trace_tensor::step, trace_tensor::rows, trace_tensor::where,
-        trace_tensor::block, trace_tensor::time_ns, trace_tensor::m, trace_tensor::l,
-        trace_tensor::o}) {
+  for (std::string name : {"events.stage", "events.convention", "events.batch", "events.head", "events.kv_head",
+                           "events.q_begin", "events.rows", "events.split", "events.step", "events.block",
+                           "events.where", "events.num_key_ranges", "events.key_ranges", "events.time_ns",
+                           "events.m", "events.l", "events.o", "missing.rows", "missing.key_ranges"}) {
     auto f = good();
-    f.remove(std::string(name));
-    expect_rejected(f, "required tensor '" + std::string(name) + "' is missing");
+    f.remove(name);
+    expect_rejected(f, "required tensor '" + name + "' is missing");
   }
 }
 
@@ -268,78 +433,216 @@ TEST_F(TraceMalformed, InconsistentEventCountsAndShapes) {
   o.shape = {40, o.shape[1] * 2, o.shape[2] / 2};
   expect_rejected(f, "tensor 'events.o' has shape");
   f = good();
-  f.metadata["block_m"] = std::to_string(trace_.events.block_m / 2);
+  f.metadata["max_rows"] = std::to_string(trace_.events.max_rows + 1);
   expect_rejected(f, "tensor 'events.m' has shape");
   f = good();
-  auto& m = f.at("events.m");
-  m.type = ElemType::I32;
-  expect_rejected(f, "tensor 'events.m' has dtype I32, expected F32");
+  f.at("events.m").type = ElemType::I32;
+  expect_rejected(f, "events.m");
   f = good();
   f.at("events.stage").shape = {4, 10};
   expect_rejected(f, "must be 1-D");
+  f = good();
+  auto& ranges = f.at("events.key_ranges");
+  ranges.shape = {40, ranges.shape[1] * 2, 1};
+  expect_rejected(f, "tensor 'events.key_ranges' has shape");
 }
 
-TEST_F(TraceMalformed, EventCoordinatesOutOfRange) {
+TEST_F(TraceMalformed, EventsOutsideTheStageTableOrTheAttention) {
   TS_SEED_TRACE();
-  const auto with = [&](const std::string& name, size_t event, int32_t value) {
-    auto f = good();
-    f.at(name).as<int32_t>()[event] = value;
-    return f;
-  };
-  expect_rejected(with("events.stage", 7, 4), "event 7: stage = 4");
+  const auto stages = static_cast<int32_t>(trace_.events.stages.size());
+  expect_rejected(with("events.stage", 7, stages), "event 7: stage = " + std::to_string(stages));
   expect_rejected(with("events.stage", 0, -1), "event 0: stage = -1");
-  expect_rejected(with("events.convention", 3, 2), "event 3: convention = 2");
-  expect_rejected(with("events.rows", 39, trace_.events.block_m + 1), "event 39: rows");
+  expect_rejected(with("missing.stage", 0, stages + 5), "missing event 0: stage");
+  expect_rejected(with("events.convention", 3, 16), "event 3: convention = 16");
+  expect_rejected(with("events.convention", 4, -1), "event 4: convention = -1");
+  expect_rejected(with("events.rows", 39, trace_.events.max_rows + 1), "event 39: rows");
   expect_rejected(with("events.rows", 5, -3), "event 5: rows = -3");
   expect_rejected(with("events.batch", 2, -1), "event 2: batch = -1");
-  expect_rejected(with("events.head", 2, -5), "event 2: head = -5");
-  expect_rejected(with("events.q_tile", 9, -2), "event 9: q_tile = -2");
+  expect_rejected(with("events.batch", 2, static_cast<int32_t>(spec().batch)), "event 2: batch");
+  expect_rejected(with("events.head", 2, static_cast<int32_t>(spec().heads_q)), "event 2: head");
+  expect_rejected(with("events.kv_head", 8, static_cast<int32_t>(spec().heads_kv)), "event 8: kv_head");
+  expect_rejected(with("events.kv_head", 8, -2), "event 8: kv_head = -2");
+  expect_rejected(with("events.q_begin", 9, -2), "event 9: q_begin = -2");
+  {
+    // Rows inside max_rows but past the end of the queries.
+    auto f = good();
+    f.at("events.rows").as<int32_t>()[10] = 1;
+    f.at("events.q_begin").as<int32_t>()[10] = static_cast<int32_t>(spec().seq_q);
+    expect_rejected(f, "event 10: q_begin = " + std::to_string(spec().seq_q));
+  }
   expect_rejected(with("events.split", 9, -2), "event 9: split = -2");
-  expect_rejected(with("events.kv_tile_begin", 1, -1), "event 1: kv_tile_begin = -1");
+  expect_rejected(with("events.step", 9, -1), "event 9: step = -1");
+  expect_rejected(with("events.block", 11, -7), "event 11: block = -7");
+  expect_rejected(with("events.where", 12, -2), "event 12: where = -2");
+}
+
+TEST_F(TraceMalformed, KeyRanges) {
+  TS_SEED_TRACE();
+  const auto r = static_cast<int32_t>(good().at("events.key_ranges").shape[1]);
+  const auto seq_kv = static_cast<int32_t>(spec().seq_kv);
+  // Event 6 with one range [begin, end).
+  const auto range = [&](int32_t begin, int32_t end) {
+    auto f = good();
+    f.at("events.num_key_ranges").as<int32_t>()[6] = 1;
+    f.at("events.key_ranges").as<int32_t>()[6 * r * 2] = begin;
+    f.at("events.key_ranges").as<int32_t>()[6 * r * 2 + 1] = end;
+    return f;
+  };
+  EXPECT_NO_THROW(range(seq_kv, seq_kv).save(dir_ / "ok.safetensors"));
+  EXPECT_NO_THROW(TraceFile::open(dir_ / "ok.safetensors")) << "an empty range at the end is a range";
+  expect_rejected(range(-1, 3), "event 6: key range 0 = [-1, 3)");
+  expect_rejected(range(0, seq_kv + 1), "event 6: key range 0 = [0, " + std::to_string(seq_kv + 1) + ")");
+  expect_rejected(range(5, 4), "event 6: key range 0 = [5, 4)");
+  expect_rejected(range(seq_kv + 1, seq_kv + 1), "must lie in [0, seq_kv");
+  expect_rejected(with("events.num_key_ranges", 6, r + 1),
+                  "event 6: num_key_ranges = " + std::to_string(r + 1) + " (the file stores " + std::to_string(r));
+  expect_rejected(with("events.num_key_ranges", 6, -1), "event 6: num_key_ranges = -1");
+  // A file that stores more ranges per event than an event can hold.
   auto f = good();
-  f.at("events.kv_tile_begin").as<int32_t>()[6] = 10;
-  f.at("events.kv_tile_end").as<int32_t>()[6] = 9;
-  expect_rejected(f, "event 6: kv_tile_end = 9");
+  auto& ranges = f.at("events.key_ranges");
+  ranges.shape = {40, kMaxKeyRanges + 1, 2};
+  ranges.bytes.assign(size_t(40 * (kMaxKeyRanges + 1) * 2 * 4), std::byte{0});
+  expect_rejected(f, "with 1 <= R <= " + std::to_string(kMaxKeyRanges));
 }
 
 TEST_F(TraceMalformed, Metadata) {
   TS_SEED_TRACE();
-  const auto with = [&](const std::string& key, std::optional<std::string> value) {
+  expect_rejected(with_meta("tilescope_format", std::nullopt), "'tilescope_format' is missing");
+  expect_rejected(with_meta("tilescope_format", "3"), "trace format '3' is not supported");
+  expect_rejected(with_meta("max_rows", "abc"), "'max_rows' = 'abc' is not a whole number");
+  expect_rejected(with_meta("head_dim", "99999999"), "is not a whole number");
+  expect_rejected(with_meta("head_dim", std::to_string(spec().head_dim + 1)), "differs from the attention");
+  expect_rejected(with_meta("dropped_events", "-1"), "'dropped_events' = '-1'");
+  expect_rejected(with_meta("requested_events", ""), "'requested_events' = ''");
+  expect_rejected(with_meta("max_rows", std::nullopt), "'max_rows' is missing");
+  expect_rejected(with_meta("stages", std::nullopt), "'stages' (the stage table) is missing");
+  expect_rejected(with_meta("attention", std::nullopt), "'attention' (the attention description) is missing");
+}
+
+TEST_F(TraceMalformed, StageTables) {
+  TS_SEED_TRACE();
+  expect_rejected(with_meta("stages", R"({"name": "p", "kind": "state"})"), "the stage table is not a JSON list");
+  expect_rejected(with_meta("stages", "[{\"name\": \"p\", "), "the stage table is not a JSON list");
+  expect_rejected(with_meta("stages", "[]"), "the stage table is empty");
+  expect_rejected(with_meta("stages", R"([{"name": "p", "kind": "state"}, {"name": "p", "kind": "merge"}])"),
+                  "stage name 'p' is declared twice");
+  expect_rejected(with_meta("stages", R"([{"name": "p", "kind": "reduce"}])"), "unknown kind 'reduce'");
+  expect_rejected(with_meta("stages", R"([{"name": "p"}])"), "has no kind");
+  expect_rejected(with_meta("stages", R"([{"kind": "state"}])"), "stage 0 has no name");
+  expect_rejected(with_meta("stages", R"([{"name": "", "kind": "state"}])"), "name must be 1 to 64 bytes");
+  expect_rejected(with_meta("stages", R"([{"name": "a\u0001b", "kind": "state"}])"), "control character");
+  expect_rejected(with_meta("stages", R"([{"name": "p", "kind": "state", "pass": -1}])"), "has a pass that is not");
+  expect_rejected(with_meta("stages", R"([{"name": "p", "kind": "state", "pass": 18446744073709551615}])"),
+                  "has a pass that is not");
+  expect_rejected(with_meta("stages", R"(["p"])"), "stage 0 is not a JSON object");
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 65; ++i) many.push_back({{"name", "s" + std::to_string(i)}, {"kind", "state"}});
+  expect_rejected(with_meta("stages", many.dump()), "declares 65 stages; at most 64");
+  // A valid table too short for the events' stage indices.
+  auto f = good();
+  std::fill_n(f.at("events.stage").as<int32_t>(), 40, 0);
+  f.at("events.stage").as<int32_t>()[5] = 1;
+  f.metadata["stages"] = R"([{"name": "only", "kind": "state"}])";
+  expect_rejected(f, "event 5: stage = 1 (the stage table has 1 stages)");
+}
+
+TEST_F(TraceMalformed, AttentionDescriptions) {
+  TS_SEED_TRACE();
+  expect_rejected(with_meta("attention", "not json"), "metadata 'attention'");
+  expect_rejected(with_meta("attention", "[1, 2]"), "must be a JSON object");
+  expect_rejected(with_attention("heads_kv", std::to_string(spec().heads_q + 1)), "metadata 'attention'");
+  {
+    // heads_q not a multiple of heads_kv.
     auto f = good();
-    if (value) f.metadata[key] = *value;
-    else f.metadata.erase(key);
-    return f;
-  };
-  expect_rejected(with("tilescope_format", std::nullopt), "'tilescope_format' is missing");
-  expect_rejected(with("tilescope_format", "2"), "trace format 2 is not supported");
-  expect_rejected(with("block_m", "abc"), "'block_m' = 'abc' is not a whole number");
-  expect_rejected(with("block_m", "0"), "must be positive");
-  expect_rejected(with("head_dim", "99999999"), "is not a whole number");
-  expect_rejected(with("dropped_events", "-1"), "'dropped_events' = '-1'");
-  expect_rejected(with("requested_events", ""), "'requested_events' = ''");
-  expect_rejected(with("block_n", std::nullopt), "'block_n' is missing");
+    nlohmann::json j = nlohmann::json::parse(f.metadata.at("attention"));
+    j["heads_q"] = 3;
+    j["heads_kv"] = 2;
+    f.metadata["attention"] = j.dump();
+    expect_rejected(f, "must be a multiple of heads_kv");
+  }
+  expect_rejected(with_attention("batch", "18446744073709551615"), "attention field 'batch' must be an integer");
+  expect_rejected(with_attention("seq_kv", "9223372036854775807"), "seq_kv");
+  expect_rejected(with_attention("seq_q", "-5"), "seq_q");
+  expect_rejected(with_attention("head_dim", "0"), "head_dim");
+  expect_rejected(with_attention("batch", "1.5"), "attention field 'batch' must be an integer");
+  expect_rejected(with_attention("dtype", "\"fp8\""), "unknown dtype");
+  expect_rejected(with_attention("scale", "-1"), "scale");
+  expect_rejected(with_attention("causal", "\"sideways\""), "causal");
+  expect_rejected(with_attention("kv_lens", "[-1]"), "kv_lens");
+  // Sizes that overflow when multiplied (each one in range).
+  {
+    auto f = good();
+    nlohmann::json j = nlohmann::json::parse(f.metadata.at("attention"));
+    j["batch"] = 1 << 20;
+    j["heads_q"] = j["heads_kv"] = 1 << 10;
+    j["seq_q"] = j["seq_kv"] = 1 << 24;
+    f.metadata["attention"] = j.dump();
+    expect_rejected(f, "metadata 'attention'");
+  }
 }
 
 TEST_F(TraceMalformed, InputsAndOutput) {
   TS_SEED_TRACE();
+  for (std::string name : {"inputs.q_pairs", "inputs.kv_pairs", "inputs.q", "inputs.k", "inputs.v"}) {
+    auto f = good();
+    f.remove(name);
+    expect_rejected(f, "inputs are incomplete");
+  }
   auto f = good();
-  f.remove("inputs.v");
-  expect_rejected(f, "inputs are incomplete");
+  f.at("inputs.q_pairs").as<int32_t>()[1] = -1;
+  expect_rejected(f, "tensor 'inputs.q_pairs' holds (batch, query head)");
   f = good();
-  f.at("inputs.pairs").as<int32_t>()[1] = -1;
-  expect_rejected(f, "'inputs.pairs' holds a negative");
+  f.at("inputs.kv_pairs").as<int32_t>()[1] = static_cast<int32_t>(spec().heads_kv);
+  expect_rejected(f, "tensor 'inputs.kv_pairs' holds (batch, kv head)");
+  {
+    // A pair given twice: the second copy of the first pair (the tensors keep their shapes).
+    f = good();
+    auto& pairs = f.at("inputs.q_pairs");
+    if (pairs.shape[0] >= 2) {
+      pairs.as<int32_t>()[2] = pairs.as<int32_t>()[0];
+      pairs.as<int32_t>()[3] = pairs.as<int32_t>()[1];
+      expect_rejected(f, "twice");
+    }
+  }
+  {
+    f = good();
+    auto& pairs = f.at("inputs.kv_pairs");
+    pairs.shape = {pairs.shape[0] * 2, 2};
+    pairs.bytes.insert(pairs.bytes.end(), pairs.bytes.begin(), pairs.bytes.end());
+    expect_rejected(f, "twice");
+  }
+  f = good();
+  f.at("inputs.q_pairs").shape = {f.at("inputs.q_pairs").shape[0] * 2, 1};
+  expect_rejected(f, "must be [P, 2]");
   f = good();
   auto& k = f.at("inputs.k");
   k.shape = {k.shape[0], k.shape[1] * k.shape[2], 1};
   expect_rejected(f, "tensor 'inputs.k' has shape");
   f = good();
-  auto& o = f.at("output.o");
-  o.shape = {o.shape[0] * o.shape[1], o.shape[2], o.shape[3]};
-  expect_rejected(f, "tensor 'output.o' has shape");
+  auto& v = f.at("inputs.v");
+  v.shape = {v.shape[0], v.shape[1] + 1, v.shape[2]};
+  v.bytes.resize(v.bytes.size() + size_t(v.shape[2]) * elem_size(v.type));
+  expect_rejected(f, "tensor 'inputs.v' has shape");
   f = good();
   auto& q = f.at("inputs.q");
   q.type = q.type == ElemType::F32 ? ElemType::I32 : ElemType::I16;
   expect_rejected(f, "tensor 'inputs.q' has dtype");
+  {
+    // Another float dtype than the attention description's.
+    f = good();
+    auto& k2 = f.at("inputs.k");
+    if (k2.type != ElemType::F32) {
+      k2.type = k2.type == ElemType::F16 ? ElemType::BF16 : ElemType::F16;
+      expect_rejected(f, "tensor 'inputs.k' has dtype");
+    }
+  }
+  f = good();
+  auto& o = f.at("output.o");
+  o.shape = {o.shape[0] * o.shape[1], o.shape[2], o.shape[3]};
+  expect_rejected(f, "tensor 'output.o' has shape");
+  f = good();
+  f.at("output.lse").type = ElemType::I32;
+  expect_rejected(f, "tensor 'output.lse' must be F32");
 }
 
 }  // namespace

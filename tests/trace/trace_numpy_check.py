@@ -25,6 +25,8 @@ def main():
         e["l_bits"] = tensors["events.l"][i].view("<u4").tolist()
         e["o_last_row_bits"] = tensors["events.o"][i, -1].view("<u4").tolist()
         report["events"].append(e)
+    report["missing"] = list(events(tensors, meta, "missing."))
+    report["attention"] = json.loads(meta["attention"])
     if "inputs.q" in tensors:  # as float32 (bf16 widened by the loader)
         report["picks"]["inputs.q"] = tensors["inputs.q"].astype(np.float32).reshape(-1)[:16].view("<u4").tolist()
     report["nan_count_o"] = int(np.isnan(tensors["events.o"]).sum())

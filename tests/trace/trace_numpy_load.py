@@ -2,8 +2,10 @@
 safetensors package. docs/trace-format.md shows this function; the tests run it.
 
     tensors, meta = load_trace("run.trace.safetensors")
-    o = tensors["events.o"]            # float32 [N, block_m, head_dim], memory-mapped
-    stage_names = json.loads(meta["stage_names"])
+    o = tensors["events.o"]            # float32 [N, max_rows, head_dim], memory-mapped
+    stages = json.loads(meta["stages"])  # [{"name": ..., "kind": ..., "pass": ...}, ...]
+    attention = json.loads(meta["attention"])
+    for e in events(tensors, meta): ...  # header fields, stage name and key ranges
 """
 import json
 import struct
@@ -32,13 +34,19 @@ def load_trace(path):
     return tensors, meta
 
 
-def events(tensors, meta):
-    """One dict per event: header fields by name, and the stage's name."""
-    stage_names = json.loads(meta["stage_names"])
-    fields = [k[len("events."):] for k in tensors
-              if k.startswith("events.") and tensors[k].ndim == 1]
-    n = len(tensors["events.stage"])
-    for i in range(n):
-        e = {f: int(tensors["events." + f][i]) for f in fields}
-        e["stage_name"] = stage_names[e["stage"]]
+def events(tensors, meta, prefix="events."):
+    """One dict per event (prefix "missing." for the planned events never written): the header
+    fields by name, the stage's name and kind from the stage table, and the key ranges as a list
+    of [begin, end)."""
+    stages = json.loads(meta["stages"])
+    fields = [k[len(prefix):] for k in tensors
+              if k.startswith(prefix) and tensors[k].ndim == 1]
+    if prefix + "stage" not in tensors:
+        return
+    ranges = tensors[prefix + "key_ranges"]  # [N, R, 2]
+    for i in range(len(tensors[prefix + "stage"])):
+        e = {f: int(tensors[prefix + f][i]) for f in fields}
+        e["stage_name"] = stages[e["stage"]]["name"]
+        e["stage_kind"] = stages[e["stage"]]["kind"]
+        e["keys"] = ranges[i, :e["num_key_ranges"]].tolist()
         yield e

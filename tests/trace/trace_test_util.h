@@ -1,6 +1,7 @@
 // Helpers of the trace-file tests: a fresh temporary folder per test, a seed drawn fresh per
-// run (printed; TS_TEST_SEED=<n> replays it), random captured events that are not zeros and
-// carry NaN / Inf / -0 / subnormal payloads, and whole-file byte I/O for corrupting files.
+// run (printed; TS_TEST_SEED=<n> replays it), random stage tables, attention descriptions and
+// captured events (every header field over its valid range; payloads that are not zeros and
+// carry NaN / Inf / -0 / subnormals), and whole-file byte I/O for corrupting files.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,12 +14,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
+#include "base/attention_spec.h"
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/trace_capture.h"
 
@@ -103,43 +106,101 @@ inline float random_payload(std::mt19937_64& rng) {
   }
 }
 
-// `n` random events that the trace reader accepts, with payloads from random_payload.
-inline CapturedEvents random_events(std::mt19937_64& rng, size_t n, int32_t block_m,
-                                    int32_t head_dim) {
-  CapturedEvents ev;
-  ev.block_m = block_m;
-  ev.block_n = 32 + static_cast<int32_t>(rng() % 4) * 32;
-  ev.head_dim = head_dim;
-  const auto pick = [&](int32_t lo, int32_t hi) {
-    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
-  };
+// A stage table as a user's recorder might declare it: 1 to 6 stages of every kind, names of
+// their own choosing (some with non-ASCII bytes), passes 0..2.
+inline std::vector<StageInfo> random_stage_table(std::mt19937_64& rng) {
+  static const char* const kNames[] = {"my_partial", "combine", "epilogue", "fa3.mainloop", "merge \xc3\xa9tape",
+                                       "final", "decode.tile", "x"};
+  const size_t n = 1 + rng() % 6;
+  std::vector<StageInfo> stages;
   for (size_t i = 0; i < n; ++i) {
-    EventHeader h{};
-    h.stage = pick(0, kNumStages - 1);
-    h.convention = pick(0, 1);
-    h.batch = pick(0, 7);
-    h.head = pick(0, 31);
-    h.q_tile = pick(0, 1000);
-    h.kv_tile_begin = pick(0, 500);
-    h.kv_tile_end = h.kv_tile_begin + pick(0, 500);
-    h.split = pick(-1, 63);
-    h.step = pick(0, 100000);
-    h.rows = pick(1, block_m);
-    h.where = pick(-1, 131);
-    h.block = pick(0, 1 << 30);
-    h.time_ns = rng();  // all 64 bits, above INT64_MAX too
-    ev.headers.push_back(h);
+    StageInfo s;
+    s.name = std::string(kNames[i]) + (rng() % 2 ? "" : "." + std::to_string(i));
+    s.kind = static_cast<StageKind>(rng() % 3);
+    s.pass = static_cast<int32_t>(rng() % 3);
+    stages.push_back(std::move(s));
   }
-  const size_t bm = static_cast<size_t>(block_m), hd = static_cast<size_t>(head_dim);
-  ev.m.resize(n * bm);
-  ev.l.resize(n * bm);
-  ev.o.resize(n * bm * hd);
+  return stages;
+}
+
+// An attention description with GQA, a causal alignment and a window now and then.
+inline AttentionSpec random_spec(std::mt19937_64& rng, int64_t head_dim) {
+  AttentionSpec s;
+  s.batch = 1 + static_cast<int64_t>(rng() % 4);
+  s.heads_kv = 1 + static_cast<int64_t>(rng() % 4);
+  s.heads_q = s.heads_kv * (1 + static_cast<int64_t>(rng() % 4));
+  s.seq_q = 1 + static_cast<int64_t>(rng() % 300);
+  s.seq_kv = 1 + static_cast<int64_t>(rng() % 2000);
+  s.head_dim = head_dim;
+  s.dtype = static_cast<DType>(rng() % 3);
+  s.causal = static_cast<CausalAlign>(rng() % 3);
+  if (rng() % 4 == 0) s.window_left = static_cast<int64_t>(rng() % 100);
+  if (rng() % 2 == 0) s.scale = 0.125 + static_cast<double>(rng() % 100) / 64.0;
+  return s;
+}
+
+// One header the reader accepts for this stage table, description and max_rows: every field
+// drawn over its whole valid range (key ranges past num_key_ranges left {0, 0}, as the reader
+// returns them).
+inline EventHeader random_header(std::mt19937_64& rng, size_t num_stages, const AttentionSpec& spec,
+                                 int32_t max_rows) {
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return static_cast<int32_t>(std::uniform_int_distribution<int64_t>(lo, hi)(rng));
+  };
+  EventHeader h{};
+  h.stage = pick(0, static_cast<int64_t>(num_stages) - 1);
+  h.convention = pick(0, kConventionMask);
+  h.batch = pick(0, spec.batch - 1);
+  h.head = pick(0, spec.heads_q - 1);
+  h.kv_head = pick(-1, spec.heads_kv - 1);
+  h.rows = pick(0, std::min<int64_t>(max_rows, spec.seq_q));
+  h.q_begin = pick(0, spec.seq_q - h.rows);
+  h.split = pick(-1, 63);
+  h.step = pick(0, 100000);
+  h.block = pick(-1, 1 << 30);
+  h.where = pick(-1, 131);
+  h.num_key_ranges = pick(0, kMaxKeyRanges);
+  for (int32_t k = 0; k < h.num_key_ranges; ++k) {
+    const int32_t a = pick(0, spec.seq_kv), b = pick(0, spec.seq_kv);
+    h.keys[k] = {std::min(a, b), std::max(a, b)};
+  }
+  h.time_ns = rng();  // all 64 bits, above INT64_MAX too
+  return h;
+}
+
+// `n` random events (and `missing` planned-but-unwritten ones) that the trace reader accepts,
+// with payloads from random_payload.
+inline CapturedEvents random_events(std::mt19937_64& rng, size_t n, int32_t max_rows, const AttentionSpec& spec,
+                                    std::vector<StageInfo> stages, size_t missing = 0) {
+  CapturedEvents ev;
+  ev.max_rows = max_rows;
+  ev.head_dim = static_cast<int32_t>(spec.head_dim);
+  ev.stages = std::move(stages);
+  for (size_t i = 0; i < n; ++i) ev.headers.push_back(random_header(rng, ev.stages.size(), spec, max_rows));
+  for (size_t i = 0; i < missing; ++i) {
+    EventHeader h = random_header(rng, ev.stages.size(), spec, max_rows);
+    h.where = -1;
+    h.time_ns = 0;
+    ev.missing.push_back(h);
+  }
+  const size_t rows = static_cast<size_t>(max_rows), hd = static_cast<size_t>(spec.head_dim);
+  ev.m.resize(n * rows);
+  ev.l.resize(n * rows);
+  ev.o.resize(n * rows * hd);
   for (float& x : ev.m) x = random_payload(rng);
   for (float& x : ev.l) x = random_payload(rng);
   for (float& x : ev.o) x = random_payload(rng);
   ev.dropped = rng() % 1000;
-  ev.requested = n + ev.dropped;
+  ev.requested = n + missing + ev.dropped;
   return ev;
+}
+
+// Random events of a random small description and stage table.
+inline CapturedEvents random_events(std::mt19937_64& rng, size_t n, int32_t max_rows, int32_t head_dim,
+                                    AttentionSpec* spec_out = nullptr) {
+  const AttentionSpec spec = random_spec(rng, head_dim);
+  if (spec_out != nullptr) *spec_out = spec;
+  return random_events(rng, n, max_rows, spec, random_stage_table(rng), n / 10);
 }
 
 inline bool same_bits(const void* a, const void* b, size_t bytes) {
