@@ -22,7 +22,7 @@ constexpr std::array<std::pair<std::string_view, CausalAlign>, 3> kCausalNames{
 // allocate without bound (the analysis also bounds its work: app/model/analysis).
 constexpr int64_t kMaxBatch = 1 << 20;
 constexpr int64_t kMaxHeads = 1 << 16;
-constexpr int64_t kMaxSeq = int64_t{1} << 31;
+constexpr int64_t kMaxSeq = INT32_MAX;  // key and query indices are int32 in events
 constexpr int64_t kMaxHeadDim = 1024;
 
 void check_range(const char* field, int64_t value, int64_t lo, int64_t hi) {
