@@ -6,6 +6,7 @@
 
 #include "app/gui/theme.h"
 #include "app/model/analysis/report_text.h"
+#include "instrumentation/trace/trace_file.h"
 
 namespace ts {
 
@@ -33,7 +34,7 @@ void draw_run_header(const ViewerSession& s, float width) {
     ImGui::EndTooltip();
   }
 
-  std::string info = s.run().display_name() + "   " + config_line(run.config);
+  std::string info = s.run().display_name() + "   " + run_line(r);
   const auto device = run.metadata.find(std::string(trace_meta::device));
   info += "   " + std::string(to_string(s.run().backend)) +
           (device != run.metadata.end() ? " (" + device->second + ")" : std::string());
