@@ -81,14 +81,18 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
   const double w = image_max.x - image_min.x, h = image_max.y - image_min.y;
 
   // Title line: name on the left, the array's extent on the right.
-  dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), name_.c_str());
+  // The title stays within the view (a narrow view beside another must not write over it).
+  const std::string& title = title_.empty() ? name_ : title_;
+  dl->PushClipRect(p0, ImVec2(p0.x + size.x, p0.y + size.y), true);
+  dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
+  dl->PopClipRect();
   if (grid_) {
     // Right-aligned over the image; what does not fit beside the name is left out (min and max
     // first, then the extent) rather than drawn over the next view.
     const std::string extent = std::to_string(rows) + " x " + std::to_string(cols);
     const std::string range = "   min " + format_short(stats_.min) + "   max " + format_short(stats_.max);
     const std::string brief = "  [" + format_short(stats_.min) + ", " + format_short(stats_.max) + "]";
-    const float name_end = p0.x + ImGui::CalcTextSize(name_.c_str()).x + 16;
+    const float name_end = p0.x + ImGui::CalcTextSize(title.c_str()).x + 16;
     for (const std::string& info : {extent + range, extent + brief, extent}) {
       const float iw = ImGui::CalcTextSize(info.c_str()).x;
       if (image_max.x - iw < name_end) continue;

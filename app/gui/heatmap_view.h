@@ -67,7 +67,10 @@ class HeatmapView {
  public:
   explicit HeatmapView(std::string name) : name_(std::move(name)) {}
 
+  // The name identifies the view (ImGui ids, --layout-json); the title above the image is the
+  // name unless set.
   const std::string& name() const { return name_; }
+  void set_title(std::string title) { title_ = std::move(title); }
   // New data: statistics now, the texture upload at the next draw (GL context current).
   // max_tile_side limits the texture tiles (0 = the GL limit).
   void set_data(std::shared_ptr<const FloatGrid> grid, int max_tile_side = 0);
@@ -88,6 +91,7 @@ class HeatmapView {
   void draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const;
 
   std::string name_;
+  std::string title_;
   std::shared_ptr<const FloatGrid> grid_;
   ValueStats stats_;
   HeatmapTexture texture_;

@@ -41,26 +41,26 @@ std::string grid_stage_text(const AnalysisReport& r, int32_t grid_stage, int32_t
 
 // A grid's axes: query indices down (pooled rows numbered by their first query), key positions
 // across.
-HeatmapAxes grid_axes(const ErrorGrid& g) {
+HeatmapAxes grid_axes(const ErrorGrid& g, int64_t seq_kv) {
   HeatmapAxes axes;
   axes.row_label = query_axis_label(g.rows_per_cell);
   if (g.rows_per_cell > 1) {
     axes.row_values.emplace();
     for (int64_t r = 0; r < g.grid.rows; ++r) axes.row_values->push_back(r * g.rows_per_cell);
   }
-  ColumnAxis cols = key_column_axis(g.column_keys);
+  ColumnAxis cols = key_column_axis(g.column_keys, seq_kv);
   axes.col_label = std::move(cols.label);
   axes.col_values = std::move(cols.values);
   return axes;
 }
 
 // A navigator's axes: its row blocks, numbered by their first query, down; key positions across.
-HeatmapAxes navigator_axes(const NavigatorGrid& g) {
+HeatmapAxes navigator_axes(const NavigatorGrid& g, int64_t seq_kv) {
   HeatmapAxes axes;
-  axes.row_label = "row block (first query)";
+  axes.row_label = "first query";
   axes.row_values.emplace();
   for (const RowBlock& b : g.row_blocks) axes.row_values->push_back(b.q_begin);
-  ColumnAxis cols = key_column_axis(g.column_keys);
+  ColumnAxis cols = key_column_axis(g.column_keys, seq_kv);
   axes.col_label = std::move(cols.label);
   axes.col_values = std::move(cols.values);
   return axes;
@@ -119,7 +119,7 @@ void OverviewPanel::update(ViewerSession& s) {
   if (const ErrorGrid* g = s.overview_grid()) {
     grid_ = std::make_shared<FloatGrid>(g->grid);
     grid_view_.set_data(grid_);
-    grid_view_.axes = grid_axes(*g);
+    grid_view_.axes = grid_axes(*g, run->attention.seq_kv);
     grid_name_ = grid_stage_text(s.report(), g->stage, pair.first, pair.second);
     grid_title_ = "worst error / tolerance by query index and keys covered, " + grid_name_ + ", " +
                   pair_text(pair.first, pair.second);
@@ -133,11 +133,14 @@ void OverviewPanel::update(ViewerSession& s) {
     const std::string& name = run->stages[static_cast<size_t>(grids[i].stage)].name;
     if (navigator_.size() <= i) navigator_.push_back({grids[i].stage, nullptr, {}, nullptr});
     NavigatorView& n = navigator_[i];
-    if (!n.view || n.stage != grids[i].stage) n.view = std::make_unique<HeatmapView>("Navigator " + name);
+    if (!n.view || n.stage != grids[i].stage) {
+      n.view = std::make_unique<HeatmapView>("Navigator " + name);
+      n.view->set_title(name);
+    }
     n.stage = grids[i].stage;
     n.grid = grids[i].omitted.empty() ? std::make_shared<FloatGrid>(grids[i].values) : nullptr;
     n.view->set_data(n.grid);
-    n.view->axes = navigator_axes(grids[i]);
+    n.view->axes = navigator_axes(grids[i], run->attention.seq_kv);
     if (n.grid) all.push_back(n.grid->view());
   }
   if (navigator_display_.auto_range && !all.empty()) navigator_display_.fit(all);
@@ -287,7 +290,11 @@ void OverviewPanel::draw_navigator(ViewerSession& s, HeatmapRenderer& renderer, 
   if (navigator_.empty()) return;
   const std::vector<NavigatorGrid>& grids = s.navigator();
   const int n = static_cast<int>(navigator_.size());
-  if (!ImGui::BeginTable("##navigator", n, ImGuiTableFlags_SizingStretchSame)) return;
+  if (!ImGui::BeginTable("##navigator", n, ImGuiTableFlags_SizingStretchProp)) return;
+  // Wider for more key positions: a stage of one column (the output) needs little room.
+  for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i)
+    ImGui::TableSetupColumn(nullptr, ImGuiTableColumnFlags_WidthStretch,
+                            1.0f + static_cast<float>(std::min<int64_t>(grids[static_cast<size_t>(i)].values.cols, 16)) / 4);
   const RunView& run = s.view();
   // Where an event sits on a navigator grid (its stage's key end is its column).
   const auto cell_on = [&](const NavigatorGrid& g, const EventHeader& h) -> std::optional<GridCell> {
@@ -303,7 +310,7 @@ void OverviewPanel::draw_navigator(ViewerSession& s, HeatmapRenderer& renderer, 
     NavigatorView& nv = navigator_[static_cast<size_t>(i)];
     const NavigatorGrid& g = grids[static_cast<size_t>(i)];
     if (!g.omitted.empty()) {
-      ImGui::TextUnformatted(nv.view->name().c_str());
+      ImGui::TextUnformatted(run.stages[static_cast<size_t>(g.stage)].name.c_str());
       ImGui::PushTextWrapPos(0);
       ImGui::TextDisabled("%s", g.omitted.c_str());
       ImGui::PopTextWrapPos();
@@ -341,7 +348,7 @@ void OverviewPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& 
   const float grid_h = rest - navigator_h - ImGui::GetTextLineHeightWithSpacing() - 2 * ImGui::GetStyle().ItemSpacing.y;
   draw_error_grid(s, renderer, ImVec2(size.x, grid_h));
   handle_heatmap_keys(grid_nav_);
-  ImGui::TextDisabled("Event navigator: worst error / tolerance of each event, by row block and keys (click one to show it)");
+  ImGui::TextDisabled("Event navigator: each event's worst error / tolerance (click one to show it)");
   draw_navigator(s, renderer, ImVec2(size.x, std::max(60.0f, size.y - (ImGui::GetCursorPosY() - start.y) - 4)));
 }
 

@@ -103,9 +103,10 @@ std::optional<size_t> event_for_grid_cell(const RunView& run, const AnalysisRepo
   return cell_event(events_at_grid_cell(run, report, grid, row, col), report);
 }
 
-ColumnAxis key_column_axis(std::span<const int64_t> column_keys) {
+ColumnAxis key_column_axis(std::span<const int64_t> column_keys, int64_t seq_kv) {
   if (column_keys.empty()) return {"keys", {}};
-  if (column_keys.size() == 1) return {"keys up to " + std::to_string(column_keys.front() - 1), {}};
+  if (column_keys.size() == 1)
+    return {column_keys.front() == seq_kv ? "all keys" : "keys up to " + std::to_string(column_keys.front() - 1), {}};
   ColumnAxis axis{"keys up to", {}};
   for (int64_t end : column_keys) axis.values.push_back(end - 1);
   return axis;

@@ -76,13 +76,14 @@ std::optional<size_t> cell_event(std::span<const size_t> in_kernel_order, const 
 std::optional<size_t> event_for_grid_cell(const RunView& run, const AnalysisReport& report, const ErrorGrid& grid,
                                           int64_t row, int64_t col);
 
-// How to label a grid's axes. Columns are key positions: one column reads "keys up to 4095"
-// (no numbers); several are labelled "keys up to" with each column's last key as its number.
+// How to label a grid's axes. Columns are key positions: one column reads "all keys" (it ends at
+// seq_kv) or "keys up to 4095", without numbers; several are labelled "keys up to" with each
+// column's last key as its number.
 struct ColumnAxis {
   std::string label;
   std::vector<int64_t> values;  // the number under each column; empty: no numbers
 };
-ColumnAxis key_column_axis(std::span<const int64_t> column_keys);
+ColumnAxis key_column_axis(std::span<const int64_t> column_keys, int64_t seq_kv);
 // "query index", or "query index (worst of 4 per row)" for pooled rows.
 std::string query_axis_label(int64_t rows_per_cell);
 
