@@ -90,8 +90,8 @@ void ABPanel::draw_report(ViewerSession& s) {
   if (ImGui::BeginTable("##ab", 2, flags)) {
     ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("first difference").x + 12);
     ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
-    row("A", s.run().display_name() + "   " + run_line(r.a) + "   " + std::string(to_string(s.run().backend)));
-    row("B", s.b().display_name() + "   " + run_line(r.b) + "   " + std::string(to_string(s.b().backend)));
+    row("A", s.run().display_name() + "   " + run_line(r.a) + "   " + s.run().backend_text());
+    row("B", s.b().display_name() + "   " + run_line(r.b) + "   " + s.b().backend_text());
     row("A vs reference", std::string(to_string(r.a.verdict)) + ": " + r.a.symptom.line);
     row("B vs reference", std::string(to_string(r.b.verdict)) + ": " + r.b.symptom.line);
     row("inputs", r.inputs_identical ? "identical" : "DIFFERENT: " + r.inputs_note);

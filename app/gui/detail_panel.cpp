@@ -99,8 +99,8 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
   const std::array<FloatGridView, 1> diff = {diff_grid_->view()};
   if (diff_display_.auto_range) diff_display_.fit(diff);
 
-  const bool norm_m = cmp->compared_normalized;
-  m_trace_ = {norm_m ? "trace LSE" : "trace m", cmp->m_trace};
+  normalised_state_ = cmp->compared_normalized;
+  m_trace_ = {normalised_state_ ? "trace LSE" : "trace m", cmp->m_trace};
   m_reference_ = {"reference", cmp->m_reference};
   l_trace_ = {"trace l", cmp->l_trace};
   l_reference_ = {"reference", cmp->l_reference};
@@ -202,11 +202,13 @@ void DetailPanel::draw_curves(ViewerSession& s, float height) {
   ImGui::TableNextColumn();
   const ImU32 reference_color = (theme::kReferenceCurve & 0x00FFFFFFu) | (170u << IM_COL32_A_SHIFT);
   const PlotSeries m[] = {{&m_trace_, theme::kTraceCurve, 1.5f}, {&m_reference_, reference_color, 4.0f}};
-  draw_curve_plot("m", m_trace_.name == "trace LSE" ? "LSE" : "m (running max)", m, rows,
+  draw_curve_plot("m", normalised_state_ ? "LSE (natural log)" : "m (max score over its keys)", m, rows,
                   ImVec2(ImGui::GetContentRegionAvail().x, height));
   ImGui::TableNextColumn();
   const PlotSeries l[] = {{&l_trace_, theme::kTraceCurve, 1.5f}, {&l_reference_, reference_color, 4.0f}};
-  draw_curve_plot("l", "l (running sum)", l, rows, ImVec2(ImGui::GetContentRegionAvail().x, height));
+  // A normalised state keeps no sum (O is already divided by it): its l is 1 by definition.
+  draw_curve_plot("l", normalised_state_ ? "l (normalised state: 1)" : "l (sum of exp(s - m) over its keys)", l, rows,
+                  ImVec2(ImGui::GetContentRegionAvail().x, height));
   ImGui::TableNextColumn();
   CurvePlotOptions err;
   err.log_y = true;

@@ -36,7 +36,7 @@ void draw_run_header(const ViewerSession& s, float width) {
 
   std::string info = s.run().display_name() + "   " + run_line(r);
   const auto device = run.metadata.find(std::string(trace_meta::device));
-  info += "   " + std::string(to_string(s.run().backend)) +
+  info += "   " + s.run().backend_text() +
           (device != run.metadata.end() ? " (" + device->second + ")" : std::string());
   info += "   " + std::to_string(run.num_events()) + " events";
   ImGui::TextDisabled("%s", info.c_str());

@@ -208,7 +208,8 @@ void ViewerWindow::rerun_on_other_backend() {
   guarded(errors_, "re-run on the other backend", [&] {
     const LoadedRun& run = session_.run();
     CaptureSpec spec = run.spec ? *run.spec : to_capture_spec(form_from_run(*run.run));
-    spec = on_other_backend(spec, run.backend);
+    // A run of our kernels says where it ran; one that does not is taken as the CPU's.
+    spec = on_other_backend(spec, run.backend.value_or(Backend::cpu));
     launch({spec, std::nullopt}, true);
   });
 }
