@@ -39,6 +39,13 @@ std::string grid_stage_text(const AnalysisReport& r, int32_t grid_stage, int32_t
   return names.empty() ? "overview (no state stage traced)" : "worst of " + names;
 }
 
+// Key positions across (event_grids.h: key_column_axis says how they read).
+void set_key_columns(HeatmapAxes& axes, const std::vector<int64_t>& column_keys, int64_t seq_kv) {
+  ColumnAxis cols = key_column_axis(column_keys, seq_kv);
+  axes.col_label = std::move(cols.label);
+  axes.col_values = std::move(cols.values);
+}
+
 // A grid's axes: query indices down (pooled rows numbered by their first query), key positions
 // across.
 HeatmapAxes grid_axes(const ErrorGrid& g, int64_t seq_kv) {
@@ -48,9 +55,7 @@ HeatmapAxes grid_axes(const ErrorGrid& g, int64_t seq_kv) {
     axes.row_values.emplace();
     for (int64_t r = 0; r < g.grid.rows; ++r) axes.row_values->push_back(r * g.rows_per_cell);
   }
-  ColumnAxis cols = key_column_axis(g.column_keys, seq_kv);
-  axes.col_label = std::move(cols.label);
-  axes.col_values = std::move(cols.values);
+  set_key_columns(axes, g.column_keys, seq_kv);
   return axes;
 }
 
@@ -60,9 +65,7 @@ HeatmapAxes navigator_axes(const NavigatorGrid& g, int64_t seq_kv) {
   axes.row_label = "first query";
   axes.row_values.emplace();
   for (const RowBlock& b : g.row_blocks) axes.row_values->push_back(b.q_begin);
-  ColumnAxis cols = key_column_axis(g.column_keys, seq_kv);
-  axes.col_label = std::move(cols.label);
-  axes.col_values = std::move(cols.values);
+  set_key_columns(axes, g.column_keys, seq_kv);
   return axes;
 }
 
@@ -79,7 +82,8 @@ OverviewPanel::OverviewPanel() : grid_display_(error_display()), navigator_displ
 std::vector<HeatmapViewLayout> OverviewPanel::layouts() const {
   std::vector<HeatmapViewLayout> out;
   if (grid_) out.push_back(grid_view_.layout());
-  for (const NavigatorView& n : navigator_) out.push_back(n.view->layout());
+  for (const NavigatorView& n : navigator_)
+    if (n.grid) out.push_back(n.view->layout());
   return out;
 }
 
