@@ -66,7 +66,7 @@ void ABPanel::update(ViewerSession& s, ErrorLog& errors) {
     a_.set_data(a_grid_);
     b_.set_data(b_grid_);
     diff_.set_data(diff_grid_);
-    for (HeatmapView* v : {&a_, &b_, &diff_}) v->axes = {"query row", "head-dim column", arr.first_row, 0};
+    for (HeatmapView* v : {&a_, &b_, &diff_}) v->axes = numbered_axes("query row", "head-dim column", arr.first_row);
     // A pick outside the new arrays (or none yet): where A and B differ most.
     if (!nav_.picked || nav_.picked->row >= diff_grid_->rows || nav_.picked->col >= diff_grid_->cols)
       nav_.picked = worst_cell(*diff_grid_);
@@ -90,8 +90,8 @@ void ABPanel::draw_report(ViewerSession& s) {
   if (ImGui::BeginTable("##ab", 2, flags)) {
     ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("first difference").x + 12);
     ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
-    row("A", s.run().display_name() + "   " + config_line(r.a.config) + "   " + std::string(to_string(s.run().backend)));
-    row("B", s.b().display_name() + "   " + config_line(r.b.config) + "   " + std::string(to_string(s.b().backend)));
+    row("A", s.run().display_name() + "   " + run_line(r.a) + "   " + s.run().backend_text());
+    row("B", s.b().display_name() + "   " + run_line(r.b) + "   " + s.b().backend_text());
     row("A vs reference", std::string(to_string(r.a.verdict)) + ": " + r.a.symptom.line);
     row("B vs reference", std::string(to_string(r.b.verdict)) + ": " + r.b.symptom.line);
     row("inputs", r.inputs_identical ? "identical" : "DIFFERENT: " + r.inputs_note);
@@ -105,7 +105,7 @@ void ABPanel::draw_report(ViewerSession& s) {
       std::string rows;
       for (size_t i = 0; i < d.query_rows.size() && i < 8; ++i) rows += (i ? ", " : "") + std::to_string(d.query_rows[i]);
       if (d.query_rows.size() > 8) rows += ", ... (" + std::to_string(d.query_rows.size()) + " rows)";
-      row("first difference", describe_event(d.key, d.kv, r.a.tiling) + "; query rows " + rows);
+      row("first difference", describe_event(d.where, r.a.stage_table, r.a.attention) + "; query rows " + rows);
     }
     ImGui::EndTable();
   }
@@ -121,8 +121,14 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
   if (ImGui::Button("Compare with...") && act.open_b) act.open_b();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Open a second trace as B (same problem: sizes, inputs)");
   ImGui::SameLine();
+  // Only a run of our kernels can be launched again (a user's trace holds no config).
+  const bool can_rerun = s.run().spec || s.view().config;
+  if (!can_rerun) ImGui::BeginDisabled();
   if (ImGui::Button("Re-run A on the other backend") && act.rerun_other) act.rerun_other();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run A's config again on the GPU (or the CPU) and compare the two");
+  if (!can_rerun) ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(can_rerun ? "Run A's config again on the GPU (or the CPU) and compare the two"
+                                : "A was not recorded by tilescope's kernels: there is no config to launch again");
   if (s.has_b()) {
     ImGui::SameLine();
     if (ImGui::Button("Swap A and B") && act.swap) act.swap();
@@ -137,7 +143,7 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
   }
   draw_report(s);
   ImGui::Spacing();
-  // Stepping, when both runs have the same events to step through (same tiling).
+  // Stepping, when both runs have the same events to step through (compared event by event).
   if (act.playback && s.ab_report().tilings_match) {
     draw_stepping_bar(s, *act.playback, size.x);
     update(s, errors);

@@ -23,7 +23,7 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.synthet
   trace_.set_data(std::make_shared<FloatGrid>(data_.trace), o.max_tile);
   reference_.set_data(std::make_shared<FloatGrid>(data_.reference), o.max_tile);
   diff_.set_data(std::make_shared<FloatGrid>(data_.diff), o.max_tile);
-  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = {"query row", "head-dim column", 0, 0};
+  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = numbered_axes("query row", "head-dim column");
 
   values_display_.colormap = o.values_colormap.value_or(ColormapId::ember);
   values_display_.scale.log = o.values_scale == "log" || o.values_scale == "signed-log";

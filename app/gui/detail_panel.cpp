@@ -17,12 +17,6 @@
 #include "app/model/analysis/symptoms.h"
 
 namespace ts {
-namespace {
-
-std::string convention_name(Convention c) { return c == Convention::normalized ? "normalised" : "unnormalised"; }
-
-}  // namespace
-
 DetailPanel::DetailPanel(const GuiOptions& o) {
   values_display_.colormap = o.values_colormap.value_or(ColormapId::ember);
   values_display_.scale.log = o.values_scale == "log" || o.values_scale == "signed-log";
@@ -32,7 +26,7 @@ DetailPanel::DetailPanel(const GuiOptions& o) {
   diff_display_.colormap = ColormapId::diverging;
   diff_display_.scale.symmetric = true;
   diff_display_.scale.log_floor = 1e-7f;
-  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = {"query row", "head-dim column", 0, 0};
+  for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes = numbered_axes("query row", "head-dim column");
   max_tile_ = o.max_tile;
   initial_pick_ = o.pick;
   animate_ = o.animate;
@@ -74,15 +68,14 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
     for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->set_data(nullptr);
     return;
   }
-  const Tiling& t = run->tiling;
-  title_ = describe_event(cmp->key, cmp->kv, t);
-  first_row_ = static_cast<int64_t>(cmp->key.q_tile) * t.block_m;
+  title_ = describe_event(cmp->header, run->stages, run->attention);
+  first_row_ = cmp->header.q_begin;
   rows_ = cmp->rows;
   passes_ = cmp->passes;
   worst_ratio_ = cmp->worst_ratio;
-  convention_ = "stored " + convention_name(cmp->trace_convention) + ", reference " +
-                convention_name(cmp->reference_convention) + ", compared " +
-                convention_name(cmp->compared_convention);
+  convention_ = "stored " + convention_name(cmp->trace_convention) + "; reference " +
+                convention_name(cmp->reference_normalized ? kNormalized : 0) + "; compared " +
+                convention_name(cmp->compared_normalized ? kNormalized : 0) + " (m in natural log units)";
   trace_grid_ = std::make_shared<FloatGrid>(normalised ? cmp->o_norm_trace : cmp->o_trace);
   reference_grid_ = std::make_shared<FloatGrid>(normalised ? cmp->o_norm_reference : cmp->o_reference);
   diff_grid_ = std::make_shared<FloatGrid>(normalised ? cmp->o_norm_diff : cmp->o_diff);
@@ -106,17 +99,21 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
   const std::array<FloatGridView, 1> diff = {diff_grid_->view()};
   if (diff_display_.auto_range) diff_display_.fit(diff);
 
-  const bool norm_m = cmp->compared_convention == Convention::normalized;
-  m_trace_ = {norm_m ? "trace LSE" : "trace m", cmp->m_trace};
+  normalised_state_ = cmp->compared_normalized;
+  m_trace_ = {normalised_state_ ? "trace LSE" : "trace m", cmp->m_trace};
   m_reference_ = {"reference", cmp->m_reference};
   l_trace_ = {"trace l", cmp->l_trace};
   l_reference_ = {"reference", cmp->l_reference};
-  std::vector<float> err = s.report().error_by_query(static_cast<Stage>(cmp->key.stage), cmp->key.batch, cmp->key.head);
-  if (err.empty()) {  // the stage has no grid (e.g. a filtered trace): this event's rows only
+  const EventHeader& h = cmp->header;
+  std::vector<float> err = s.report().error_by_query(h.stage, h.batch, h.head);
+  const ErrorGrid* grid = s.report().grid(h.stage, h.batch, h.head);
+  error_rows_per_point_ = grid ? std::max<int64_t>(1, grid->rows_per_cell) : 1;
+  error_whole_run_ = !err.empty();
+  if (err.empty()) {  // the stage has no grid: this event's rows only
     for (const RowVerdict& v : cmp->row_verdicts) err.push_back(v.ratio);
     error_by_query_ = {"this event's rows", std::move(err)};
   } else {
-    error_by_query_ = {std::string(stage_name(cmp->key.stage)) + ", all queries", std::move(err)};
+    error_by_query_ = {cmp->stage.name + ", all queries", std::move(err)};
   }
 }
 
@@ -205,19 +202,25 @@ void DetailPanel::draw_curves(ViewerSession& s, float height) {
   ImGui::TableNextColumn();
   const ImU32 reference_color = (theme::kReferenceCurve & 0x00FFFFFFu) | (170u << IM_COL32_A_SHIFT);
   const PlotSeries m[] = {{&m_trace_, theme::kTraceCurve, 1.5f}, {&m_reference_, reference_color, 4.0f}};
-  draw_curve_plot("m", m_trace_.name == "trace LSE" ? "LSE" : "m (running max)", m, rows,
+  draw_curve_plot("m", normalised_state_ ? "LSE (natural log)" : "m (max score over its keys)", m, rows,
                   ImVec2(ImGui::GetContentRegionAvail().x, height));
   ImGui::TableNextColumn();
   const PlotSeries l[] = {{&l_trace_, theme::kTraceCurve, 1.5f}, {&l_reference_, reference_color, 4.0f}};
-  draw_curve_plot("l", "l (running sum)", l, rows, ImVec2(ImGui::GetContentRegionAvail().x, height));
+  // A normalised state keeps no sum (O is already divided by it): its l is 1 by definition.
+  draw_curve_plot("l", normalised_state_ ? "l (normalised state: 1)" : "l (sum of exp(s - m) over its keys)", l, rows,
+                  ImVec2(ImGui::GetContentRegionAvail().x, height));
   ImGui::TableNextColumn();
   CurvePlotOptions err;
-  err.x_label = "query index";
   err.log_y = true;
   err.hlines = {{1.0, "tolerance"}};
-  const bool whole_run = error_by_query_.y.size() != static_cast<size_t>(rows_);
-  err.first_x = whole_run ? 0.0 : static_cast<double>(first_row_);
-  if (whole_run) err.band = {{static_cast<double>(first_row_), static_cast<double>(first_row_ + rows_ - 1)}};
+  // The stage's whole grid (its rows pooled by the grid's rows_per_cell: x counts pooled rows),
+  // with this event's rows as a band; or only this event's rows.
+  const int64_t per = error_rows_per_point_;
+  err.x_label = per > 1 ? "query index / " + std::to_string(per) + " (worst of " + std::to_string(per) + ")"
+                        : "query index";
+  err.first_x = error_whole_run_ ? 0.0 : static_cast<double>(first_row_);
+  if (error_whole_run_)
+    err.band = {{static_cast<double>(first_row_ / per), static_cast<double>((first_row_ + rows_ - 1) / per)}};
   const PlotSeries e[] = {{&error_by_query_, theme::kFail}};
   draw_curve_plot("err", "error / tolerance", e, err, ImVec2(ImGui::GetContentRegionAvail().x, height));
   ImGui::EndTable();

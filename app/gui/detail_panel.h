@@ -50,6 +50,9 @@ class DetailPanel {
   std::string title_;
   std::shared_ptr<const FloatGrid> trace_grid_, reference_grid_, diff_grid_;
   CurveSeries m_trace_, m_reference_, l_trace_, l_reference_, error_by_query_;
+  bool normalised_state_ = false;      // compared as normalised: m is the LSE, l is 1
+  bool error_whole_run_ = false;       // error_by_query_ is the stage's grid, not this event's rows
+  int64_t error_rows_per_point_ = 1;   // queries pooled into one point of it
   int64_t first_row_ = 0;
   int32_t rows_ = 0;
   bool passes_ = true;

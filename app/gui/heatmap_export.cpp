@@ -1,18 +1,37 @@
 #include "app/gui/heatmap_export.h"
 
+#include <optional>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "instrumentation/trace/file_error.h"
 #include "instrumentation/trace/npy.h"
 
 namespace ts {
+namespace {
+
+// A PNG numbers its rows and columns from first_row / first_col; an axis whose cells carry
+// numbers of their own says them in its label instead: "keys up to (index 0 = 127, 1 = 255, ...,
+// 7 = 1023)".
+std::string label_with_numbers(const std::string& label, const std::optional<std::vector<int64_t>>& values) {
+  if (!values || values->empty()) return label;
+  const std::vector<int64_t>& v = *values;
+  std::string s = label + " (index 0 = " + std::to_string(v[0]);
+  if (v.size() > 1) s += ", 1 = " + std::to_string(v[1]);
+  if (v.size() > 3) s += ", ...";
+  if (v.size() > 2) s += ", " + std::to_string(v.size() - 1) + " = " + std::to_string(v.back());
+  return s + ")";
+}
+
+}  // namespace
 
 HeatmapPngOptions png_options_for(const HeatmapView& view, const HeatmapDisplay& display, std::string title) {
   HeatmapPngOptions opt;
   opt.title = std::move(title);
-  opt.row_label = view.axes.row_label;
-  opt.col_label = view.axes.col_label;
+  opt.row_label = label_with_numbers(view.axes.row_label, view.axes.row_values);
+  opt.col_label = label_with_numbers(view.axes.col_label, view.axes.col_values);
   opt.first_row = view.axes.first_row;
   opt.first_col = view.axes.first_col;
   opt.colormap = display.colormap;

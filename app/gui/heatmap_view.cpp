@@ -27,6 +27,28 @@ void add_text_vertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 color, const ch
   }
 }
 
+namespace {
+
+std::optional<int64_t> axis_number(const std::optional<std::vector<int64_t>>& values, int64_t first, int64_t i) {
+  if (!values) return first + i;
+  if (i < 0 || i >= static_cast<int64_t>(values->size())) return std::nullopt;
+  return (*values)[static_cast<size_t>(i)];
+}
+
+// The widest number an axis draws (for its margin).
+std::string widest_number(const std::optional<std::vector<int64_t>>& values, int64_t first, int64_t n) {
+  if (!values) return std::to_string(first + std::max<int64_t>(n - 1, 0));
+  std::string widest;
+  for (int64_t v : *values)
+    if (std::to_string(v).size() > widest.size()) widest = std::to_string(v);
+  return widest;
+}
+
+}  // namespace
+
+std::optional<int64_t> HeatmapAxes::row_number(int64_t r) const { return axis_number(row_values, first_row, r); }
+std::optional<int64_t> HeatmapAxes::col_number(int64_t c) const { return axis_number(col_values, first_col, c); }
+
 void HeatmapView::set_data(std::shared_ptr<const FloatGrid> grid, int max_tile_side) {
   if (grid) grid->view().validate();
   grid_ = std::move(grid);
@@ -49,7 +71,7 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
 
   // Margins: title above; rotated row label and row numbers on the left; column numbers and
   // the column label below. Views of the same shape get the same image size.
-  const std::string widest_row = std::to_string(axes.first_row + std::max<int64_t>(rows - 1, 0));
+  const std::string widest_row = widest_number(axes.row_values, axes.first_row, rows);
   const float left = line + 6 + ImGui::CalcTextSize(widest_row.c_str()).x + 6 + kTickLen;
   const float top = line + 6;
   const float bottom = kTickLen + 2 + line + 2 + line + 2;
@@ -59,14 +81,18 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
   const double w = image_max.x - image_min.x, h = image_max.y - image_min.y;
 
   // Title line: name on the left, the array's extent on the right.
-  dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), name_.c_str());
+  // The title stays within the view (a narrow view beside another must not write over it).
+  const std::string& title = title_.empty() ? name_ : title_;
+  dl->PushClipRect(p0, ImVec2(p0.x + size.x, p0.y + size.y), true);
+  dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
+  dl->PopClipRect();
   if (grid_) {
     // Right-aligned over the image; what does not fit beside the name is left out (min and max
     // first, then the extent) rather than drawn over the next view.
     const std::string extent = std::to_string(rows) + " x " + std::to_string(cols);
     const std::string range = "   min " + format_short(stats_.min) + "   max " + format_short(stats_.max);
     const std::string brief = "  [" + format_short(stats_.min) + ", " + format_short(stats_.max) + "]";
-    const float name_end = p0.x + ImGui::CalcTextSize(name_.c_str()).x + 16;
+    const float name_end = p0.x + ImGui::CalcTextSize(title.c_str()).x + 16;
     for (const std::string& info : {extent + range, extent + brief, extent}) {
       const float iw = ImGui::CalcTextSize(info.c_str()).x;
       if (image_max.x - iw < name_end) continue;
@@ -173,24 +199,32 @@ void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2
                                        std::clamp<int64_t>(static_cast<int64_t>(std::ceil(b)), 0, n)};
   };
   // Row numbers, right-aligned left of the image, at cell centres.
+  // Ticks on round numbers of the rows' own numbering; rows given numbers of their own are ticked
+  // on round row indices and labelled with their numbers.
+  const int64_t row_base = axes.row_values ? 0 : axes.first_row;
   const auto [r0, r1] = visible(cam.row_at(0), cam.row_at(h), nav.rows);
-  for (int64_t t : axis_ticks(axes.first_row + r0, axes.first_row + r1, cam.px_per_row, line + 8)) {
-    const float y = static_cast<float>(image_min.y + cam.view_y(static_cast<double>(t - axes.first_row) + 0.5));
+  for (int64_t t : axis_ticks(row_base + r0, row_base + r1, cam.px_per_row, line + 8)) {
+    const std::optional<int64_t> number = axes.row_number(t - row_base);
+    if (!number) break;
+    const float y = static_cast<float>(image_min.y + cam.view_y(static_cast<double>(t - row_base) + 0.5));
     if (y < image_min.y || y > image_max.y) continue;
     dl->AddLine(ImVec2(image_min.x - 1 - kTickLen, y), ImVec2(image_min.x - 1, y), theme::kTick);
-    const std::string s = std::to_string(t);
+    const std::string s = std::to_string(*number);
     const float tw = ImGui::CalcTextSize(s.c_str()).x;
     dl->AddText(ImVec2(image_min.x - 3 - kTickLen - tw, y - line / 2), ImGui::GetColorU32(ImGuiCol_Text), s.c_str());
   }
   // Column numbers, centred under the image.
+  const int64_t col_base = axes.col_values ? 0 : axes.first_col;
   const auto [c0, c1] = visible(cam.col_at(0), cam.col_at(w), nav.cols);
-  const std::string widest_col = std::to_string(axes.first_col + std::max<int64_t>(nav.cols - 1, 0));
+  const std::string widest_col = widest_number(axes.col_values, axes.first_col, nav.cols);
   const float spacing = ImGui::CalcTextSize(widest_col.c_str()).x + 14;
-  for (int64_t t : axis_ticks(axes.first_col + c0, axes.first_col + c1, cam.px_per_col, spacing)) {
-    const float x = static_cast<float>(image_min.x + cam.view_x(static_cast<double>(t - axes.first_col) + 0.5));
+  for (int64_t t : axis_ticks(col_base + c0, col_base + c1, cam.px_per_col, spacing)) {
+    const std::optional<int64_t> number = axes.col_number(t - col_base);
+    if (!number) break;
+    const float x = static_cast<float>(image_min.x + cam.view_x(static_cast<double>(t - col_base) + 0.5));
     if (x < image_min.x || x > image_max.x) continue;
     dl->AddLine(ImVec2(x, image_max.y + 1), ImVec2(x, image_max.y + 1 + kTickLen), theme::kTick);
-    const std::string s = std::to_string(t);
+    const std::string s = std::to_string(*number);
     const float tw = ImGui::CalcTextSize(s.c_str()).x;
     dl->AddText(ImVec2(x - tw / 2, image_max.y + 2 + kTickLen), ImGui::GetColorU32(ImGuiCol_Text), s.c_str());
   }
@@ -199,7 +233,8 @@ void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2
   dl->AddText(ImVec2((image_min.x + image_max.x - cw) / 2, image_max.y + 4 + kTickLen + line), theme::kDimText,
               axes.col_label.c_str());
   const float rw = ImGui::CalcTextSize(axes.row_label.c_str()).x;
-  const float left = image_min.x - 1 - kTickLen - 6 - ImGui::CalcTextSize(std::to_string(axes.first_row + std::max<int64_t>(nav.rows - 1, 0)).c_str()).x - 6 - line;
+  const float left = image_min.x - 1 - kTickLen - 6 -
+                     ImGui::CalcTextSize(widest_number(axes.row_values, axes.first_row, nav.rows).c_str()).x - 6 - line;
   add_text_vertical(dl, ImVec2(left, (image_min.y + image_max.y + rw) / 2), theme::kDimText, axes.row_label.c_str());
 }
 

@@ -21,7 +21,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -37,16 +39,38 @@ namespace ts {
 
 struct HeatmapAxes {
   std::string row_label = "row";     // e.g. "query row"
-  std::string col_label = "column";  // e.g. "head-dim column", "split", "kv tile"
-  int64_t first_row = 0;             // the numbers given to row 0 and column 0
+  std::string col_label = "column";  // e.g. "head-dim column", "keys up to"
+  int64_t first_row = 0;             // the numbers given to row 0 and column 0...
   int64_t first_col = 0;
+  // ...unless these are given: the number under each row / column (a grid's key positions, the
+  // first query of each row block, pooled query rows); an empty list draws no numbers (one
+  // column whose label says it all: "keys up to 4095").
+  std::optional<std::vector<int64_t>> row_values, col_values;
+
+  // The number row r / column c is labelled with; nullopt where no numbers are drawn.
+  std::optional<int64_t> row_number(int64_t r) const;
+  std::optional<int64_t> col_number(int64_t c) const;
 };
+
+// Axes numbered from first_row / first_col.
+inline HeatmapAxes numbered_axes(std::string row_label, std::string col_label, int64_t first_row = 0,
+                                 int64_t first_col = 0) {
+  HeatmapAxes a;
+  a.row_label = std::move(row_label);
+  a.col_label = std::move(col_label);
+  a.first_row = first_row;
+  a.first_col = first_col;
+  return a;
+}
 
 class HeatmapView {
  public:
   explicit HeatmapView(std::string name) : name_(std::move(name)) {}
 
+  // The name identifies the view (ImGui ids, --layout-json); the title above the image is the
+  // name unless set.
   const std::string& name() const { return name_; }
+  void set_title(std::string title) { title_ = std::move(title); }
   // New data: statistics now, the texture upload at the next draw (GL context current).
   // max_tile_side limits the texture tiles (0 = the GL limit).
   void set_data(std::shared_ptr<const FloatGrid> grid, int max_tile_side = 0);
@@ -67,6 +91,7 @@ class HeatmapView {
   void draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const;
 
   std::string name_;
+  std::string title_;
   std::shared_ptr<const FloatGrid> grid_;
   ValueStats stats_;
   HeatmapTexture texture_;

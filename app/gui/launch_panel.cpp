@@ -7,7 +7,8 @@
 #include <imgui_stdlib.h>
 
 #include "app/gui/theme.h"
-#include "app/model/analysis/event_identity.h"
+#include "app/model/capture/capture_metadata.h"
+#include "kernels/kernel_stages.h"
 #include "kernels/launcher.h"
 
 namespace ts {
@@ -88,8 +89,8 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
     for (const FaultInfo& fi : faults_for(f.config.kernel)) applies |= fi.fault == f.config.fault;
     if (!applies) f.config.fault = Fault::none;
     if (f.config.kernel == KernelKind::fa1) f.config.num_splits = 0;
-    const uint32_t stages = kernel_stage_mask(f.config.kernel);
-    f.stage_mask = stages;
+    // Another kernel, another stage table: trace all of its stages.
+    f.stage_mask = all_stages_mask(kernel_stage_table(f.config.kernel));
   }
   label("fault", bad, launch_field::fault);
   const FaultInfo& current = fault_info(f.config.fault);
@@ -188,18 +189,31 @@ void LaunchPanel::draw_trace_fields(const std::string& bad) {
   ImGui::InputTextWithHint("##tb", "all (or A:B, A:, :B, N)", &f.trace_batch);
   label("heads", bad, launch_field::trace_heads);
   ImGui::InputTextWithHint("##th", "all (or A:B, A:, :B, N)", &f.trace_heads);
-  label("query tiles", bad, launch_field::trace_q_tiles);
-  ImGui::InputTextWithHint("##tq", "all (or A:B, A:, :B, N)", &f.trace_q_tiles);
+  label("queries", bad, launch_field::trace_queries);
+  ImGui::InputTextWithHint("##tq", "all (or A:B, A:, :B, N)", &f.trace_queries);
+  hint("Query rows: events whose rows overlap these are kept");
   label("stages", bad, launch_field::trace_stages);
-  const uint32_t mask = kernel_stage_mask(f.config.kernel);
-  bool first = true;
-  for (int st = 0; st < kNumStages; ++st) {
-    if (!(mask & (1u << st))) continue;
-    if (!first) ImGui::SameLine();
-    first = false;
+  const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
+  for (size_t st = 0; st < stages.size(); ++st) {
+    if (st > 0) ImGui::SameLine();
     bool on = (f.stage_mask >> st) & 1u;
-    if (ImGui::Checkbox(kStageNames[st], &on)) f.stage_mask = on ? f.stage_mask | (1u << st) : f.stage_mask & ~(1u << st);
+    if (ImGui::Checkbox(stages[st].name.c_str(), &on))
+      f.stage_mask = on ? f.stage_mask | (uint64_t{1} << st) : f.stage_mask & ~(uint64_t{1} << st);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s stage, pass %d", std::string(to_string(stages[st].kind)).c_str(),
+                        static_cast<int>(stages[st].pass));
   }
+  label("tile events", bad);
+  if (f.config.kernel != KernelKind::splitk) ImGui::BeginDisabled();
+  int tiles = !f.tile_events ? 0 : *f.tile_events ? 1 : 2;
+  if (ImGui::RadioButton("auto##tiles", &tiles, 0)) f.tile_events.reset();
+  ImGui::SameLine();
+  if (ImGui::RadioButton("on##tiles", &tiles, 1)) f.tile_events = true;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("off##tiles", &tiles, 2)) f.tile_events = false;
+  if (f.config.kernel != KernelKind::splitk) ImGui::EndDisabled();
+  hint("Split-K: a splitk.tile event with each split's running state after every kv tile; auto: on when the "
+       "run is small enough");
   label("capacity", bad, launch_field::capacity);
   ImGui::InputScalar("##cap", ImGuiDataType_S64, &f.capacity);
   hint("Events the buffer holds; the rest are counted as dropped");

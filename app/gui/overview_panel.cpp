@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -27,9 +28,45 @@ HeatmapDisplay error_display() {
 
 std::string pair_text(int32_t b, int32_t h) { return "batch " + std::to_string(b) + ", head " + std::to_string(h); }
 
-std::string grid_stage_text(GridStage g, KernelKind kernel) {
-  if (!g) return kernel == KernelKind::fa1 ? "worst of fa1.step" : "worst of splitk.partial + reduce";
-  return kStageNames[static_cast<int>(*g)];
+// What a grid of the pair shows, by the stage table's names: "worst of splitk.tile + splitk.partial
+// + splitk.reduce" (the overview: the pair's non-final stages with grids), or one stage's name.
+std::string grid_stage_text(const AnalysisReport& r, int32_t grid_stage, int32_t batch, int32_t head) {
+  if (grid_stage != kOverviewGrid) return r.stage_name(grid_stage);
+  std::string names;
+  for (const ErrorGrid& g : r.grids)
+    if (g.batch == batch && g.head == head && r.stage_table[static_cast<size_t>(g.stage)].kind != StageKind::final)
+      names += (names.empty() ? "" : " + ") + r.stage_name(g.stage);
+  return names.empty() ? "overview (no state stage traced)" : "worst of " + names;
+}
+
+// Key positions across (event_grids.h: key_column_axis says how they read).
+void set_key_columns(HeatmapAxes& axes, const std::vector<int64_t>& column_keys, int64_t seq_kv) {
+  ColumnAxis cols = key_column_axis(column_keys, seq_kv);
+  axes.col_label = std::move(cols.label);
+  axes.col_values = std::move(cols.values);
+}
+
+// A grid's axes: query indices down (pooled rows numbered by their first query), key positions
+// across.
+HeatmapAxes grid_axes(const ErrorGrid& g, int64_t seq_kv) {
+  HeatmapAxes axes;
+  axes.row_label = query_axis_label(g.rows_per_cell);
+  if (g.rows_per_cell > 1) {
+    axes.row_values.emplace();
+    for (int64_t r = 0; r < g.grid.rows; ++r) axes.row_values->push_back(r * g.rows_per_cell);
+  }
+  set_key_columns(axes, g.column_keys, seq_kv);
+  return axes;
+}
+
+// A navigator's axes: its row blocks, numbered by their first query, down; key positions across.
+HeatmapAxes navigator_axes(const NavigatorGrid& g, int64_t seq_kv) {
+  HeatmapAxes axes;
+  axes.row_label = "first query";
+  axes.row_values.emplace();
+  for (const RowBlock& b : g.row_blocks) axes.row_values->push_back(b.q_begin);
+  set_key_columns(axes, g.column_keys, seq_kv);
+  return axes;
 }
 
 // Keeps a pick that is already inside the cells; else moves it to their first cell.
@@ -45,60 +82,70 @@ OverviewPanel::OverviewPanel() : grid_display_(error_display()), navigator_displ
 std::vector<HeatmapViewLayout> OverviewPanel::layouts() const {
   std::vector<HeatmapViewLayout> out;
   if (grid_) out.push_back(grid_view_.layout());
-  for (const NavigatorView& n : navigator_) out.push_back(n.view->layout());
+  for (const NavigatorView& n : navigator_)
+    if (n.grid) out.push_back(n.view->layout());
   return out;
 }
 
 std::vector<ExportableHeatmap> OverviewPanel::exportables() const {
   std::vector<ExportableHeatmap> out;
   if (grid_) out.push_back(exportable("overview_error_grid", grid_view_, grid_, grid_display_, grid_title_));
-  for (const NavigatorView& n : navigator_)
-    out.push_back(exportable(std::string("navigator_") + kStageNames[static_cast<int>(n.stage)], *n.view, n.grid,
-                             navigator_display_,
-                             std::string("worst error / tolerance per tile, ") + kStageNames[static_cast<int>(n.stage)]));
+  for (const NavigatorView& n : navigator_) {
+    if (!n.grid) continue;
+    const std::string name = shown_run_ ? shown_run_->stages[static_cast<size_t>(n.stage)].name : "stage";
+    out.push_back(exportable("navigator_" + name, *n.view, n.grid, navigator_display_,
+                             "worst error / tolerance per event, " + name));
+  }
+  // Stage names are the trace's: keep file names to letters, digits, '-' and '_'.
   for (ExportableHeatmap& e : out)
-    std::replace(e.stem.begin(), e.stem.end(), '.', '_');
+    for (char& c : e.stem)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
   return out;
 }
 
 void OverviewPanel::update(ViewerSession& s) {
   const RunView* run = s.has_run() ? &s.view() : nullptr;
   const auto pair = s.pair();
-  if (run == shown_run_ && pair == shown_pair_ && s.overview_stage == shown_stage_) return;
+  if (run == shown_run_ && pair == shown_pair_ && s.grid_stage == shown_stage_) return;
   const bool new_run = run != shown_run_;
   shown_run_ = run;
   shown_pair_ = pair;
-  shown_stage_ = s.overview_stage;
+  shown_stage_ = s.grid_stage;
   grid_.reset();
   grid_view_.set_data(nullptr);
+  grid_name_.clear();
+  listed_stages_.clear();
   if (new_run) navigator_.clear();
   if (!run) return;
 
+  for (const StageReport& st : s.report().stages)
+    if (st.traced) listed_stages_.push_back(st.info.name);
   if (const ErrorGrid* g = s.overview_grid()) {
     grid_ = std::make_shared<FloatGrid>(g->grid);
     grid_view_.set_data(grid_);
-    grid_view_.axes = {"query index", g->column_axis, 0, 0};
-    grid_title_ = "worst error / tolerance by query index and " + g->column_axis + ", " +
-                  grid_stage_text(s.overview_stage, run->config.kernel) + ", " + pair_text(pair.first, pair.second);
+    grid_view_.axes = grid_axes(*g, run->attention.seq_kv);
+    grid_name_ = grid_stage_text(s.report(), g->stage, pair.first, pair.second);
+    grid_title_ = "worst error / tolerance by query index and keys covered, " + grid_name_ + ", " +
+                  pair_text(pair.first, pair.second);
     const std::array<FloatGridView, 1> data = {grid_->view()};
     if (grid_display_.auto_range) grid_display_.fit(data);
   }
-  const std::vector<TileGrid>& tiles = s.navigator();
-  if (navigator_.size() != tiles.size()) navigator_.clear();
+  const std::vector<NavigatorGrid>& grids = s.navigator();
+  if (navigator_.size() != grids.size()) navigator_.clear();
   std::vector<FloatGridView> all;
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    if (navigator_.size() <= i) {
-      navigator_.push_back({tiles[i].stage,
-                            std::make_unique<HeatmapView>(std::string("Navigator ") +
-                                                          kStageNames[static_cast<int>(tiles[i].stage)]),
-                            {}, nullptr});
-    }
+  for (size_t i = 0; i < grids.size(); ++i) {
+    const std::string& name = run->stages[static_cast<size_t>(grids[i].stage)].name;
+    if (navigator_.size() <= i) navigator_.push_back({grids[i].stage, nullptr, {}, nullptr});
     NavigatorView& n = navigator_[i];
-    n.stage = tiles[i].stage;
-    n.grid = std::make_shared<FloatGrid>(tiles[i].values);
+    if (!n.view || n.stage != grids[i].stage) {
+      n.view = std::make_unique<HeatmapView>("Navigator " + name);
+      n.view->set_title(name);
+    }
+    n.stage = grids[i].stage;
+    n.grid = grids[i].omitted.empty() ? std::make_shared<FloatGrid>(grids[i].values) : nullptr;
     n.view->set_data(n.grid);
-    n.view->axes = {"query tile", tiles[i].col_axis, 0, 0};
-    all.push_back(n.grid->view());
+    n.view->axes = navigator_axes(grids[i], run->attention.seq_kv);
+    if (n.grid) all.push_back(n.grid->view());
   }
   if (navigator_display_.auto_range && !all.empty()) navigator_display_.fit(all);
 }
@@ -119,13 +166,14 @@ void OverviewPanel::draw_selectors(ViewerSession& s) {
     ImGui::TextDisabled("%s", pair_text(b, h).c_str());
     ImGui::SameLine();
   }
-  const KernelKind kernel = s.view().config.kernel;
-  ImGui::SetNextItemWidth(260);
-  if (ImGui::BeginCombo("##grid", grid_stage_text(s.overview_stage, kernel).c_str())) {
-    if (ImGui::Selectable(grid_stage_text(std::nullopt, kernel).c_str(), !s.overview_stage)) s.overview_stage.reset();
-    for (const ErrorGrid& g : s.report().grids)
-      if (g.batch == b && g.head == h && ImGui::Selectable(kStageNames[static_cast<int>(g.stage)], s.overview_stage == g.stage))
-        s.overview_stage = g.stage;
+  const AnalysisReport& r = s.report();
+  ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x));
+  if (ImGui::BeginCombo("##grid", grid_stage_text(r, s.grid_stage, b, h).c_str())) {
+    if (ImGui::Selectable(grid_stage_text(r, kOverviewGrid, b, h).c_str(), s.grid_stage == kOverviewGrid))
+      s.grid_stage = kOverviewGrid;
+    for (const ErrorGrid& g : r.grids)
+      if (g.batch == b && g.head == h && ImGui::Selectable(r.stage_name(g.stage).c_str(), s.grid_stage == g.stage))
+        s.grid_stage = g.stage;
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Which stage's errors the grid shows");
@@ -149,13 +197,13 @@ void OverviewPanel::draw_verdict_table(ViewerSession& s) {
     ImGui::TableNextColumn();
     const ImGuiIdScope id(static_cast<int>(st.stage));
     const bool can_go = st.first_failing_event >= 0;
-    if (ImGui::Selectable(kStageNames[static_cast<int>(st.stage)], false, ImGuiSelectableFlags_SpanAllColumns) && can_go)
+    if (ImGui::Selectable(st.info.name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) && can_go)
       s.stepper().select(static_cast<size_t>(st.first_failing_event));
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("%s (stored %s)\nmax |error| of O/l %s, m %s, l (relative) %s\n%s",
-                        kStageNames[static_cast<int>(st.stage)], st.convention.c_str(),
-                        format_short(st.o_norm.max_abs).c_str(), format_short(st.m.max_abs).c_str(),
-                        format_short(st.l.max_rel).c_str(),
+      ImGui::SetTooltip("%s: %s stage, pass %d (stored %s)\nmax |error| of O/l %s, m %s, l (relative) %s\n%s",
+                        st.info.name.c_str(), std::string(to_string(st.info.kind)).c_str(),
+                        static_cast<int>(st.info.pass), st.convention.c_str(), format_short(st.o_norm.max_abs).c_str(),
+                        format_short(st.m.max_abs).c_str(), format_short(st.l.max_rel).c_str(),
                         can_go ? "click: show its first failing event" : "no failing event");
     ImGui::TableNextColumn();
     if (st.clean()) ImGui::TextColored(ImColor(theme::kPass), "pass");
@@ -209,7 +257,8 @@ void OverviewPanel::frame_cells(const HeatmapView& view, const CellRect& cells, 
 
 void OverviewPanel::draw_error_grid(ViewerSession& s, HeatmapRenderer& renderer, ImVec2 size) {
   if (!grid_) {
-    ImGui::TextDisabled("No error grid for this pair (no intermediate stage traced).");
+    ImGui::TextDisabled("No error grid of this pair for %s.", grid_stage_text(s.report(), s.grid_stage, s.pair().first,
+                                                                                s.pair().second).c_str());
     return;
   }
   const std::array<FloatGridView, 1> data = {grid_->view()};
@@ -223,21 +272,19 @@ void OverviewPanel::draw_error_grid(ViewerSession& s, HeatmapRenderer& renderer,
   draw_color_bar(renderer.colormaps(), grid_display_, grid_view_.stats(), l.image_max_x - l.image_min_x);
 
   // A click (or arrow key) on a cell selects the event the analysis blames there.
-  if (grid_nav_.picked && grid_nav_.picked != last_grid_pick_) {
-    const auto [b, h] = s.pair();
-    if (const auto e = event_for_grid_cell(s.view(), s.report(), s.overview_stage, b, h, grid_nav_.picked->row,
-                                           grid_nav_.picked->col)) {
+  const ErrorGrid* grid = s.overview_grid();
+  if (!grid) return;
+  const RunView& run = s.view();
+  if (grid_nav_.picked && grid_nav_.picked != last_grid_pick_)
+    if (const auto e = event_for_grid_cell(run, s.report(), *grid, grid_nav_.picked->row, grid_nav_.picked->col))
       s.stepper().select(*e);
-    }
-  }
-  const auto [b, h] = s.pair();
-  if (const auto key = s.selected_key())
-    if (const auto cells = grid_cells_of(*key, s.view().tiling, s.overview_stage, b, h, grid_->cols)) {
+  if (const EventHeader* h = s.selected_header())
+    if (const auto cells = grid_cells_of(*grid, *h, run.stages, run.attention)) {
       sync_pick(grid_nav_, *cells);
       frame_cells(grid_view_, *cells, "selected event", false);
     }
-  if (const auto key = divergence_key(s.report()))
-    if (const auto cells = grid_cells_of(*key, s.view().tiling, s.overview_stage, b, h, grid_->cols))
+  if (const auto d = divergence_header(s.report()))
+    if (const auto cells = grid_cells_of(*grid, *d, run.stages, run.attention))
       frame_cells(grid_view_, *cells, "first divergence", true);
   // Clicks and arrow keys (handled after this) show as a change from this by the next frame.
   last_grid_pick_ = grid_nav_.picked;
@@ -245,27 +292,44 @@ void OverviewPanel::draw_error_grid(ViewerSession& s, HeatmapRenderer& renderer,
 
 void OverviewPanel::draw_navigator(ViewerSession& s, HeatmapRenderer& renderer, ImVec2 size) {
   if (navigator_.empty()) return;
-  const std::vector<TileGrid>& tiles = s.navigator();
+  const std::vector<NavigatorGrid>& grids = s.navigator();
   const int n = static_cast<int>(navigator_.size());
-  if (!ImGui::BeginTable("##navigator", n, ImGuiTableFlags_SizingStretchSame)) return;
-  const std::optional<EventKey> selected = s.selected_key();
-  const std::optional<EventKey> divergence = divergence_key(s.report());
+  if (!ImGui::BeginTable("##navigator", n, ImGuiTableFlags_SizingStretchProp)) return;
+  // Wider for more key positions: a stage of one column (the output) needs little room.
+  for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i)
+    ImGui::TableSetupColumn(nullptr, ImGuiTableColumnFlags_WidthStretch,
+                            1.0f + static_cast<float>(std::min<int64_t>(grids[static_cast<size_t>(i)].values.cols, 16)) / 4);
+  const RunView& run = s.view();
+  // Where an event sits on a navigator grid (its stage's key end is its column).
+  const auto cell_on = [&](const NavigatorGrid& g, const EventHeader& h) -> std::optional<GridCell> {
+    if (h.stage < 0 || static_cast<size_t>(h.stage) >= run.num_stages()) return std::nullopt;
+    return g.cell_of(h, event_key_end(h, run.stages[static_cast<size_t>(h.stage)], run.attention));
+  };
+  const EventHeader* selected = s.selected_header();
+  const std::optional<EventHeader> divergence = divergence_header(s.report());
   std::optional<size_t> clicked;
-  for (int i = 0; i < n && i < static_cast<int>(tiles.size()); ++i) {
+  for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i) {
     ImGui::TableNextColumn();
     const ImGuiIdScope id(i);
     NavigatorView& nv = navigator_[static_cast<size_t>(i)];
+    const NavigatorGrid& g = grids[static_cast<size_t>(i)];
+    if (!g.omitted.empty()) {
+      ImGui::TextUnformatted(run.stages[static_cast<size_t>(g.stage)].name.c_str());
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled("%s", g.omitted.c_str());
+      ImGui::PopTextWrapPos();
+      continue;
+    }
     nv.nav.begin_frame();
-    // The pick shows the selection; a click moves it, which selects the tile's event.
+    // The pick shows the selection; a click moves it, which selects the cell's event.
     nv.nav.picked.reset();
     if (selected)
-      if (const auto c = tiles[static_cast<size_t>(i)].cell_of(*selected)) nv.nav.picked = CellIndex{c->row, c->col};
+      if (const auto c = cell_on(g, *selected)) nv.nav.picked = CellIndex{c->row, c->col};
     const std::optional<CellIndex> synced = nv.nav.picked;
     nv.view->draw(renderer, nv.nav, navigator_display_, ImVec2(ImGui::GetContentRegionAvail().x, size.y));
-    if (nv.nav.picked && nv.nav.picked != synced)
-      clicked = tiles[static_cast<size_t>(i)].event_at(nv.nav.picked->row, nv.nav.picked->col);
+    if (nv.nav.picked && nv.nav.picked != synced) clicked = g.event_at(nv.nav.picked->row, nv.nav.picked->col);
     if (divergence)
-      if (const auto c = tiles[static_cast<size_t>(i)].cell_of(*divergence))
+      if (const auto c = cell_on(g, *divergence))
         frame_cells(*nv.view, CellRect{c->row, c->row + 1, c->col, c->col + 1}, "first divergence", true);
   }
   ImGui::EndTable();
@@ -288,7 +352,7 @@ void OverviewPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& 
   const float grid_h = rest - navigator_h - ImGui::GetTextLineHeightWithSpacing() - 2 * ImGui::GetStyle().ItemSpacing.y;
   draw_error_grid(s, renderer, ImVec2(size.x, grid_h));
   handle_heatmap_keys(grid_nav_);
-  ImGui::TextDisabled("Tile navigator: worst error / tolerance of each event (click a tile to show it)");
+  ImGui::TextDisabled("Event navigator: each event's worst error / tolerance (click one to show it)");
   draw_navigator(s, renderer, ImVec2(size.x, std::max(60.0f, size.y - (ImGui::GetCursorPosY() - start.y) - 4)));
 }
 

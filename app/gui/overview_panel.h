@@ -1,10 +1,11 @@
-// The overview panel: the whole run at a glance. The per-stage verdict table (events, failing
-// rows, worst errors, NaN / +Inf / -Inf counts; a click selects the stage's first failing
-// event); the error grid — worst error / tolerance by (query index x split or kv tile), of the
-// intermediate stages or of one stage — with the first divergence framed; and the tile navigator,
-// query tiles x splits (or kv tiles) per stage, each cell one event coloured by its worst error.
-// A click on a grid cell or a navigator tile selects that event; the selection is outlined in
-// both.
+// The overview panel: the whole run at a glance, for whatever stages its trace declares. The
+// per-stage verdict table (the stage table's names and kinds; events, failing rows, worst errors,
+// NaN / +Inf / -Inf counts; a click selects the stage's first failing event); the error grid —
+// worst error / tolerance by query index and the keys covered, of the non-final stages or of one
+// stage — with the first divergence framed; and the event navigator, per stage a row per row
+// block and a column per key position, each cell its event coloured by its worst error. A click
+// on a grid cell or a navigator cell selects its event (event_grids.h says which); the selection
+// is outlined in both.
 #pragma once
 
 #include <memory>
@@ -33,10 +34,13 @@ class OverviewPanel {
   std::vector<HeatmapViewLayout> layouts() const;
   const std::vector<LayoutMark>& marks() const { return marks_; }
   std::vector<ExportableHeatmap> exportables() const;
+  // For --layout-json: the stages the verdict table lists, and what the error grid shows.
+  const std::vector<std::string>& listed_stages() const { return listed_stages_; }
+  const std::string& grid_name() const { return grid_name_; }
 
  private:
   struct NavigatorView {
-    Stage stage;
+    int32_t stage = 0;
     std::unique_ptr<HeatmapView> view;
     HeatmapNavigation nav;
     std::shared_ptr<const FloatGrid> grid;
@@ -52,10 +56,11 @@ class OverviewPanel {
 
   const RunView* shown_run_ = nullptr;
   std::pair<int32_t, int32_t> shown_pair_{-1, -1};
-  GridStage shown_stage_;
+  int32_t shown_stage_ = kOverviewGrid;
 
   std::shared_ptr<const FloatGrid> grid_;
   std::string grid_title_;
+  std::string grid_name_;  // what the grid shows: "worst of fa1.step", or a stage's name
   HeatmapView grid_view_{"Error by query"};
   HeatmapNavigation grid_nav_;
   std::optional<CellIndex> last_grid_pick_;
@@ -63,6 +68,7 @@ class OverviewPanel {
   std::vector<NavigatorView> navigator_;
   HeatmapDisplay navigator_display_;
   std::vector<LayoutMark> marks_;
+  std::vector<std::string> listed_stages_;
 };
 
 }  // namespace ts

@@ -6,6 +6,7 @@
 
 #include "app/gui/theme.h"
 #include "app/model/analysis/report_text.h"
+#include "instrumentation/trace/trace_file.h"
 
 namespace ts {
 
@@ -33,9 +34,9 @@ void draw_run_header(const ViewerSession& s, float width) {
     ImGui::EndTooltip();
   }
 
-  std::string info = s.run().display_name() + "   " + config_line(run.config);
+  std::string info = s.run().display_name() + "   " + run_line(r);
   const auto device = run.metadata.find(std::string(trace_meta::device));
-  info += "   " + std::string(to_string(s.run().backend)) +
+  info += "   " + s.run().backend_text() +
           (device != run.metadata.end() ? " (" + device->second + ")" : std::string());
   info += "   " + std::to_string(run.num_events()) + " events";
   ImGui::TextDisabled("%s", info.c_str());

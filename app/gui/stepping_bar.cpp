@@ -27,11 +27,11 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   ImGui::PushID("stepping");
   if (button("|<", "First event (Home)", any)) st.to_first();
   ImGui::SameLine(0, 4);
-  if (button("<", "Previous event in the kernels' order ([ or PageUp)", any)) st.step(-1);
+  if (button("<", "Previous event in the kernel's order ([ or PageUp)", any)) st.step(-1);
   ImGui::SameLine(0, 4);
   if (button(playback.playing ? "Pause" : "Play", "Play through the events (Space)", any)) playback.toggle();
   ImGui::SameLine(0, 4);
-  if (button(">", "Next event in the kernels' order (] or PageDown)", any)) st.step(1);
+  if (button(">", "Next event in the kernel's order (] or PageDown)", any)) st.step(1);
   ImGui::SameLine(0, 4);
   if (button(">|", "Last event (End)", any)) st.to_last();
   ImGui::SameLine();
@@ -46,12 +46,12 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   if (ImGui::RadioButton("Whole run", &scope, 0)) st.scope = StepScope::run;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step through every event of the run");
   ImGui::SameLine();
-  if (ImGui::RadioButton("This tile", &scope, 1)) st.scope = StepScope::tile;
+  if (ImGui::RadioButton("These rows", &scope, 1)) st.scope = StepScope::row_block;
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Step through the selected tile's events only: its partials, the reduce merging split after "
-                      "split, the final rows");
+    ImGui::SetTooltip("Step through the events of the selected event's query rows only: their states, a merge "
+                      "taking in one state after another, the final rows");
   ImGui::SameLine();
-  if (button("Next failing (N)", "The next event over tolerance in the kernels' order", st.num_failing() > 0))
+  if (button("Next failing (N)", "The next event over tolerance in the kernel's order", st.num_failing() > 0))
     st.next_failing();
   ImGui::SameLine(0, 4);
   if (button("First divergence (Shift+N)", "The first event over tolerance, where the bug starts",
@@ -72,7 +72,8 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
     ImGui::SliderInt("##position", &zero, 0, 1, overlay);
     ImGui::EndDisabled();
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Events in the kernels' own order (partials before the reduce that reads them)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Events in the kernel's own order (a stage's pass first: the states a merge reads come before it)");
   ImGui::PopID();
   return st.selected() != before;
 }

@@ -1,6 +1,6 @@
 // Stepping through events in the kernels' own order (app/model/viewer/event_stepper.h): the bar
 // (first, previous, play / pause with speed, next, last; a slider over the scope; whole run or
-// this tile; next failing, first divergence) and the keys, which work wherever no text field
+// these rows; next failing, first divergence) and the keys, which work wherever no text field
 // has the keyboard:
 //   [ or PageUp  previous      ] or PageDown  next      Home / End  first / last
 //   N  next failing event      Shift+N  first divergence      Space  play / pause

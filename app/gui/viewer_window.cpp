@@ -199,12 +199,17 @@ void ViewerWindow::launch(const CaptureRequest& request, bool as_b) {
   });
 }
 
+bool ViewerWindow::can_rerun() const {
+  return session_.has_run() && (session_.run().spec || session_.view().config);
+}
+
 void ViewerWindow::rerun_on_other_backend() {
   if (!session_.has_run()) return;
   guarded(errors_, "re-run on the other backend", [&] {
     const LoadedRun& run = session_.run();
     CaptureSpec spec = run.spec ? *run.spec : to_capture_spec(form_from_run(*run.run));
-    spec = on_other_backend(spec, run.backend);
+    // A run of our kernels says where it ran; one that does not is taken as the CPU's.
+    spec = on_other_backend(spec, run.backend.value_or(Backend::cpu));
     launch({spec, std::nullopt}, true);
   });
 }
@@ -300,7 +305,8 @@ void ViewerWindow::draw_menu_bar() {
       demo.backend = Backend::cpu;
       launch({to_capture_spec(demo), std::nullopt}, false);
     }
-    if (ImGui::MenuItem("Re-run on the other backend", nullptr, false, has_run && !busy())) rerun_on_other_backend();
+    if (ImGui::MenuItem("Re-run on the other backend", nullptr, false, has_run && !busy() && can_rerun()))
+      rerun_on_other_backend();
     if (ImGui::MenuItem("Cancel the running task", nullptr, false, busy())) job_.cancel();
     ImGui::EndMenu();
   }
@@ -350,8 +356,8 @@ void ViewerWindow::draw_welcome(ImVec2 size) {
   ImGui::TextUnformatted("tilescope");
   ImGui::PopFont();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
-  ImGui::TextDisabled("What a tiled attention kernel computed, tile by tile, beside a float64 reference: which stage, "
-                      "which tile, which split and which query rows went wrong.");
+  ImGui::TextDisabled("What an attention kernel computed, event by event, beside a float64 reference: which stage, "
+                      "which split, which query rows and which keys went wrong.");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
   if (ImGui::Button("Open a trace...", ImVec2(220, 0))) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
@@ -415,9 +421,9 @@ void ViewerWindow::draw_help() {
   show_help_ = false;
   if (!ImGui::BeginPopupModal("Keys and mouse", nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings))
     return;
-  const char* rows[][2] = {{"[  or  PageUp", "previous event in the kernels' order"},
+  const char* rows[][2] = {{"[  or  PageUp", "previous event in the kernel's order"},
                            {"]  or  PageDown", "next event"},
-                           {"Home / End", "first / last event (of the run, or of the tile)"},
+                           {"Home / End", "first / last event (of the run, or of the selected rows)"},
                            {"N", "next failing event"},
                            {"Shift+N", "the first divergence"},
                            {"Space", "play / pause"},
@@ -551,6 +557,9 @@ nlohmann::json ViewerWindow::layout_extra() const {
   j["selected_event"] = sel ? nlohmann::json(*sel) : nlohmann::json(nullptr);
   const auto div = session_.has_run() ? session_.stepper().first_divergence_event() : std::nullopt;
   j["first_divergence_event"] = div ? nlohmann::json(*div) : nlohmann::json(nullptr);
+  // What the overview lists, by the trace's own stage names.
+  j["stages"] = overview_.listed_stages();
+  j["grid"] = overview_.grid_name();
   j["errors"] = nlohmann::json::array();
   for (const ErrorEntry& e : errors_.entries()) j["errors"].push_back(e.where + ": " + e.message);
   return j;

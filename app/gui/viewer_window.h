@@ -61,6 +61,8 @@ class ViewerWindow {
   void open_file(const std::filesystem::path& path, OpenTarget target);
   void open_pair(const std::filesystem::path& a, const std::filesystem::path& b);
   void launch(const CaptureRequest& request, bool as_b);
+  // Runs of our kernels only: a user's trace has no config to launch again.
+  bool can_rerun() const;
   void rerun_on_other_backend();
   void swap_ab();
   void export_current(const ExportRequest& request);

@@ -1,7 +1,8 @@
-// Stepping through a captured run's events in the kernels' own order: Split-K's partials before
-// the reduce that reads them, the reduce merging split after split, then the final output;
-// [ ] Home End and the slider within the run or one tile; N visits every failing event in
-// order; Shift+N lands on the analysis's first divergence; playback paces the steps.
+// Stepping through a run's events in the kernel's own order: Split-K's tile states and partials
+// before the reduce that reads them, the reduce merging split after split, then the final output
+// and the output tensor; a user's stages by their declared passes; [ ] Home End and the slider
+// within the run or one row block; N visits every failing event in order; Shift+N lands on the
+// analysis's first divergence; playback paces the steps.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <random>
 
 #include "app/model/viewer/event_stepper.h"
+#include "kernels/kernel_stages.h"
 #include "tests/gui/viewer_fixtures.h"
+#include "tests/model/temp_dir.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {
@@ -39,17 +42,25 @@ RunView shuffled(const RunView& run, std::mt19937_64& rng, std::vector<size_t>& 
   return v;
 }
 
-// The kernels' order written out for Split-K, from the stages' meaning: every partial (by
-// batch, head, query tile, split) before any reduce; per tile, the reduce's steps by split,
-// then the final output.
-bool splitk_before(const EventHeader& a, const EventHeader& b) {
-  auto pass = [](const EventHeader& h) { return h.stage == static_cast<int32_t>(Stage::splitk_partial) ? 0 : 1; };
+// The kernel's order written out for Split-K from the stages' meaning: every state of the partial
+// pass (a split's kv tiles, then its partial) before any reduce; the reduce pass by query tile, its
+// steps by split, then the final output; the output tensor's events last.
+bool splitk_before(const RunView& run, const EventHeader& a, const EventHeader& b) {
+  auto pass = [&](const EventHeader& h) {
+    const std::string& name = run.stages[static_cast<size_t>(h.stage)].name;
+    return name == "output" ? 2 : name == "splitk.reduce" || name == "final" ? 1 : 0;
+  };
   if (pass(a) != pass(b)) return pass(a) < pass(b);
+  if (pass(a) == 2) return false;
   if (a.batch != b.batch) return a.batch < b.batch;
   if (a.head != b.head) return a.head < b.head;
-  if (a.q_tile != b.q_tile) return a.q_tile < b.q_tile;
-  auto within = [](const EventHeader& h) {
-    return h.stage == static_cast<int32_t>(Stage::final_output) ? 1 << 20 : h.split;
+  if (a.q_begin != b.q_begin) return a.q_begin < b.q_begin;
+  auto within = [&](const EventHeader& h) {
+    // Partial pass: split, then the tile states in order, then the partial. Reduce pass: the
+    // steps by split, then the final output.
+    const std::string& name = run.stages[static_cast<size_t>(h.stage)].name;
+    if (pass(h) == 0) return h.split * 1000 + (name == "splitk.partial" ? 999 : h.step);
+    return name == "final" ? 1 << 20 : h.split;
   };
   return within(a) < within(b);
 }
@@ -71,9 +82,8 @@ TEST(EventStepper, SplitKEventsInTheKernelsOrderWhateverTheFileOrder) {
   for (size_t p = 1; p < s.order().size(); ++p) {
     const EventHeader& a = run.headers[s.order()[p - 1]];
     const EventHeader& b = run.headers[s.order()[p]];
-    EXPECT_FALSE(splitk_before(b, a)) << "position " << p << ": " << kStageNames[b.stage] << " q-tile " << b.q_tile
-                                      << " split " << b.split << " after " << kStageNames[a.stage] << " q-tile "
-                                      << a.q_tile << " split " << a.split;
+    EXPECT_FALSE(splitk_before(run, b, a)) << "position " << p << ": " << describe_event(b, run.stages, run.attention)
+                                           << " after " << describe_event(a, run.stages, run.attention);
   }
   std::vector<size_t> sorted = s.order();
   std::sort(sorted.begin(), sorted.end());
@@ -102,37 +112,77 @@ TEST(EventStepper, StepsWithinTheRunOrOneTileAndStopsAtTheEnds) {
   s.select_scope_position(5);
   EXPECT_EQ(s.selected(), s.order()[5]);
 
-  // Tile scope: a reduce event's tile, stepped from its first event to its last — the
-  // partials, the reduce merging split 0, 1, 2, 3, then the final output.
+  // Row block scope: a reduce event's rows, stepped from its first event to its last — each
+  // split's state after its kv tile and its partial, the reduce merging split 0, 1, 2, 3, the
+  // final output, and the output tensor's rows (the same row block: the output's events hold as
+  // many rows as the trace's events).
   size_t reduce = 0;
   for (size_t e : s.order())
-    if (run.headers[e].stage == static_cast<int32_t>(Stage::splitk_reduce) && run.headers[e].q_tile == 1) {
+    if (run.headers[e].stage == kSplitkReduceStage && run.headers[e].q_begin == 8) {
       reduce = e;
       break;
     }
   ASSERT_TRUE(s.select(reduce));
-  s.scope = StepScope::tile;
+  s.scope = StepScope::row_block;
   const EventHeader& t = run.headers[reduce];
-  const std::vector<size_t> tile = s.scope_events();
-  EXPECT_EQ(tile.size(), s.scope_size());
-  EXPECT_EQ(tile.size(), 4u + 4u + 1u) << "4 partials, 4 reduce steps, the final output";
+  const std::vector<size_t> rows = s.scope_events();
+  EXPECT_EQ(rows.size(), s.scope_size());
+  EXPECT_EQ(rows.size(), 4u * 2u + 4u + 1u + 1u) << "4 x (tile, partial), 4 reduce steps, final, output";
   EXPECT_TRUE(s.to_first());
-  std::vector<std::pair<int32_t, int32_t>> seen;
+  std::vector<std::pair<std::string, int32_t>> seen;
   do {
     const EventHeader& h = run.headers[*s.selected()];
     EXPECT_EQ(h.batch, t.batch);
     EXPECT_EQ(h.head, t.head);
-    EXPECT_EQ(h.q_tile, t.q_tile);
-    seen.push_back({h.stage, h.split});
+    EXPECT_EQ(h.q_begin, t.q_begin);
+    EXPECT_EQ(h.rows, t.rows);
+    seen.push_back({run.stages[static_cast<size_t>(h.stage)].name, h.split});
   } while (s.step(1));
-  const std::vector<std::pair<int32_t, int32_t>> want = {{1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0},
-                                                         {2, 1}, {2, 2}, {2, 3}, {3, -1}};
+  const std::vector<std::pair<std::string, int32_t>> want = {
+      {"splitk.tile", 0},    {"splitk.partial", 0}, {"splitk.tile", 1},    {"splitk.partial", 1},
+      {"splitk.tile", 2},    {"splitk.partial", 2}, {"splitk.tile", 3},    {"splitk.partial", 3},
+      {"splitk.reduce", 0},  {"splitk.reduce", 1},  {"splitk.reduce", 2},  {"splitk.reduce", 3},
+      {"final", -1},         {"output", -1}};
   EXPECT_EQ(seen, want);
-  EXPECT_EQ(s.scope_position(), 8u);
+  EXPECT_EQ(s.scope_position(), 13u);
   s.select_scope_position(99);
-  EXPECT_EQ(run.headers[*s.selected()].stage, static_cast<int32_t>(Stage::final_output));
+  EXPECT_EQ(run.stages[static_cast<size_t>(run.headers[*s.selected()].stage)].name, "output");
   EXPECT_FALSE(s.to_last()) << "already there";
   EXPECT_TRUE(s.to_first());
+}
+
+TEST(EventStepper, AUsersStagesByTheirPassesAndRowBlocks) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  JobProgress progress;
+  const LoadedRun loaded = load_run_file(user.path, progress);
+  const RunView& run = *loaded.run;
+  EventStepper s(run, *loaded.report);
+  ASSERT_EQ(s.num_events(), 2u * 3u * 7u);
+  // Every partial (pass 0) before every merge and epilogue (pass 1), though the file holds them
+  // per row block; within pass 1, a row block's merges by split, then its epilogue.
+  const size_t partials = 2 * 3 * 3;
+  for (size_t p = 0; p < s.num_events(); ++p)
+    EXPECT_EQ(run.headers[s.order()[p]].stage == testing::kUserPartial, p < partials) << p;
+  s.select(user.wrong_merge);
+  s.scope = StepScope::row_block;
+  std::vector<size_t> want;
+  for (int32_t split = 0; split < 3; ++split) want.push_back(user.index_of(testing::kUserPartial, 1, 16, split));
+  for (int32_t split = 0; split < 3; ++split) want.push_back(user.index_of(testing::kUserMerge, 1, 16, split));
+  want.push_back(user.index_of(testing::kUserEpilogue, 1, 16, -1));
+  EXPECT_EQ(s.scope_events(), want);
+  EXPECT_EQ(s.scope_position(), 4u);
+  EXPECT_TRUE(s.step(1));
+  EXPECT_EQ(s.selected(), user.index_of(testing::kUserMerge, 1, 16, 2));
+  EXPECT_TRUE(s.to_first_divergence());
+  EXPECT_EQ(s.selected(), user.wrong_merge);
+  EXPECT_EQ(s.num_failing(), 1u);
+  EXPECT_TRUE(s.to_first());
+  EXPECT_EQ(s.selected(), user.index_of(testing::kUserPartial, 1, 16, 0));
+  EXPECT_TRUE(s.next_failing());
+  EXPECT_EQ(s.selected(), user.wrong_merge);
+  EXPECT_FALSE(s.next_failing());
 }
 
 TEST(EventStepper, NVisitsEveryFailingEventInOrderAndShiftNTheFirstDivergence) {
@@ -151,7 +201,7 @@ TEST(EventStepper, NVisitsEveryFailingEventInOrderAndShiftNTheFirstDivergence) {
   EXPECT_EQ(visited, want);
   EXPECT_EQ(s.selected(), want.back()) << "stays on the last failing event";
   // Double-counted sums: the partials are right, so the first failure is in the reduce.
-  EXPECT_EQ(loaded.run->headers[want.front()].stage, static_cast<int32_t>(Stage::splitk_reduce));
+  EXPECT_EQ(loaded.run->headers[want.front()].stage, kSplitkReduceStage);
   EXPECT_TRUE(s.to_first_divergence());
   EXPECT_EQ(s.selected(), static_cast<size_t>(report.first_divergence.event_index));
   EXPECT_EQ(s.selected(), want.front()) << "the first divergence is the first failing event in the kernels' order";

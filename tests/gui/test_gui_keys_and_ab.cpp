@@ -27,7 +27,7 @@ using testing::view_named;
 std::vector<double> o_norm(const RunView& run, size_t i) {
   const RunEvent e = run.event(i);
   std::vector<double> out;
-  const bool norm = e.header.convention == static_cast<int32_t>(Convention::normalized);
+  const bool norm = (e.header.convention & kNormalized) != 0;
   for (int32_t r = 0; r < e.header.rows; ++r)
     for (int32_t c = 0; c < run.head_dim; ++c) {
       const double o = e.o[static_cast<size_t>(r * run.head_dim + c)], l = e.l[static_cast<size_t>(r)];
@@ -67,7 +67,7 @@ TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   const testing::FaultAndFix ab = testing::capture_fault_and_fix(dir.path(), seed);
   const RunView &a = ab.a, &b = ab.b;
   const size_t first = ab.first;
-  const std::vector<size_t> order = kernel_order(a.headers, a.tiling);
+  const std::vector<size_t> order = kernel_order(a.headers, a.stages);
   const size_t at = static_cast<size_t>(std::find(order.begin(), order.end(), first) - order.begin());
   ASSERT_LT(at + 1, order.size());
   const size_t next = order[at + 1];

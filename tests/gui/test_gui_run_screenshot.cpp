@@ -1,9 +1,10 @@
 // The viewer on real runs, as a person sees it: traces captured at test time (CPU backend,
-// inputs from a fresh seed) are opened by tilescope-gui in screenshot mode; the test decodes
-// the screenshot and checks the detail heatmaps' cells against the CPU colormap for values it
-// takes from the trace file and the float64 reference itself, the NaN colour where the trace
-// holds NaN, the first-divergence frame where the analysis puts it, clicks and keys that select
-// events in the kernels' order, A/B, the built-in demo, and the error panel for a corrupt file.
+// inputs from a fresh seed) and a user's trace the test writes itself (its own stage table) are
+// opened by tilescope-gui in screenshot mode; the test decodes the screenshot and checks the
+// detail heatmaps' cells against the CPU colormap for values it takes from the trace file and the
+// float64 reference itself, the NaN colour where the trace holds NaN, the first-divergence frame
+// where the analysis puts it, the stages listed by their names, clicks and keys that select
+// events in the kernel's order, A/B, the built-in demo, and the error panel for a corrupt file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,7 +36,7 @@ FloatGrid trace_o_norm(const RunView& run, size_t i) {
   for (int32_t r = 0; r < e.header.rows; ++r)
     for (int32_t c = 0; c < run.head_dim; ++c) {
       const double o = e.o[static_cast<size_t>(r * run.head_dim + c)], l = e.l[static_cast<size_t>(r)];
-      const bool norm = e.header.convention == static_cast<int32_t>(Convention::normalized);
+      const bool norm = (e.header.convention & kNormalized) != 0;
       g.values.push_back(static_cast<float>(norm ? o : (o == 0 && l == 0) ? 0.0 : o / l));
     }
   return g;
@@ -43,12 +44,12 @@ FloatGrid trace_o_norm(const RunView& run, size_t i) {
 
 // The float64 reference's O/l for the event (RunReference: what every probe should have held).
 std::vector<double> reference_o_norm(const RunReference& ref, const RunView& run, size_t i) {
-  const RefState want = ref.expected(event_key(run.headers[i]));
+  const RefState want = ref.expected(run.headers[i]);
   std::vector<double> out;
   for (int32_t r = 0; r < want.rows; ++r)
     for (int32_t c = 0; c < want.head_dim; ++c) {
       const double o = want.o[static_cast<size_t>(r * want.head_dim + c)], l = want.l[static_cast<size_t>(r)];
-      out.push_back(want.convention == Convention::normalized ? o : (o == 0 && l == 0) ? 0.0 : o / l);
+      out.push_back(want.normalized ? o : (o == 0 && l == 0) ? 0.0 : o / l);
     }
   return out;
 }
@@ -190,6 +191,14 @@ TEST(GuiRunScreenshot, MaskedNaNIsDrawnInTheNaNColour) {
   check_cells(shot, view_named(shot.layout, "Reference"), x.reference, 1e-4);
 }
 
+// The rank of `value` among the distinct `values` (a navigator's row or column).
+template <class T>
+int64_t rank_of(std::vector<T> values, const T& value) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return std::lower_bound(values.begin(), values.end(), value) - values.begin();
+}
+
 // Opens `trace` at its first divergence and checks the overview: the frame on the error grid
 // and the navigator where the analysis puts the divergent event, the grid's cells in the CPU
 // colormap's colours for the analysis's error ratios.
@@ -199,32 +208,48 @@ void expect_first_divergence_framed(testing::TempDir& dir, const std::filesystem
   const Divergence& dv = report.first_divergence;
   ASSERT_TRUE(dv.found);
   const EventHeader& h = run.headers[static_cast<size_t>(dv.event_index)];
-  const int64_t row0 = int64_t{h.q_tile} * run.block_m, row1 = row0 + h.rows;
+  const StageInfo& stage = run.stage_of(static_cast<size_t>(dv.event_index));
+  const int64_t row0 = h.q_begin, row1 = row0 + h.rows;
+  const ErrorGrid* g = nullptr;
+  for (const ErrorGrid& e : report.overview)
+    if (e.batch == h.batch && e.head == h.head) g = &e;
+  ASSERT_NE(g, nullptr);
+  // The divergent event's column: where its keys end among the key positions of the overview.
+  const int64_t key_end = event_key_end(h, stage, run.attention);
+  const auto at = std::find(g->column_keys.begin(), g->column_keys.end(), key_end);
+  ASSERT_NE(at, g->column_keys.end());
+  const int64_t col = at - g->column_keys.begin();
 
   const Shot shot = run_screenshot(dir, "overview", {trace.string(), "--select", "first-divergence", "--panel", "overview"}, "1800x1060");
   ASSERT_TRUE(has_view(shot.layout, "Error by query"));
   const auto& grid = view_named(shot.layout, "Error by query");
-  EXPECT_EQ(grid["rows"], run.config.seq_q);
-  EXPECT_EQ(grid["cols"], run.tiling.num_splits);
+  EXPECT_EQ(grid["rows"], run.attention.seq_q);
+  EXPECT_EQ(grid["cols"], g->column_keys.size());
   bool marked = false;
   for (const auto& m : shot.layout["marks"]) {
     if (m["name"] != "first divergence" || m["view"] != "Error by query") continue;
     marked = true;
     EXPECT_EQ(m["rows"][0], row0);
     EXPECT_EQ(m["rows"][1], row1);
-    EXPECT_EQ(m["cols"][0], h.split);
-    EXPECT_EQ(m["cols"][1], h.split + 1);
+    EXPECT_EQ(m["cols"][0], col);
+    EXPECT_EQ(m["cols"][1], col + 1);
   }
   EXPECT_TRUE(marked) << shot.layout["marks"];
-  expect_frame(shot, grid, row0, row1, h.split, h.split + 1);
-  // The navigator frames the divergent event's tile on its stage's grid.
-  const auto& nav = view_named(shot.layout, "Navigator splitk.reduce");
-  expect_frame(shot, nav, h.q_tile, h.q_tile + 1, h.split, h.split + 1);
+  expect_frame(shot, grid, row0, row1, col, col + 1);
+  // The navigator frames the divergent event on its stage's grid: its row block among the
+  // stage's row blocks of the pair, its key end among their key ends.
+  std::vector<int32_t> q_begins;
+  std::vector<int64_t> ends;
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    const EventHeader& e = run.headers[i];
+    if (e.stage != h.stage || e.batch != h.batch || e.head != h.head) continue;
+    q_begins.push_back(e.q_begin);
+    ends.push_back(event_key_end(e, stage, run.attention));
+  }
+  const auto& nav = view_named(shot.layout, "Navigator " + stage.name);
+  const int64_t nav_row = rank_of(q_begins, h.q_begin), nav_col = rank_of(ends, key_end);
+  expect_frame(shot, nav, nav_row, nav_row + 1, nav_col, nav_col + 1);
   // The grid's cells are the analysis's error ratios, in the CPU colormap's colours.
-  const ErrorGrid* g = nullptr;
-  for (const ErrorGrid& e : report.overview)
-    if (e.batch == h.batch && e.head == h.head) g = &e;
-  ASSERT_NE(g, nullptr);
   const auto c = check_cells(shot, grid, g->grid, 1e-3);
   EXPECT_GT(c.cells, 0u);
 }
@@ -243,6 +268,31 @@ TEST(GuiRunScreenshot, AGpuTraceOpensAtItsFirstDivergence) {
   expect_first_divergence_framed(dir, std::filesystem::path(TS_ASSETS_DIR) / "traces/splitk_double_count_l.gpu.trace.safetensors");
 }
 
+// Runs the viewer on `trace` with `select` and each script, and checks the event each selects.
+struct Step {
+  std::string script;
+  size_t want;
+};
+void expect_steps_select(testing::TempDir& dir, const std::filesystem::path& trace, const std::string& select,
+                         const std::vector<Step>& steps) {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    SCOPED_TRACE("step " + std::to_string(k) + ": " + steps[k].script);
+    const auto script = dir.path() / ("step" + std::to_string(k) + ".script");
+    std::ofstream(script) << steps[k].script;
+    const Shot s = run_screenshot(dir, "step" + std::to_string(k),
+                                  {trace.string(), "--select", select, "--input-script", script.string(), "--frames", "10"});
+    EXPECT_EQ(s.layout["selected_event"], steps[k].want);
+    EXPECT_TRUE(s.layout["errors"].empty()) << s.layout["errors"];
+  }
+}
+
+// A script line that clicks the centre of cell (row, col) of view `v`.
+std::string click_cell(const nlohmann::json& v, double row, double col) {
+  const double ox = v["origin"][0], oy = v["origin"][1], px = v["px_per_cell"][0], py = v["px_per_cell"][1];
+  return "1 move " + std::to_string(std::floor(ox + (col + 0.5) * px)) + " " +
+         std::to_string(std::floor(oy + (row + 0.5) * py)) + "\n2 down left\n3 up left\n";
+}
+
 TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
   TS_SEEDED(seed);
   testing::TempDir dir;
@@ -250,42 +300,89 @@ TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
   testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
   const RunView run = open_run(trace);
   const AnalysisReport report = analyze_run(run);
-  auto index_of = [&](Stage st, int32_t head, int32_t q_tile, int32_t split) -> size_t {
+  auto index_of = [&](const std::string& stage, int32_t head, int32_t q_begin, int32_t split) -> size_t {
     for (size_t i = 0; i < run.num_events(); ++i) {
       const EventHeader& h = run.headers[i];
-      if (h.stage == static_cast<int32_t>(st) && h.head == head && h.q_tile == q_tile && h.split == split) return i;
+      if (run.stage_of(i).name == stage && h.head == head && h.q_begin == q_begin && h.split == split) return i;
     }
     ADD_FAILURE() << "no such event";
     return 0;
   };
+  ASSERT_GE(run.stage_index("splitk.tile"), 0) << "the per-tile states are traced";
   const Shot before = run_screenshot(dir, "before", {trace.string(), "--select", "event:0"});
   const auto& grid = view_named(before.layout, "Error by query");
-  const double ox = grid["origin"][0], oy = grid["origin"][1], px = grid["px_per_cell"][0], py = grid["px_per_cell"][1];
-  // Home, three steps, a click on cell (query 12, split 2) of the error grid, then N from
-  // there, then Shift+N, each step read back from a screenshot of its own.
-  struct Step {
-    std::string script;
-    size_t want;
+  const int32_t head0 = run.headers[0].head, block_m = run.tiling->block_m;
+  // Home, three steps (a split's kv-tile state, then its partial, split by split), a click on
+  // cell (query 12, split 2) of the error grid, then N from there, then Shift+N, each step read
+  // back from a screenshot of its own.
+  expect_steps_select(dir, trace, "event:0",
+                      {{"1 key home\n", index_of("splitk.tile", 0, 0, 0)},
+                       {"1 key home\n3 key rbracket\n5 key pagedown\n7 key rbracket\n", index_of("splitk.partial", 0, 0, 1)},
+                       {"1 key home\n3 key rbracket\n5 key lbracket\n", index_of("splitk.tile", 0, 0, 0)},
+                       {click_cell(grid, 12, 2), index_of("splitk.reduce", head0, 12 / block_m * block_m, 2)},
+                       {"1 key home\n3 key n\n", static_cast<size_t>(report.first_divergence.event_index)},
+                       {"1 key end\n3 key shift+n\n", static_cast<size_t>(report.first_divergence.event_index)}});
+}
+
+// A user's trace (write_trace; stages "my_partial", "merge", "epilogue" of its own, uneven key
+// ranges, normalised base-2 LSE merges): the viewer lists its stages by their names, opens at the
+// wrong merge with its cells framed and drawn from the trace and the reference, and clicks, keys
+// and the navigator select the events the trace's own description says.
+TEST(GuiRunScreenshot, AUsersStageTableIsShownByItsNames) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  const RunView run = open_run(user.path);
+  const RunReference ref(run);
+
+  const Shot shot = run_screenshot(dir, "user", {user.path.string(), "--select", "first-divergence"});
+  EXPECT_TRUE(shot.layout["errors"].empty()) << shot.layout["errors"];
+  EXPECT_EQ(shot.layout["stages"], (std::vector<std::string>{"my_partial", "merge", "epilogue"}));
+  EXPECT_EQ(shot.layout["grid"], "worst of my_partial + merge");
+  EXPECT_EQ(shot.layout["selected_event"], user.wrong_merge);
+  EXPECT_EQ(shot.layout["first_divergence_event"], user.wrong_merge);
+  for (const char* stage : {"my_partial", "merge", "epilogue"})
+    EXPECT_TRUE(has_view(shot.layout, std::string("Navigator ") + stage)) << stage;
+  // The overview: 40 queries by the key positions 70, 200, 300; the wrong merge (queries 16-31,
+  // keys up to 199) framed.
+  const auto& grid = view_named(shot.layout, "Error by query");
+  EXPECT_EQ(grid["rows"], 40);
+  EXPECT_EQ(grid["cols"], 3);
+  expect_frame(shot, grid, 16, 32, 1, 2);
+  // The navigator of the merges: 3 row blocks by 3 key positions; the wrong one is row 1, column 1.
+  const auto& merges = view_named(shot.layout, "Navigator merge");
+  EXPECT_EQ(merges["rows"], 3);
+  EXPECT_EQ(merges["cols"], 3);
+  expect_frame(shot, merges, 1, 2, 1, 2);
+  EXPECT_EQ(view_named(shot.layout, "Navigator epilogue")["cols"], 1);
+  // The detail: the merge's O as stored (normalised) beside the reference's O/l.
+  const Expected x = expected_detail(run, ref, user.wrong_merge);
+  const auto t = check_cells(shot, view_named(shot.layout, "Trace"), x.trace, 1e-4);
+  const auto r = check_cells(shot, view_named(shot.layout, "Reference"), x.reference, 1e-4);
+  EXPECT_GT(t.cells, 200u);
+  EXPECT_GT(r.cells, 200u);
+  EXPECT_EQ(view_named(shot.layout, "Trace")["rows"], 16);
+
+  const auto partial = [&](int32_t head, int32_t q_begin, int32_t split) {
+    return user.index_of(testing::kUserPartial, head, q_begin, split);
   };
-  const int32_t head0 = run.headers[0].head;
-  const std::vector<Step> steps = {
-      {"1 key home\n", index_of(Stage::splitk_partial, 0, 0, 0)},
-      {"1 key home\n3 key rbracket\n5 key pagedown\n7 key rbracket\n", index_of(Stage::splitk_partial, 0, 0, 3)},
-      {"1 key home\n3 key rbracket\n5 key lbracket\n", index_of(Stage::splitk_partial, 0, 0, 0)},
-      {"1 move " + std::to_string(std::floor(ox + 2.5 * px)) + " " + std::to_string(std::floor(oy + 12.5 * py)) +
-           "\n2 down left\n3 up left\n",
-       index_of(Stage::splitk_reduce, head0, 12 / run.block_m, 2)},
-      {"1 key home\n3 key n\n", static_cast<size_t>(report.first_divergence.event_index)},
-      {"1 key end\n3 key shift+n\n", static_cast<size_t>(report.first_divergence.event_index)},
-  };
-  for (size_t k = 0; k < steps.size(); ++k) {
-    SCOPED_TRACE("step " + std::to_string(k) + ": " + steps[k].script);
-    const auto script = dir.path() / ("step" + std::to_string(k) + ".script");
-    std::ofstream(script) << steps[k].script;
-    const Shot s = run_screenshot(dir, "step" + std::to_string(k),
-                                  {trace.string(), "--select", "event:0", "--input-script", script.string(), "--frames", "10"});
-    EXPECT_EQ(s.layout["selected_event"], steps[k].want);
-  }
+  const std::string home = "1 key home\n";
+  expect_steps_select(
+      dir, user.path, "first-divergence",
+      {// The overview of head 1: queries 36 and the keys up to 69 are row block 32-39's first split.
+       {click_cell(grid, 36, 0), partial(1, 32, 0)},
+       // Queries 20, keys up to 199: the partial passes, the merge there fails: the merge.
+       {click_cell(grid, 20, 1), user.wrong_merge},
+       // The merges' navigator, row block 32-39 after split 0.
+       {click_cell(merges, 2, 0), user.index_of(testing::kUserMerge, 1, 32, 0)},
+       // The kernel's order, not the file's: every partial (pass 0) by block first; the fourth is
+       // head 0's row block 16-31, split 0 (the file holds it after row block 0's merges).
+       {home, partial(0, 0, 0)},
+       {home + "3 key rbracket\n5 key rbracket\n7 key rbracket\n", partial(0, 16, 0)},
+       // The last: pass 1, the last block (head 1, queries 32-39), its epilogue.
+       {"1 key end\n", user.index_of(testing::kUserEpilogue, 1, 32, -1)},
+       {home + "3 key n\n", user.wrong_merge},
+       {"1 key end\n3 key shift+n\n", user.wrong_merge}});
 }
 
 TEST(GuiRunScreenshot, ABShowsBothRunsAndTheirDifference) {

@@ -25,7 +25,7 @@ TEST(HeatmapExport, UsesTheViewsRangeAndColormap) {
   grid->values.resize(9 * 13);
   for (float& v : grid->values) v = d(rng);
   HeatmapView view("Diff");
-  view.axes = {"query row", "split", 64, 0};
+  view.axes = numbered_axes("query row", "split", 64);
   view.set_data(grid);
   HeatmapDisplay display;
   display.colormap = ColormapId::diverging;
@@ -53,6 +53,15 @@ TEST(HeatmapExport, UsesTheViewsRangeAndColormap) {
       EXPECT_EQ(got, mapper(grid->values[static_cast<size_t>(r * 13 + c)])) << r << "," << c;
     }
   stbi_image_free(px);
+
+  // Key positions as a grid's columns: the PNG numbers columns from 0, so its label says which
+  // key each column ends before.
+  view.axes.col_label = "keys up to";
+  view.axes.col_values = std::vector<int64_t>{69, 199, 299, 511};
+  EXPECT_EQ(png_options_for(view, display, "grid").col_label, "keys up to (index 0 = 69, 1 = 199, ..., 3 = 511)");
+  view.axes.col_values = std::vector<int64_t>{};
+  view.axes.col_label = "all keys";
+  EXPECT_EQ(png_options_for(view, display, "grid").col_label, "all keys") << "no numbers to say";
 }
 
 TEST(HeatmapExport, AViewWithoutDataOrAnUnwritablePathIsAnError) {

@@ -8,14 +8,22 @@
 #include <limits>
 #include <random>
 
+#include "app/model/capture/capture_metadata.h"
 #include "app/model/viewer/launch_form.h"
+#include "kernels/kernel_stages.h"
+#include "tests/gui/viewer_fixtures.h"
 #include "tests/model/temp_dir.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {
 namespace {
 
-constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();
+constexpr int32_t kOpen = std::numeric_limits<int32_t>::max();  // the filter's open end
+
+// The bit of a kernel's stage named `name`.
+uint64_t stage_bit(KernelKind kernel, const std::string& name) {
+  return stage_mask_from_names(name, kernel_stage_table(kernel));
+}
 
 // The field a bad form is refused for ("" when it is accepted).
 std::string refused_field(const LaunchForm& f) {
@@ -66,8 +74,10 @@ TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
     f.trace_batch = rng() % 2 ? "" : std::to_string(b0) + ":" + std::to_string(b0 + 1 + static_cast<int64_t>(rng() % 3));
     const int64_t h0 = static_cast<int64_t>(rng() % static_cast<uint64_t>(f.config.heads));
     f.trace_heads = rng() % 2 ? "" : std::to_string(h0) + ":";
-    f.trace_q_tiles = rng() % 2 ? "" : "0";
-    f.stage_mask = rng() % 2 ? kAllStages : stage_bit(Stage::final_output);
+    const int64_t q0 = static_cast<int64_t>(rng() % static_cast<uint64_t>(f.config.seq_q));
+    f.trace_queries = rng() % 2 ? "" : std::to_string(q0) + ":" + std::to_string(q0 + 1 + static_cast<int64_t>(rng() % 40));
+    f.stage_mask = rng() % 2 ? ~uint64_t{0} : stage_bit(f.config.kernel, "final");
+    f.tile_events = rng() % 3 == 0 ? std::nullopt : std::optional<bool>(rng() % 2 == 0);
     f.capacity = static_cast<int64_t>(rng() % 100000);
     f.cpu_workers = static_cast<int>(rng() % 5);
     f.perturb_seed = (f.backend != Backend::gpu && rng() % 2) ? std::to_string(rng() % 1000) : "";
@@ -85,8 +95,13 @@ TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
     EXPECT_EQ(s.trace.filter.batch_begin, f.trace_batch.empty() ? 0 : b0);
     EXPECT_EQ(s.trace.filter.head_begin, f.trace_heads.empty() ? 0 : h0);
     EXPECT_EQ(s.trace.filter.head_end, kOpen);
-    EXPECT_EQ(s.trace.filter.q_tile_end, f.trace_q_tiles.empty() ? kOpen : 1);
-    EXPECT_EQ(s.trace.filter.stage_mask, f.stage_mask);
+    EXPECT_EQ(s.trace.filter.query_begin, f.trace_queries.empty() ? 0 : q0);
+    EXPECT_EQ(s.trace.filter.query_end == kOpen, f.trace_queries.empty());
+    const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
+    EXPECT_EQ(s.trace.filter.stage_mask, f.stage_mask & all_stages_mask(stages)) << "bits of the kernel's stages";
+    EXPECT_NE(s.trace.filter.stage_mask, 0u);
+    // Per-tile events are Split-K's; FA-1 has none to ask for.
+    EXPECT_EQ(s.tile_events, f.config.kernel == KernelKind::splitk ? f.tile_events : std::nullopt);
     EXPECT_EQ(s.trace.capacity_events, f.capacity);
     EXPECT_EQ(s.cpu_workers, f.cpu_workers);
     EXPECT_EQ(s.perturb_seed.has_value(), !f.perturb_seed.empty());
@@ -97,7 +112,10 @@ TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
     EXPECT_EQ(again.trace.filter.batch_begin, s.trace.filter.batch_begin);
     EXPECT_EQ(again.trace.filter.batch_end, s.trace.filter.batch_end);
     EXPECT_EQ(again.trace.filter.head_begin, s.trace.filter.head_begin);
-    EXPECT_EQ(again.trace.filter.q_tile_end, s.trace.filter.q_tile_end);
+    EXPECT_EQ(again.trace.filter.query_begin, s.trace.filter.query_begin);
+    EXPECT_EQ(again.trace.filter.query_end, s.trace.filter.query_end);
+    EXPECT_EQ(again.trace.filter.stage_mask, s.trace.filter.stage_mask);
+    EXPECT_EQ(again.tile_events, s.tile_events);
     EXPECT_EQ(again.perturb_seed, s.perturb_seed);
     EXPECT_EQ(std::get<RandomInputSpec>(again.inputs).seed, r.seed);
   }
@@ -128,8 +146,13 @@ TEST(LaunchForm, EachBadFieldIsNamed) {
   EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "3:1"; }), "trace batch");
   EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "1:"; }), "trace batch") << "keeps nothing of batch 1";
   EXPECT_EQ(with([](LaunchForm& f) { f.trace_heads = "x"; }), "trace heads");
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_q_tiles = "2:9"; }), "trace query tiles") << "16 queries: 2 tiles";
-  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = stage_bit(Stage::fa1_step); }), "trace stages");
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "16:20"; }), "trace queries") << "16 queries: 0-15";
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "15"; }), "") << "the last query";
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "3:2"; }), "trace queries");
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "0:3000000000"; }), "trace queries") << "past int32";
+  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = 0; }), "trace stages");
+  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = uint64_t{1} << 40; }), "trace stages")
+      << "no stage of the Split-K kernel's four";
   EXPECT_EQ(with([](LaunchForm& f) { f.capacity = -1; }), "capacity");
   EXPECT_EQ(with([](LaunchForm& f) { f.cpu_workers = -2; }), "CPU workers");
   EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "seven"; }), "perturbation seed");
@@ -171,12 +194,15 @@ TEST(LaunchForm, InputFilesBecomeTheSpecsFileList) {
 }
 
 TEST(LaunchForm, IndexRangeText) {
-  EXPECT_EQ(parse_index_range_text("", "f"), std::make_pair(int64_t{0}, kOpen));
-  EXPECT_EQ(parse_index_range_text(" 2:5 ", "f"), std::make_pair(int64_t{2}, int64_t{5}));
-  EXPECT_EQ(parse_index_range_text("3:", "f"), std::make_pair(int64_t{3}, kOpen));
-  EXPECT_EQ(parse_index_range_text(":4", "f"), std::make_pair(int64_t{0}, int64_t{4}));
-  EXPECT_EQ(parse_index_range_text("7", "f"), std::make_pair(int64_t{7}, int64_t{8}));
-  for (const char* bad : {"a", "1:a", "5:5", "5:2", "-1:3", "-2", "1:2:3", "9223372036854775807"}) {
+  using Range = std::pair<int32_t, int32_t>;
+  EXPECT_EQ(parse_index_range_text("", "f"), Range(0, kOpen));
+  EXPECT_EQ(parse_index_range_text(" 2:5 ", "f"), Range(2, 5));
+  EXPECT_EQ(parse_index_range_text("3:", "f"), Range(3, kOpen));
+  EXPECT_EQ(parse_index_range_text(":4", "f"), Range(0, 4));
+  EXPECT_EQ(parse_index_range_text("7", "f"), Range(7, 8));
+  EXPECT_EQ(parse_index_range_text("2147483645", "f"), Range(2147483645, 2147483646));
+  for (const char* bad : {"a", "1:a", "5:5", "5:2", "-1:3", "-2", "1:2:3", "9223372036854775807", "2147483646",
+                          "0:2147483648", "2147483647:"}) {
     SCOPED_TRACE(bad);
     try {
       parse_index_range_text(bad, "trace heads");
@@ -186,8 +212,8 @@ TEST(LaunchForm, IndexRangeText) {
       EXPECT_NE(std::string(e.what()).find("trace heads"), std::string::npos);
     }
   }
-  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, kOpen}, {2, 5}, {3, kOpen}, {7, 8}, {0, 4}})
-    EXPECT_EQ(parse_index_range_text(index_range_text(b, e), "f"), std::make_pair(b, e));
+  for (auto [b, e] : {Range{0, kOpen}, {2, 5}, {3, kOpen}, {7, 8}, {0, 4}})
+    EXPECT_EQ(parse_index_range_text(index_range_text(b, e), "f"), Range(b, e));
 }
 
 TEST(LaunchForm, OtherBackendAndFaultLists) {
@@ -218,6 +244,40 @@ TEST(LaunchForm, OtherBackendAndFaultLists) {
     size_t applicable = 0;
     for (const FaultInfo& f : all_faults()) applicable += f.fault == Fault::none || (k == KernelKind::fa1 ? f.fa1 : f.splitk);
     EXPECT_EQ(faults.size(), applicable);
+  }
+}
+
+TEST(LaunchForm, FromARunOfOurKernelsAndNotFromAUsersTrace) {
+  TS_SEEDED(seed);
+  CaptureSpec spec = testing::cpu_spec(testing::splitk_small(Fault::double_count_l), seed);
+  spec.trace.filter.query_begin = 8;
+  spec.trace.filter.stage_mask = stage_bit(KernelKind::splitk, "splitk.tile,splitk.reduce");
+  spec.tile_events = true;
+  const LoadedRun run = testing::capture_cpu(spec);
+  const LaunchForm f = form_from_run(*run.run);
+  EXPECT_EQ(f.config, *run.run->config);
+  EXPECT_EQ(f.input_seed, std::to_string(seed));
+  EXPECT_EQ(f.trace_queries, "8:");
+  EXPECT_EQ(f.trace_heads, "");
+  EXPECT_EQ(f.stage_mask, spec.trace.filter.stage_mask) << "stages by name, over the kernel's table";
+  EXPECT_EQ(f.tile_events, std::optional<bool>(true)) << "the run holds splitk.tile events";
+  const CaptureSpec again = to_capture_spec(f);
+  EXPECT_EQ(again.trace.filter.query_begin, 8);
+  EXPECT_EQ(again.trace.filter.stage_mask, spec.trace.filter.stage_mask);
+
+  spec.tile_events = false;
+  EXPECT_EQ(form_from_run(*testing::capture_cpu(spec).run).tile_events, std::optional<bool>(false));
+
+  testing::TempDir dir;
+  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  JobProgress progress;
+  const LoadedRun theirs = load_run_file(user.path, progress);
+  try {
+    form_from_run(*theirs.run);
+    ADD_FAILURE() << "a user's trace became a launch form";
+  } catch (const LaunchFormError& e) {
+    EXPECT_EQ(e.field(), "kernel");
+    EXPECT_NE(std::string(e.what()).find("user.trace.safetensors"), std::string::npos) << e.what();
   }
 }
 

@@ -91,6 +91,14 @@ TEST(RecentFiles, StoreIsWrittenAtomicallyAsJson) {
   RecentFiles again(store);
   again.load();
   EXPECT_EQ(again.entries(), std::vector<fs::path>{dir.path() / "x.trace.safetensors"});
+
+  // A bare file name (--recent-store recent.json): in the current folder, no folder to make.
+  const fs::path was = fs::current_path();
+  fs::current_path(store.parent_path());
+  RecentFiles here(fs::path("here.json"));
+  EXPECT_NO_THROW(here.add(dir.path() / "z.trace.safetensors"));
+  fs::current_path(was);
+  EXPECT_TRUE(fs::is_regular_file(store.parent_path() / "here.json"));
 }
 
 TEST(RecentFiles, ADamagedStoreIsReportedAndReplaced) {

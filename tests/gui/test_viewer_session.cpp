@@ -26,37 +26,41 @@ namespace {
 float o_norm(const RunView& run, size_t i, int32_t r, int32_t c) {
   const RunEvent e = run.event(i);
   const float o = e.o[static_cast<size_t>(r * run.head_dim + c)];
-  if (e.header.convention == static_cast<int32_t>(Convention::normalized)) return o;
+  if (e.header.convention & kNormalized) return o;
   const float l = e.l[static_cast<size_t>(r)];
   return o == 0 && l == 0 ? 0.0f : o / l;
 }
 
-// Stepping compares each new event against a cached tile: selecting an event starts computing
-// the tiles of the next and previous events in the stepping order on the prefetcher's thread.
-// The reference's cache here holds only a few tiles, so the analysis leaves most of them out.
-TEST(ViewerSession, TheTilesSteppingReachesNextAreComputedAhead) {
+// Stepping compares each new event against a cached row block: selecting an event starts
+// computing the row blocks of the next and previous events in the stepping order on the
+// prefetcher's thread. The reference's cache here holds only a few row blocks, so the analysis
+// leaves most of them out.
+TEST(ViewerSession, TheRowBlocksSteppingReachesNextAreComputedAhead) {
   TS_SEEDED(seed);
   AttentionConfig c = testing::fa1_small(Fault::per_tile_softmax);
   c.seq_q = 360;  // 6 query tiles of 64 (FA-1 with head dim 32)
   const LoadedRun captured = testing::capture_cpu(c, seed);
   LoadedRun loaded = captured;
   const RunView& run = *captured.run;
-  const Tiling& t = loaded.reference->tiling();
+  const Tiling& t = *run.tiling;
   ASSERT_EQ(t.num_q_tiles, 6);
-  // A reference that caches four tiles of this run (a tile's size, measured on another).
+  const auto rows_of = [&](int32_t q_tile) {
+    return RowBlock{0, 0, q_tile * t.block_m, static_cast<int32_t>(std::min<int64_t>(t.block_m, c.seq_q - q_tile * t.block_m))};
+  };
+  // A reference that caches four row blocks of this run (a row block's size, measured on another).
   RunReferenceOptions small;
-  small.cache_bytes = 4 * RunReference(run).tile({0, 0, 0})->bytes() + 1;
+  small.cache_bytes = 4 * RunReference(run).block(rows_of(0))->bytes() + 1;
   auto reference = std::make_shared<RunReference>(run, small);
   reference->set_tolerance(captured.reference->tolerance());  // as the analysis leaves it
   loaded.reference = reference;
-  for (int32_t q = 0; q < t.num_q_tiles; ++q) EXPECT_FALSE(loaded.reference->has_cached({0, 0, q}));
+  for (int32_t q = 0; q < t.num_q_tiles; ++q) EXPECT_FALSE(loaded.reference->has_cached(rows_of(q)));
 
   ViewerSession s;
   s.open(std::move(loaded));
-  // The first event of query tile 1 in the kernels' order.
+  // The first event of query tile 1 in the kernel's order.
   std::optional<size_t> first_of_tile1;
   for (size_t e : s.stepper().order())
-    if (run.headers[e].q_tile == 1) {
+    if (run.headers[e].q_begin == rows_of(1).q_begin) {
       first_of_tile1 = e;
       break;
     }
@@ -66,17 +70,17 @@ TEST(ViewerSession, TheTilesSteppingReachesNextAreComputedAhead) {
   for (int i = 0; i < 500 && !s.prefetch_idle(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(s.prefetch_idle());
   const RunReference& ref = *s.run().reference;
-  EXPECT_TRUE(ref.has_cached({0, 0, 1})) << "the selection's own tile";
-  EXPECT_TRUE(ref.has_cached({0, 0, 2})) << "the next tile in stepping order";
-  EXPECT_TRUE(ref.has_cached({0, 0, 0})) << "the previous one";
-  EXPECT_TRUE(ref.has_cached({0, 0, 3})) << "the one after next";
-  EXPECT_FALSE(ref.has_cached({0, 0, 4})) << "only the neighbours";
-  EXPECT_FALSE(ref.has_cached({0, 0, 5}));
-  // The prefetched tile is the one a later comparison uses: stepping into tile 2 compares
+  EXPECT_TRUE(ref.has_cached(rows_of(1))) << "the selection's own rows";
+  EXPECT_TRUE(ref.has_cached(rows_of(2))) << "the next row block in stepping order";
+  EXPECT_TRUE(ref.has_cached(rows_of(0))) << "the previous one";
+  EXPECT_TRUE(ref.has_cached(rows_of(3))) << "the one after next";
+  EXPECT_FALSE(ref.has_cached(rows_of(4))) << "only the neighbours";
+  EXPECT_FALSE(ref.has_cached(rows_of(5)));
+  // The prefetched row block is the one a later comparison uses: stepping into tile 2 compares
   // against it and gives the analysis's verdict.
   const size_t at = s.stepper().scope_position();
   size_t steps = 0;
-  while (run.headers[*s.selected()].q_tile != 2) {
+  while (run.headers[*s.selected()].q_begin != rows_of(2).q_begin) {
     ASSERT_TRUE(s.stepper().step(1));
     ++steps;
   }
@@ -108,8 +112,8 @@ TEST(ViewerSession, OpensOnTheFirstDivergenceAndFollowsTheSelection) {
   ASSERT_EQ(s.selected(), static_cast<size_t>(direct.first_divergence.event_index));
   EXPECT_EQ(s.pairs(), (std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {0, 1}}));
   const auto [b, h] = s.pair();
-  EXPECT_EQ(b, direct.first_divergence.key.batch);
-  EXPECT_EQ(h, direct.first_divergence.key.head);
+  EXPECT_EQ(b, direct.first_divergence.header.batch);
+  EXPECT_EQ(h, direct.first_divergence.header.head);
 
   // The selected event beside its reference: the trace side is the payload's O/l.
   const EventComparison& cmp = s.comparison();
@@ -124,10 +128,15 @@ TEST(ViewerSession, OpensOnTheFirstDivergenceAndFollowsTheSelection) {
   const ErrorGrid* g = s.overview_grid();
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->head, h);
-  EXPECT_EQ(g->grid.rows, s.view().config.seq_q);
-  s.overview_stage = Stage::final_output;
+  EXPECT_EQ(g->stage, kOverviewGrid);
+  EXPECT_EQ(g->grid.rows, s.view().attention.seq_q);
+  const int32_t final_stage = s.view().stage_index("final");
+  ASSERT_GE(final_stage, 0);
+  s.grid_stage = final_stage;
   ASSERT_NE(s.overview_grid(), nullptr);
-  EXPECT_EQ(s.overview_grid()->stage, Stage::final_output);
+  EXPECT_EQ(s.overview_grid()->stage, final_stage);
+  EXPECT_EQ(s.overview_grid()->column_keys, (std::vector<int64_t>{s.view().attention.seq_kv})) << "all keys";
+  s.grid_stage = kOverviewGrid;
 
   // Another pair: its first failing event.
   const int32_t other = h == 0 ? 1 : 0;
@@ -135,6 +144,7 @@ TEST(ViewerSession, OpensOnTheFirstDivergenceAndFollowsTheSelection) {
   EXPECT_EQ(s.pair().second, other);
   EXPECT_TRUE(s.stepper().fails(*s.selected()));
   EXPECT_EQ(s.navigator().front().head, other) << "the navigator follows the pair";
+  EXPECT_EQ(s.overview_grid()->head, other) << "and the grid";
 
   // --select
   EXPECT_TRUE(s.apply(parse_select_request("event:3")));
@@ -211,19 +221,20 @@ TEST(ABPairing, EventsPairByIdentityAndTheArraysAreTheirDifference) {
   const RunView& a = s.view();
   const RunView& b = *s.b().run;
   for (size_t i = 0; i < a.num_events(); ++i) {
-    const auto j = s.pairing().b_event_for(event_key(a.headers[i]));
+    const auto j = s.pairing().b_event_for(a.headers[i]);
     ASSERT_TRUE(j.has_value()) << "event " << i;
     const EventHeader &ha = a.headers[i], &hb = b.headers[*j];
-    EXPECT_EQ(std::tie(ha.stage, ha.batch, ha.head, ha.q_tile, ha.split, ha.step),
-              std::tie(hb.stage, hb.batch, hb.head, hb.q_tile, hb.split, hb.step));
+    EXPECT_EQ(std::tie(ha.stage, ha.batch, ha.head, ha.q_begin, ha.rows, ha.split, ha.step, ha.keys[0].begin, ha.keys[0].end),
+              std::tie(hb.stage, hb.batch, hb.head, hb.q_begin, hb.rows, hb.split, hb.step, hb.keys[0].begin, hb.keys[0].end));
   }
   // The selected (first divergent, a reduce) event: A | B | A - B of O/l from the payloads.
   const size_t e = *s.selected();
-  const size_t f = *s.pairing().b_event_for(event_key(a.headers[e]));
+  const size_t f = *s.pairing().b_event_for(a.headers[e]);
   const ABArrays arr = s.ab_arrays(true);
   ASSERT_EQ(arr.a.rows, a.headers[e].rows);
   ASSERT_EQ(arr.a.cols, a.head_dim);
-  EXPECT_EQ(arr.first_row, int64_t{a.headers[e].q_tile} * a.block_m);
+  EXPECT_EQ(arr.first_row, a.headers[e].q_begin);
+  EXPECT_NE(arr.what.find("splitk.reduce"), std::string::npos) << arr.what;
   double max_diff = 0;
   for (int32_t r = 0; r < arr.a.rows; ++r)
     for (int32_t c = 0; c < arr.a.cols; ++c) {
@@ -248,22 +259,26 @@ TEST(ABPairing, DifferentTilingsMeetAtTheFinalOutput) {
   JobProgress progress;
   s.set_b(compare_with(s.run(), testing::capture_cpu(two, seed), progress));
   EXPECT_FALSE(s.pairing().per_event);
-  EXPECT_FALSE(s.pairing().b_event_for(event_key(s.view().headers[0])).has_value());
+  EXPECT_FALSE(s.pairing().b_event_for(s.view().headers[0]).has_value());
   const ABArrays arr = s.ab_arrays(true);
   const auto [batch, head] = s.pair();
   const RunView& a = s.view();
-  ASSERT_EQ(arr.a.rows, a.config.seq_q);
-  ASSERT_EQ(arr.a.cols, a.config.head_dim);
+  ASSERT_EQ(arr.a.rows, a.attention.seq_q);
+  ASSERT_EQ(arr.a.cols, a.attention.head_dim);
   // The launch's output tensors, element by element.
-  const int64_t base = (int64_t{batch} * a.config.heads + head) * a.config.seq_q * a.config.head_dim;
+  const int64_t base = (int64_t{batch} * a.attention.heads_q + head) * a.attention.seq_q * a.attention.head_dim;
   for (size_t i = 0; i < arr.a.values.size(); i += 13) {
     EXPECT_EQ(arr.a.values[i], a.output->get_float(base + static_cast<int64_t>(i)));
     EXPECT_EQ(arr.b.values[i], s.b().run->output->get_float(base + static_cast<int64_t>(i)));
     EXPECT_EQ(arr.diff.values[i], arr.a.values[i] - arr.b.values[i]);
   }
-  // Without the output tensor, the final events give the same array.
+  // Without the output tensor, the events of the last final-kind stage give the same array (the
+  // output stage's own events when the run holds them; here the kernel's "final" stage's).
   RunView no_output = a;
   no_output.output.reset();
+  no_output.headers.resize(no_output.recorded_events);
+  no_output.stages.pop_back();
+  ASSERT_EQ(no_output.stages.back().name, "final");
   const FloatGrid assembled = final_output_grid(no_output, batch, head);
   ASSERT_EQ(assembled.values.size(), arr.a.values.size());
   for (size_t i = 0; i < assembled.values.size(); ++i) EXPECT_EQ(assembled.values[i], arr.a.values[i]) << i;

@@ -1,23 +1,31 @@
 #include "app/model/viewer/ab_pairing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 namespace ts {
 
-std::optional<size_t> ABPairing::b_event_for(const EventKey& key) const {
+PairedIdentity paired_identity(const EventHeader& h) {
+  PairedIdentity id{event_key(h), {}};
+  for (int32_t k = 0; k < std::clamp(h.num_key_ranges, 0, kMaxKeyRanges); ++k)
+    id.second.emplace_back(h.keys[k].begin, h.keys[k].end);
+  return id;
+}
+
+std::optional<size_t> ABPairing::b_event_for(const EventHeader& a_event) const {
   if (!per_event) return std::nullopt;
-  const auto it = b_by_key.find(key);
-  if (it == b_by_key.end()) return std::nullopt;
+  const auto it = b_by_identity.find(paired_identity(a_event));
+  if (it == b_by_identity.end()) return std::nullopt;
   return it->second;
 }
 
-ABPairing pair_events(const RunView& a, const RunView& b) {
+ABPairing pair_events(const RunView& b, bool per_event) {
   ABPairing p;
-  p.per_event = a.tiling == b.tiling && a.block_m == b.block_m && a.head_dim == b.head_dim;
-  if (!p.per_event) return p;
-  for (size_t i = 0; i < b.num_events(); ++i) p.b_by_key.try_emplace(event_key(b.headers[i]), i);
+  p.per_event = per_event;
+  if (!per_event) return p;
+  for (size_t i = 0; i < b.num_events(); ++i) p.b_by_identity.try_emplace(paired_identity(b.headers[i]), i);
   return p;
 }
 
@@ -28,7 +36,7 @@ FloatGrid event_o_grid(const RunView& run, size_t event, bool normalised) {
   g.rows = rows;
   g.cols = d;
   g.values.resize(static_cast<size_t>(rows) * static_cast<size_t>(d));
-  const bool divide = normalised && e.header.convention == static_cast<int32_t>(Convention::unnormalized);
+  const bool divide = normalised && (e.header.convention & kNormalized) == 0;
   for (int32_t r = 0; r < rows; ++r) {
     const float l = e.l[static_cast<size_t>(r)];
     for (int32_t c = 0; c < d; ++c) {
@@ -41,27 +49,42 @@ FloatGrid event_o_grid(const RunView& run, size_t event, bool normalised) {
   return g;
 }
 
+namespace {
+
+// The stage whose events are the run's final output: the final-kind stage of the latest pass
+// (the "output" stage when the run holds the output tensor).
+int32_t final_output_stage(const RunView& run) {
+  int32_t best = -1;
+  for (size_t s = 0; s < run.num_stages(); ++s)
+    if (run.stages[s].kind == StageKind::final &&
+        (best < 0 || run.stages[s].pass >= run.stages[static_cast<size_t>(best)].pass))
+      best = static_cast<int32_t>(s);
+  return best;
+}
+
+}  // namespace
+
 FloatGrid final_output_grid(const RunView& run, int32_t batch, int32_t head) {
-  const AttentionConfig& c = run.config;
+  const AttentionSpec& spec = run.attention;
   FloatGrid g;
-  g.rows = c.seq_q;
-  g.cols = c.head_dim;
+  g.rows = spec.seq_q;
+  g.cols = spec.head_dim;
   const size_t cells = static_cast<size_t>(g.rows * g.cols);
   g.values.assign(cells, std::numeric_limits<float>::quiet_NaN());
-  if (batch < 0 || head < 0 || batch >= c.batch || head >= c.heads) return g;
+  if (batch < 0 || head < 0 || batch >= spec.batch || head >= spec.heads_q) return g;
   if (run.output) {
-    const int64_t base = ((static_cast<int64_t>(batch) * c.heads) + head) * c.seq_q * c.head_dim;
+    const int64_t base = (int64_t{batch} * spec.heads_q + head) * spec.seq_q * spec.head_dim;
     for (size_t i = 0; i < cells; ++i) g.values[i] = run.output->get_float(base + static_cast<int64_t>(i));
     return g;
   }
+  const int32_t stage = final_output_stage(run);
   for (size_t i = 0; i < run.num_events(); ++i) {
     const EventHeader& h = run.headers[i];
-    if (h.stage != static_cast<int32_t>(Stage::final_output) || h.batch != batch || h.head != head) continue;
+    if (stage < 0 || h.stage != stage || h.batch != batch || h.head != head) continue;
     const FloatGrid o = event_o_grid(run, i, true);
-    const int64_t row0 = static_cast<int64_t>(h.q_tile) * run.block_m;
-    for (int64_t r = 0; r < o.rows && row0 + r < g.rows; ++r)
-      for (int64_t col = 0; col < o.cols; ++col)
-        g.values[static_cast<size_t>((row0 + r) * g.cols + col)] = o.values[static_cast<size_t>(r * o.cols + col)];
+    for (int64_t r = 0; r < o.rows && h.q_begin + r < g.rows; ++r)
+      for (int64_t col = 0; col < o.cols && col < g.cols; ++col)
+        g.values[static_cast<size_t>((h.q_begin + r) * g.cols + col)] = o.values[static_cast<size_t>(r * o.cols + col)];
   }
   return g;
 }
@@ -88,12 +111,9 @@ FloatGrid grid_difference(const FloatGrid& a, const FloatGrid& b) {
 
 ABArrays ab_event_arrays(const RunView& a, size_t a_event, const RunView& b, size_t b_event, bool normalised) {
   ABArrays out;
-  const EventKey k = event_key(a.headers[a_event]);
-  out.what = stage_name(k.stage) + "  b" + std::to_string(k.batch) + " h" + std::to_string(k.head) + "  query tile " +
-             std::to_string(k.q_tile) + (k.split >= 0 ? "  split " + std::to_string(k.split) : std::string()) +
-             (k.stage == static_cast<int32_t>(Stage::fa1_step) ? "  kv tile " + std::to_string(k.step) : std::string()) +
-             (normalised ? "  O/l" : "  O (as stored)");
-  out.first_row = static_cast<int64_t>(k.q_tile) * a.block_m;
+  const EventHeader& h = a.headers[a_event];
+  out.what = describe_event(h, a.stages, a.attention) + (normalised ? "  O/l" : "  O (as stored)");
+  out.first_row = h.q_begin;
   out.a = event_o_grid(a, a_event, normalised);
   out.b = event_o_grid(b, b_event, normalised);
   out.diff = grid_difference(out.a, out.b);
@@ -102,7 +122,8 @@ ABArrays ab_event_arrays(const RunView& a, size_t a_event, const RunView& b, siz
 
 ABArrays ab_final_arrays(const RunView& a, const RunView& b, int32_t batch, int32_t head) {
   ABArrays out;
-  out.what = "final output  b" + std::to_string(batch) + " h" + std::to_string(head) + "  (tilings differ: the runs meet here)";
+  out.what = "final output, batch " + std::to_string(batch) + " head " + std::to_string(head) +
+             "  (the runs' events differ: they meet here)";
   out.a = final_output_grid(a, batch, head);
   out.b = final_output_grid(b, batch, head);
   out.diff = grid_difference(out.a, out.b);

@@ -1,15 +1,27 @@
-// The overview's grids and the events their cells stand for, so that a click on a cell selects
-// an event and the selected event and the first divergence can be marked on them:
-//   - error grids (analysis_report.h): query index x column (FA-1: kv tile; Split-K: split;
-//     final: one column), per stage, or the overview (worst of the intermediate stages);
-//   - the tile navigator: query tile x column per stage, each cell one event, coloured by the
-//     event's worst error / tolerance (NaN when it held NaN), masked where no event was traced.
-// No GL.
+// Which event is which cell of the viewer's grids: the one module that says so, for any stage
+// table a trace declares. The panels draw the grids and turn clicks into cells; everything about
+// which event stands where is decided here.
+//
+//   - Error grids (analysis_report.h, made by the analysis): query index x column, per stage and
+//     (batch, head), or the overview (stage kOverviewGrid: the worst of the non-final stages). A
+//     column is a key position: the events whose key ranges end at ErrorGrid::column_keys[c] (a
+//     running state's steps over the keys, a split's state at its split's end, a reduce after
+//     merging up to there). With rows_per_cell > 1 a grid row pools that many queries.
+//     An event covers the grid rows its query rows fall in, in the column of its key end.
+//   - The event navigator: per stage of a (batch, head), a row per row block (the events' query
+//     rows) and a column per key end, each cell the event(s) of that row block ending there,
+//     coloured by their worst error / tolerance.
+//
+// A cell that stands for several events (the overview lines up every non-final stage on the same
+// key positions; a user's stage may hold two states ending at one key) selects the first failing
+// of them in the kernel's own order, else the first: where to look first. No GL.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/model/analysis/analysis_report.h"
@@ -18,6 +30,9 @@
 #include "app/model/run_view.h"
 
 namespace ts {
+
+// ErrorGrid::stage of a (batch, head)'s overview grid.
+inline constexpr int32_t kOverviewGrid = -1;
 
 // One cell of a grid.
 struct GridCell {
@@ -32,46 +47,76 @@ struct CellRect {
   friend bool operator==(const CellRect&, const CellRect&) = default;
 };
 
-// The column of an event in its stage's grids (kv tile, split, or 0 for the final output), and
-// how many columns and what they are called.
-int32_t event_column(const EventKey& key);
-int32_t stage_columns(Stage stage, const Tiling& tiling);
-std::string stage_column_axis(Stage stage);
+// The grid rows [first, second) that query rows [q_begin, q_begin + rows) fall in when a grid row
+// pools `rows_per_cell` queries (an event of no rows still marks the row of q_begin).
+std::pair<int64_t, int64_t> grid_rows_of(int64_t q_begin, int64_t rows, int64_t rows_per_cell);
 
-// Which error grid: one stage's, or the overview (nullopt).
-using GridStage = std::optional<Stage>;
+// Whether `grid` shows events of `stage`: its own stage's, or for the overview any non-final one.
+bool grid_shows_stage(const ErrorGrid& grid, int32_t stage, const std::vector<StageInfo>& stages);
 
-// The cells of an error grid of (batch, head) that an event covers: its query rows, in its
-// column (an event of the final output covers every column of the overview). Nothing when
-// the event is of another pair or a stage the grid does not show.
-std::optional<CellRect> grid_cells_of(const EventKey& key, const Tiling& tiling, GridStage grid, int32_t batch,
-                                      int32_t head, int64_t grid_cols);
+// The cells of `grid` that an event (written, or planned and missing) covers: the grid rows its
+// query rows fall in, in the column of its key end. A final-kind event on the overview covers
+// every column (the output depends on every key; the overview holds no final stage of its own).
+// Nothing when the event is of another (batch, head), of a stage the grid does not show, or ends
+// at a key the grid has no column for.
+std::optional<CellRect> grid_cells_of(const ErrorGrid& grid, const EventHeader& h, const std::vector<StageInfo>& stages,
+                                      const AttentionSpec& spec);
 
-// The event a click on cell (query, column) of an error grid selects: of that stage (the
-// overview: any intermediate stage) and that query's tile and column; the earliest failing one
-// in the kernels' order, else the earliest. Nothing where no event covers the cell.
-std::optional<size_t> event_for_grid_cell(const RunView& run, const AnalysisReport& report, GridStage grid,
-                                          int32_t batch, int32_t head, int64_t query, int64_t column);
+// The compared events that cell (row, col) of `grid` stands for, in the kernel's own order: of the
+// grid's stage (the overview: every non-final stage) and (batch, head), with a query row in the
+// cell's rows, ending at the column's key.
+std::vector<size_t> events_at_grid_cell(const RunView& run, const AnalysisReport& report, const ErrorGrid& grid,
+                                        int64_t row, int64_t col);
 
-struct TileGrid {
-  Stage stage = Stage::fa1_step;
+// Of events given in the kernel's own order, the one their cell selects: the first failing, else
+// the first (nothing for none).
+std::optional<size_t> cell_event(std::span<const size_t> in_kernel_order, const AnalysisReport& report);
+
+// The event a click on cell (row, col) of `grid` selects: cell_event of events_at_grid_cell.
+std::optional<size_t> event_for_grid_cell(const RunView& run, const AnalysisReport& report, const ErrorGrid& grid,
+                                          int64_t row, int64_t col);
+
+// How to label a grid's axes. Columns are key positions: one column reads "all keys" (it ends at
+// seq_kv) or "keys up to 4095", without numbers; several are labelled "keys up to" with each
+// column's last key as its number.
+struct ColumnAxis {
+  std::string label;
+  std::vector<int64_t> values;  // the number under each column; empty: no numbers
+};
+ColumnAxis key_column_axis(std::span<const int64_t> column_keys, int64_t seq_kv);
+// "query index", or "query index (worst of 4 per row)" for pooled rows.
+std::string query_axis_label(int64_t rows_per_cell);
+
+// One stage's events of one (batch, head): a row per row block, a column per key end.
+struct NavigatorGrid {
+  int32_t stage = 0;
   int32_t batch = 0, head = 0;
-  std::string col_axis;            // "kv tile", "split", "output"
-  FloatGrid values;                // query tiles x columns: worst ratio; NaN if the event held NaN; masked: none
-  std::vector<int64_t> events;     // event index per cell, -1 where none
+  std::vector<RowBlock> row_blocks;   // row r: these query rows (sorted)
+  std::vector<int64_t> column_keys;   // column c: events whose keys end here (sorted)
+  // Worst error / tolerance of the cell's events (NaN when one held NaN); masked: no event.
+  FloatGrid values;
+  std::vector<int64_t> events;        // per cell: the event a click selects (cell_event); -1: none
+  // Not empty when the stage has too many row blocks x key ends to draw as cells (then `values`
+  // and `events` are empty): what to say instead.
+  std::string omitted;
 
   std::optional<size_t> event_at(int64_t row, int64_t col) const;
-  // The cell of an event of this grid's stage and pair.
-  std::optional<GridCell> cell_of(const EventKey& key) const;
+  // The cell of an event of this grid's stage and pair that ends at `key_end`.
+  std::optional<GridCell> cell_of(const EventHeader& h, int64_t key_end) const;
 };
 
-// One grid per stage the run traced for (batch, head), in the kernels' stage order.
-std::vector<TileGrid> tile_navigator(const RunView& run, const AnalysisReport& report, int32_t batch, int32_t head);
+// Most cells a navigator grid is drawn with; a stage beyond it is listed with `omitted` set.
+inline constexpr int64_t kMaxNavigatorCells = int64_t{1} << 20;
+
+// One grid per stage with compared events of (batch, head), in stage table order.
+std::vector<NavigatorGrid> event_navigator(const RunView& run, const AnalysisReport& report, int32_t batch,
+                                           int32_t head);
 
 // The (batch, head) pairs that have events, sorted.
 std::vector<std::pair<int32_t, int32_t>> traced_pairs_of(const RunView& run);
 
-// The divergence's key (the missing event's, or the first failing one's), when there is one.
-std::optional<EventKey> divergence_key(const AnalysisReport& report);
+// The first divergence's event (the missing event's planned identity when it was never
+// written), when there is one.
+std::optional<EventHeader> divergence_header(const AnalysisReport& report);
 
 }  // namespace ts

@@ -2,23 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace ts {
 
 EventStepper::EventStepper(const RunView& run, const AnalysisReport& report) {
   const size_t n = run.num_events();
-  std::vector<OrderKey> keys(n);
-  tile_of_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const EventKey k = event_key(run.headers[i]);
-    keys[i] = order_key(k, run.tiling);
-    tile_of_[i] = TileId{k.batch, k.head, k.q_tile};
-  }
-  order_.resize(n);
-  std::iota(order_.begin(), order_.end(), size_t{0});
+  block_of_.resize(n);
+  for (size_t i = 0; i < n; ++i) block_of_[i] = row_block(run.headers[i]);
   // Stable: events with equal keys (duplicates in a damaged trace) keep the file's order.
-  std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  order_ = kernel_order(run.headers, run.stages);
   position_.resize(n);
   for (size_t p = 0; p < n; ++p) position_[order_[p]] = p;
 
@@ -41,24 +33,23 @@ bool EventStepper::select(size_t event) {
 std::vector<size_t> EventStepper::scope_events() const {
   if (scope == StepScope::run || !selected_) return order_;
   std::vector<size_t> out;
-  const TileId t = tile_of_[*selected_];
+  const RowBlock& b = block_of_[*selected_];
   for (size_t e : order_)
-    if (tile_of_[e] == t) out.push_back(e);
+    if (block_of_[e] == b) out.push_back(e);
   return out;
 }
 
 size_t EventStepper::scope_size() const {
   if (scope == StepScope::run || !selected_) return order_.size();
-  const TileId t = tile_of_[*selected_];
-  return static_cast<size_t>(std::count(tile_of_.begin(), tile_of_.end(), t));
+  return static_cast<size_t>(std::count(block_of_.begin(), block_of_.end(), block_of_[*selected_]));
 }
 
 size_t EventStepper::scope_position() const {
   if (!selected_) return 0;
   if (scope == StepScope::run) return position_[*selected_];
-  const TileId t = tile_of_[*selected_];
+  const RowBlock& b = block_of_[*selected_];
   size_t p = 0;
-  for (size_t i = 0; i < position_[*selected_]; ++i) p += tile_of_[order_[i]] == t;
+  for (size_t i = 0; i < position_[*selected_]; ++i) p += block_of_[order_[i]] == b;
   return p;
 }
 

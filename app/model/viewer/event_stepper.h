@@ -1,9 +1,10 @@
-// Which event the viewer shows, and stepping through events in the kernels' own order
-// (event_identity.h: Split-K's partials before the reduce that reads them, each reduce step
-// merging one more split, then the final output): [ and ] step, Home / End jump, N goes to the
+// Which event the viewer shows, and stepping through events in the kernel's own order
+// (event_identity.h: kernel_order — a stage's pass first, so the states a merge reads come before
+// it, then the block and its steps; Split-K: each split's kv tiles and partial, the reduce merging
+// one more split per step, then the final output): [ and ] step, Home / End jump, N goes to the
 // next failing event, Shift+N to the first divergence; the slider and playback step the same
-// way. The scope is the whole run, or only the selected event's tile (batch, head, query tile),
-// which is how one watches the reduce merge split after split into the final row. No GL.
+// way. The scope is the whole run, or only the selected event's row block (batch, head, query
+// rows): how one watches a reduce merge split after split into the final rows. No GL.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 
 namespace ts {
 
-enum class StepScope { run, tile };
+enum class StepScope { run, row_block };
 
 class EventStepper {
  public:
@@ -25,7 +26,7 @@ class EventStepper {
   EventStepper(const RunView& run, const AnalysisReport& report);
 
   size_t num_events() const { return order_.size(); }
-  // Event indices (into the run) in the kernels' order.
+  // Event indices (into the run) in the kernel's order.
   const std::vector<size_t>& order() const { return order_; }
 
   std::optional<size_t> selected() const { return selected_; }
@@ -33,7 +34,8 @@ class EventStepper {
   bool select(size_t event);
 
   StepScope scope = StepScope::run;
-  // The events stepping goes through: all, or the selected event's tile, in the kernels' order.
+  // The events stepping goes through: all, or the selected event's row block, in the kernel's
+  // order.
   std::vector<size_t> scope_events() const;
   // The selected event's position within scope_events() (0 when nothing is selected).
   size_t scope_position() const;
@@ -46,7 +48,7 @@ class EventStepper {
   bool step(long delta);
   bool to_first();  // Home
   bool to_last();   // End
-  // N: the next failing event after the selected one in the kernels' order (whole run,
+  // N: the next failing event after the selected one in the kernel's order (whole run,
   // whatever the scope); false when there is none after it.
   bool next_failing();
   // Shift+N: the first divergence (the first failing event written, when the divergence is a
@@ -59,9 +61,9 @@ class EventStepper {
   size_t num_failing() const;
 
  private:
-  std::vector<size_t> order_;     // event indices in the kernels' order
+  std::vector<size_t> order_;     // event indices in the kernel's order
   std::vector<size_t> position_;  // event index -> position in order_
-  std::vector<TileId> tile_of_;   // event index -> its tile
+  std::vector<RowBlock> block_of_;  // event index -> its row block
   std::vector<bool> failing_;
   std::optional<size_t> first_divergence_;
   std::optional<size_t> selected_;

@@ -11,14 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/model/analysis/event_identity.h"
 #include "app/model/capture/capture_metadata.h"
-#include "kernels/tiling.h"
+#include "instrumentation/trace/trace_file.h"
+#include "kernels/kernel_stages.h"
 
 namespace ts {
 namespace {
-
-constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max();
 
 std::string trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t");
@@ -57,7 +55,7 @@ std::string panel_field(const std::string& config_field) {
   return config_field;
 }
 
-void check_range_keeps(const char* field, int64_t begin, int64_t end, int64_t size, const char* what) {
+void check_range_keeps(const char* field, int32_t begin, int32_t end, int64_t size, const char* what) {
   if (begin >= size)
     throw LaunchFormError(field, std::string(field) + " " + index_range_text(begin, end) +
                                      " keeps nothing: the run has " + std::to_string(size) + " " + what +
@@ -82,32 +80,34 @@ LaunchForm default_launch_form() {
   return f;
 }
 
-std::pair<int64_t, int64_t> parse_index_range_text(const std::string& text, const std::string& field) {
+std::pair<int32_t, int32_t> parse_index_range_text(const std::string& text, const std::string& field) {
   const std::string t = trim(text);
-  if (t.empty()) return {0, kOpenEnd};
+  if (t.empty()) return {0, kOpenRangeEnd};
   auto bad = [&](const std::string& why) {
     return LaunchFormError(field, field + " '" + t + "' " + why +
                                       " (give A:B for indices A up to B, A: or :B to leave an end open, or one index)");
   };
   const size_t colon = t.find(':');
-  int64_t begin = 0, end = kOpenEnd;
+  int64_t begin = 0, end = kOpenRangeEnd;
+  // An end of kOpenRangeEnd is "open": a range of one index ends one short of it.
   if (colon == std::string::npos) {
     if (!parse_int(t, begin)) throw bad("is not an index range");
     if (begin < 0) throw bad("is negative");
-    if (begin == kOpenEnd) throw bad("is too large");
-    return {begin, begin + 1};
+    if (begin >= kOpenRangeEnd - 1) throw bad("is too large");
+    return {static_cast<int32_t>(begin), static_cast<int32_t>(begin + 1)};
   }
   const std::string a = trim(t.substr(0, colon)), b = trim(t.substr(colon + 1));
   if (!a.empty() && !parse_int(a, begin)) throw bad("is not an index range");
   if (!b.empty() && !parse_int(b, end)) throw bad("is not an index range");
   if (begin < 0 || end < 0) throw bad("is negative");
   if (end <= begin) throw bad("is empty");
-  return {begin, end};
+  if (begin >= kOpenRangeEnd || end > kOpenRangeEnd) throw bad("is too large");
+  return {static_cast<int32_t>(begin), static_cast<int32_t>(end)};
 }
 
-std::string index_range_text(int64_t begin, int64_t end) {
-  if (begin <= 0 && end == kOpenEnd) return {};
-  if (end == kOpenEnd) return std::to_string(begin) + ":";
+std::string index_range_text(int32_t begin, int32_t end) {
+  if (begin <= 0 && end == kOpenRangeEnd) return {};
+  if (end == kOpenRangeEnd) return std::to_string(begin) + ":";
   if (end == begin + 1) return std::to_string(begin);
   return std::to_string(begin) + ":" + std::to_string(end);
 }
@@ -157,17 +157,18 @@ CaptureSpec to_capture_spec(const LaunchForm& f) {
   TraceFilter& filt = spec.trace.filter;
   std::tie(filt.batch_begin, filt.batch_end) = parse_index_range_text(f.trace_batch, launch_field::trace_batch);
   std::tie(filt.head_begin, filt.head_end) = parse_index_range_text(f.trace_heads, launch_field::trace_heads);
-  std::tie(filt.q_tile_begin, filt.q_tile_end) = parse_index_range_text(f.trace_q_tiles, launch_field::trace_q_tiles);
+  std::tie(filt.query_begin, filt.query_end) = parse_index_range_text(f.trace_queries, launch_field::trace_queries);
   check_range_keeps(launch_field::trace_batch, filt.batch_begin, filt.batch_end, f.config.batch, "batch entries");
   check_range_keeps(launch_field::trace_heads, filt.head_begin, filt.head_end, f.config.heads, "heads");
-  const int32_t q_tiles = make_tiling(f.config, kCpuNominalSmCount).num_q_tiles;
-  check_range_keeps(launch_field::trace_q_tiles, filt.q_tile_begin, filt.q_tile_end, q_tiles, "query tiles");
-  filt.stage_mask = f.stage_mask & kAllStages;
-  if (f.trace_enabled && (filt.stage_mask & kernel_stage_mask(f.config.kernel)) == 0)
+  check_range_keeps(launch_field::trace_queries, filt.query_begin, filt.query_end, f.config.seq_q, "queries");
+  const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
+  filt.stage_mask = f.stage_mask & all_stages_mask(stages);
+  if (f.trace_enabled && filt.stage_mask == 0)
     throw LaunchFormError(launch_field::trace_stages,
                           "trace stages: none of the " + std::string(to_string(f.config.kernel)) +
                               " kernel's stages is ticked (it has " +
-                              stage_mask_names(kernel_stage_mask(f.config.kernel)) + ")");
+                              stage_mask_names(all_stages_mask(stages), stages) + ")");
+  spec.tile_events = f.config.kernel == KernelKind::splitk ? f.tile_events : std::nullopt;
   if (f.capacity < 0)
     throw LaunchFormError(launch_field::capacity,
                           "capacity must be >= 0 events (got " + std::to_string(f.capacity) + ")");
@@ -213,8 +214,9 @@ LaunchForm form_from_spec(const CaptureSpec& spec) {
   f.trace_enabled = spec.trace.enabled;
   f.trace_batch = index_range_text(t.batch_begin, t.batch_end);
   f.trace_heads = index_range_text(t.head_begin, t.head_end);
-  f.trace_q_tiles = index_range_text(t.q_tile_begin, t.q_tile_end);
+  f.trace_queries = index_range_text(t.query_begin, t.query_end);
   f.stage_mask = t.stage_mask;
+  f.tile_events = spec.tile_events;
   f.capacity = spec.trace.capacity_events;
   f.cpu_workers = spec.cpu_workers;
   f.perturb_seed = spec.perturb_seed ? std::to_string(*spec.perturb_seed) : std::string();
@@ -222,8 +224,13 @@ LaunchForm form_from_spec(const CaptureSpec& spec) {
 }
 
 LaunchForm form_from_run(const RunView& run) {
+  if (!run.config)
+    throw LaunchFormError(launch_field::kernel,
+                          run.label + " was not recorded by tilescope's kernels (its trace holds no kernel config): "
+                                      "it cannot be launched again here");
   LaunchForm f;
-  f.config = run.config;  // splits as it ran: the re-run's tiling matches
+  f.config = *run.config;  // splits as it ran: the re-run's tiling matches
+  const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
   const auto meta = [&](std::string_view key) -> const std::string* {
     const auto it = run.metadata.find(std::string(key));
     return it == run.metadata.end() ? nullptr : &it->second;
@@ -243,11 +250,11 @@ LaunchForm form_from_run(const RunView& run) {
     const nlohmann::json j = nlohmann::json::parse(*t, nullptr, false);
     if (!j.is_discarded()) {
       try {
-        const TraceRequest r = trace_request_from_json(j);
+        const TraceRequest r = trace_request_from_json(j, stages);
         f.trace_enabled = r.enabled;
         f.trace_batch = index_range_text(r.filter.batch_begin, r.filter.batch_end);
         f.trace_heads = index_range_text(r.filter.head_begin, r.filter.head_end);
-        f.trace_q_tiles = index_range_text(r.filter.q_tile_begin, r.filter.q_tile_end);
+        f.trace_queries = index_range_text(r.filter.query_begin, r.filter.query_end);
         f.stage_mask = r.filter.stage_mask;
       } catch (const std::exception&) {
         // An unreadable filter in someone's trace: re-run with everything traced.
@@ -259,6 +266,14 @@ LaunchForm form_from_run(const RunView& run) {
     if (parse_int(*c, v) && v >= 0) f.capacity = v;
   }
   if (const std::string* p = meta(capture_meta::perturb_seed)) f.perturb_seed = *p;
+  // Split-K's per-tile events: as the run had them when its filter kept their stage (the
+  // automatic choice depends on the size, which a re-run keeps anyway, but say what it was).
+  if (f.config.kernel == KernelKind::splitk && f.trace_enabled && ((f.stage_mask >> kSplitkTileStage) & 1u)) {
+    const int32_t tile_stage = run.stage_index(stages[kSplitkTileStage].name);
+    bool any = false;
+    for (const EventHeader& h : run.headers) any |= h.stage == tile_stage;
+    f.tile_events = any;
+  }
   return f;
 }
 

@@ -6,17 +6,21 @@
 namespace ts {
 namespace {
 
-Backend backend_of(const RunView& run) {
+std::optional<Backend> backend_of(const RunView& run) {
   const auto it = run.metadata.find(std::string(trace_meta::backend));
-  if (it == run.metadata.end()) return Backend::cpu;
-  return backend_from_name(it->second).value_or(Backend::cpu);
+  if (it == run.metadata.end()) return std::nullopt;
+  return backend_from_name(it->second);
 }
 
 }  // namespace
 
 std::string LoadedRun::display_name() const {
   if (path) return path->filename().string();
-  return run ? run->label + " (" + std::string(to_string(backend)) + ")" : std::string("no run");
+  return run ? run->label + " (" + backend_text() + ")" : std::string("no run");
+}
+
+std::string LoadedRun::backend_text() const {
+  return backend ? std::string(to_string(*backend)) : std::string("backend not recorded");
 }
 
 LoadedRun analyse_run(std::shared_ptr<const RunView> run, JobProgress& progress) {

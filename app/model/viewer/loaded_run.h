@@ -26,9 +26,11 @@ struct LoadedRun {
   std::optional<std::filesystem::path> path;      // the trace file it came from
   std::shared_ptr<const CaptureResult> capture;   // when launched here: what "save trace as" writes
   std::optional<CaptureSpec> spec;                // when launched here: what "re-run" repeats
-  Backend backend = Backend::cpu;                 // where it ran (from the trace's metadata)
+  std::optional<Backend> backend;                 // where it ran; nullopt: the trace does not say
 
   bool valid() const { return run && reference && report; }
+  // "cpu", "gpu", or "backend not recorded" (a user's trace need not say).
+  std::string backend_text() const;
   // The file name, or "capture (cpu)" for a run launched here and not saved.
   std::string display_name() const;
 };

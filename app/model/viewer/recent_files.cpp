@@ -73,7 +73,8 @@ void RecentFiles::remove(const std::filesystem::path& file) {
 void RecentFiles::save() const {
   if (store_.empty()) return;
   std::error_code ec;
-  std::filesystem::create_directories(store_.parent_path(), ec);
+  // A bare file name ("recent.json") lives in the current folder: nothing to create.
+  if (!store_.parent_path().empty()) std::filesystem::create_directories(store_.parent_path(), ec);
   if (ec)
     throw FileWriteError(store_, "cannot write the recent-files list " + store_.string() + ": cannot create its folder (" +
                                      ec.message() + ")");

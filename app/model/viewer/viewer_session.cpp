@@ -43,12 +43,12 @@ void ViewerSession::close() {
   navigator_.clear();
   comparison_.reset();
   prefetch_.reset();
-  overview_stage.reset();
+  grid_stage = kOverviewGrid;
 }
 
-std::optional<EventKey> ViewerSession::selected_key() const {
-  if (!has_run() || !stepper_.selected()) return std::nullopt;
-  return event_key(a_.run->headers[*stepper_.selected()]);
+const EventHeader* ViewerSession::selected_header() const {
+  if (!has_run() || !stepper_.selected()) return nullptr;
+  return &a_.run->headers[*stepper_.selected()];
 }
 
 bool ViewerSession::apply(const SelectRequest& r) {
@@ -65,7 +65,7 @@ bool ViewerSession::apply(const SelectRequest& r) {
 }
 
 std::pair<int32_t, int32_t> ViewerSession::pair() const {
-  if (const auto k = selected_key()) return {k->batch, k->head};
+  if (const EventHeader* h = selected_header()) return {h->batch, h->head};
   return pairs_.empty() ? std::pair<int32_t, int32_t>{0, 0} : pairs_.front();
 }
 
@@ -85,17 +85,19 @@ void ViewerSession::select_pair(int32_t batch, int32_t head) {
 const ErrorGrid* ViewerSession::overview_grid() const {
   if (!has_run()) return nullptr;
   const auto [b, h] = pair();
-  if (overview_stage) return a_.report->grid(*overview_stage, b, h);
+  if (grid_stage != kOverviewGrid) return a_.report->grid(grid_stage, b, h);
   for (const ErrorGrid& g : a_.report->overview)
     if (g.batch == b && g.head == h) return &g;
-  // Only the final output traced: it is the overview.
-  return a_.report->grid(Stage::final_output, b, h);
+  // Only final-kind stages traced (the output alone): the first of them stands for the overview.
+  for (const ErrorGrid& g : a_.report->grids)
+    if (g.batch == b && g.head == h) return &g;
+  return nullptr;
 }
 
-const std::vector<TileGrid>& ViewerSession::navigator() {
+const std::vector<NavigatorGrid>& ViewerSession::navigator() {
   const auto p = pair();
   if (has_run() && navigator_pair_ != p) {
-    navigator_ = tile_navigator(*a_.run, *a_.report, p.first, p.second);
+    navigator_ = event_navigator(*a_.run, *a_.report, p.first, p.second);
     navigator_pair_ = p;
   }
   return navigator_;
@@ -107,31 +109,28 @@ const EventComparison& ViewerSession::comparison() {
   if (!comparison_ || comparison_->event_index != e) {
     comparison_.reset();
     comparison_ = compare_event(*a_.run, *a_.reference, e);
-    if (!prefetch_) prefetch_ = std::make_unique<TilePrefetcher>(a_.reference);
-    prefetch_->want(neighbour_tiles());
+    if (!prefetch_) prefetch_ = std::make_unique<RowBlockPrefetcher>(a_.reference);
+    prefetch_->want(neighbour_blocks());
   }
   return *comparison_;
 }
 
-std::vector<TileId> ViewerSession::neighbour_tiles() const {
+std::vector<RowBlock> ViewerSession::neighbour_blocks() const {
   const std::vector<size_t> scope = stepper_.scope_events();
   const size_t at = stepper_.scope_position();
-  auto tile_at = [&](size_t position) {
-    const EventKey k = event_key(a_.run->headers[scope[position]]);
-    return TileId{k.batch, k.head, k.q_tile};
-  };
+  auto block_at = [&](size_t position) { return row_block(a_.run->headers[scope[position]]); };
   if (scope.empty()) return {};
-  const TileId current = tile_at(at);
-  std::vector<TileId> after, before;
+  const RowBlock current = block_at(at);
+  std::vector<RowBlock> after, before;
   for (size_t p = at + 1; p < scope.size() && after.size() < 2; ++p) {
-    const TileId t = tile_at(p);
-    if (t != current && std::find(after.begin(), after.end(), t) == after.end()) after.push_back(t);
+    const RowBlock b = block_at(p);
+    if (b != current && std::find(after.begin(), after.end(), b) == after.end()) after.push_back(b);
   }
   for (size_t p = at; p-- > 0 && before.empty();) {
-    const TileId t = tile_at(p);
-    if (t != current) before.push_back(t);
+    const RowBlock b = block_at(p);
+    if (b != current) before.push_back(b);
   }
-  std::vector<TileId> wanted;
+  std::vector<RowBlock> wanted;
   if (!after.empty()) wanted.push_back(after[0]);
   if (!before.empty()) wanted.push_back(before[0]);
   if (after.size() > 1) wanted.push_back(after[1]);
@@ -141,7 +140,7 @@ std::vector<TileId> ViewerSession::neighbour_tiles() const {
 void ViewerSession::set_b(ABResult result) {
   b_ = std::move(result.b);
   ab_ = std::move(result.report);
-  pairing_ = has_run() && b_.valid() ? pair_events(*a_.run, *b_.run) : ABPairing{};
+  pairing_ = has_run() && b_.valid() && ab_ ? pair_events(*b_.run, ab_->tilings_match) : ABPairing{};
 }
 
 void ViewerSession::clear_b() {
@@ -152,8 +151,8 @@ void ViewerSession::clear_b() {
 
 ABArrays ViewerSession::ab_arrays(bool normalised) const {
   if (!has_b()) throw std::logic_error("no run B to compare with");
-  if (const auto k = selected_key()) {
-    if (const auto bi = pairing_.b_event_for(*k))
+  if (const EventHeader* h = selected_header()) {
+    if (const auto bi = pairing_.b_event_for(*h))
       return ab_event_arrays(*a_.run, *stepper_.selected(), *b_.run, *bi, normalised);
   }
   const auto [batch, head] = pair();

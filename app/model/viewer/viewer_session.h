@@ -1,7 +1,8 @@
 // What the viewer has open and what is selected: run A (and, for A/B, run B with the A/B
 // report), the selected event and stepping (event_stepper.h), the (batch, head) pair and the
-// grid the overview shows, and the selected event beside its reference (compare_event, made
-// when the selection changes). The panels read it; their clicks and keys change it. No GL.
+// grid the overview shows (event_grids.h), and the selected event beside its reference
+// (compare_event, made when the selection changes). The panels read it; their clicks and keys
+// change it. No GL.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@
 #include "app/model/viewer/event_grids.h"
 #include "app/model/viewer/event_stepper.h"
 #include "app/model/viewer/loaded_run.h"
-#include "app/model/viewer/tile_prefetch.h"
+#include "app/model/viewer/row_block_prefetch.h"
 
 namespace ts {
 
@@ -42,7 +43,8 @@ class ViewerSession {
   EventStepper& stepper() { return stepper_; }
   const EventStepper& stepper() const { return stepper_; }
   std::optional<size_t> selected() const { return stepper_.selected(); }
-  std::optional<EventKey> selected_key() const;
+  // The selected event's header (nullptr with no selection).
+  const EventHeader* selected_header() const;
   // Applies --select. Throws std::out_of_range naming the index when it is past the events;
   // returns false when there is nothing to select (a clean run has no first divergence).
   bool apply(const SelectRequest& request);
@@ -54,15 +56,19 @@ class ViewerSession {
   // Shows another pair: selects its first failing event in the kernels' order, else its first.
   void select_pair(int32_t batch, int32_t head);
 
-  // The overview's error grid: the worst of the intermediate stages, or one stage's.
-  GridStage overview_stage;
+  // Which error grid the overview shows: kOverviewGrid (the worst of the non-final stages) or a
+  // stage's index.
+  int32_t grid_stage = kOverviewGrid;
+  // That grid of the shown pair; for kOverviewGrid when the pair has no non-final stage, the
+  // first grid it has (a trace of the output alone). nullptr when there is none.
   const ErrorGrid* overview_grid() const;
-  // The tile navigator of the shown pair (rebuilt when the pair changes).
-  const std::vector<TileGrid>& navigator();
+  // The event navigator of the shown pair (rebuilt when the pair changes).
+  const std::vector<NavigatorGrid>& navigator();
 
   // The selected event beside its reference (cached per event). Throws AnalysisError when the
   // event cannot be compared (its pair's inputs are missing), std::logic_error with no selection.
-  // Starts computing the references of the tiles stepping reaches next (tile_prefetch.h).
+  // Starts computing the references of the row blocks stepping reaches next
+  // (row_block_prefetch.h).
   const EventComparison& comparison();
   // The prefetcher has nothing pending or in progress (tests).
   bool prefetch_idle() const { return !prefetch_ || prefetch_->idle(); }
@@ -74,8 +80,8 @@ class ViewerSession {
   const LoadedRun& b() const { return b_; }
   const ABReport& ab_report() const { return *ab_; }
   const ABPairing& pairing() const { return pairing_; }
-  // What the A/B panel draws for the selection: the paired events (tilings match and B has
-  // the selected event), else the final output of the selected pair.
+  // What the A/B panel draws for the selection: the paired events (compared event by event and
+  // B has the selected event), else the final output of the selected pair.
   ABArrays ab_arrays(bool normalised) const;
 
  private:
@@ -85,13 +91,13 @@ class ViewerSession {
   EventStepper stepper_;
   std::vector<std::pair<int32_t, int32_t>> pairs_;
   std::optional<std::pair<int32_t, int32_t>> navigator_pair_;
-  std::vector<TileGrid> navigator_;
+  std::vector<NavigatorGrid> navigator_;
   std::optional<EventComparison> comparison_;
-  std::unique_ptr<TilePrefetcher> prefetch_;  // the tiles stepping reaches next (run A)
+  std::unique_ptr<RowBlockPrefetcher> prefetch_;  // the row blocks stepping reaches next (run A)
 
-  // The tiles of the events just after and before the selection in the stepping scope, other
-  // than the selection's own: next, previous, the one after next.
-  std::vector<TileId> neighbour_tiles() const;
+  // The row blocks of the events just after and before the selection in the stepping scope,
+  // other than the selection's own: next, previous, the one after next.
+  std::vector<RowBlock> neighbour_blocks() const;
 };
 
 }  // namespace ts

@@ -1,14 +1,14 @@
-#include "app/model/viewer/tile_prefetch.h"
+#include "app/model/viewer/row_block_prefetch.h"
 
 #include <algorithm>
 
 namespace ts {
 
-TilePrefetcher::TilePrefetcher(std::shared_ptr<const RunReference> reference) : reference_(std::move(reference)) {
+RowBlockPrefetcher::RowBlockPrefetcher(std::shared_ptr<const RunReference> reference) : reference_(std::move(reference)) {
   worker_ = std::thread([this] { run(); });
 }
 
-TilePrefetcher::~TilePrefetcher() {
+RowBlockPrefetcher::~RowBlockPrefetcher() {
   {
     const std::lock_guard lock(mutex_);
     stop_ = true;
@@ -18,34 +18,35 @@ TilePrefetcher::~TilePrefetcher() {
   worker_.join();
 }
 
-void TilePrefetcher::want(std::vector<TileId> tiles) {
-  std::reverse(tiles.begin(), tiles.end());
+void RowBlockPrefetcher::want(std::vector<RowBlock> blocks) {
+  std::reverse(blocks.begin(), blocks.end());
   {
     const std::lock_guard lock(mutex_);
-    pending_ = std::move(tiles);
+    pending_ = std::move(blocks);
   }
   wake_.notify_all();
 }
 
-bool TilePrefetcher::idle() const {
+bool RowBlockPrefetcher::idle() const {
   const std::lock_guard lock(mutex_);
   return pending_.empty() && !busy_;
 }
 
-void TilePrefetcher::run() {
+void RowBlockPrefetcher::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return stop_ || !pending_.empty(); });
     if (stop_) return;
-    const TileId id = pending_.back();
+    const RowBlock block = pending_.back();
     pending_.pop_back();
     busy_ = true;
     lock.unlock();
-    if (!reference_->has_cached(id)) {
+    if (!reference_->has_cached(block)) {
       try {
-        reference_->tile(id);  // into the cache
+        reference_->block(block);  // into the cache
       } catch (const std::exception&) {
-        // A tile that cannot be computed is reported when it is selected, by the UI's own call.
+        // A row block that cannot be computed is reported when it is selected, by the UI's own
+        // call.
       }
     }
     lock.lock();
