@@ -152,7 +152,7 @@ void BM_Diff(benchmark::State& state, KernelKind kernel) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 
-// The parts: the float64 reference of every traced tile, and the naive baselines.
+// The parts: the float64 reference of every traced row block, and the naive baselines.
 void BM_ReferenceTiles(benchmark::State& state, KernelKind kernel) {
   const RunView run = open_bench_run(kernel);
   for (auto _ : state) {
@@ -161,8 +161,8 @@ void BM_ReferenceTiles(benchmark::State& state, KernelKind kernel) {
     RunReference ref(run, o);
     std::atomic<int64_t> next{0};
     auto work = [&] {
-      for (int64_t i; (i = next.fetch_add(1)) < static_cast<int64_t>(ref.traced_tiles().size());)
-        benchmark::DoNotOptimize(ref.tile(ref.traced_tiles()[static_cast<size_t>(i)]));
+      for (int64_t i; (i = next.fetch_add(1)) < static_cast<int64_t>(ref.row_blocks().size());)
+        benchmark::DoNotOptimize(ref.block(ref.row_blocks()[static_cast<size_t>(i)]));
     };
     std::thread t(work);
     work();
@@ -170,7 +170,7 @@ void BM_ReferenceTiles(benchmark::State& state, KernelKind kernel) {
   }
 }
 
-// The same tiles, each with the naive baselines' errors on it: minus the above, the baselines.
+// The same row blocks, each with the naive baselines' errors on it: minus the above, the baselines.
 void BM_ReferenceAndNaive(benchmark::State& state, KernelKind kernel) {
   const RunView run = open_bench_run(kernel);
   for (auto _ : state) {
@@ -179,9 +179,9 @@ void BM_ReferenceAndNaive(benchmark::State& state, KernelKind kernel) {
     RunReference ref(run, o);
     std::atomic<int64_t> next{0};
     auto work = [&] {
-      for (int64_t i; (i = next.fetch_add(1)) < static_cast<int64_t>(ref.traced_tiles().size());) {
-        const TileId& id = ref.traced_tiles()[static_cast<size_t>(i)];
-        benchmark::DoNotOptimize(ref.naive_errors(id, *ref.tile(id)));
+      for (int64_t i; (i = next.fetch_add(1)) < static_cast<int64_t>(ref.row_blocks().size());) {
+        const RowBlock& rb = ref.row_blocks()[static_cast<size_t>(i)];
+        benchmark::DoNotOptimize(ref.naive_errors(*ref.block(rb)));
       }
     };
     std::thread t(work);

@@ -63,10 +63,10 @@ TEST(CliGpu, GpuTraceMatchesTheCpuTrace) {
     ASSERT_EQ(gpu.num_events(), cpu.num_events());
     for (size_t i = 0; i < gpu.num_events(); ++i) {
       const EventHeader &g = gpu.headers[i], &h = cpu.headers[i];
-      ASSERT_TRUE(g.stage == h.stage && g.batch == h.batch && g.head == h.head &&
-                  g.q_tile == h.q_tile && g.split == h.split && g.step == h.step &&
-                  g.kv_tile_begin == h.kv_tile_begin && g.kv_tile_end == h.kv_tile_end &&
-                  g.rows == h.rows)
+      ASSERT_TRUE(g.stage == h.stage && g.batch == h.batch && g.head == h.head && g.kv_head == h.kv_head &&
+                  g.q_begin == h.q_begin && g.split == h.split && g.step == h.step &&
+                  g.num_key_ranges == h.num_key_ranges && g.keys[0].begin == h.keys[0].begin &&
+                  g.keys[0].end == h.keys[0].end && g.rows == h.rows)
           << "event " << i;
       const RunEvent a = gpu.event(i), b = cpu.event(i);
       for (int32_t r = 0; r < g.rows; ++r) {
