@@ -68,7 +68,7 @@ TEST(TraceSession, OpenRunEqualsTheViewOfTheSameLaunch) {
     ASSERT_TRUE(a.output && b.output);
     EXPECT_TRUE(testing::same_bytes(*a.output, *b.output));
     ASSERT_TRUE(a.output_lse && b.output_lse);
-    EXPECT_EQ(*a.output_lse, *b.output_lse);
+    EXPECT_TRUE(same_floats(*a.output_lse, *b.output_lse));  // bit for bit: a faulty kernel's NaN too
     if (round == 3) {
       EXPECT_EQ(b.inputs.q_index(0, 0), 0);
       if (spec.config.heads > 1) {
