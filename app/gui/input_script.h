@@ -11,7 +11,8 @@
 //                                      frame between two presses of one key). Names: left, right,
 //                                      up, down, f, pageup, pagedown, home, end, n, shift+n
 //                                      (N with Shift held), lbracket ([), rbracket (]), space,
-//                                      ctrl+e (the export dialog), ctrl+o (the open dialog)
+//                                      ctrl+e (the export dialog), ctrl+o (the open dialog),
+//                                      ctrl+s (save trace as), ctrl+h (keys and mouse)
 #pragma once
 
 #include <filesystem>

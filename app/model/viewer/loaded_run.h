@@ -29,7 +29,8 @@ struct LoadedRun {
   Backend backend = Backend::cpu;                 // where it ran (from the trace's metadata)
 
   bool valid() const { return run && reference && report; }
-  // The file name, or "capture (cpu)" for a run launched here and not saved.
+  // The file name, or "capture (cpu)" for a run launched here and not saved; printable
+  // (display_text.h): a file name may hold control characters.
   std::string display_name() const;
 };
 
