@@ -1,7 +1,10 @@
 #include "app/gui/input_script.h"
 
-#include <fstream>
+#include <cstdint>
 #include <sstream>
+
+#include "instrumentation/trace/file_bytes.h"
+#include "instrumentation/trace/file_error.h"
 
 namespace ts {
 
@@ -61,11 +64,14 @@ std::vector<InputEvent> parse_input_script(std::string_view text) {
 }
 
 std::vector<InputEvent> load_input_script(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputScriptError("cannot read the input script '" + path.string() + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_input_script(text.str());
+  // A regular file of at most 16 MiB (file_bytes.h): a FIFO or /dev/zero is refused.
+  std::string text;
+  try {
+    text = read_small_file(path, uint64_t{16} << 20);
+  } catch (const FileReadError& e) {
+    throw InputScriptError(std::string("cannot use the input script: ") + e.what());
+  }
+  return parse_input_script(text);
 }
 
 }  // namespace ts
