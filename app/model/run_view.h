@@ -41,7 +41,7 @@ struct RunView {
 
   std::vector<EventHeader> headers;  // in the kernels' own order
   std::span<const float> m, l, o;    // [N, block_m], [N, block_m], [N, block_m, head_dim]
-  std::shared_ptr<const void> payload_owner;  // keeps the mapping / captured buffers alive
+  std::shared_ptr<const void> payload_owner;  // keeps the file's bytes / captured buffers alive
 
   TraceInputs inputs;                // the traced pairs' Q, K, V ([P, seq, head_dim] each)
   std::optional<HostTensor> output;  // the launch's output [batch, heads, seq_q, head_dim]

@@ -1,4 +1,4 @@
-// Opening a trace file as a RunView: the file is mapped and checked by the trace layer, then
+// Opening a trace file as a RunView: the file is read and checked by the trace layer, then
 // the run's description is read from its metadata (config and tiling JSON, which must agree
 // with each other and with the file's tile sizes) and every event, the traced pairs' inputs
 // and the output are checked against it, so that readers of a RunView (analysis, views) can
@@ -21,7 +21,7 @@ namespace ts {
 
 // Throws FileReadError (cannot open) or TraceFormatError naming the file and the problem
 // (damaged file; metadata config or tiling missing or invalid; events, inputs or output that
-// do not fit the config). The view's payload spans point into the file's mapping, which
+// do not fit the config). The view's payload spans point into the file's bytes in memory, which
 // payload_owner keeps alive. label = the file name.
 RunView open_run(const std::filesystem::path& path);
 

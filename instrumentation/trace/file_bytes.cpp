@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -106,8 +107,21 @@ void check_fits_in_memory(const std::filesystem::path& path, uint64_t bytes) {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
   const uint64_t memory = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
-  if (bytes > memory)
-    fail(path, "the file is " + gib_text(bytes) + ", more than this machine's memory (" + gib_text(memory) + ")");
+  // What the kernel says it can give without swapping (free memory plus reclaimable caches).
+  uint64_t available = memory;
+  if (FILE* info = std::fopen("/proc/meminfo", "re")) {
+    char line[256];
+    unsigned long long kib = 0;
+    while (std::fgets(line, sizeof line, info))
+      if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+        available = std::min<uint64_t>(memory, static_cast<uint64_t>(kib) * 1024);
+        break;
+      }
+    std::fclose(info);
+  }
+  if (bytes > available)
+    fail(path, "the file is " + gib_text(bytes) + ", more than the memory available to read it into (" +
+                   gib_text(available) + " of " + gib_text(memory) + ")");
 }
 
 std::shared_ptr<const FileBytes> FileBytes::read(const std::filesystem::path& path, uint64_t max_bytes) {

@@ -83,7 +83,7 @@ void RecentFiles::save() const {
   nlohmann::json j;
   j["recent"] = nlohmann::json::array();
   for (const auto& p : entries_) j["recent"].push_back(p.string());
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // paths need not be UTF-8
   AtomicFileWriter out(store_);
   out.write(text.data(), text.size());
   out.commit();
