@@ -23,8 +23,9 @@
 
 namespace ts {
 
-class InputScriptError : public std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A script that cannot be read or parsed: bad input (exit 2, as every bad input).
+class InputScriptError : public std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 struct InputEvent {
