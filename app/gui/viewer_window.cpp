@@ -186,6 +186,9 @@ void ViewerWindow::launch(const CaptureRequest& request, bool as_b) {
                            std::string(to_string(request.spec.backend)) + " (" +
                            std::string(to_string(request.spec.config.kernel)) + ", " +
                            std::string(to_string(request.spec.config.fault)) + ")";
+  // A path to save to is checked before the run (write_target.h: not a device, not an input).
+  if (request.save_to && !guarded(errors_, what, [&] { check_capture_output(request.spec, *request.save_to); }))
+    return;
   std::optional<LoadedRun> a;
   if (as_b && session_.has_run()) a = session_.run();
   start_job(what, [request, a](JobProgress& p) -> Apply {

@@ -172,6 +172,13 @@ TEST(RecentFiles, AStoreThatIsAFifoOrADeviceIsRefusedWithoutHangingOrFillingMemo
     EXPECT_NE(why.find(what), std::string::npos) << why;
     EXPECT_NE(why.find("the recent-files list is not used"), std::string::npos) << why;
   }
+  // Nor is one written over: saving to the FIFO is an error, and it stays a FIFO.
+  RecentFiles recent(fifo);
+  EXPECT_THROW(recent.add(dir.path() / "a.trace.safetensors"), FileWriteError);
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(recent.entries().size(), 1u) << "the list in memory is kept";
 }
 
 TEST(RecentFiles, AnUnwritableStoreThrowsNamingItAndKeepsTheListInMemory) {
