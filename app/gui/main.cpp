@@ -1,5 +1,6 @@
 // tilescope-gui: the viewer. See viewer_app.h for the loop and gui_options.h for the command
 // line (tilescope-gui --help). Exit codes as the CLI's (app/cli/cli_errors.h).
+#include <csignal>
 #include <cstdio>
 
 #include "app/cli/cli_errors.h"
@@ -7,6 +8,7 @@
 #include "app/gui/viewer_app.h"
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a closed stdout is a write error (exit 3), as in the CLI
   const ts::GuiOptionsResult parsed = ts::parse_gui_options(argc, argv);
   if (!parsed.options) {
     std::fprintf(parsed.exit_code ? stderr : stdout, "%s\n", parsed.output.c_str());
