@@ -52,6 +52,17 @@ int exit_code_for(const std::exception& e) {
   return kExitRunFailure;
 }
 
+int exit_code_for(const std::exception_ptr& e) {
+  if (!e) return kExitOk;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return exit_code_for(x);
+  } catch (...) {
+  }
+  return kExitRunFailure;
+}
+
 void print_error(std::string_view prefix, std::string_view message) {
   std::cerr << prefix << ": " << printable(message, LineBreaks::keep) << "\n" << std::flush;
 }

@@ -24,6 +24,8 @@ inline constexpr int kExitCancelled = 130;
 // CaptureError, AnalysisError: 2; WriteCancelled: 130; LaunchError: 3, or 130 when cancelled;
 // anything else: 3).
 int exit_code_for(const std::exception& e);
+// The same for a captured exception (3 for one that is not a std::exception, 0 for none).
+int exit_code_for(const std::exception_ptr& e);
 
 // Prints "<prefix>: <message>" (prefix "tilescope capture", "tilescope-gui"; with a hint where
 // the library's message lacks one) on stderr and returns exit_code_for(e).

@@ -1,6 +1,7 @@
 // tilescope: the command-line side of the debugger (capture, info, faults; diff and export
 // when built). Every subcommand lives in its own cmd_*.cpp; this file wires them and turns
 // errors into messages and exit codes (commands.h).
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -24,6 +25,9 @@ std::string command_prefix(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace ts::cli;
+  // A closed pipe on stdout is a write error like any other (exit 3 with a message, below),
+  // not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "tilescope: shows, tile by tile, what a tiled attention kernel computed and where it "
       "departs from a float64 reference.",

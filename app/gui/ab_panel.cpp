@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "app/gui/color_bar.h"
+#include "app/gui/error_injection.h"
 #include "app/gui/heatmap_controls.h"
 #include "app/gui/heatmap_readout.h"
 #include "app/gui/imgui_scopes.h"
@@ -15,6 +16,7 @@
 #include "app/gui/value_format.h"
 #include "app/model/analysis/report_text.h"
 #include "app/model/analysis/symptoms.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 namespace {
@@ -29,7 +31,7 @@ void row(const char* what, const std::string& value) {
   ImGui::TableNextColumn();
   ImGui::TextDisabled("%s", what);
   ImGui::TableNextColumn();
-  ImGui::TextWrapped("%s", value.c_str());
+  ImGui::TextWrapped("%s", printable(value).c_str());  // names and notes quote the files
 }
 
 }  // namespace
@@ -81,13 +83,14 @@ void ABPanel::update(ViewerSession& s, ErrorLog& errors) {
 
 void ABPanel::draw_report(ViewerSession& s) {
   const ABReport& r = s.ab_report();
-  ImGui::PushFont(gui_fonts().large);
-  verdict_text(r.clean());
-  ImGui::SameLine();
-  ImGui::TextWrapped("%s", r.symptom.line.c_str());
-  ImGui::PopFont();
+  {
+    const ImGuiFontScope font(gui_fonts().large);
+    verdict_text(r.clean());
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", r.symptom.line.c_str());
+  }
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
-  if (ImGui::BeginTable("##ab", 2, flags)) {
+  if (const ImGuiTableScope table("##ab", 2, flags); table) {
     ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("first difference").x + 12);
     ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
     row("A", s.run().display_name() + "   " + run_line(r.a) + "   " + s.run().backend_text());
@@ -107,7 +110,6 @@ void ABPanel::draw_report(ViewerSession& s) {
       if (d.query_rows.size() > 8) rows += ", ... (" + std::to_string(d.query_rows.size()) + " rows)";
       row("first difference", describe_event(d.where, r.a.stage_table, r.a.attention) + "; query rows " + rows);
     }
-    ImGui::EndTable();
   }
 }
 
@@ -168,12 +170,13 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
       std::max(120.0f, size.y - (ImGui::GetCursorPosY() - start.y) - controls_h - bar_h - readout_h - 4 * style.ItemSpacing.y);
   const std::array<FloatGridView, 2> values = {a_grid_->view(), b_grid_->view()};
   const std::array<FloatGridView, 1> diffs = {diff_grid_->view()};
-  if (ImGui::BeginTable("##abviews", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) {
+  if (const ImGuiTableScope table("##abviews", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX); table) {
     for (int c = 0; c < 3; ++c) {
       ImGui::TableNextColumn();
       const float width = ImGui::GetContentRegionAvail().x;
       const float y0 = ImGui::GetCursorPosY();
       const ImGuiIdScope id(c);
+      if (c == 1) error_injection().throw_if_aimed_at("ab");  // mid-table, mid-ID-stack
       if (c == 0) draw_heatmap_controls("values", values_display_, values, width);
       else if (c == 2) draw_heatmap_controls("diff", diff_display_, diffs, width);
       else {
@@ -189,7 +192,6 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
       ImGui::SetCursorPosX(ImGui::GetCursorPosX() + indent);
       draw_color_bar(renderer.colormaps(), display, view.stats(), width - indent - 4);
     }
-    ImGui::EndTable();
   }
   handle_heatmap_keys(nav_);
   const std::array<const HeatmapView*, 3> views = {&a_, &b_, &diff_};

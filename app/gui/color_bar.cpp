@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
 
@@ -35,14 +36,16 @@ void draw_color_bar(ColormapTextures& textures, const HeatmapDisplay& display, c
   const ScaleEnds ends = scale_ends(display.scale);
   const std::string lo = format_short(ends.low), mid = format_short(middle_value(display.scale)),
                     hi = format_short(ends.high);
-  ImGui::PushFont(gui_fonts().mono);
   const float y = ImGui::GetCursorScreenPos().y - 2;
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddText(ImVec2(p.x, y), text, lo.c_str());
-  const float mw = ImGui::CalcTextSize(mid.c_str()).x, hw = ImGui::CalcTextSize(hi.c_str()).x;
-  dl->AddText(ImVec2(p.x + (width - mw) / 2, y), text, mid.c_str());
-  dl->AddText(ImVec2(p.x + width - hw, y), text, hi.c_str());
-  ImGui::PopFont();
+  float mw = 0, hw = 0;
+  {
+    const ImGuiFontScope font(gui_fonts().mono);
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    dl->AddText(ImVec2(p.x, y), text, lo.c_str());
+    mw = ImGui::CalcTextSize(mid.c_str()).x, hw = ImGui::CalcTextSize(hi.c_str()).x;
+    dl->AddText(ImVec2(p.x + (width - mw) / 2, y), text, mid.c_str());
+    dl->AddText(ImVec2(p.x + width - hw, y), text, hi.c_str());
+  }
   std::string kind = display.scale.log ? (display.scale.symmetric ? "signed log" : "log |x|")
                                        : (display.scale.symmetric ? "symmetric" : "linear");
   const float kw = ImGui::CalcTextSize(kind.c_str()).x;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
 #include "app/model/colormap.h"
@@ -27,7 +28,7 @@ void dashed(ImDrawList* dl, float x0, float x1, float y, ImU32 color) {
 CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::span<const PlotSeries> series,
                                const CurvePlotOptions& opt, ImVec2 size) {
   CurvePlotHover hover;
-  ImGui::PushID(id);
+  const ImGuiIdScope scope(id);
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
@@ -98,90 +99,91 @@ CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::sp
   const float xw = ImGui::CalcTextSize(opt.x_label.c_str()).x;
   dl->AddText(ImVec2(a.x + (w - xw) / 2, a.y + h + 5 + line), theme::kDimText, opt.x_label.c_str());
 
-  dl->PushClipRect(a, ImVec2(a.x + w, a.y + h), true);
-  if (opt.band) {
-    const float x0 = px(opt.band->first - 0.5), x1 = px(opt.band->second + 0.5);
-    dl->AddRectFilled(ImVec2(std::max(a.x, x0), a.y), ImVec2(std::min(a.x + w, x1), a.y + h), IM_COL32(90, 160, 255, 40));
-  }
-  for (const auto& [y, label] : opt.hlines) {
-    if (!frame.plottable(y)) continue;
-    const float yy = py(y);
-    dashed(dl, a.x, a.x + w, yy, IM_COL32(240, 190, 80, 200));
-    dl->AddText(ImVec2(a.x + 4, yy - line - 1), IM_COL32(240, 190, 80, 220), label.c_str());
-  }
-  // Series, last first: a polyline per run of plottable points; min/max per pixel column when
-  // dense.
-  for (auto it = series.rbegin(); it != series.rend(); ++it) {
-    const PlotSeries& s = *it;
-    if (!s.data || s.data->y.empty()) continue;
-    const std::vector<float>& ys = s.data->y;
-    const bool dense = static_cast<float>(ys.size()) > w * 1.5f;
-    std::vector<ImVec2> pts;
-    auto flush = [&] {
-      if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.0f, s.color);
-      else if (pts.size() > 1) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), s.color, 0, s.thickness);
-      pts.clear();
-    };
-    auto usable = [](float y) { return std::isfinite(y); };
-    if (!dense) {
+  {
+    const ImDrawListClipScope clip(dl, a, ImVec2(a.x + w, a.y + h));
+    if (opt.band) {
+      const float x0 = px(opt.band->first - 0.5), x1 = px(opt.band->second + 0.5);
+      dl->AddRectFilled(ImVec2(std::max(a.x, x0), a.y), ImVec2(std::min(a.x + w, x1), a.y + h), IM_COL32(90, 160, 255, 40));
+    }
+    for (const auto& [y, label] : opt.hlines) {
+      if (!frame.plottable(y)) continue;
+      const float yy = py(y);
+      dashed(dl, a.x, a.x + w, yy, IM_COL32(240, 190, 80, 200));
+      dl->AddText(ImVec2(a.x + 4, yy - line - 1), IM_COL32(240, 190, 80, 220), label.c_str());
+    }
+    // Series, last first: a polyline per run of plottable points; min/max per pixel column when
+    // dense.
+    for (auto it = series.rbegin(); it != series.rend(); ++it) {
+      const PlotSeries& s = *it;
+      if (!s.data || s.data->y.empty()) continue;
+      const std::vector<float>& ys = s.data->y;
+      const bool dense = static_cast<float>(ys.size()) > w * 1.5f;
+      std::vector<ImVec2> pts;
+      auto flush = [&] {
+        if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.0f, s.color);
+        else if (pts.size() > 1) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), s.color, 0, s.thickness);
+        pts.clear();
+      };
+      auto usable = [](float y) { return std::isfinite(y); };
+      if (!dense) {
+        for (size_t i = 0; i < ys.size(); ++i) {
+          if (!usable(ys[i])) {
+            flush();
+            continue;
+          }
+          pts.emplace_back(px(opt.first_x + static_cast<double>(i)), py(ys[i]));
+        }
+      } else {
+        const int cols = static_cast<int>(w);
+        for (int c = 0; c < cols; ++c) {
+          const size_t i0 = static_cast<size_t>(static_cast<double>(c) / cols * static_cast<double>(ys.size()));
+          const size_t i1 = std::max(i0 + 1, static_cast<size_t>(static_cast<double>(c + 1) / cols * static_cast<double>(ys.size())));
+          float lo = INFINITY, hi = -INFINITY;
+          for (size_t i = i0; i < i1 && i < ys.size(); ++i)
+            if (usable(ys[i])) lo = std::min(lo, ys[i]), hi = std::max(hi, ys[i]);
+          if (!(lo <= hi)) {
+            flush();
+            continue;
+          }
+          const float x = a.x + static_cast<float>(c) + 0.5f;
+          pts.emplace_back(x, py(lo));
+          if (hi != lo) pts.emplace_back(x, py(hi));
+        }
+      }
+      flush();
+      // Non-finite points: marks on the edges in the special colours.
       for (size_t i = 0; i < ys.size(); ++i) {
-        if (!usable(ys[i])) {
-          flush();
-          continue;
-        }
-        pts.emplace_back(px(opt.first_x + static_cast<double>(i)), py(ys[i]));
-      }
-    } else {
-      const int cols = static_cast<int>(w);
-      for (int c = 0; c < cols; ++c) {
-        const size_t i0 = static_cast<size_t>(static_cast<double>(c) / cols * static_cast<double>(ys.size()));
-        const size_t i1 = std::max(i0 + 1, static_cast<size_t>(static_cast<double>(c + 1) / cols * static_cast<double>(ys.size())));
-        float lo = INFINITY, hi = -INFINITY;
-        for (size_t i = i0; i < i1 && i < ys.size(); ++i)
-          if (usable(ys[i])) lo = std::min(lo, ys[i]), hi = std::max(hi, ys[i]);
-        if (!(lo <= hi)) {
-          flush();
-          continue;
-        }
-        const float x = a.x + static_cast<float>(c) + 0.5f;
-        pts.emplace_back(x, py(lo));
-        if (hi != lo) pts.emplace_back(x, py(hi));
+        const float y = ys[i];
+        if (std::isfinite(y)) continue;
+        const float x = px(opt.first_x + static_cast<double>(i));
+        const CellClass k = classify_cell(y);
+        const float top = k == CellClass::pos_inf ? a.y : a.y + h - 7;
+        dl->AddRectFilled(ImVec2(x - 1.5f, top), ImVec2(x + 1.5f, top + 7), special(k));
       }
     }
-    flush();
-    // Non-finite points: marks on the edges in the special colours.
-    for (size_t i = 0; i < ys.size(); ++i) {
-      const float y = ys[i];
-      if (std::isfinite(y)) continue;
-      const float x = px(opt.first_x + static_cast<double>(i));
-      const CellClass k = classify_cell(y);
-      const float top = k == CellClass::pos_inf ? a.y : a.y + h - 7;
-      dl->AddRectFilled(ImVec2(x - 1.5f, top), ImVec2(x + 1.5f, top + 7), special(k));
+    // A series with no point to draw says so in words (marks along an edge alone read as "no
+    // data"): e.g. "trace LSE: all 64 -Inf" where every row is fully masked.
+    float note_y = a.y + h / 2 - line;
+    for (const PlotSeries& s : series) {
+      if (!s.data || s.data->y.empty()) continue;
+      size_t nan = 0, pos = 0, neg = 0, drawable = 0;
+      for (float y : s.data->y) {
+        if (frame.plottable(y)) ++drawable;
+        else if (std::isnan(y)) ++nan;
+        else if (std::isinf(y)) ++(y > 0 ? pos : neg);
+      }
+      if (drawable) continue;
+      std::string note = s.data->name + ": ";
+      const size_t n_all = s.data->y.size();
+      if (nan == n_all) note += "all " + std::to_string(n_all) + " NaN";
+      else if (neg == n_all) note += "all " + std::to_string(n_all) + " -Inf";
+      else if (pos == n_all) note += "all " + std::to_string(n_all) + " +Inf";
+      else note += "nothing to plot (" + std::to_string(nan) + " NaN, " + std::to_string(pos + neg) + " Inf)";
+      const float nw = ImGui::CalcTextSize(note.c_str()).x;
+      dl->AddText(ImVec2(a.x + std::max(4.0f, (w - nw) / 2), note_y), theme::kDimText, note.c_str());
+      note_y += line + 2;
     }
   }
-  // A series with no point to draw says so in words (marks along an edge alone read as "no
-  // data"): e.g. "trace LSE: all 64 -Inf" where every row is fully masked.
-  float note_y = a.y + h / 2 - line;
-  for (const PlotSeries& s : series) {
-    if (!s.data || s.data->y.empty()) continue;
-    size_t nan = 0, pos = 0, neg = 0, drawable = 0;
-    for (float y : s.data->y) {
-      if (frame.plottable(y)) ++drawable;
-      else if (std::isnan(y)) ++nan;
-      else if (std::isinf(y)) ++(y > 0 ? pos : neg);
-    }
-    if (drawable) continue;
-    std::string note = s.data->name + ": ";
-    const size_t n_all = s.data->y.size();
-    if (nan == n_all) note += "all " + std::to_string(n_all) + " NaN";
-    else if (neg == n_all) note += "all " + std::to_string(n_all) + " -Inf";
-    else if (pos == n_all) note += "all " + std::to_string(n_all) + " +Inf";
-    else note += "nothing to plot (" + std::to_string(nan) + " NaN, " + std::to_string(pos + neg) + " Inf)";
-    const float nw = ImGui::CalcTextSize(note.c_str()).x;
-    dl->AddText(ImVec2(a.x + std::max(4.0f, (w - nw) / 2), note_y), theme::kDimText, note.c_str());
-    note_y += line + 2;
-  }
-  dl->PopClipRect();
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + w + 1, a.y + h + 1), theme::kFrame);
   draw_legend();
 
@@ -206,7 +208,6 @@ CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::sp
   }
   ImGui::SetCursorScreenPos(p0);
   ImGui::Dummy(size);
-  ImGui::PopID();
   return hover;
 }
 

@@ -33,9 +33,9 @@ FloatGrid blank(int64_t rows, int64_t cols) {
 }  // namespace
 
 DemoHeatmaps make_demo_heatmaps(int64_t rows, int64_t cols, uint64_t seed) {
-  if (rows <= 0 || cols <= 0 || rows > (int64_t{1} << 28) / cols)
+  if (rows <= 0 || cols <= 0 || rows > kMaxDemoHeatmapCells / cols)
     throw GridShapeError("demo heatmap size " + std::to_string(rows) + " x " + std::to_string(cols) +
-                         " is not between 1 x 1 and 2^28 cells");
+                         " is not between 1 x 1 and " + std::to_string(kMaxDemoHeatmapCells) + " cells");
   SplitMix64 rng{seed};
   DemoHeatmaps d;
   d.trace = blank(rows, cols);

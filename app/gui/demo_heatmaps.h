@@ -21,7 +21,12 @@ struct DemoHeatmaps {
   std::vector<CellIndex> nan_cells, pos_inf_cells, neg_inf_cells;  // in trace and diff
 };
 
-// Throws GridShapeError unless rows and cols are positive and rows * cols <= 2^28.
+// The largest test pattern, in cells: each cell costs about 40 bytes in the viewer (three
+// float arrays and their mask here, and a two-channel float texture per view on the GPU or,
+// under llvmpipe, in memory), so 2^24 cells are about 700 MB; 2^28 were over 6 GB.
+inline constexpr int64_t kMaxDemoHeatmapCells = int64_t{1} << 24;
+
+// Throws GridShapeError unless rows and cols are positive and rows * cols <= kMaxDemoHeatmapCells.
 DemoHeatmaps make_demo_heatmaps(int64_t rows, int64_t cols, uint64_t seed);
 
 }  // namespace ts

@@ -5,14 +5,15 @@
 #include <stdexcept>
 
 #include <imgui.h>
-#include <imgui_internal.h>  // ErrorCheckEndWindowRecover
 
 #include "app/gui/color_bar.h"
+#include "app/gui/error_injection.h"
 #include "app/gui/heatmap_controls.h"
 #include "app/gui/heatmap_export.h"
 #include "app/gui/heatmap_readout.h"
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 
@@ -37,7 +38,6 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.synthet
   const std::array<FloatGridView, 1> diff = {data_.diff.view()};
   diff_display_.fit(diff);
   animate_ = o.animate;
-  inject_errors_ = o.inject_errors;
   if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.synthetic_rows - 1), std::min(o.pick->col, o.synthetic_cols - 1)};
 }
 
@@ -66,8 +66,8 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoBackground;
-  if (ImGui::Begin("Demo heatmaps", nullptr, flags)) {
-    const bool finished = guarded(errors, "demo heatmaps", [&] {
+  if (const ImGuiWindowScope window("Demo heatmaps", nullptr, flags); window) {
+    guarded_ui(errors, "demo heatmaps", [&] {
       draw_toolbar();
       ImGui::Spacing();
       nav_.begin_frame();
@@ -85,18 +85,14 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
 
       const std::array<FloatGridView, 2> values = {data_.trace.view(), data_.reference.view()};
       const std::array<FloatGridView, 1> diffs = {data_.diff.view()};
-      if (ImGui::BeginTable("##views", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) {
+      if (const ImGuiTableScope table("##views", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX); table) {
         const HeatmapDisplay& ref_display = link_reference_ ? values_display_ : reference_display_;
         for (int c = 0; c < 3; ++c) {
           ImGui::TableNextColumn();
           const float width = ImGui::GetContentRegionAvail().x;
           const float y0 = ImGui::GetCursorPosY();
           const ImGuiIdScope column_id(c);
-          if (c == 1 && !inject_errors_.empty()) {  // mid-table, mid-ID-stack: the worst place
-            const std::string message = inject_errors_.front();
-            inject_errors_.erase(inject_errors_.begin());
-            throw std::runtime_error(message);
-          }
+          if (c == 1) error_injection().throw_if_aimed_at("synthetic");  // mid-table, mid-ID-stack: the worst place
           if (c == 0) {
             draw_heatmap_controls("values", values_display_, values, width);
           } else if (c == 1) {
@@ -119,7 +115,6 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
           ImGui::SetCursorPosX(ImGui::GetCursorPosX() + bar_indent);
           draw_color_bar(renderer.colormaps(), display, view.stats(), width - bar_indent - 4);
         }
-        ImGui::EndTable();
       }
       handle_heatmap_keys(nav_);
       ImGui::Spacing();
@@ -127,10 +122,7 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
       draw_cell_readout(nav_, views);
       draw_export_dialog(errors);
     });
-    // An exception may have left tables, IDs or styles open: close them so End() is valid.
-    if (!finished) ImGui::ErrorCheckEndWindowRecover(nullptr);
   }
-  ImGui::End();
 }
 
 void DemoWindow::draw_export_dialog(ErrorLog& errors) {
@@ -140,34 +132,33 @@ void DemoWindow::draw_export_dialog(ErrorLog& errors) {
     export_status_.clear();
   }
   ImGui::SetNextWindowSize(ImVec2(520, 0));
-  if (ImGui::BeginPopupModal("Export heatmaps as PNG", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+  if (const ImGuiPopupModalScope popup("Export heatmaps as PNG", nullptr, ImGuiWindowFlags_NoSavedSettings); popup) {
     ImGui::TextWrapped("Writes trace.png, reference.png and diff.png (colour bar, axes, title) with the current "
-                       "colormaps and ranges.");
+                       "colormaps and ranges, into a new folder (or an earlier export, which it replaces).");
     char folder[1024];
     std::snprintf(folder, sizeof folder, "%s", export_folder_.c_str());
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputText("##folder", folder, sizeof folder)) export_folder_ = folder;
-    if (!export_status_.empty()) ImGui::TextDisabled("%s", export_status_.c_str());
+    if (!export_status_.empty()) ImGui::TextDisabled("%s", printable(export_status_).c_str());
     if (ImGui::Button("Export", ImVec2(120, 0))) export_pngs(errors);
     ImGui::SameLine();
     if (ImGui::Button("Close", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
-    ImGui::EndPopup();
   }
 }
 
 void DemoWindow::export_pngs(ErrorLog& errors) {
-  const std::filesystem::path folder = export_folder_.empty() ? "." : export_folder_;
-  int written = 0;
-  for (const auto& [view, display, file] :
-       {std::tuple{&trace_, &values_display_, "trace.png"},
-        std::tuple{&reference_, link_reference_ ? &values_display_ : &reference_display_, "reference.png"},
-        std::tuple{&diff_, &diff_display_, "diff.png"}}) {
-    guarded(errors, "export PNG", [&] {
-      export_view_png(folder / file, *view, *display, view->name() + " (demo)");
-      ++written;
-    });
-  }
-  export_status_ = "Wrote " + std::to_string(written) + " of 3 files to " + folder.string();
+  const std::filesystem::path folder = export_folder_;
+  // One export folder (staged_folder.h): it appears whole, and replaces only an earlier export.
+  const std::vector<ExportableHeatmap> heatmaps = {
+      exportable("trace", trace_, std::make_shared<FloatGrid>(data_.trace), values_display_, trace_.name() + " (demo)"),
+      exportable("reference", reference_, std::make_shared<FloatGrid>(data_.reference),
+                 link_reference_ ? values_display_ : reference_display_, reference_.name() + " (demo)"),
+      exportable("diff", diff_, std::make_shared<FloatGrid>(data_.diff), diff_display_, diff_.name() + " (demo)")};
+  const bool ok = guarded(errors, "export PNG", [&] {
+    const size_t written = write_heatmap_exports(folder, heatmaps, /*png=*/true, /*npy=*/false).size();
+    export_status_ = "Wrote " + std::to_string(written) + " files to " + folder.string();
+  });
+  if (!ok) export_status_ = "Nothing written (see the error)";
 }
 
 }  // namespace ts

@@ -44,8 +44,7 @@ class DemoWindow {
   bool focus_once_ = true;
   bool animate_ = false;
   int animate_frame_ = 0;
-  std::vector<std::string> inject_errors_;  // thrown while drawing, one per frame (--inject-error)
-  std::string export_folder_ = ".";
+  std::string export_folder_ = "tilescope-demo-export";
   std::string export_status_;
 };
 

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include "app/gui/color_bar.h"
+#include "app/gui/error_injection.h"
 #include "app/gui/heatmap_controls.h"
 #include "app/gui/heatmap_readout.h"
 #include "app/gui/imgui_scopes.h"
@@ -30,7 +31,6 @@ DetailPanel::DetailPanel(const GuiOptions& o) {
   max_tile_ = o.max_tile;
   initial_pick_ = o.pick;
   animate_ = o.animate;
-  inject_errors_ = o.inject_errors;
 }
 
 std::vector<HeatmapViewLayout> DetailPanel::layouts() const {
@@ -123,9 +123,10 @@ void DetailPanel::draw_header(ViewerSession& s) {
   ImGui::AlignTextToFramePadding();
   const ImU32 badge = passes_ ? theme::kPass : theme::kFail;
   const std::string verdict = passes_ ? "PASS" : "FAIL";
-  ImGui::PushStyleColor(ImGuiCol_Text, badge);
-  ImGui::TextUnformatted(verdict.c_str());
-  ImGui::PopStyleColor();
+  {
+    const ImGuiStyleColorScope colour(ImGuiCol_Text, badge);
+    ImGui::TextUnformatted(verdict.c_str());
+  }
   ImGui::SameLine();
   ImGui::TextUnformatted(title_.c_str());
   ImGui::SameLine(0, 16);
@@ -157,18 +158,15 @@ void DetailPanel::draw_views(HeatmapRenderer& renderer, float view_h) {
   const std::array<FloatGridView, 1> ref = {reference_grid_->view()};
   const std::array<FloatGridView, 1> diffs = {diff_grid_->view()};
   const float controls_h = 2 * ImGui::GetFrameHeightWithSpacing();
-  if (!ImGui::BeginTable("##views", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) return;
+  const ImGuiTableScope table("##views", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX);
+  if (!table) return;
   const HeatmapDisplay& ref_display = link_ranges_ ? values_display_ : reference_display_;
   for (int c = 0; c < 3; ++c) {
     ImGui::TableNextColumn();
     const float width = ImGui::GetContentRegionAvail().x;
     const float y0 = ImGui::GetCursorPosY();
     const ImGuiIdScope column_id(c);
-    if (c == 1 && !inject_errors_.empty()) {  // mid-table, mid-ID-stack: the worst place
-      const std::string message = inject_errors_.front();
-      inject_errors_.erase(inject_errors_.begin());
-      throw std::runtime_error(message);
-    }
+    if (c == 1) error_injection().throw_if_aimed_at("detail");  // mid-table, mid-ID-stack: the worst place
     if (c == 0) {
       draw_heatmap_controls("values", values_display_, values, width);
     } else if (c == 1) {
@@ -190,13 +188,13 @@ void DetailPanel::draw_views(HeatmapRenderer& renderer, float view_h) {
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + bar_indent);
     draw_color_bar(renderer.colormaps(), display, view.stats(), width - bar_indent - 4);
   }
-  ImGui::EndTable();
 }
 
 void DetailPanel::draw_curves(ViewerSession& s, float height) {
   (void)s;
   if (!trace_grid_ || height < 60) return;
-  if (!ImGui::BeginTable("##curves", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX)) return;
+  const ImGuiTableScope table("##curves", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX);
+  if (!table) return;
   CurvePlotOptions rows;
   rows.first_x = static_cast<double>(first_row_);
   ImGui::TableNextColumn();
@@ -223,7 +221,6 @@ void DetailPanel::draw_curves(ViewerSession& s, float height) {
     err.band = {{static_cast<double>(first_row_ / per), static_cast<double>((first_row_ + rows_ - 1) / per)}};
   const PlotSeries e[] = {{&error_by_query_, theme::kFail}};
   draw_curve_plot("err", "error / tolerance", e, err, ImVec2(ImGui::GetContentRegionAvail().x, height));
-  ImGui::EndTable();
 }
 
 void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors, Playback& playback, ImVec2 size) {

@@ -68,7 +68,6 @@ class DetailPanel {
   std::optional<CellIndex> initial_pick_;
   bool animate_ = false;
   int animate_frame_ = 0;
-  std::vector<std::string> inject_errors_;
 };
 
 }  // namespace ts

@@ -1,18 +1,36 @@
 #include "app/gui/error_log.h"
 
 #include <cstdio>
+#include <string>
+
+#include "app/cli/cli_errors.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 
-void ErrorLog::report(std::string_view where, std::string_view message) {
-  std::fprintf(stderr, "tilescope-gui: %.*s: %.*s\n", static_cast<int>(where.size()), where.data(),
-               static_cast<int>(message.size()), message.data());
+void ErrorLog::report(std::string_view where, std::string_view raw_message, int exit_code) {
+  const std::string message = printable(raw_message, LineBreaks::keep);
+  const std::string place = printable(where);
+  std::fprintf(stderr, "tilescope-gui: %s: %s\n", place.c_str(), message.c_str());
   for (ErrorEntry& e : entries_)
-    if (e.where == where && e.message == message) {
+    if (e.where == place && e.message == message) {
       ++e.repeats;
       return;
     }
-  entries_.push_back({std::string(where), std::string(message), 1});
+  entries_.push_back({place, message, 1, exit_code});
+}
+
+void ErrorLog::report(std::string_view where, const std::exception& e) { report(where, e.what(), cli::exit_code_for(e)); }
+
+void ErrorLog::report(std::string_view where, const std::exception_ptr& e) {
+  try {
+    if (e) std::rethrow_exception(e);
+    report(where, "unknown error");
+  } catch (const std::exception& x) {
+    report(where, x);
+  } catch (...) {
+    report(where, "unknown error");
+  }
 }
 
 void ErrorLog::dismiss(size_t index) {

@@ -13,14 +13,19 @@ namespace ts {
 
 struct ErrorEntry {
   std::string where;    // what was being done: "export PNG", "open trace"
-  std::string message;  // the exception's message: names the problem and what to do
+  std::string message;  // the exception's message (printable: display_text.h): the problem and what to do
   int repeats = 1;      // the same error again is counted, not listed again
+  int exit_code = 3;    // what the CLI would exit with for it (cli_errors.h): 2 bad input, 3 failure
 };
 
 class ErrorLog {
  public:
-  // Adds an entry (and prints it to stderr, for logs of headless runs).
-  void report(std::string_view where, std::string_view message);
+  // Adds an entry (and prints it to stderr, for logs of headless runs). The message is made
+  // printable here, once for every error the viewer shows: messages quote file contents.
+  void report(std::string_view where, std::string_view message, int exit_code = 3);
+  // The same for an exception, with its exit code (exit_code_for).
+  void report(std::string_view where, const std::exception& e);
+  void report(std::string_view where, const std::exception_ptr& e);
   void dismiss(size_t index);
   void clear() { entries_.clear(); }
   bool empty() const { return entries_.empty(); }
@@ -38,7 +43,7 @@ bool guarded(ErrorLog& log, std::string_view where, Body&& body) {
     body();
     return true;
   } catch (const std::exception& e) {
-    log.report(where, e.what());
+    log.report(where, e);
   } catch (...) {
     log.report(where, "unknown error");
   }

@@ -3,6 +3,9 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "app/gui/error_injection.h"
+#include "app/gui/imgui_scopes.h"
+
 namespace ts {
 
 void ExportDialog::show(const std::filesystem::path& folder) {
@@ -17,30 +20,33 @@ std::optional<ExportRequest> ExportDialog::draw(bool have_run) {
   }
   std::optional<ExportRequest> out;
   ImGui::SetNextWindowSize(ImVec2(560, 0));
-  if (!ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_NoSavedSettings)) return out;
+  const ImGuiPopupModalScope popup("Export", nullptr, ImGuiWindowFlags_NoSavedSettings);
+  if (!popup) return out;
   ImGui::TextWrapped("The heatmaps on screen (the detail's trace, reference and diff, the overview's grids, or the "
                      "A/B views) with their colormaps and ranges as shown.");
-  ImGui::TextDisabled("Folder (created if missing)");
+  ImGui::TextDisabled("Folder: a new or empty one, or an earlier export (replaced whole); any other is refused");
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##folder", &folder_);
   ImGui::Checkbox("PNG (colour bar, axes, title)", &choice_.png);
   ImGui::Checkbox(".npy arrays (float32; a mask beside masked grids)", &choice_.npy);
-  if (!have_run) ImGui::BeginDisabled();
-  ImGui::Checkbox("the analysis's evidence (report/: summary.json, error grids, first divergence)", &choice_.report);
-  if (!have_run) ImGui::EndDisabled();
+  {
+    const ImGuiDisabledScope disabled(!have_run);
+    ImGui::Checkbox("the analysis's evidence (report/: summary.json, error grids, first divergence)", &choice_.report);
+    error_injection().throw_if_aimed_at("export-dialog");  // in a modal popup, disabled items pushed
+  }
   ImGui::Spacing();
   const bool any = choice_.png || choice_.npy || (choice_.report && have_run);
-  if (!any || folder_.empty()) ImGui::BeginDisabled();
-  if (ImGui::Button("Export", ImVec2(120, 0))) {
-    out = choice_;
-    out->folder = folder_;
-    out->report = out->report && have_run;
-    ImGui::CloseCurrentPopup();
+  {
+    const ImGuiDisabledScope disabled(!any || folder_.empty());
+    if (ImGui::Button("Export", ImVec2(120, 0))) {
+      out = choice_;
+      out->folder = folder_;
+      out->report = out->report && have_run;
+      ImGui::CloseCurrentPopup();
+    }
   }
-  if (!any || folder_.empty()) ImGui::EndDisabled();
   ImGui::SameLine();
   if (ImGui::Button("Cancel", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
-  ImGui::EndPopup();
   return out;
 }
 
@@ -56,20 +62,22 @@ std::optional<std::filesystem::path> SaveTraceDialog::draw() {
   }
   std::optional<std::filesystem::path> out;
   ImGui::SetNextWindowSize(ImVec2(560, 0));
-  if (!ImGui::BeginPopupModal("Save trace as", nullptr, ImGuiWindowFlags_NoSavedSettings)) return out;
+  const ImGuiPopupModalScope popup("Save trace as", nullptr, ImGuiWindowFlags_NoSavedSettings);
+  if (!popup) return out;
   ImGui::TextWrapped("A self-contained trace (config, inputs, events, output), written to a temporary file and "
-                     "renamed into place.");
+                     "renamed into place; an existing path must be a regular file other than the run's inputs.");
   ImGui::SetNextItemWidth(-1);
   const bool enter = ImGui::InputText("##path", &path_, ImGuiInputTextFlags_EnterReturnsTrue);
-  if (path_.empty()) ImGui::BeginDisabled();
-  if (ImGui::Button("Save", ImVec2(120, 0)) || (enter && !path_.empty())) {
-    out = std::filesystem::path(path_);
-    ImGui::CloseCurrentPopup();
+  {
+    const ImGuiDisabledScope disabled(path_.empty());
+    if (ImGui::Button("Save", ImVec2(120, 0)) || (enter && !path_.empty())) {
+      out = std::filesystem::path(path_);
+      ImGui::CloseCurrentPopup();
+    }
+    error_injection().throw_if_aimed_at("save-dialog");  // in a modal popup, disabled items pushed
   }
-  if (path_.empty()) ImGui::EndDisabled();
   ImGui::SameLine();
   if (ImGui::Button("Cancel", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
-  ImGui::EndPopup();
   return out;
 }
 

@@ -55,7 +55,7 @@ void FrameStats::write_json(const std::filesystem::path& path,
   nlohmann::json ctx = nlohmann::json::object();
   for (const auto& [k, v] : context) ctx[k] = v;
   j["context"] = ctx;
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // a file name in it need not be UTF-8
   AtomicFileWriter out(path);
   out.write(text.data(), text.size());
   out.commit();

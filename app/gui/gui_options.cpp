@@ -4,7 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/integer_options.h"
+#include "app/gui/demo_heatmaps.h"
+#include "app/gui/error_injection.h"
 #include "app/model/viewer/viewer_session.h"
+#include "instrumentation/trace/display_text.h"
+#include "instrumentation/trace/file_error.h"
+#include "instrumentation/trace/write_target.h"
 
 namespace ts {
 namespace {
@@ -60,7 +66,11 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--pick", pick, "Initially picked cell ROW,COL");
-  app.add_option("--inject-error", o.inject_errors, "Raise this error while drawing a frame (tests the error panel and recovery)");
+  std::string panels;
+  for (std::string_view p : kInjectionPanels) panels += (panels.empty() ? "" : ", ") + std::string(p);
+  app.add_option("--inject-error", o.inject_errors,
+                 "[PANEL:]MESSAGE: throw MESSAGE while PANEL draws (" + panels +
+                     "; default: the main view), once, to test the error panel and recovery");
   std::string values_colormap;
   app.add_option("--values-colormap", values_colormap, "Colormap of the trace and reference (default ember)");
   app.add_option("--values-scale", o.values_scale, "Scale of the trace and reference: linear, log, symmetric, signed-log")
@@ -70,6 +80,8 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_flag("--no-vsync", no_vsync, "Do not wait for the display between frames (timing runs)");
   app.add_option("--job-timeout", o.job_timeout_s, "Headless: seconds to wait for opening or capturing (default 900)")
       ->check(CLI::Range(1.0, 86400.0));
+
+  cli::check_integer_options(app);
 
   GuiOptionsResult result;
   try {
@@ -96,8 +108,9 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   }
   if (!synthetic.empty()) {
     if (!parse_pair(synthetic, 'x', o.synthetic_rows, o.synthetic_cols) || o.synthetic_rows < 1 ||
-        o.synthetic_cols < 1 || o.synthetic_rows > (int64_t{1} << 28) / o.synthetic_cols)
-      return fail("--synthetic wants RxC with 1 <= R*C <= 2^28 (got '" + synthetic + "')");
+        o.synthetic_cols < 1 || o.synthetic_rows > kMaxDemoHeatmapCells / o.synthetic_cols)
+      return fail("--synthetic wants RxC with 1 <= R*C <= " + std::to_string(kMaxDemoHeatmapCells) +
+                  " cells (larger test patterns need gigabytes; got '" + synthetic + "')");
     o.synthetic = true;
   }
   if (!pick.empty()) {
@@ -136,6 +149,21 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   if (!recent.empty()) o.recent_store = recent;
   if (o.screenshot && o.frames == 0) o.frames = 3;
   o.vsync = !no_vsync;
+  // The files a run writes, checked before it starts (write_target.h): a regular file or
+  // nothing, in a folder that exists, and never the trace it shows.
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& p : {o.run, o.against, o.input_script})
+    if (p) inputs.push_back(*p);
+  for (const auto& [option, path] : {std::pair{"--screenshot", o.screenshot}, std::pair{"--frame-stats", o.frame_stats},
+                                     std::pair{"--layout-json", o.layout_json}}) {
+    if (!path) continue;
+    try {
+      check_output_file(*path);
+      check_not_an_input(*path, inputs, "a file this run reads");
+    } catch (const FileWriteError& e) {
+      return fail(std::string(option) + ": " + printable(e.what()));
+    }
+  }
   result.options = o;
   return result;
 }

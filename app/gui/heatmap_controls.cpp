@@ -17,7 +17,7 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
 
   // Line 1: colormap, symmetric, log (+ floor).
   ImGui::SetNextItemWidth(std::min(120.0f, width * 0.3f));
-  if (ImGui::BeginCombo("##colormap", std::string(colormap_name(d.colormap)).c_str())) {
+  if (const ImGuiComboScope combo("##colormap", std::string(colormap_name(d.colormap)).c_str()); combo) {
     for (ColormapId m : all_colormaps()) {
       const bool selected = m == d.colormap;
       if (ImGui::Selectable(std::string(colormap_name(m)).c_str(), selected)) {
@@ -26,7 +26,6 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
       }
       if (selected) ImGui::SetItemDefaultFocus();
     }
-    ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colormap");
   ImGui::SameLine();

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/model/export/staged_folder.h"
 #include "instrumentation/trace/file_error.h"
 #include "instrumentation/trace/npy.h"
 
@@ -51,35 +52,31 @@ ExportableHeatmap exportable(std::string stem, const HeatmapView& view, std::sha
   return {std::move(stem), std::move(grid), png_options_for(view, display, std::move(title))};
 }
 
-std::vector<std::filesystem::path> write_heatmap_exports(const std::filesystem::path& folder,
-                                                         std::span<const ExportableHeatmap> heatmaps, bool png,
-                                                         bool npy) {
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (ec || !std::filesystem::is_directory(folder))
-    throw FileWriteError(folder, "cannot create the export folder " + folder.string() + ": " +
-                                     (ec ? ec.message() : std::string("a file of that name is in the way")));
+std::vector<std::filesystem::path> write_heatmap_exports(
+    const std::filesystem::path& folder, std::span<const ExportableHeatmap> heatmaps, bool png, bool npy,
+    const std::function<std::vector<std::filesystem::path>(const std::filesystem::path& staging)>& also) {
+  StagedFolder staged(folder);
   std::vector<std::filesystem::path> written;
   for (const ExportableHeatmap& h : heatmaps) {
     if (!h.grid) continue;
     h.grid->view().validate();
     if (png) {
-      const auto path = folder / (h.stem + ".png");
-      write_heatmap_png(path, h.grid->view(), h.png);
-      written.push_back(path);
+      write_heatmap_png(staged.path() / (h.stem + ".png"), h.grid->view(), h.png);
+      written.push_back(folder / (h.stem + ".png"));
     }
     if (npy) {
       const int64_t shape[] = {h.grid->rows, h.grid->cols};
-      const auto path = folder / (h.stem + ".npy");
-      write_npy(path, ElemType::F32, shape, h.grid->values.data());
-      written.push_back(path);
+      write_npy(staged.path() / (h.stem + ".npy"), ElemType::F32, shape, h.grid->values.data());
+      written.push_back(folder / (h.stem + ".npy"));
       if (!h.grid->mask.empty()) {
-        const auto mask = folder / (h.stem + "_mask.npy");
-        write_npy(mask, ElemType::U8, shape, h.grid->mask.data());
-        written.push_back(mask);
+        write_npy(staged.path() / (h.stem + "_mask.npy"), ElemType::U8, shape, h.grid->mask.data());
+        written.push_back(folder / (h.stem + "_mask.npy"));
       }
     }
   }
+  if (also)
+    for (const std::filesystem::path& p : also(staged.path())) written.push_back(folder / p.lexically_relative(staged.path()));
+  staged.commit();
   return written;
 }
 

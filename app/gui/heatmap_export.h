@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,10 +36,12 @@ ExportableHeatmap exportable(std::string stem, const HeatmapView& view, std::sha
                              const HeatmapDisplay& display, std::string title);
 
 // Writes <stem>.png (when `png`) and <stem>.npy (float32, rows x cols; when `npy`; a masked
-// array also gets <stem>_mask.npy, uint8) for each heatmap into `folder`, created if needed,
-// every file atomically. Returns the files written. Throws FileWriteError naming the path.
-std::vector<std::filesystem::path> write_heatmap_exports(const std::filesystem::path& folder,
-                                                         std::span<const ExportableHeatmap> heatmaps, bool png,
-                                                         bool npy);
+// array also gets <stem>_mask.npy, uint8) for each heatmap, and whatever `also` writes into the
+// same folder, as one export folder at `folder` (app/model/export/staged_folder.h: it appears
+// whole or not at all, and replaces only an earlier export). Returns the files written (where
+// they are once in place). Throws FileWriteError naming the path.
+std::vector<std::filesystem::path> write_heatmap_exports(
+    const std::filesystem::path& folder, std::span<const ExportableHeatmap> heatmaps, bool png, bool npy,
+    const std::function<std::vector<std::filesystem::path>(const std::filesystem::path& staging)>& also = {});
 
 }  // namespace ts

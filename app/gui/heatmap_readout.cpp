@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
 
@@ -16,11 +17,10 @@ void cell_row(const char* what, const std::optional<CellIndex>& cell, const Heat
   ImGui::TableNextColumn();
   ImGui::TextDisabled("%s", what);
   ImGui::TableNextColumn();
-  ImGui::PushFont(gui_fonts().mono);
+  const ImGuiFontScope font(gui_fonts().mono);
   if (!cell) {
     ImGui::TextDisabled("-");
     for (size_t i = 0; i < views.size(); ++i) ImGui::TableNextColumn();
-    ImGui::PopFont();
     return;
   }
   // Row and column in the caller's numbering (first_row / first_col of the first view).
@@ -47,7 +47,6 @@ void cell_row(const char* what, const std::optional<CellIndex>& cell, const Heat
       ImGui::TextColored(ImVec4(c.r / 255.f, c.g / 255.f, c.b / 255.f, 1.f), "%s", text.c_str());
     }
   }
-  ImGui::PopFont();
 }
 
 }  // namespace
@@ -56,14 +55,14 @@ void draw_cell_readout(const HeatmapNavigation& nav, std::span<const HeatmapView
   if (views.empty()) return;
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("##readout", static_cast<int>(views.size()) + 2, flags)) return;
+  const ImGuiTableScope table("##readout", static_cast<int>(views.size()) + 2, flags);
+  if (!table) return;
   ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("picked").x + 8);
   ImGui::TableSetupColumn("cell", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("row 00000, col 00000").x + 16);
   for (const HeatmapView* v : views) ImGui::TableSetupColumn(v->name().c_str());
   ImGui::TableHeadersRow();
   cell_row("cursor", nav.hovered, nav, views);
   cell_row("picked", nav.picked, nav, views);
-  ImGui::EndTable();
 }
 
 }  // namespace ts

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
 #include "app/model/axis_ticks.h"
@@ -168,7 +169,7 @@ void HeatmapView::draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec
         ImVec2(static_cast<float>(image_min.x + cam.view_x(static_cast<double>(c.col + 1))),
                static_cast<float>(image_min.y + cam.view_y(static_cast<double>(c.row + 1))))};
   };
-  dl->PushClipRect(image_min, image_max, true);
+  const ImDrawListClipScope clip(dl, image_min, image_max);
   const std::optional<CellIndex> hover = nav.hovered ? nav.hovered : nav.hover_shown;
   if (hover && (!nav.picked || *hover != *nav.picked)) {
     const auto [a, b] = cell_rect(*hover);
@@ -187,7 +188,6 @@ void HeatmapView::draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec
     dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), IM_COL32(0, 0, 0, 255), 0, 0, 1.0f);
     dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
   }
-  dl->PopClipRect();
 }
 
 void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const {

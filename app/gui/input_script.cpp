@@ -1,13 +1,16 @@
 #include "app/gui/input_script.h"
 
-#include <fstream>
+#include <cstdint>
 #include <sstream>
+
+#include "instrumentation/trace/file_bytes.h"
+#include "instrumentation/trace/file_error.h"
 
 namespace ts {
 
 bool is_script_key(std::string_view key) {
   for (const char* k : {"left", "right", "up", "down", "f", "pageup", "pagedown", "home", "end", "n", "shift+n",
-                        "lbracket", "rbracket", "space", "ctrl+e", "ctrl+o"})
+                        "lbracket", "rbracket", "space", "ctrl+e", "ctrl+o", "ctrl+s", "ctrl+h"})
     if (key == k) return true;
   return false;
 }
@@ -49,7 +52,7 @@ std::vector<InputEvent> parse_input_script(std::string_view text) {
       words >> e.key;
       if (!is_script_key(e.key))
         throw fail("key must be one of left, right, up, down, f, pageup, pagedown, home, end, n, shift+n, "
-                   "lbracket, rbracket, space, ctrl+e, ctrl+o");
+                   "lbracket, rbracket, space, ctrl+e, ctrl+o, ctrl+s, ctrl+h");
     } else {
       throw fail("unknown event '" + kind + "'");
     }
@@ -61,11 +64,14 @@ std::vector<InputEvent> parse_input_script(std::string_view text) {
 }
 
 std::vector<InputEvent> load_input_script(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputScriptError("cannot read the input script '" + path.string() + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_input_script(text.str());
+  // A regular file of at most 16 MiB (file_bytes.h): a FIFO or /dev/zero is refused.
+  std::string text;
+  try {
+    text = read_small_file(path, uint64_t{16} << 20);
+  } catch (const FileReadError& e) {
+    throw InputScriptError(std::string("cannot use the input script: ") + e.what());
+  }
+  return parse_input_script(text);
 }
 
 }  // namespace ts

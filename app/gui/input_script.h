@@ -11,7 +11,8 @@
 //                                      frame between two presses of one key). Names: left, right,
 //                                      up, down, f, pageup, pagedown, home, end, n, shift+n
 //                                      (N with Shift held), lbracket ([), rbracket (]), space,
-//                                      ctrl+e (the export dialog), ctrl+o (the open dialog)
+//                                      ctrl+e (the export dialog), ctrl+o (the open dialog),
+//                                      ctrl+s (save trace as), ctrl+h (keys and mouse)
 #pragma once
 
 #include <filesystem>
@@ -22,8 +23,9 @@
 
 namespace ts {
 
-class InputScriptError : public std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A script that cannot be read or parsed: bad input (exit 2, as every bad input).
+class InputScriptError : public std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 struct InputEvent {

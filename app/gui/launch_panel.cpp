@@ -6,6 +6,8 @@
 
 #include <imgui_stdlib.h>
 
+#include "app/gui/error_injection.h"
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/model/capture/capture_metadata.h"
 #include "kernels/kernel_stages.h"
@@ -36,20 +38,26 @@ bool enum_combo(const char* id, Enum& value, const std::array<std::pair<Enum, co
   for (const auto& [v, name] : items)
     if (v == value) current = name;
   bool changed = false;
-  if (ImGui::BeginCombo(id, current)) {
+  if (const ImGuiComboScope combo(id, current); combo) {
     for (const auto& [v, name] : items)
       if (ImGui::Selectable(name, v == value)) value = v, changed = true;
-    ImGui::EndCombo();
   }
   return changed;
 }
 
-bool begin_form_table(const char* id) {
-  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return false;
-  ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("perturbation seed").x + 14);
-  ImGui::TableSetupColumn("field", ImGuiTableColumnFlags_WidthStretch);
-  return true;
-}
+// A two-column form (label | field), ended when it goes.
+class FormTable {
+ public:
+  explicit FormTable(const char* id) : table_(id, 2, ImGuiTableFlags_SizingStretchProp) {
+    if (!table_) return;
+    ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("perturbation seed").x + 14);
+    ImGui::TableSetupColumn("field", ImGuiTableColumnFlags_WidthStretch);
+  }
+  explicit operator bool() const { return static_cast<bool>(table_); }
+
+ private:
+  ImGuiTableScope table_;
+};
 
 void section(const char* title) {
   ImGui::Spacing();
@@ -70,16 +78,15 @@ void LaunchPanel::gpu_line() {
     return;
   }
   // Wrapped in the field's column: the reason (no device, a build without CUDA) is long.
-  ImGui::PushTextWrapPos(0);
-  ImGui::PushStyleColor(ImGuiCol_Text, theme::kWarn);
+  const ImGuiTextWrapScope wrap;
+  const ImGuiStyleColorScope colour(ImGuiCol_Text, theme::kWarn);
   ImGui::TextWrapped("GPU: not available (%s); the cpu backend runs the same kernel source", gpu_->second.c_str());
-  ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
 }
 
 void LaunchPanel::draw_kernel_fields(const std::string& bad) {
   section("Kernel");
-  if (!begin_form_table("##kernel")) return;
+  const FormTable table("##kernel");
+  if (!table) return;
   LaunchForm& f = form;
   label("kernel", bad, launch_field::kernel);
   if (enum_combo("##kernel", f.config.kernel,
@@ -94,16 +101,17 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
   }
   label("fault", bad, launch_field::fault);
   const FaultInfo& current = fault_info(f.config.fault);
-  if (ImGui::BeginCombo("##fault", std::string(current.name).c_str())) {
+  if (const ImGuiComboScope combo("##fault", std::string(current.name).c_str()); combo) {
     for (const FaultInfo& fi : faults_for(f.config.kernel)) {
       if (ImGui::Selectable(std::string(fi.name).c_str(), fi.fault == f.config.fault)) f.config.fault = fi.fault;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(fi.description).c_str());
     }
-    ImGui::EndCombo();
   }
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("%s", std::string(current.description).c_str());
-  ImGui::PopTextWrapPos();
+  {
+    const ImGuiTextWrapScope wrap;
+    ImGui::TextDisabled("%s", std::string(current.description).c_str());
+    error_injection().throw_if_aimed_at("launch");  // mid-table, text wrap pushed
+  }
   label("backend", bad, launch_field::backend);
   enum_combo("##backend", f.backend,
              std::array{std::pair{Backend::auto_, "auto (GPU when present)"}, std::pair{Backend::cpu, "cpu (SIMT runtime)"},
@@ -122,10 +130,9 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
   label("head_dim", bad, launch_field::head_dim);
   {
     const std::string cur = std::to_string(f.config.head_dim);
-    if (ImGui::BeginCombo("##head_dim", cur.c_str())) {
+    if (const ImGuiComboScope combo("##head_dim", cur.c_str()); combo) {
       for (int d : kSupportedHeadDims)
         if (ImGui::Selectable(std::to_string(d).c_str(), d == f.config.head_dim)) f.config.head_dim = d;
-      ImGui::EndCombo();
     }
   }
   label("dtype", bad, launch_field::dtype);
@@ -135,14 +142,14 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
   ImGui::Checkbox("##causal", &f.config.causal);
   hint("Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q");
   label("splits", bad, launch_field::splits);
-  if (f.config.kernel != KernelKind::splitk) ImGui::BeginDisabled();
-  ImGui::InputScalar("##splits", ImGuiDataType_S64, &f.config.num_splits);
-  if (f.config.kernel != KernelKind::splitk) ImGui::EndDisabled();
+  {
+    const ImGuiDisabledScope disabled(f.config.kernel != KernelKind::splitk);
+    ImGui::InputScalar("##splits", ImGuiDataType_S64, &f.config.num_splits);
+  }
   hint("Split-K splits; 0 = the heuristic's choice");
   label("scale", bad, launch_field::scale);
   ImGui::InputDouble("##scale", &f.config.softmax_scale, 0, 0, "%.6g");
   hint("Softmax scale; 0 = 1/sqrt(head_dim)");
-  ImGui::EndTable();
 }
 
 void LaunchPanel::draw_input_fields(const std::string& bad) {
@@ -152,7 +159,8 @@ void LaunchPanel::draw_input_fields(const std::string& bad) {
   if (ImGui::RadioButton("seeded random", &source, 0)) f.inputs_from_files = false;
   ImGui::SameLine();
   if (ImGui::RadioButton("Q / K / V files", &source, 1)) f.inputs_from_files = true;
-  if (!begin_form_table("##inputs")) return;
+  const FormTable table("##inputs");
+  if (!table) return;
   if (!f.inputs_from_files) {
     label("seed", bad, launch_field::input_seed);
     ImGui::InputText("##seed", &f.input_seed, ImGuiInputTextFlags_CharsDecimal);
@@ -175,7 +183,6 @@ void LaunchPanel::draw_input_fields(const std::string& bad) {
     label("V file", bad, launch_field::input_files);
     ImGui::InputTextWithHint("##v", "(empty when Q holds all three)", &f.v_file);
   }
-  ImGui::EndTable();
 }
 
 void LaunchPanel::draw_trace_fields(const std::string& bad) {
@@ -183,56 +190,59 @@ void LaunchPanel::draw_trace_fields(const std::string& bad) {
   LaunchForm& f = form;
   ImGui::Checkbox("record events", &f.trace_enabled);
   hint("Off: the trace holds the inputs and the output only");
-  if (!begin_form_table("##trace")) return;
-  if (!f.trace_enabled) ImGui::BeginDisabled();
-  label("batch entries", bad, launch_field::trace_batch);
-  ImGui::InputTextWithHint("##tb", "all (or A:B, A:, :B, N)", &f.trace_batch);
-  label("heads", bad, launch_field::trace_heads);
-  ImGui::InputTextWithHint("##th", "all (or A:B, A:, :B, N)", &f.trace_heads);
-  label("queries", bad, launch_field::trace_queries);
-  ImGui::InputTextWithHint("##tq", "all (or A:B, A:, :B, N)", &f.trace_queries);
-  hint("Query rows: events whose rows overlap these are kept");
-  label("stages", bad, launch_field::trace_stages);
-  const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
-  for (size_t st = 0; st < stages.size(); ++st) {
-    if (st > 0) ImGui::SameLine();
-    bool on = (f.stage_mask >> st) & 1u;
-    if (ImGui::Checkbox(stages[st].name.c_str(), &on))
-      f.stage_mask = on ? f.stage_mask | (uint64_t{1} << st) : f.stage_mask & ~(uint64_t{1} << st);
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("%s stage, pass %d", std::string(to_string(stages[st].kind)).c_str(),
-                        static_cast<int>(stages[st].pass));
+  {
+    const FormTable table("##trace");
+    if (!table) return;
+    const ImGuiDisabledScope disabled(!f.trace_enabled);
+    label("batch entries", bad, launch_field::trace_batch);
+    ImGui::InputTextWithHint("##tb", "all (or A:B, A:, :B, N)", &f.trace_batch);
+    label("heads", bad, launch_field::trace_heads);
+    ImGui::InputTextWithHint("##th", "all (or A:B, A:, :B, N)", &f.trace_heads);
+    label("queries", bad, launch_field::trace_queries);
+    ImGui::InputTextWithHint("##tq", "all (or A:B, A:, :B, N)", &f.trace_queries);
+    hint("Query rows: events whose rows overlap these are kept");
+    label("stages", bad, launch_field::trace_stages);
+    const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
+    for (size_t st = 0; st < stages.size(); ++st) {
+      if (st > 0) ImGui::SameLine();
+      bool on = (f.stage_mask >> st) & 1u;
+      if (ImGui::Checkbox(stages[st].name.c_str(), &on))
+        f.stage_mask = on ? f.stage_mask | (uint64_t{1} << st) : f.stage_mask & ~(uint64_t{1} << st);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s stage, pass %d", std::string(to_string(stages[st].kind)).c_str(),
+                          static_cast<int>(stages[st].pass));
   }
   label("tile events", bad);
-  if (f.config.kernel != KernelKind::splitk) ImGui::BeginDisabled();
-  int tiles = !f.tile_events ? 0 : *f.tile_events ? 1 : 2;
-  if (ImGui::RadioButton("auto##tiles", &tiles, 0)) f.tile_events.reset();
-  ImGui::SameLine();
-  if (ImGui::RadioButton("on##tiles", &tiles, 1)) f.tile_events = true;
-  ImGui::SameLine();
-  if (ImGui::RadioButton("off##tiles", &tiles, 2)) f.tile_events = false;
-  if (f.config.kernel != KernelKind::splitk) ImGui::EndDisabled();
+  {
+    const ImGuiDisabledScope not_splitk(f.config.kernel != KernelKind::splitk);
+    int tiles = !f.tile_events ? 0 : *f.tile_events ? 1 : 2;
+    if (ImGui::RadioButton("auto##tiles", &tiles, 0)) f.tile_events.reset();
+    ImGui::SameLine();
+    if (ImGui::RadioButton("on##tiles", &tiles, 1)) f.tile_events = true;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("off##tiles", &tiles, 2)) f.tile_events = false;
+  }
   hint("Split-K: a splitk.tile event with each split's running state after every kv tile; auto: on when the "
        "run is small enough");
   label("capacity", bad, launch_field::capacity);
   ImGui::InputScalar("##cap", ImGuiDataType_S64, &f.capacity);
   hint("Events the buffer holds; the rest are counted as dropped");
-  if (!f.trace_enabled) ImGui::EndDisabled();
-  ImGui::EndTable();
+  }
   section("CPU backend");
-  if (!begin_form_table("##cpu")) return;
-  label("workers", bad, launch_field::cpu_workers);
-  ImGui::InputInt("##workers", &f.cpu_workers);
-  hint("SIMT worker threads; 0 = all cores, 1 = deterministic");
-  label("perturbation seed", bad, launch_field::perturb_seed);
-  ImGui::InputTextWithHint("##perturb", "off (a number: threads resume in a seeded random order)", &f.perturb_seed,
-                           ImGuiInputTextFlags_CharsDecimal);
-  ImGui::EndTable();
+  {
+    const FormTable table("##cpu");
+    if (!table) return;
+    label("workers", bad, launch_field::cpu_workers);
+    ImGui::InputInt("##workers", &f.cpu_workers);
+    hint("SIMT worker threads; 0 = all cores, 1 = deterministic");
+    label("perturbation seed", bad, launch_field::perturb_seed);
+    ImGui::InputTextWithHint("##perturb", "off (a number: threads resume in a seeded random order)", &f.perturb_seed,
+                             ImGuiInputTextFlags_CharsDecimal);
+  }
   section("Save");
-  if (begin_form_table("##save")) {
+  if (const FormTable table("##save"); table) {
     label("save trace as", bad);
     ImGui::InputTextWithHint("##save", "optional: run.trace.safetensors", &save_path);
-    ImGui::EndTable();
   }
 }
 
@@ -242,27 +252,30 @@ std::optional<CaptureRequest> LaunchPanel::draw(bool busy, const JobProgress::Sn
   const std::optional<LaunchFormError> problem = check_launch_form(form);
   const std::string bad = problem ? problem->field() : std::string();
   const float column_w = std::min(560.0f, (size.x - 30) / 2);
-  ImGui::BeginChild("##launch-left", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
-  draw_kernel_fields(bad);
-  ImGui::EndChild();
+  {
+    const ImGuiChildScope left("##launch-left", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
+    draw_kernel_fields(bad);
+  }
   ImGui::SameLine(0, 24);
-  ImGui::BeginChild("##launch-right", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
-  draw_input_fields(bad);
-  draw_trace_fields(bad);
-  ImGui::EndChild();
+  {
+    const ImGuiChildScope right("##launch-right", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
+    draw_input_fields(bad);
+    draw_trace_fields(bad);
+  }
 
   ImGui::Separator();
-  if (busy || problem) ImGui::BeginDisabled();
-  if (ImGui::Button("Launch", ImVec2(140, 0))) {
-    try {
-      CaptureRequest r{to_capture_spec(form), std::nullopt};
-      if (!save_path.empty()) r.save_to = std::filesystem::path(save_path);
-      request = std::move(r);
-    } catch (const LaunchFormError&) {
-      // check_launch_form said it was fine a moment ago; nothing to run.
+  {
+    const ImGuiDisabledScope disabled(busy || problem);
+    if (ImGui::Button("Launch", ImVec2(140, 0))) {
+      try {
+        CaptureRequest r{to_capture_spec(form), std::nullopt};
+        if (!save_path.empty()) r.save_to = std::filesystem::path(save_path);
+        request = std::move(r);
+      } catch (const LaunchFormError&) {
+        // check_launch_form said it was fine a moment ago; nothing to run.
+      }
     }
   }
-  if (busy || problem) ImGui::EndDisabled();
   ImGui::SameLine();
   if (ImGui::Button("Reset to the demo")) form = default_launch_form();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Split-K, fault double_count_l, 2 heads, 16 x 1024, fp16, 8 splits");

@@ -7,7 +7,10 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "app/gui/error_injection.h"
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 namespace {
@@ -71,7 +74,8 @@ std::optional<OpenChoice> OpenDialog::draw(const RecentFiles& recent) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowSize(ImVec2(std::min(900.0f, vp->WorkSize.x - 80), std::min(560.0f, vp->WorkSize.y - 80)),
                            ImGuiCond_Appearing);
-  if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings)) return chosen;
+  const ImGuiPopupModalScope popup(title, nullptr, ImGuiWindowFlags_NoSavedSettings);
+  if (!popup) return chosen;
   ImGui::TextDisabled(target_ == OpenTarget::a ? "A trace file (*.trace.safetensors) to open and analyse."
                                                : "A second run of the same problem, compared with the open one (A/B).");
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - 40);
@@ -90,51 +94,53 @@ std::optional<OpenChoice> OpenDialog::draw(const RecentFiles& recent) {
   }
   const float list_h = ImGui::GetContentRegionAvail().y - ImGui::GetFrameHeightWithSpacing() - 4;
   const float recent_w = 300;
-  ImGui::BeginChild("##files", ImVec2(ImGui::GetContentRegionAvail().x - recent_w - 8, list_h), true);
-  ImGui::TextDisabled("%s", folder_.string().c_str());
-  if (ImGui::Selectable("..", false, ImGuiSelectableFlags_AllowDoubleClick) && ImGui::IsMouseDoubleClicked(0)) {
-    list(folder_.parent_path());
-    path_text_ = folder_.string() + "/";
-  }
-  if (!list_error_.empty()) ImGui::TextColored(ImColor(theme::kError), "%s", list_error_.c_str());
-  std::optional<std::filesystem::path> enter_folder;
-  for (const Entry& e : entries_) {
-    const std::string label = e.folder ? e.name + "/" : e.name;
-    const std::filesystem::path full = folder_ / e.name;
-    if (ImGui::Selectable(label.c_str(), path_text_ == full.string(), ImGuiSelectableFlags_AllowDoubleClick)) {
-      path_text_ = full.string();
-      if (ImGui::IsMouseDoubleClicked(0)) {
-        if (e.folder) enter_folder = full;
-        else chosen = OpenChoice{target_, full};
+  {
+    const ImGuiChildScope files("##files", ImVec2(ImGui::GetContentRegionAvail().x - recent_w - 8, list_h), true);
+    ImGui::TextDisabled("%s", printable(folder_.string()).c_str());
+    error_injection().throw_if_aimed_at("open-dialog");  // in a child of a modal popup
+    if (ImGui::Selectable("..", false, ImGuiSelectableFlags_AllowDoubleClick) && ImGui::IsMouseDoubleClicked(0)) {
+      list(folder_.parent_path());
+      path_text_ = folder_.string() + "/";
+    }
+    if (!list_error_.empty()) ImGui::TextColored(ImColor(theme::kError), "%s", printable(list_error_).c_str());
+    std::optional<std::filesystem::path> enter_folder;
+    for (const Entry& e : entries_) {
+      const std::string label = printable(e.folder ? e.name + "/" : e.name);  // names shown, the real one opened
+      const std::filesystem::path full = folder_ / e.name;
+      if (ImGui::Selectable(label.c_str(), path_text_ == full.string(), ImGuiSelectableFlags_AllowDoubleClick)) {
+        path_text_ = full.string();
+        if (ImGui::IsMouseDoubleClicked(0)) {
+          if (e.folder) enter_folder = full;
+          else chosen = OpenChoice{target_, full};
+        }
+      }
+      if (!e.folder) {
+        ImGui::SameLine(ImGui::GetContentRegionAvail().x - 60);
+        ImGui::TextDisabled("%s", size_text(e.size).c_str());
       }
     }
-    if (!e.folder) {
-      ImGui::SameLine(ImGui::GetContentRegionAvail().x - 60);
-      ImGui::TextDisabled("%s", size_text(e.size).c_str());
+    if (enter_folder) {
+      list(*enter_folder);
+      path_text_ = folder_.string() + "/";
     }
   }
-  if (enter_folder) {
-    list(*enter_folder);
-    path_text_ = folder_.string() + "/";
-  }
-  ImGui::EndChild();
   ImGui::SameLine();
-  ImGui::BeginChild("##recent", ImVec2(recent_w, list_h), true);
-  ImGui::TextDisabled("Recent");
-  if (recent.entries().empty()) ImGui::TextDisabled("(none yet)");
-  for (const auto& p : recent.entries()) {
-    if (ImGui::Selectable(p.filename().string().c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
-      path_text_ = p.string();
-      if (ImGui::IsMouseDoubleClicked(0)) chosen = OpenChoice{target_, p};
+  {
+    const ImGuiChildScope recent_list("##recent", ImVec2(recent_w, list_h), true);
+    ImGui::TextDisabled("Recent");
+    if (recent.entries().empty()) ImGui::TextDisabled("(none yet)");
+    for (const auto& p : recent.entries()) {
+      if (ImGui::Selectable(printable(p.filename().string()).c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
+        path_text_ = p.string();
+        if (ImGui::IsMouseDoubleClicked(0)) chosen = OpenChoice{target_, p};
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", printable(p.string()).c_str());
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.string().c_str());
   }
-  ImGui::EndChild();
   if (ImGui::Checkbox("Show all files", &all_files_)) list(folder_);
   ImGui::SameLine(ImGui::GetContentRegionAvail().x - 100);
   if (ImGui::Button("Cancel", ImVec2(100, 0))) ImGui::CloseCurrentPopup();
   if (chosen) ImGui::CloseCurrentPopup();
-  ImGui::EndPopup();
   return chosen;
 }
 

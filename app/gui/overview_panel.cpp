@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "app/gui/color_bar.h"
+#include "app/gui/error_injection.h"
 #include "app/gui/heatmap_controls.h"
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
@@ -154,10 +155,9 @@ void OverviewPanel::draw_selectors(ViewerSession& s) {
   const auto [b, h] = s.pair();
   if (s.pairs().size() > 1) {
     ImGui::SetNextItemWidth(170);
-    if (ImGui::BeginCombo("##pair", pair_text(b, h).c_str())) {
+    if (const ImGuiComboScope combo("##pair", pair_text(b, h).c_str()); combo) {
       for (const auto& [pb, ph] : s.pairs())
         if (ImGui::Selectable(pair_text(pb, ph).c_str(), pb == b && ph == h)) s.select_pair(pb, ph);
-      ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The (batch, head) pair the overview shows");
     ImGui::SameLine();
@@ -168,13 +168,12 @@ void OverviewPanel::draw_selectors(ViewerSession& s) {
   }
   const AnalysisReport& r = s.report();
   ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x));
-  if (ImGui::BeginCombo("##grid", grid_stage_text(r, s.grid_stage, b, h).c_str())) {
+  if (const ImGuiComboScope combo("##grid", grid_stage_text(r, s.grid_stage, b, h).c_str()); combo) {
     if (ImGui::Selectable(grid_stage_text(r, kOverviewGrid, b, h).c_str(), s.grid_stage == kOverviewGrid))
       s.grid_stage = kOverviewGrid;
     for (const ErrorGrid& g : r.grids)
       if (g.batch == b && g.head == h && ImGui::Selectable(r.stage_name(g.stage).c_str(), s.grid_stage == g.stage))
         s.grid_stage = g.stage;
-    ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Which stage's errors the grid shows");
 }
@@ -183,7 +182,8 @@ void OverviewPanel::draw_verdict_table(ViewerSession& s) {
   const AnalysisReport& r = s.report();
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##verdicts", 6, flags)) return;
+  const ImGuiTableScope table("##verdicts", 6, flags);
+  if (!table) return;
   ImGui::TableSetupColumn("stage");
   ImGui::TableSetupColumn("verdict");
   ImGui::TableSetupColumn("events failing");
@@ -196,6 +196,7 @@ void OverviewPanel::draw_verdict_table(ViewerSession& s) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     const ImGuiIdScope id(static_cast<int>(st.stage));
+    error_injection().throw_if_aimed_at("overview");  // mid-table, mid-ID-stack
     const bool can_go = st.first_failing_event >= 0;
     if (ImGui::Selectable(st.info.name.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) && can_go)
       s.stepper().select(static_cast<size_t>(st.first_failing_event));
@@ -228,7 +229,6 @@ void OverviewPanel::draw_verdict_table(ViewerSession& s) {
     if (nf.total()) ImGui::TextColored(ImColor(theme::kFail), "%s", counts.c_str());
     else ImGui::TextDisabled("%s", counts.c_str());
   }
-  ImGui::EndTable();
 }
 
 void OverviewPanel::frame_cells(const HeatmapView& view, const CellRect& cells, const char* name, bool divergence) {
@@ -239,7 +239,7 @@ void OverviewPanel::frame_cells(const HeatmapView& view, const CellRect& cells, 
   const float y0 = static_cast<float>(l.origin_y + static_cast<double>(cells.row0) * l.px_per_row);
   const float y1 = static_cast<float>(l.origin_y + static_cast<double>(cells.row1) * l.px_per_row);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(ImVec2(l.image_min_x, l.image_min_y), ImVec2(l.image_max_x, l.image_max_y), true);
+  const ImDrawListClipScope clip(dl, ImVec2(l.image_min_x, l.image_min_y), ImVec2(l.image_max_x, l.image_max_y));
   // At least a few pixels tall, so a one-row divergence in 8192 rows is still a visible frame.
   const float cy = (y0 + y1) / 2, half = std::max((y1 - y0) / 2, 3.0f);
   const ImVec2 a(std::floor(x0), std::floor(cy - half)), b(std::ceil(x1), std::ceil(cy + half));
@@ -251,7 +251,6 @@ void OverviewPanel::frame_cells(const HeatmapView& view, const CellRect& cells, 
   } else {
     dl->AddRect(ImVec2(a.x + 1, a.y + 1), ImVec2(b.x - 1, b.y - 1), theme::kSelectionMark, 0, 0, 2.0f);
   }
-  dl->PopClipRect();
   marks_.push_back({name, view.name(), a.x, a.y, b.x, b.y, cells.row0, cells.row1, cells.col0, cells.col1});
 }
 
@@ -294,45 +293,46 @@ void OverviewPanel::draw_navigator(ViewerSession& s, HeatmapRenderer& renderer, 
   if (navigator_.empty()) return;
   const std::vector<NavigatorGrid>& grids = s.navigator();
   const int n = static_cast<int>(navigator_.size());
-  if (!ImGui::BeginTable("##navigator", n, ImGuiTableFlags_SizingStretchProp)) return;
-  // Wider for more key positions: a stage of one column (the output) needs little room.
-  for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i)
-    ImGui::TableSetupColumn(nullptr, ImGuiTableColumnFlags_WidthStretch,
-                            1.0f + static_cast<float>(std::min<int64_t>(grids[static_cast<size_t>(i)].values.cols, 16)) / 4);
   const RunView& run = s.view();
   // Where an event sits on a navigator grid (its stage's key end is its column).
   const auto cell_on = [&](const NavigatorGrid& g, const EventHeader& h) -> std::optional<GridCell> {
     if (h.stage < 0 || static_cast<size_t>(h.stage) >= run.num_stages()) return std::nullopt;
     return g.cell_of(h, event_key_end(h, run.stages[static_cast<size_t>(h.stage)], run.attention));
   };
-  const EventHeader* selected = s.selected_header();
-  const std::optional<EventHeader> divergence = divergence_header(s.report());
   std::optional<size_t> clicked;
-  for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i) {
-    ImGui::TableNextColumn();
-    const ImGuiIdScope id(i);
-    NavigatorView& nv = navigator_[static_cast<size_t>(i)];
-    const NavigatorGrid& g = grids[static_cast<size_t>(i)];
-    if (!g.omitted.empty()) {
-      ImGui::TextUnformatted(run.stages[static_cast<size_t>(g.stage)].name.c_str());
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextDisabled("%s", g.omitted.c_str());
-      ImGui::PopTextWrapPos();
-      continue;
+  {
+    const ImGuiTableScope table("##navigator", n, ImGuiTableFlags_SizingStretchProp);
+    if (!table) return;
+    // Wider for more key positions: a stage of one column (the output) needs little room.
+    for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i)
+      ImGui::TableSetupColumn(nullptr, ImGuiTableColumnFlags_WidthStretch,
+                              1.0f + static_cast<float>(std::min<int64_t>(grids[static_cast<size_t>(i)].values.cols, 16)) / 4);
+    const EventHeader* selected = s.selected_header();
+    const std::optional<EventHeader> divergence = divergence_header(s.report());
+    for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i) {
+      ImGui::TableNextColumn();
+      const ImGuiIdScope id(i);
+      NavigatorView& nv = navigator_[static_cast<size_t>(i)];
+      const NavigatorGrid& g = grids[static_cast<size_t>(i)];
+      if (!g.omitted.empty()) {
+        ImGui::TextUnformatted(run.stages[static_cast<size_t>(g.stage)].name.c_str());
+        const ImGuiTextWrapScope wrap(0);
+        ImGui::TextDisabled("%s", g.omitted.c_str());
+        continue;
+      }
+      nv.nav.begin_frame();
+      // The pick shows the selection; a click moves it, which selects the cell's event.
+      nv.nav.picked.reset();
+      if (selected)
+        if (const auto c = cell_on(g, *selected)) nv.nav.picked = CellIndex{c->row, c->col};
+      const std::optional<CellIndex> synced = nv.nav.picked;
+      nv.view->draw(renderer, nv.nav, navigator_display_, ImVec2(ImGui::GetContentRegionAvail().x, size.y));
+      if (nv.nav.picked && nv.nav.picked != synced) clicked = g.event_at(nv.nav.picked->row, nv.nav.picked->col);
+      if (divergence)
+        if (const auto c = cell_on(g, *divergence))
+          frame_cells(*nv.view, CellRect{c->row, c->row + 1, c->col, c->col + 1}, "first divergence", true);
     }
-    nv.nav.begin_frame();
-    // The pick shows the selection; a click moves it, which selects the cell's event.
-    nv.nav.picked.reset();
-    if (selected)
-      if (const auto c = cell_on(g, *selected)) nv.nav.picked = CellIndex{c->row, c->col};
-    const std::optional<CellIndex> synced = nv.nav.picked;
-    nv.view->draw(renderer, nv.nav, navigator_display_, ImVec2(ImGui::GetContentRegionAvail().x, size.y));
-    if (nv.nav.picked && nv.nav.picked != synced) clicked = g.event_at(nv.nav.picked->row, nv.nav.picked->col);
-    if (divergence)
-      if (const auto c = cell_on(g, *divergence))
-        frame_cells(*nv.view, CellRect{c->row, c->row + 1, c->col, c->col + 1}, "first divergence", true);
   }
-  ImGui::EndTable();
   if (clicked) s.stepper().select(*clicked);
 }
 

@@ -4,8 +4,11 @@
 
 #include <imgui.h>
 
+#include "app/gui/error_injection.h"
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/model/analysis/report_text.h"
+#include "instrumentation/trace/display_text.h"
 #include "instrumentation/trace/trace_file.h"
 
 namespace ts {
@@ -14,24 +17,24 @@ void draw_run_header(const ViewerSession& s, float width) {
   if (!s.has_run()) return;
   const AnalysisReport& r = s.report();
   const RunView& run = s.view();
-  ImGui::PushFont(gui_fonts().large);
-  const bool clean = r.clean();
-  const char* badge = clean ? " CLEAN " : " DIVERGENCE ";
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  const ImVec2 bs = ImGui::CalcTextSize(badge);
-  ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + bs.x, p.y + bs.y), clean ? theme::kPass : theme::kFail, 3.0f);
-  ImGui::GetWindowDrawList()->AddText(p, IM_COL32(16, 16, 18, 255), badge);
-  ImGui::Dummy(bs);
-  ImGui::SameLine(0, 12);
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width - bs.x - 24);
-  ImGui::TextUnformatted(r.symptom.line.c_str());
-  ImGui::PopTextWrapPos();
-  ImGui::PopFont();
+  {
+    const ImGuiFontScope font(gui_fonts().large);
+    const bool clean = r.clean();
+    const char* badge = clean ? " CLEAN " : " DIVERGENCE ";
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const ImVec2 bs = ImGui::CalcTextSize(badge);
+    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + bs.x, p.y + bs.y), clean ? theme::kPass : theme::kFail, 3.0f);
+    ImGui::GetWindowDrawList()->AddText(p, IM_COL32(16, 16, 18, 255), badge);
+    ImGui::Dummy(bs);
+    ImGui::SameLine(0, 12);
+    const ImGuiTextWrapScope wrap(ImGui::GetCursorPosX() + width - bs.x - 24);
+    ImGui::TextUnformatted(r.symptom.line.c_str());
+    error_injection().throw_if_aimed_at("header");  // large font and text wrap pushed
+  }
   if (ImGui::IsItemHovered() && !r.symptom.details.empty()) {
-    ImGui::BeginTooltip();
+    const ImGuiTooltipScope tooltip;
     ImGui::TextDisabled("evidence (%s)", r.symptom.kind.c_str());
     for (const std::string& d : r.symptom.details) ImGui::BulletText("%s", d.c_str());
-    ImGui::EndTooltip();
   }
 
   std::string info = s.run().display_name() + "   " + run_line(r);
@@ -39,7 +42,7 @@ void draw_run_header(const ViewerSession& s, float width) {
   info += "   " + s.run().backend_text() +
           (device != run.metadata.end() ? " (" + device->second + ")" : std::string());
   info += "   " + std::to_string(run.num_events()) + " events";
-  ImGui::TextDisabled("%s", info.c_str());
+  ImGui::TextDisabled("%s", printable(info).c_str());  // the file's name and its device string
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("tolerance: %s", r.tolerance.describe().c_str());
   if (run.dropped_events > 0 || !r.missing.empty()) {
     ImGui::SameLine(0, 12);

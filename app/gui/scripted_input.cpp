@@ -22,6 +22,8 @@ int key_index(const std::string& key) {
   if (key == "rbracket") return ']';               // GLFW_KEY_RIGHT_BRACKET
   if (key == "ctrl+e") return 'E';                 // GLFW_KEY_E
   if (key == "ctrl+o") return 'O';                 // GLFW_KEY_O
+  if (key == "ctrl+s") return 'S';                 // GLFW_KEY_S
+  if (key == "ctrl+h") return 'H';                 // GLFW_KEY_H
   return 'F';  // GLFW_KEY_F
 }
 

@@ -5,15 +5,19 @@
 
 #include <imgui.h>
 
+#include "app/gui/error_injection.h"
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 
 namespace ts {
 namespace {
 
 bool button(const char* label, const char* tip, bool enabled = true) {
-  if (!enabled) ImGui::BeginDisabled();
-  const bool clicked = ImGui::Button(label);
-  if (!enabled) ImGui::EndDisabled();
+  bool clicked = false;
+  {
+    const ImGuiDisabledScope disabled(!enabled);
+    clicked = ImGui::Button(label);
+  }
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
   return clicked;
 }
@@ -24,7 +28,7 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   EventStepper& st = s.stepper();
   const std::optional<size_t> before = st.selected();
   const bool any = st.num_events() > 0;
-  ImGui::PushID("stepping");
+  const ImGuiIdScope id("stepping");
   if (button("|<", "First event (Home)", any)) st.to_first();
   ImGui::SameLine(0, 4);
   if (button("<", "Previous event in the kernel's order ([ or PageUp)", any)) st.step(-1);
@@ -41,6 +45,7 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
     playback.events_per_second = speed;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Playback speed, events per second");
   ImGui::SameLine();
+  error_injection().throw_if_aimed_at("stepping");  // mid-bar, its ID pushed
 
   int scope = st.scope == StepScope::run ? 0 : 1;
   if (ImGui::RadioButton("Whole run", &scope, 0)) st.scope = StepScope::run;
@@ -67,14 +72,12 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   if (n > 1 && ImGui::SliderInt("##position", &pos, 0, static_cast<int>(n) - 1, overlay, ImGuiSliderFlags_AlwaysClamp))
     st.select_scope_position(static_cast<size_t>(pos));
   else if (n <= 1) {
-    ImGui::BeginDisabled();
+    const ImGuiDisabledScope disabled;
     int zero = 0;
     ImGui::SliderInt("##position", &zero, 0, 1, overlay);
-    ImGui::EndDisabled();
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Events in the kernel's own order (a stage's pass first: the states a merge reads come before it)");
-  ImGui::PopID();
   return st.selected() != before;
 }
 

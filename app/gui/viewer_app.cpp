@@ -8,19 +8,21 @@
 #include <memory>
 #include <thread>
 
-#include <imgui_internal.h>  // ErrorCheckEndFrameRecover
-
-#include "app/gui/gl_api.h"
+#include "app/cli/cli_errors.h"
+#include "app/gui/error_injection.h"
 #include "app/gui/error_log.h"
 #include "app/gui/error_panel.h"
 #include "app/gui/frame_stats.h"
+#include "app/gui/gl_api.h"
 #include "app/gui/gui_window.h"
 #include "app/gui/heatmap_renderer.h"
+#include "app/gui/imgui_scopes.h"
 #include "app/gui/screenshot.h"
 #include "app/gui/scripted_input.h"
 #include "app/gui/theme.h"
 #include "app/gui/viewer_window.h"
 #include "app/model/png_file.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 namespace {
@@ -29,22 +31,20 @@ void draw_status_bar(const GuiWindow& window, const ViewerWindow& viewer, double
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - height));
   ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, height));
-  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(10, 3));
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImGui::GetStyleColorVec4(ImGuiCol_MenuBarBg));
+  const ImGuiStyleVarScope padding(ImGuiStyleVar_WindowPadding, ImVec2(10, 3));
+  const ImGuiStyleColorScope background(ImGuiCol_WindowBg, ImGui::GetStyleColorVec4(ImGuiCol_MenuBarBg));
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoInputs;
-  if (ImGui::Begin("##status", nullptr, flags)) {
-    ImGui::TextDisabled("%s", viewer.status_text().c_str());
+  if (const ImGuiWindowScope bar("##status", nullptr, flags); bar) {
+    ImGui::TextDisabled("%s", printable(viewer.status_text()).c_str());
+    error_injection().throw_if_aimed_at("status");
     char right[256];
     std::snprintf(right, sizeof right, "%s   |   GL max texture %d   |   %.1f ms/frame   |   Help: keys",
                   window.gl_renderer().c_str(), window.max_texture_size(), last_frame_ms);
     ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize(right).x));
     ImGui::TextDisabled("%s", right);
   }
-  ImGui::End();
-  ImGui::PopStyleColor();
-  ImGui::PopStyleVar();
 }
 
 // CPU time of the whole process (all threads: with Mesa's llvmpipe the rasteriser's too),
@@ -64,11 +64,11 @@ int run_viewer(const GuiOptions& o) {
     window = std::make_unique<GuiWindow>("tilescope", o.width, o.height, o.vsync && !o.headless_run());
     renderer = std::make_unique<HeatmapRenderer>();
   } catch (const NoDisplayError& e) {
-    std::fprintf(stderr, "tilescope-gui: %s\n", e.what());
-    return 3;
+    cli::print_error("tilescope-gui", e.what());
+    return cli::kExitRunFailure;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilescope-gui: cannot start: %s\n", e.what());
-    return 3;
+    cli::print_error("tilescope-gui", std::string("cannot start: ") + e.what());
+    return cli::kExitRunFailure;
   }
   // Headless runs ignore the pointer: whatever the X server's cursor is over must not show up
   // as a hovered cell in a screenshot.
@@ -78,18 +78,17 @@ int run_viewer(const GuiOptions& o) {
     try {
       scripted = std::make_unique<ScriptedInput>(load_input_script(*o.input_script));
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tilescope-gui: %s\n", e.what());
-      return 2;
+      return cli::report_error("tilescope-gui", e);
     }
   }
 
+  error_injection().set(o.inject_errors, o.synthetic ? "synthetic" : "detail");
   ErrorLog errors;
   std::unique_ptr<ViewerWindow> viewer;
   try {
     viewer = std::make_unique<ViewerWindow>(o, errors);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tilescope-gui: %s\n", e.what());
-    return 2;
+    return cli::report_error("tilescope-gui", e);
   }
   FrameStats stats;
   int exit_code = 0;
@@ -123,12 +122,11 @@ int run_viewer(const GuiOptions& o) {
 
     const auto t_ui = clock::now();
     const float status_h = ImGui::GetTextLineHeight() + 8;
-    const bool finished = guarded(errors, "viewer", [&] {
+    guarded_ui(errors, "viewer", [&] {
       const ImGuiViewport* vp = ImGui::GetMainViewport();
       viewer->draw(*renderer, vp->WorkPos, ImVec2(vp->WorkSize.x, vp->WorkSize.y - status_h), last_frame_s);
-      draw_status_bar(*window, *viewer, last_ms, status_h);
     });
-    if (!finished) ImGui::ErrorCheckEndFrameRecover(nullptr);  // close whatever the throw left open
+    guarded_ui(errors, "status bar", [&] { draw_status_bar(*window, *viewer, last_ms, status_h); });
     draw_error_panel(errors, status_h);
     const auto t_render = clock::now();
     window->end_frame(ImGui::GetStyleColorVec4(ImGuiCol_WindowBg));  // the panels draw no background
@@ -141,8 +139,7 @@ int run_viewer(const GuiOptions& o) {
       try {
         write_png_file(*o.screenshot, read_back_buffer(window->framebuffer_width(), window->framebuffer_height()));
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "tilescope-gui: screenshot: %s\n", e.what());
-        exit_code = 2;
+        exit_code = cli::report_error("tilescope-gui: screenshot", e);
       }
     }
     if (last && o.layout_json) {
@@ -150,8 +147,7 @@ int run_viewer(const GuiOptions& o) {
         const ImVec2 s = ImGui::GetIO().DisplayFramebufferScale;
         write_layout_json(*o.layout_json, viewer->layouts(), s.x, s.y, viewer->marks(), viewer->layout_extra());
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "tilescope-gui: layout: %s\n", e.what());
-        exit_code = 2;
+        exit_code = cli::report_error("tilescope-gui: layout", e);
       }
     }
     const auto t_present = clock::now();
@@ -171,6 +167,8 @@ int run_viewer(const GuiOptions& o) {
     }
     if (last) break;
   }
+  // A headless run whose trace (or demo) could not be opened failed, as the CLI would have.
+  if (o.headless_run() && exit_code == 0) exit_code = viewer->startup_exit_code();
 
   if (o.frame_stats) {
     try {
@@ -193,8 +191,7 @@ int run_viewer(const GuiOptions& o) {
         std::printf("  %-8s median %.2f ms  p99 %.2f ms\n", part, p.median_ms, p.p99_ms);
       }
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tilescope-gui: frame stats: %s\n", e.what());
-      exit_code = 2;
+      exit_code = cli::report_error("tilescope-gui: frame stats", e);
     }
   }
   return exit_code;

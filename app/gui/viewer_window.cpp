@@ -3,17 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include <imgui.h>
-#include <imgui_internal.h>  // ErrorCheckEndWindowRecover
 
+#include "app/cli/cli_errors.h"
+#include "app/gui/error_injection.h"
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/run_header.h"
 #include "app/gui/stepping_bar.h"
 #include "app/gui/theme.h"
 #include "app/model/export/export_run.h"
 #include "instrumentation/trace/atomic_file.h"
+#include "instrumentation/trace/display_text.h"
+#include "instrumentation/trace/file_bytes.h"
 #include "instrumentation/trace/file_error.h"
 
 namespace ts {
@@ -23,17 +25,19 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoScrollbar | ImGuiWin
 
 bool analysis_panel(GuiPanel p) { return p == GuiPanel::both || p == GuiPanel::overview || p == GuiPanel::detail; }
 
-// A trace opened from a file, saved under another name: its bytes, written atomically.
+// A trace opened from a file, saved under another name: its bytes, written atomically (read
+// with the checks of every reader: a regular file, unchanged while it is copied).
 void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to) {
-  std::ifstream in(from, std::ios::binary);
-  if (!in) throw FileReadError(from, "cannot read " + from.string() + " to save it again");
+  const InputFile in(from);
   AtomicFileWriter out(to);
-  std::vector<char> buf(size_t{1} << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) out.write(buf.data(), static_cast<size_t>(in.gcount()));
+  std::vector<std::byte> buffer(static_cast<size_t>(std::min<uint64_t>(in.size(), uint64_t{1} << 20)));
+  for (uint64_t done = 0; done < in.size();) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), in.size() - done));
+    in.read_at(done, buffer.data(), n);
+    out.write(buffer.data(), n);
+    done += n;
   }
-  if (in.bad()) throw FileReadError(from, "reading " + from.string() + " failed");
+  in.check_unchanged();
   out.commit();
 }
 
@@ -98,10 +102,14 @@ void ViewerWindow::poll_job() {
       break;
     }
     case JobState::failed:
-      errors_.report(what, job_.error());
+      errors_.report(what, job_.exception());
       last_status_ = what + ": failed";
+      if (!startup_done_) startup_exit_code_ = cli::exit_code_for(job_.exception());
       break;
-    case JobState::cancelled: last_status_ = what + ": cancelled"; break;
+    case JobState::cancelled:
+      last_status_ = what + ": cancelled";
+      if (!startup_done_) startup_exit_code_ = 130;
+      break;
     default: break;
   }
   if (!startup_done_) {
@@ -178,6 +186,9 @@ void ViewerWindow::launch(const CaptureRequest& request, bool as_b) {
                            std::string(to_string(request.spec.backend)) + " (" +
                            std::string(to_string(request.spec.config.kernel)) + ", " +
                            std::string(to_string(request.spec.config.fault)) + ")";
+  // A path to save to is checked before the run (write_target.h: not a device, not an input).
+  if (request.save_to && !guarded(errors_, what, [&] { check_capture_output(request.spec, *request.save_to); }))
+    return;
   std::optional<LoadedRun> a;
   if (as_b && session_.has_run()) a = session_.run();
   start_job(what, [request, a](JobProgress& p) -> Apply {
@@ -239,12 +250,15 @@ void ViewerWindow::export_current(const ExportRequest& req) {
   if (req.report && session_.has_run()) run = session_.run();
   start_job("export to " + req.folder.string(), [items, req, run](JobProgress& p) -> Apply {
     p.set_phase("writing heatmaps");
-    std::vector<std::filesystem::path> files = write_heatmap_exports(req.folder, items, req.png, req.npy);
-    size_t count = files.size();
-    if (run) {
+    // One export folder: the heatmaps, and the analysis's evidence in report/ (its own export).
+    const auto report = [&](const std::filesystem::path& staging) {
+      std::vector<std::filesystem::path> files;
+      if (!run) return files;
       p.set_phase("writing the analysis's evidence");
-      count += export_run(*run->run, *run->report, req.folder / "report").files.size();
-    }
+      for (const ExportedFile& f : export_run(*run->run, *run->report, staging / "report").files) files.push_back(f.path);
+      return files;
+    };
+    const size_t count = write_heatmap_exports(req.folder, items, req.png, req.npy, report).size();
     return [count, folder = req.folder](ViewerWindow& w) {
       w.last_status_ = "exported " + std::to_string(count) + " files to " + folder.string();
     };
@@ -275,30 +289,28 @@ void ViewerWindow::drop(const std::vector<std::string>& paths) {
 // --- drawing ----------------------------------------------------------------------------------
 
 void ViewerWindow::draw_menu_bar() {
-  if (!ImGui::BeginMainMenuBar()) return;
+  const ImGuiMainMenuBarScope bar;
+  if (!bar) return;
   const bool has_run = session_.has_run();
-  if (ImGui::BeginMenu("File")) {
+  if (const ImGuiMenuScope file("File"); file) {
     if (ImGui::MenuItem("Open trace...", "Ctrl+O")) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
-    if (ImGui::BeginMenu("Open recent", !recent_.entries().empty())) {
+    if (const ImGuiMenuScope recent("Open recent", !recent_.entries().empty()); recent) {
       for (const auto& p : recent_.entries())
-        if (ImGui::MenuItem(p.filename().string().c_str(), p.parent_path().string().c_str())) open_file(p, OpenTarget::a);
-      ImGui::EndMenu();
+        if (ImGui::MenuItem(printable(p.filename().string()).c_str(), printable(p.parent_path().string()).c_str()))
+          open_file(p, OpenTarget::a);
     }
     if (ImGui::MenuItem("Compare with...", nullptr, false, has_run))
       open_dialog_.show(OpenTarget::b, std::filesystem::current_path());
     ImGui::Separator();
-    if (ImGui::MenuItem("Save trace as...", nullptr, false, has_run))
-      save_dialog_.show(session_.run().path ? session_.run().path->parent_path() / "copy.trace.safetensors"
-                                            : std::filesystem::current_path() / "capture.trace.safetensors");
+    if (ImGui::MenuItem("Save trace as...", "Ctrl+S", false, has_run)) show_save_dialog();
     if (ImGui::MenuItem("Export...", "Ctrl+E", false, has_run || panel_ == GuiPanel::synthetic)) {
       if (panel_ == GuiPanel::synthetic && synthetic_) synthetic_->open_export_dialog();
       else export_dialog_.show(std::filesystem::current_path() / "tilescope-export");
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
-    ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Run")) {
+  if (const ImGuiMenuScope run("Run"); run) {
     if (ImGui::MenuItem("Launch...")) select_tab_ = panel_ = GuiPanel::launch;
     if (ImGui::MenuItem("Capture the built-in demo (CPU)")) {
       LaunchForm demo = default_launch_form();
@@ -308,9 +320,8 @@ void ViewerWindow::draw_menu_bar() {
     if (ImGui::MenuItem("Re-run on the other backend", nullptr, false, has_run && !busy() && can_rerun()))
       rerun_on_other_backend();
     if (ImGui::MenuItem("Cancel the running task", nullptr, false, busy())) job_.cancel();
-    ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("View")) {
+  if (const ImGuiMenuScope view("View"); view) {
     if (ImGui::MenuItem("Overview and detail", nullptr, panel_ == GuiPanel::both)) select_tab_ = panel_ = GuiPanel::both;
     if (ImGui::MenuItem("Overview only", nullptr, panel_ == GuiPanel::overview)) select_tab_ = panel_ = GuiPanel::overview;
     if (ImGui::MenuItem("Detail only", nullptr, panel_ == GuiPanel::detail)) select_tab_ = panel_ = GuiPanel::detail;
@@ -321,13 +332,18 @@ void ViewerWindow::draw_menu_bar() {
       if (!synthetic_) synthetic_ = std::make_unique<DemoWindow>(options_);
       panel_ = GuiPanel::synthetic;
     }
-    ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Keys and mouse")) show_help_ = true;
-    ImGui::EndMenu();
+  if (const ImGuiMenuScope help("Help"); help) {
+    if (ImGui::MenuItem("Keys and mouse", "Ctrl+H")) show_help_ = true;
   }
-  ImGui::EndMainMenuBar();
+  // The bar is drawn every frame; an error aimed at it is thrown here, with the bar open.
+  error_injection().throw_if_aimed_at("menu");
+}
+
+void ViewerWindow::show_save_dialog() {
+  if (!session_.has_run()) return;
+  save_dialog_.show(session_.run().path ? session_.run().path->parent_path() / "copy.trace.safetensors"
+                                        : std::filesystem::current_path() / "capture.trace.safetensors");
 }
 
 void ViewerWindow::draw_job_bar() {
@@ -351,14 +367,17 @@ void ViewerWindow::draw_job_bar() {
 void ViewerWindow::draw_welcome(ImVec2 size) {
   const float w = std::min(720.0f, size.x - 40);
   ImGui::SetCursorPos(ImVec2(ImGui::GetCursorPosX() + (size.x - w) / 2, ImGui::GetCursorPosY() + 40));
-  ImGui::BeginGroup();
-  ImGui::PushFont(gui_fonts().large);
-  ImGui::TextUnformatted("tilescope");
-  ImGui::PopFont();
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
-  ImGui::TextDisabled("What an attention kernel computed, event by event, beside a float64 reference: which stage, "
-                      "which split, which query rows and which keys went wrong.");
-  ImGui::PopTextWrapPos();
+  const ImGuiGroupScope group;
+  {
+    const ImGuiFontScope font(gui_fonts().large);
+    ImGui::TextUnformatted("tilescope");
+  }
+  {
+    const ImGuiTextWrapScope wrap(ImGui::GetCursorPosX() + w);
+    ImGui::TextDisabled("What an attention kernel computed, event by event, beside a float64 reference: which stage, "
+                        "which split, which query rows and which keys went wrong.");
+    error_injection().throw_if_aimed_at("welcome");
+  }
   ImGui::Spacing();
   if (ImGui::Button("Open a trace...", ImVec2(220, 0))) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
   ImGui::SameLine();
@@ -380,10 +399,9 @@ void ViewerWindow::draw_welcome(ImVec2 size) {
   ImGui::TextUnformatted("Recent");
   if (recent_.entries().empty()) ImGui::TextDisabled("(none yet)");
   for (const auto& p : recent_.entries()) {
-    if (ImGui::Selectable(p.filename().string().c_str())) open_file(p, OpenTarget::a);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.string().c_str());
+    if (ImGui::Selectable(printable(p.filename().string()).c_str())) open_file(p, OpenTarget::a);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", printable(p.string()).c_str());
   }
-  ImGui::EndGroup();
 }
 
 void ViewerWindow::draw_analysis(HeatmapRenderer& renderer, ImVec2 size) {
@@ -391,36 +409,29 @@ void ViewerWindow::draw_analysis(HeatmapRenderer& renderer, ImVec2 size) {
   const bool show_overview = panel_ != GuiPanel::detail, show_detail = panel_ != GuiPanel::overview;
   const float overview_w = !show_detail ? size.x : !show_overview ? 0.0f : std::floor(std::max(420.0f, size.x * 0.38f));
   if (show_overview) {
-    ImGui::BeginChild("##overview", ImVec2(overview_w, size.y), false, kPanelFlags);
-    const bool ok = guarded(errors_, "overview", [&] {
-      overview_.draw(session_, renderer, errors_, ImVec2(overview_w, size.y));
-    });
-    if (!ok) ImGui::ErrorCheckEndWindowRecover(nullptr);
-    ImGui::EndChild();
+    const ImGuiChildScope child("##overview", ImVec2(overview_w, size.y), false, kPanelFlags);
+    guarded_ui(errors_, "overview", [&] { overview_.draw(session_, renderer, errors_, ImVec2(overview_w, size.y)); });
   }
   if (show_overview && show_detail) ImGui::SameLine(0, gap);
   if (show_detail) {
     const float w = size.x - (show_overview ? overview_w + gap : 0.0f);
-    ImGui::BeginChild("##detail", ImVec2(w, size.y), false, kPanelFlags);
+    const ImGuiChildScope child("##detail", ImVec2(w, size.y), false, kPanelFlags);
     // Keyboard focus starts on the detail, so the arrow keys move its picked cell at once
     // (else they do nothing until the user has clicked into a panel).
     if (focus_detail_) {
       ImGui::SetWindowFocus();
       focus_detail_ = false;
     }
-    const bool ok = guarded(errors_, "detail", [&] {
-      detail_.draw(session_, renderer, errors_, playback_, ImVec2(w, size.y));
-    });
-    if (!ok) ImGui::ErrorCheckEndWindowRecover(nullptr);
-    ImGui::EndChild();
+    guarded_ui(errors_, "detail", [&] { detail_.draw(session_, renderer, errors_, playback_, ImVec2(w, size.y)); });
   }
 }
 
 void ViewerWindow::draw_help() {
   if (show_help_) ImGui::OpenPopup("Keys and mouse");
   show_help_ = false;
-  if (!ImGui::BeginPopupModal("Keys and mouse", nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings))
-    return;
+  const ImGuiPopupModalScope popup("Keys and mouse", nullptr,
+                                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
+  if (!popup) return;
   const char* rows[][2] = {{"[  or  PageUp", "previous event in the kernel's order"},
                            {"]  or  PageDown", "next event"},
                            {"Home / End", "first / last event (of the run, or of the selected rows)"},
@@ -432,19 +443,19 @@ void ViewerWindow::draw_help() {
                            {"Click", "pick a cell (outlined in every linked view); on the overview: select its event"},
                            {"Arrow keys", "move the picked cell (Shift: by 8)"},
                            {"F, double-click", "fit the arrays to the view"},
-                           {"Ctrl+O / Ctrl+E / Ctrl+Q", "open / export / quit"},
+                           {"Ctrl+O / Ctrl+E / Ctrl+S / Ctrl+Q", "open / export / save trace as / quit"},
+                           {"Ctrl+H", "this list"},
                            {"Drop files", "one: open it; two: compare them (A/B)"}};
-  if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg)) {
+  if (const ImGuiTableScope table("##keys", 2, ImGuiTableFlags_RowBg); table) {
     for (const auto& r : rows) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r[0]);
       ImGui::TableNextColumn();
       ImGui::TextDisabled("%s", r[1]);
+      error_injection().throw_if_aimed_at("help");
     }
-    ImGui::EndTable();
   }
   if (ImGui::Button("Close", ImVec2(120, 0))) ImGui::CloseCurrentPopup();
-  ImGui::EndPopup();
 }
 
 void ViewerWindow::handle_keys() {
@@ -454,6 +465,8 @@ void ViewerWindow::handle_keys() {
   if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
   if (io.KeyCtrl && ImGui::IsKeyPressed('E', false) && session_.has_run())
     export_dialog_.show(std::filesystem::current_path() / "tilescope-export");
+  if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) show_save_dialog();
+  if (io.KeyCtrl && ImGui::IsKeyPressed('H', false)) show_help_ = true;
   if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
   if (analysis_panel(panel_) || panel_ == GuiPanel::ab) handle_stepping_keys(session_, playback_);
 }
@@ -462,12 +475,9 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
   poll_job();
   // The panels draw no background of their own: the frame is cleared to the window colour, and
   // a full-window fill per panel is what a CPU rasteriser (llvmpipe) spends most of a frame on.
-  ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
-  struct PopColor {
-    ~PopColor() { ImGui::PopStyleColor(); }
-  } pop_color;
+  const ImGuiStyleColorScope no_child_background(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
   advance_playback(session_, playback_, frame_seconds);
-  draw_menu_bar();
+  guarded_ui(errors_, "menu", [&] { draw_menu_bar(); });
 
   if (panel_ == GuiPanel::synthetic && synthetic_) {
     synthetic_->draw(renderer, errors_, pos, size);
@@ -479,53 +489,55 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoBackground;
-  if (ImGui::Begin("tilescope##main", nullptr, flags)) {
-    const bool ok = guarded(errors_, "viewer", [&] {
+  if (const ImGuiWindowScope main("tilescope##main", nullptr, flags); main) {
+    guarded_ui(errors_, "viewer", [&] {
       draw_job_bar();
-      draw_run_header(session_, ImGui::GetContentRegionAvail().x);
-      if (ImGui::BeginTabBar("##tabs")) {
+      guarded_ui(errors_, "header", [&] { draw_run_header(session_, ImGui::GetContentRegionAvail().x); });
+      if (const ImGuiTabBarScope tabs("##tabs"); tabs) {
         // select_tab_: a one-frame request to show a panel's tab. Without one, the tab the
         // user clicked decides the panel.
-        auto tab = [&](const char* label, GuiPanel p) {
+        auto tab_flags = [&](GuiPanel p) -> ImGuiTabItemFlags {
           const bool wanted = select_tab_ && (*select_tab_ == p || (analysis_panel(*select_tab_) && analysis_panel(p)));
-          return ImGui::BeginTabItem(label, nullptr, wanted ? ImGuiTabItemFlags_SetSelected : 0);
+          return wanted ? ImGuiTabItemFlags_SetSelected : 0;
         };
-        if (tab("Analysis", GuiPanel::both)) {
+        if (const ImGuiTabItemScope tab("Analysis", nullptr, tab_flags(GuiPanel::both)); tab) {
           if (!analysis_panel(panel_) && !select_tab_) panel_ = GuiPanel::both;
           const ImVec2 avail = ImGui::GetContentRegionAvail();
+          error_injection().throw_if_aimed_at("viewer");  // inside the main window, its tab bar and a tab
           if (session_.has_run()) draw_analysis(renderer, avail);
-          else draw_welcome(avail);
-          ImGui::EndTabItem();
+          else guarded_ui(errors_, "welcome", [&] { draw_welcome(avail); });
         }
-        if (tab("A/B", GuiPanel::ab)) {
+        if (const ImGuiTabItemScope tab("A/B", nullptr, tab_flags(GuiPanel::ab)); tab) {
           if (!select_tab_) panel_ = GuiPanel::ab;
-          ImGui::BeginChild("##ab", ImGui::GetContentRegionAvail(), false, kPanelFlags);
+          const ImGuiChildScope child("##ab", ImGui::GetContentRegionAvail(), false, kPanelFlags);
           const ABPanelActions actions{[this] { open_dialog_.show(OpenTarget::b, std::filesystem::current_path()); },
                                        [this] { rerun_on_other_backend(); }, [this] { swap_ab(); }, &playback_};
-          ab_.draw(session_, renderer, errors_, actions, ImGui::GetContentRegionAvail());
-          ImGui::EndChild();
-          ImGui::EndTabItem();
+          guarded_ui(errors_, "A/B", [&] { ab_.draw(session_, renderer, errors_, actions, ImGui::GetContentRegionAvail()); });
         }
-        if (tab("Launch", GuiPanel::launch)) {
+        if (const ImGuiTabItemScope tab("Launch", nullptr, tab_flags(GuiPanel::launch)); tab) {
           if (!select_tab_) panel_ = GuiPanel::launch;
-          bool cancel = false;
-          if (const auto request = launch_.draw(job_.running(), job_.progress(), cancel, ImGui::GetContentRegionAvail()))
-            launch(*request, false);
-          if (cancel) job_.cancel();
-          ImGui::EndTabItem();
+          guarded_ui(errors_, "launch", [&] {
+            bool cancel = false;
+            if (const auto request = launch_.draw(job_.running(), job_.progress(), cancel, ImGui::GetContentRegionAvail()))
+              launch(*request, false);
+            if (cancel) job_.cancel();
+          });
         }
-        ImGui::EndTabBar();
       }
       select_tab_.reset();
     });
-    if (!ok) ImGui::ErrorCheckEndWindowRecover(nullptr);
   }
-  ImGui::End();
 
-  if (const auto choice = open_dialog_.draw(recent_)) open_file(choice->path, choice->target);
-  if (const auto req = export_dialog_.draw(session_.has_run())) export_current(*req);
-  if (const auto path = save_dialog_.draw()) save_trace_as(*path);
-  draw_help();
+  guarded_ui(errors_, "open", [&] {
+    if (const auto choice = open_dialog_.draw(recent_)) open_file(choice->path, choice->target);
+  });
+  guarded_ui(errors_, "export", [&] {
+    if (const auto req = export_dialog_.draw(session_.has_run())) export_current(*req);
+  });
+  guarded_ui(errors_, "save trace as", [&] {
+    if (const auto path = save_dialog_.draw()) save_trace_as(*path);
+  });
+  guarded_ui(errors_, "help", [&] { draw_help(); });
   handle_keys();
 }
 

@@ -43,6 +43,9 @@ class ViewerWindow {
   bool busy() const { return job_.running(); }
   bool animating() const { return playback_.playing || job_.running(); }
   bool quit_requested() const { return quit_; }
+  // 0, or the exit code the CLI would give for why the run asked for at start (a trace, a pair,
+  // the demo) could not be opened: 2 bad input, 3 failure, 130 cancelled.
+  int startup_exit_code() const { return startup_exit_code_; }
   std::string title() const;
   std::string status_text() const;
 
@@ -67,6 +70,7 @@ class ViewerWindow {
   void swap_ab();
   void export_current(const ExportRequest& request);
   void save_trace_as(const std::filesystem::path& path);
+  void show_save_dialog();
   void show_run(LoadedRun run);
   void remember(const std::filesystem::path& path);
 
@@ -85,6 +89,7 @@ class ViewerWindow {
   RecentFiles recent_;
   std::optional<SelectRequest> pending_select_;
   bool startup_done_ = false;
+  int startup_exit_code_ = 0;
 
   GuiPanel panel_ = GuiPanel::both;
   std::optional<GuiPanel> select_tab_;  // switch tabs on the next frame

@@ -58,7 +58,7 @@ struct RunView {
   // live in its own arrays.
   std::vector<EventHeader> headers;
   std::span<const float> m, l, o;   // recorded: [N, max_rows], [N, max_rows], [N, max_rows, head_dim]
-  std::shared_ptr<const void> payload_owner;  // keeps the file's bytes / captured buffers alive
+  std::shared_ptr<const void> payload_owner;  // keeps the file's bytes (read into memory) / captured buffers alive
   size_t recorded_events = 0;       // headers[0, recorded_events) are the kernel's own
   size_t recorded_stages = 0;       // stages[0, recorded_stages) are the trace's own table
   std::vector<float> appended_m, appended_l, appended_o;  // payloads of the appended events

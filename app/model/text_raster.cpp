@@ -8,12 +8,16 @@
 
 #include <stb_easy_font.h>
 
+#include "instrumentation/trace/display_text.h"
+
 namespace ts {
 namespace {
 
-// stb_easy_font indexes a table with (char - 32): keep every byte inside its printable range.
-std::string printable(std::string_view text) {
-  std::string s(text);
+// What the font can draw: control characters and invalid UTF-8 written out as escapes
+// (display_text.h: labels may quote file contents), then every byte stb_easy_font has no glyph
+// for (it indexes a table with char - 32) as '?'.
+std::string font_text(std::string_view text) {
+  std::string s = printable(text);
   for (char& c : s)
     if (c < 32 || c > 126) c = '?';
   return s;
@@ -24,7 +28,7 @@ struct Quad {
 };
 
 std::vector<Quad> glyph_quads(std::string_view text) {
-  std::string s = printable(text);
+  std::string s = font_text(text);
   // Each character draws at most a dozen segments of 4 vertices x 16 bytes.
   std::vector<char> buffer(s.size() * 1024 + 64);
   const int count = stb_easy_font_print(0, 0, s.data(), nullptr, buffer.data(), static_cast<int>(buffer.size()));

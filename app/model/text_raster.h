@@ -1,6 +1,7 @@
 // Text for exported images, rasterised on the CPU without a font file: stb_easy_font's
 // segment font (Debian's libstb) drawn as solid rectangles and scaled by a whole number, so
-// labels stay crisp and legible at any size. ASCII only: other bytes are drawn as '?'.
+// labels stay crisp and legible at any size. Control characters and invalid UTF-8 are drawn as
+// escapes (display_text.h), other non-ASCII characters as '?'.
 #pragma once
 
 #include <string_view>

@@ -68,7 +68,7 @@ class InputFile {
 class FileBytes final : public ByteSource {
  public:
   // Reads all of `path`. Throws FileReadError: cannot open, not a regular file, larger than
-  // max_bytes or than this machine's memory, changed while it was read.
+  // max_bytes or than the memory available (check_fits_in_memory), changed while it was read.
   static std::shared_ptr<const FileBytes> read(const std::filesystem::path& path,
                                                uint64_t max_bytes = UINT64_MAX);
   ~FileBytes() override;
@@ -100,8 +100,9 @@ std::string read_small_file(const std::filesystem::path& path, uint64_t max_byte
 // pipe)", "a character device", "a block device", "a socket", "a symbolic link".
 std::string_view file_type_name(mode_t mode);
 
-// Throws FileReadError when a file of `bytes` bytes cannot be held in this machine's memory
-// (a clear message instead of an allocation that the OS kills the process for).
+// Throws FileReadError when `bytes` are more than the memory available now (MemAvailable: free
+// memory and reclaimable caches; a clear message instead of a read that the OS kills the
+// process for).
 void check_fits_in_memory(const std::filesystem::path& path, uint64_t bytes);
 
 }  // namespace ts

@@ -19,7 +19,8 @@ class FileError : public std::runtime_error {
   std::filesystem::path path_;
 };
 
-// The file cannot be opened, mapped or read (missing, not a regular file, permissions...).
+// The file cannot be opened or read (missing, not a regular file, permissions, changed while it
+// was read...).
 class FileReadError : public FileError {
   using FileError::FileError;
 };

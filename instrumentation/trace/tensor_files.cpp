@@ -160,14 +160,16 @@ DType TensorFile::kernel_dtype(const TensorInfo& tensor) const {
 TensorFile::Contents TensorFile::read(std::span<const TensorInfo* const> wanted) const {
   Contents out;
   out.tensors.resize(wanted.size());
+  uint64_t total = 0;
   for (size_t i = 0; i < wanted.size(); ++i) {
     const TensorInfo* t = wanted[i];
     if (t < tensors_.data() || t >= tensors_.data() + tensors_.size())
       throw std::invalid_argument("TensorFile::read: a tensor of another file");
-    check_fits_in_memory(path(), t->size_bytes());
+    if (__builtin_add_overflow(total, t->size_bytes(), &total)) total = UINT64_MAX;
     out.tensors[i].dtype = kernel_dtype(*t);
     out.tensors[i].shape = t->shape;
   }
+  check_fits_in_memory(path(), total);
   // One pass over the file in order: the header, then each tensor of the data buffer (which
   // the tensors cover exactly), into the tensor that wants it or through a scratch buffer, all
   // of it hashed.

@@ -270,6 +270,35 @@ TEST(Export, NpyFilesHoldTheComparedArrays) {
   EXPECT_EQ(py, want);
 }
 
+TEST(Export, LongKvGridsArePooledByColumnAsTallGridsAreByRow) {
+  // Was: a valid trace of seq_kv 1048640 (16385 kv tiles, a grid column each) failed with
+  // "internal error ... heatmap needs an image over 16384 pixels".
+  TS_SEEDED(seed);
+  testing::TempDir tmp;
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa1, Fault::none, DType::f16, 32, 1, 1048640, false);
+  spec.seed = seed;
+  spec.cpu_workers = 0;
+  spec.filter.stage_mask = stage_bit(Stage::fa1_step) | stage_bit(Stage::final_output);
+  const RunView run = test::launch_run(spec);
+  const AnalysisReport report = analyze_run(run);
+  const ExportResult result = export_run(run, report, tmp.path());
+  const ExportedFile* png = result.find("fa1_step_b0_h0.png");
+  ASSERT_NE(png, nullptr);
+  ASSERT_EQ(png->panels.size(), 1u);
+  const ExportedPanel& panel = png->panels[0];
+  EXPECT_EQ(panel.cols_per_cell, 5);  // 16385 kv tiles, at most 4096 columns drawn
+  const Image img = load_png(tmp.path() / "fa1_step_b0_h0.png");
+  EXPECT_GT(img.w, 4096 / 2);
+  EXPECT_LE(img.w, 16384);
+  // The .npy keeps every kv tile; the drawn cell is the worst of the tiles it pools.
+  const NpyArray grid = read_npy(tmp.path() / "fa1_step_b0_h0.npy");
+  ASSERT_EQ(grid.shape, (std::vector<int64_t>{1, 16385}));
+  const std::vector<float> v = floats(grid);
+  const float worst_of_first = *std::max_element(v.begin(), v.begin() + 5);
+  EXPECT_EQ(cell_pixel(img, panel, 0, 0), expected_colour(panel, worst_of_first, false));
+}
+
 TEST(Export, SummaryJsonMatchesTheReport) {
   TS_SEEDED(seed);
   testing::TempDir tmp;

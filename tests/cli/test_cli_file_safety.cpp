@@ -308,6 +308,29 @@ TEST_F(CliFileSafety, ReportsThatCannotBeWrittenAreExitThree) {
   }
 }
 
+TEST_F(CliFileSafety, AReportIntoAClosedPipeIsExitThreeNotASilentDeath) {
+  const fs::path trace = capture("run");
+  const fs::path se = scratch() / "se";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);  // nobody reads: every write fails (EPIPE, and SIGPIPE unless ignored)
+  std::string exe = testing::tilescope_exe(), command = "diff", file = trace.string();
+  char* argv[] = {exe.data(), command.data(), file.data(), nullptr};
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int err = ::open(se.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, STDERR_FILENO);
+    ::execv(argv[0], argv);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  EXPECT_EQ(testing::wait_exit_code(pid), 3) << testing::read_text(se);
+  EXPECT_NE(testing::read_text(se).find("cannot write the report to standard output (Broken pipe)"), std::string::npos)
+      << testing::read_text(se);
+}
+
 TEST_F(CliFileSafety, IntegerOptionsRefuseNegativeOverflowingAndNonDecimalValues) {
   // Was: --seed -1 and seeds past 2^64 silently wrapped to 2^64 - 1; 010 was octal.
   const fs::path trace = capture("run");

@@ -51,15 +51,18 @@ inline Shot screenshot(const TempDir& dir, const std::string& name, uint64_t see
 }
 
 // Runs the viewer with `args` (a run to open, --select, --panel...) in screenshot mode, its
-// recent-files list kept in `dir`, and returns its screenshot and layout.
+// recent-files list kept in `dir`, and returns its screenshot and layout. `exit_code`: what the
+// run must exit with (2 when the run it was given cannot be opened).
 inline Shot run_screenshot(const TempDir& dir, const std::string& name, std::vector<std::string> args,
-                           const std::string& size = "1600x1000") {
+                           const std::string& size = "1600x1000", int exit_code = 0) {
   const auto png = dir.path() / (name + ".png"), json = dir.path() / (name + ".json");
   std::vector<std::string> all = {"--screenshot", png.string(), "--layout-json", json.string(), "--size", size,
                                   "--recent-store", (dir.path() / "recent.json").string()};
   all.insert(all.end(), args.begin(), args.end());
   const ProcessResult r = run_gui(all);
-  if (r.exit_code != 0) throw std::runtime_error("tilescope-gui failed (" + std::to_string(r.exit_code) + "): " + r.output);
+  if (r.exit_code != exit_code)
+    throw std::runtime_error("tilescope-gui exited " + std::to_string(r.exit_code) + " (expected " +
+                             std::to_string(exit_code) + "): " + r.output);
   return {load_png(png), load_json(json)};
 }
 

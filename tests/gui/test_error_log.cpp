@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "app/gui/error_log.h"
+#include "instrumentation/trace/file_error.h"
 
 namespace ts {
 namespace {
@@ -35,6 +36,19 @@ TEST(ErrorLog, GuardedTurnsExceptionsIntoEntries) {
   ASSERT_EQ(log.entries().size(), 2u);
   EXPECT_EQ(log.entries()[0].message, "no CUDA device: use --backend cpu");
   EXPECT_EQ(log.entries()[1].message, "unknown error");
+}
+
+TEST(ErrorLog, MessagesAreShownEscapedAndCarryTheCliExitCode) {
+  // Messages quote file names and contents: the error panel shows escape sequences written out.
+  ErrorLog log;
+  log.report("open \x1b[2J", "evil\x1b]0;title\x07.trace.safetensors: bad\nsecond line\xff");
+  ASSERT_EQ(log.entries().size(), 1u);
+  EXPECT_EQ(log.entries()[0].where, "open \\x1b[2J");
+  EXPECT_EQ(log.entries()[0].message, "evil\\x1b]0;title\\x07.trace.safetensors: bad\nsecond line\\xff");
+  EXPECT_FALSE(guarded(log, "open", [] { throw FileReadError("x", "x: missing"); }));
+  EXPECT_FALSE(guarded(log, "draw", [] { throw std::runtime_error("a bug"); }));
+  EXPECT_EQ(log.entries()[1].exit_code, 2);
+  EXPECT_EQ(log.entries()[2].exit_code, 3);
 }
 
 }  // namespace

@@ -76,6 +76,11 @@ TEST(GuiOptions, UsageErrorsNameTheOption) {
       {{"--size", "800x600x2"}, "--size"},
       {{"--synthetic", "0x5"}, "--synthetic"},
       {{"--synthetic", "100000x100000"}, "--synthetic"},
+      {{"--synthetic", "16384x16384"}, "--synthetic"},  // was accepted, and took over 6 GB
+      {{"--synthetic-seed", "-1"}, "--synthetic-seed"},  // was 2^64 - 1
+      {{"--synthetic-seed", "18446744073709551616"}, "--synthetic-seed"},
+      {{"--frames", "99999999999999999999"}, "--frames"},
+      {{"--max-tile", "010x"}, "--max-tile"},
       {{"--pick", "-1,2"}, "--pick"},
       {{"--pick", "1;2"}, "--pick"},
       {{"--values-colormap", "jet"}, "jet"},

@@ -415,14 +415,15 @@ TEST(GuiRunScreenshot, ACorruptFileIsReportedInTheWindowAndTheViewerCarriesOn) {
   testing::TempDir dir;
   const auto corrupt = dir.path() / "corrupt.trace.safetensors";
   std::ofstream(corrupt) << std::string(64, '\x7f') << "not a safetensors header";
-  const Shot shot = run_screenshot(dir, "corrupt", {corrupt.string()});
+  // The window shows the error; the headless run still fails as the CLI would (exit 2).
+  const Shot shot = run_screenshot(dir, "corrupt", {corrupt.string()}, "1600x1000", 2);
   ASSERT_EQ(shot.layout["errors"].size(), 1u);
   const std::string error = shot.layout["errors"][0];
   EXPECT_NE(error.find("corrupt.trace.safetensors"), std::string::npos) << error;
   EXPECT_TRUE(shot.layout["run"].is_null());
   EXPECT_GT(count_color(shot.image, Rgba8{52, 24, 26, 255}), 20000u) << "the error panel is drawn";
-  // A missing file too, and an unwritable --layout-json is the only thing that fails the process.
-  const Shot missing = run_screenshot(dir, "missing", {(dir.path() / "nope.trace.safetensors").string()});
+  // A missing file too.
+  const Shot missing = run_screenshot(dir, "missing", {(dir.path() / "nope.trace.safetensors").string()}, "1600x1000", 2);
   ASSERT_EQ(missing.layout["errors"].size(), 1u);
   EXPECT_NE(missing.layout["errors"][0].get<std::string>().find("nope.trace.safetensors"), std::string::npos);
 }

@@ -32,6 +32,7 @@ TEST(InputScript, BadLinesNameTheirNumber) {
     }
   }
   EXPECT_THROW(load_input_script("/nonexistent/script"), InputScriptError);
+  EXPECT_THROW(load_input_script("/dev/zero"), InputScriptError);  // refused, not read forever
   EXPECT_THROW(parse_input_script("1 key ctrl+x\n"), InputScriptError);
 }
 

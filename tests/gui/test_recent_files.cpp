@@ -3,6 +3,11 @@
 // unwritable store is reported, not fatal.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -126,6 +131,62 @@ TEST(RecentFiles, ADamagedStoreIsReportedAndReplaced) {
   RecentFiles none(dir.path() / "absent" / "recent.json");
   EXPECT_EQ(none.load(), "");
   EXPECT_TRUE(none.entries().empty());
+}
+
+// Loads `store` in a child process that may take 10 s and (outside AddressSanitizer, which
+// reserves terabytes) 512 MiB of address space; returns what load() said, or why the child died.
+std::string load_in_a_bounded_child(const fs::path& store) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return "no pipe";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    ::alarm(10);
+#if !defined(__SANITIZE_ADDRESS__)
+    const rlimit limit{rlim_t{512} << 20, rlim_t{512} << 20};
+    ::setrlimit(RLIMIT_AS, &limit);
+#endif
+    RecentFiles recent(store);
+    const std::string why = "loaded: " + recent.load();
+    ssize_t ignored = ::write(pipe_fds[1], why.data(), why.size());
+    (void)ignored;
+    ::_exit(recent.entries().empty() ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string out;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "failed: " + out;
+  return out;
+}
+
+TEST(RecentFiles, AStoreThatIsAFifoOrADeviceIsRefusedWithoutHangingOrFillingMemory) {
+  // Was: a FIFO as the store hung the viewer at start; /dev/zero ate 3 GB.
+  testing::TempDir dir;
+  const fs::path fifo = dir.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", dir.path() / "zero.json");
+  std::ofstream(dir.path() / "huge.json") << std::string(RecentFiles::kMaxStoreBytes + 1, ' ');
+  const std::pair<fs::path, std::string> cases[] = {{fifo, "it is a FIFO (named pipe), not a regular file"},
+                                                    {dir.path() / "zero.json", "it is a character device"},
+                                                    {dir.path() / "huge.json", "more than the 1048576 it may hold"}};
+  for (const auto& [store, what] : cases) {
+    const std::string why = load_in_a_bounded_child(store);
+    EXPECT_EQ(why.rfind("loaded: ", 0), 0u) << store << ": " << why;
+    EXPECT_NE(why.find(what), std::string::npos) << why;
+    EXPECT_NE(why.find("the recent-files list is not used"), std::string::npos) << why;
+  }
+  // Nor is one written over: saving to the FIFO is an error, and it stays a FIFO.
+  RecentFiles recent(fifo);
+  EXPECT_THROW(recent.add(dir.path() / "a.trace.safetensors"), FileWriteError);
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(recent.entries().size(), 1u) << "the list in memory is kept";
 }
 
 TEST(RecentFiles, AnUnwritableStoreThrowsNamingItAndKeepsTheListInMemory) {

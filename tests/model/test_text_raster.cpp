@@ -58,5 +58,16 @@ TEST(TextRaster, NonAsciiAndClippedTextAreHarmless) {
   EXPECT_EQ(text_width("", 2), 0);
 }
 
+TEST(TextRaster, ControlCharactersFromFilesAreDrawnAsTheirEscapes) {
+  // Labels quote file contents: an escape sequence is shown written out (display_text.h), the
+  // same as every other place that shows text from a file.
+  const std::string raw = "gpu\x1b[2J\x07", shown = "gpu\\x1b[2J\\x07";
+  EXPECT_EQ(text_width(raw, 2), text_width(shown, 2));
+  RgbaImage a(200, 20, kPaper), b(200, 20, kPaper);
+  draw_text(a, 1, 1, raw, kInk, 2);
+  draw_text(b, 1, 1, shown, kInk, 2);
+  EXPECT_TRUE(a.pixels == b.pixels);
+}
+
 }  // namespace
 }  // namespace ts

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -83,6 +85,73 @@ TEST(FileBytes, ATraceRewrittenInPlaceKeepsTheValuesThatWereChecked) {
   const TensorView<float> big = file.view<float>("big");
   EXPECT_EQ(std::memcmp(big.data(), values.data(), values.size() * sizeof(float)), 0);
   EXPECT_EQ(file.metadata().at("note"), "x");
+}
+
+// A safetensors file whose header (`json`) is followed by `data_bytes` of sparse data.
+void write_sparse_safetensors(const std::filesystem::path& path, const std::string& json, uint64_t data_bytes) {
+  std::string head(8, '\0');
+  for (int i = 0; i < 8; ++i) head[static_cast<size_t>(i)] = static_cast<char>((uint64_t{json.size()} >> (8 * i)) & 0xff);
+  head += json;
+  test::write_bytes(path, head.data(), head.size());
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(head.size() + data_bytes)), 0);
+}
+
+// What SafetensorsFile::open(path) throws, run in a child process that may not reserve more than
+// 2 GiB of address space (outside AddressSanitizer, which reserves terabytes of shadow).
+std::string open_error_within_2_gib(const std::filesystem::path& path) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "no pipe";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+#if !defined(__SANITIZE_ADDRESS__)
+    const rlimit limit{rlim_t{2} << 30, rlim_t{2} << 30};
+    ::setrlimit(RLIMIT_AS, &limit);
+#endif
+    std::string what = "opened";
+    try {
+      SafetensorsFile::open(path);
+    } catch (const FileError& e) {
+      what = e.what();
+    } catch (const std::exception& e) {
+      what = std::string("other error: ") + e.what();
+    }
+    ssize_t ignored = ::write(fds[1], what.data(), what.size());
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buffer[1024];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : out;
+}
+
+TEST(FileBytes, ADamagedHeaderIsRefusedBeforeTheDataAreRead) {
+  // 8 GiB of (sparse) data behind a header whose tensor does not cover them: refused from the
+  // header, in a process that could not even hold the data.
+  TempDir dir;
+  const auto path = dir / "bad.safetensors";
+  write_sparse_safetensors(path, R"({"t": {"dtype": "U8", "shape": [16], "data_offsets": [0, 16]}})", uint64_t{8} << 30);
+  const std::string e = open_error_within_2_gib(path);
+  EXPECT_NE(e.find(path.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("belong to no tensor"), std::string::npos) << e;
+}
+
+TEST(FileBytes, AFileLargerThanTheMemoryAvailableIsRefusedWithItsSize) {
+  TempDir dir;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t twice_the_memory = 2 * static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  const auto path = dir / "huge.safetensors";
+  write_sparse_safetensors(path,
+                           R"({"t": {"dtype": "U8", "shape": [)" + std::to_string(twice_the_memory) +
+                               R"(], "data_offsets": [0, )" + std::to_string(twice_the_memory) + "]}}",
+                           twice_the_memory);
+  const std::string e = error_of<FileReadError>([&] { SafetensorsFile::open(path); });
+  EXPECT_NE(e.find("more than the memory available to read it into"), std::string::npos) << e;
 }
 
 TEST(FileBytes, AFileThatShrinksOrChangesWhileItIsReadIsAClearError) {

@@ -258,7 +258,8 @@ struct Exporter {
     j["files"] = files;
     j["grids"] = grid_columns;
     j["text"] = report_text(report);
-    const std::string text = j.dump(2) + "\n";
+    // Names quote file names, which need not be UTF-8.
+    const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     AtomicFileWriter out(dir / "summary.json");
     out.write(text.data(), text.size());
     out.commit();
@@ -354,7 +355,8 @@ ExportResult export_ab(const RunView& a, const RunView& b, const ABReport& r, co
     files.push_back({{"file", f.path.lexically_relative(dir).string()}, {"what", f.what}});
   j["files"] = files;
   j["text"] = ab_report_text(r);
-  const std::string text = j.dump(2) + "\n";
+  // Names quote file names, which need not be UTF-8.
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   AtomicFileWriter out(staged.path() / "summary.json");
   out.write(text.data(), text.size());
   out.commit();

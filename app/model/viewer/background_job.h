@@ -91,6 +91,7 @@ class BackgroundJob {
     join();
     what_ = std::move(what);
     error_.clear();
+    exception_ = nullptr;
     result_.reset();
     progress_ = std::make_unique<JobProgress>();
     finished_.store(false);
@@ -98,20 +99,24 @@ class BackgroundJob {
     thread_ = std::thread([this, work = std::move(work), progress = progress_.get()] {
       std::optional<Result> result;
       std::string error;
+      std::exception_ptr exception;
       bool ok = false;
       try {
         result.emplace(work(*progress));
         ok = true;
       } catch (const std::exception& e) {
         error = e.what();
+        exception = std::current_exception();
       } catch (...) {
         error = "unknown error";
+        exception = std::current_exception();
       }
       {
         const std::lock_guard<std::mutex> lock(mutex_);
         outcome_ok_ = ok;
         pending_result_ = std::move(result);
         pending_error_ = std::move(error);
+        pending_exception_ = std::move(exception);
       }
       finished_.store(true);
     });
@@ -139,6 +144,7 @@ class BackgroundJob {
     } else {
       state_ = JobState::failed;
       error_ = std::move(pending_error_);
+      exception_ = std::move(pending_exception_);
     }
     pending_result_.reset();
     return true;
@@ -148,6 +154,7 @@ class BackgroundJob {
   bool running() const { return state_ == JobState::running; }
   const std::string& what() const { return what_; }
   const std::string& error() const { return error_; }  // after `failed`
+  const std::exception_ptr& exception() const { return exception_; }  // after `failed`: what was thrown
   JobProgress::Snapshot progress() const { return progress_ ? progress_->snapshot() : JobProgress::Snapshot{}; }
 
   // The result after `succeeded` (once; moves it out). Throws std::logic_error otherwise.
@@ -179,8 +186,10 @@ class BackgroundJob {
   bool outcome_ok_ = false;
   std::optional<Result> pending_result_;
   std::string pending_error_;
+  std::exception_ptr pending_exception_;
   std::optional<Result> result_;
   std::string error_;
+  std::exception_ptr exception_;
 };
 
 }  // namespace ts

@@ -2,6 +2,7 @@
 
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/trace_session.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 namespace {
@@ -15,8 +16,8 @@ std::optional<Backend> backend_of(const RunView& run) {
 }  // namespace
 
 std::string LoadedRun::display_name() const {
-  if (path) return path->filename().string();
-  return run ? run->label + " (" + backend_text() + ")" : std::string("no run");
+  if (path) return printable(path->filename().string());
+  return run ? printable(run->label) + " (" + backend_text() + ")" : std::string("no run");
 }
 
 std::string LoadedRun::backend_text() const {

@@ -31,7 +31,8 @@ struct LoadedRun {
   bool valid() const { return run && reference && report; }
   // "cpu", "gpu", or "backend not recorded" (a user's trace need not say).
   std::string backend_text() const;
-  // The file name, or "capture (cpu)" for a run launched here and not saved.
+  // The file name, or "capture (cpu)" for a run launched here and not saved; printable
+  // (display_text.h): a file name may hold control characters.
   std::string display_name() const;
 };
 

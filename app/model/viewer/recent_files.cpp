@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
 
 #include "instrumentation/trace/atomic_file.h"
+#include "instrumentation/trace/file_bytes.h"
 #include "instrumentation/trace/file_error.h"
 
 namespace ts {
@@ -37,12 +36,16 @@ std::string RecentFiles::load() {
   entries_.clear();
   if (store_.empty()) return {};
   std::error_code ec;
-  if (!std::filesystem::exists(store_, ec)) return {};
-  std::ifstream in(store_, std::ios::binary);
-  if (!in) return "cannot read the recent-files list " + store_.string();
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!std::filesystem::exists(std::filesystem::symlink_status(store_, ec))) return {};
+  // A regular file of a few kilobytes: a FIFO there would hang the viewer, /dev/zero fill its
+  // memory (file_bytes.h refuses both; the cap bounds the rest).
+  std::string text;
+  try {
+    text = read_small_file(store_, kMaxStoreBytes);
+  } catch (const FileReadError& e) {
+    return std::string(e.what()) + "; the recent-files list is not used (remove or replace " + store_.string() + ")";
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("recent") || !j["recent"].is_array())
     return "the recent-files list " + store_.string() +
            " is damaged (expected {\"recent\": [paths]}); it will be rewritten";
@@ -81,7 +84,7 @@ void RecentFiles::save() const {
   nlohmann::json j;
   j["recent"] = nlohmann::json::array();
   for (const auto& p : entries_) j["recent"].push_back(p.string());
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // paths need not be UTF-8
   AtomicFileWriter out(store_);
   out.write(text.data(), text.size());
   out.commit();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ namespace ts {
 class RecentFiles {
  public:
   static constexpr size_t kDefaultMaxEntries = 12;
+  // A store larger than this is not read (a few paths take a few kilobytes).
+  static constexpr uint64_t kMaxStoreBytes = uint64_t{1} << 20;
 
   // `store` empty: a list kept in memory only (no home folder to keep it in).
   explicit RecentFiles(std::filesystem::path store, size_t max_entries = kDefaultMaxEntries);
@@ -27,7 +30,8 @@ class RecentFiles {
   static std::filesystem::path default_store();
 
   // Reads the store. Returns "" or why it could not be used (the list is then empty): an
-  // unreadable or damaged file. Entries past max_entries, duplicates and non-strings are dropped.
+  // unreadable or damaged file, one that is not a regular file (a FIFO, a device), or one over
+  // kMaxStoreBytes. Entries past max_entries, duplicates and non-strings are dropped.
   std::string load();
 
   // Puts `file` first (moving it up if already listed), drops the oldest past max_entries and
