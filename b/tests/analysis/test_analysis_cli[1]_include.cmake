@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/analysis/test_analysis_cli[1]_tests.cmake")
-  include("/work/main/b/tests/analysis/test_analysis_cli[1]_tests.cmake")
-else()
-  add_test(test_analysis_cli_NOT_BUILT test_analysis_cli_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/gui/test_gui_logic[1]_tests.cmake")
-  include("/work/main/b/tests/gui/test_gui_logic[1]_tests.cmake")
-else()
-  add_test(test_gui_logic_NOT_BUILT test_gui_logic_NOT_BUILT)
-endif()

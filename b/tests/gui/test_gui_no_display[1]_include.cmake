@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/gui/test_gui_no_display[1]_tests.cmake")
-  include("/work/main/b/tests/gui/test_gui_no_display[1]_tests.cmake")
-else()
-  add_test(test_gui_no_display_NOT_BUILT test_gui_no_display_NOT_BUILT)
-endif()

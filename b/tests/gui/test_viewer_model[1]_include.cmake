@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/gui/test_viewer_model[1]_tests.cmake")
-  include("/work/main/b/tests/gui/test_viewer_model[1]_tests.cmake")
-else()
-  add_test(test_viewer_model_NOT_BUILT test_viewer_model_NOT_BUILT)
-endif()

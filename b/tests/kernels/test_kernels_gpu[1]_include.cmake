@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/kernels/test_kernels_gpu[1]_tests.cmake")
-  include("/work/main/b/tests/kernels/test_kernels_gpu[1]_tests.cmake")
-else()
-  add_test(test_kernels_gpu_NOT_BUILT test_kernels_gpu_NOT_BUILT)
-endif()

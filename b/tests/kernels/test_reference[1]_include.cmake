@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/kernels/test_reference[1]_tests.cmake")
-  include("/work/main/b/tests/kernels/test_reference[1]_tests.cmake")
-else()
-  add_test(test_reference_NOT_BUILT test_reference_NOT_BUILT)
-endif()

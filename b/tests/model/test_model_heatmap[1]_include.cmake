@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/model/test_model_heatmap[1]_tests.cmake")
-  include("/work/main/b/tests/model/test_model_heatmap[1]_tests.cmake")
-else()
-  add_test(test_model_heatmap_NOT_BUILT test_model_heatmap_NOT_BUILT)
-endif()

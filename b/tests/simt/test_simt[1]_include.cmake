@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/simt/test_simt[1]_tests.cmake")
-  include("/work/main/b/tests/simt/test_simt[1]_tests.cmake")
-else()
-  add_test(test_simt_NOT_BUILT test_simt_NOT_BUILT)
-endif()

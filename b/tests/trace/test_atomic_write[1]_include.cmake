@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/trace/test_atomic_write[1]_tests.cmake")
-  include("/work/main/b/tests/trace/test_atomic_write[1]_tests.cmake")
-else()
-  add_test(test_atomic_write_NOT_BUILT test_atomic_write_NOT_BUILT)
-endif()

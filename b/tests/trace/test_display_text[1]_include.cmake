@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/trace/test_display_text[1]_tests.cmake")
-  include("/work/main/b/tests/trace/test_display_text[1]_tests.cmake")
-else()
-  add_test(test_display_text_NOT_BUILT test_display_text_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/trace/test_file_bytes[1]_tests.cmake")
-  include("/work/main/b/tests/trace/test_file_bytes[1]_tests.cmake")
-else()
-  add_test(test_file_bytes_NOT_BUILT test_file_bytes_NOT_BUILT)
-endif()

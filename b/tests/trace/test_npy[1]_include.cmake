@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/trace/test_npy[1]_tests.cmake")
-  include("/work/main/b/tests/trace/test_npy[1]_tests.cmake")
-else()
-  add_test(test_npy_NOT_BUILT test_npy_NOT_BUILT)
-endif()

@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/trace/test_trace_file[1]_tests.cmake")
-  include("/work/main/b/tests/trace/test_trace_file[1]_tests.cmake")
-else()
-  add_test(test_trace_file_NOT_BUILT test_trace_file_NOT_BUILT)
-endif()

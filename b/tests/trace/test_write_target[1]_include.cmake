@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/b/tests/trace/test_write_target[1]_tests.cmake")
-  include("/work/main/b/tests/trace/test_write_target[1]_tests.cmake")
-else()
-  add_test(test_write_target_NOT_BUILT test_write_target_NOT_BUILT)
-endif()
