@@ -30,6 +30,13 @@ namespace {
       throw std::runtime_error(std::string(#call) + " failed: " + cudaGetErrorString(err_)); \
   } while (0)
 
+// The trace's name for this build of the kernel.
+#if defined(FLASH_ATTENTION_PLANTED_BUG)
+constexpr const char* kRunName = "planted bug: local_sum counted twice in the reduce";
+#else
+constexpr const char* kRunName = "fixed";
+#endif
+
 struct Options {
   std::string out = "flash_attention_split_k.trace.safetensors";
   std::string dtype = "fp16";
@@ -100,11 +107,7 @@ void run(const Options& opt) {
   // The stage table, in the order of flashmoe::TraceStage.
   tilescope::Recorder recorder(attention, {{"split_k_partial", tilescope::StageKind::state},
                                            {"split_k_reduce", tilescope::StageKind::merge}});
-#if defined(FLASH_ATTENTION_PLANTED_BUG)
-  recorder.set_names("flash_attention_forward_split_k", "planted bug: local_sum counted twice in the reduce");
-#else
-  recorder.set_names("flash_attention_forward_split_k", "fixed");
-#endif
+  recorder.set_names("flash_attention_forward_split_k", kRunName);
   // Each query row records one event per kv tile in each pass.
   const int64_t kv_tiles = (S + 63) / 64;
   const tilescope::TraceView view =

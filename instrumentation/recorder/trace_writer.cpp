@@ -7,14 +7,18 @@
 #include "tilescope/trace_writer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <string_view>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "base/attention_spec.h"
 #include "base/config_error.h"
@@ -130,6 +134,16 @@ void gather_head(const TensorRef& t, int64_t b, int64_t h, std::byte* dst) {
 
 bool in_range(int64_t v, int32_t begin, int32_t end) { return v >= begin && v < end; }
 
+// "2026-11-23T03:15:34Z", as `tilescope capture` stamps its traces.
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 }  // namespace
 
 size_t span_bytes(const TensorRef& t, const char* what) {
@@ -195,6 +209,24 @@ void TraceWriter::set_metadata(std::string key, std::string value) {
     if (key == reserved) refuse("metadata key '" + key + "' is written by tilescope itself; choose another name");
   if (key.empty()) refuse("a metadata key is empty");
   state_->metadata[std::move(key)] = std::move(value);
+}
+
+void TraceWriter::set_buffer(const TraceFilter& f, int64_t capacity) {
+  // The form `tilescope capture` writes (app/model/capture/capture_metadata.cpp): half-open
+  // ranges with null for an open end, the kept stages by name.
+  const auto range = [](int32_t begin, int32_t end) {
+    return nlohmann::json::array({begin, end == INT32_MAX ? nlohmann::json(nullptr) : nlohmann::json(end)});
+  };
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t s = 0; s < state_->stage_table.size() && s < 64; ++s)
+    if ((f.stage_mask >> s) & 1u) stages.push_back(state_->stage_table[s].name);
+  const nlohmann::json filter = {{"enabled", true},
+                                 {"batch", range(f.batch_begin, f.batch_end)},
+                                 {"head", range(f.head_begin, f.head_end)},
+                                 {"queries", range(f.query_begin, f.query_end)},
+                                 {"stages", stages}};
+  state_->metadata[std::string(ts::trace_meta::trace_filter)] = filter.dump();
+  state_->metadata["trace_capacity"] = std::to_string(capacity);
 }
 
 void TraceWriter::set_inputs(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TraceFilter& keep) {
@@ -349,6 +381,7 @@ void TraceWriter::write(const std::string& path) const {
   contents.events = &st.events;
   contents.attention = st.spec;
   contents.metadata = st.metadata;
+  contents.metadata.emplace("captured_at", utc_now());
   contents.inputs = &*st.inputs;
   contents.output = st.output ? &*st.output : nullptr;
   contents.output_lse = st.output_lse ? &*st.output_lse : nullptr;

@@ -50,11 +50,11 @@ refused_project() {  # a project of one .cu file, built with tilescope_add_cpu_e
     >"$work/$name/CMakeLists.txt"
   printf '%s\n' "$kernel" >"$work/$name/kernel.cu"
 }
-expect_output() {  # expect_output PATTERN COMMAND...: the command fails, saying PATTERN
+expect_output() {  # expect_output TEXT COMMAND...: the command fails, saying TEXT (wrapped or not)
   local pattern=$1 out
   shift
   if out=$("$@" 2>&1); then echo "FAIL: '$*' succeeded; expected a refusal saying: $pattern"; exit 1; fi
-  if ! grep -qF -- "$pattern" <<<"$out"; then
+  if ! tr -s ' \n' '  ' <<<"$out" | grep -qF -- "$pattern"; then
     echo "FAIL: '$*' did not say: $pattern"
     echo "$out" | tail -20
     exit 1

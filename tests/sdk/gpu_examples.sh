@@ -5,16 +5,19 @@
 # does (check_example_reports.py), runs each under compute-sanitizer's memcheck (with leak check)
 # and racecheck, and measures the probes' cost with tracing off (examples/bench/compare.sh).
 #
-#   tests/sdk/gpu_examples.sh [--build-only] PREFIX EXAMPLES_DIR WORK_DIR
+#   tests/sdk/gpu_examples.sh [--build-only] [PREFIX EXAMPLES_DIR WORK_DIR]
 #
+# Without arguments: the prefix tests/sdk/gpu_carry.sh prepares (.gpu-carry/prefix), examples/ and
+# /tmp/tilescope-gpu-examples, from the repository root.
 # --build-only stops after the build (what CI can do without a GPU). CUDA_ARCHITECTURES (default
 # 80, whose PTX also runs on Hopper) and CMAKE_CUDA_COMPILER (default: nvcc on PATH, else
 # /usr/local/cuda/bin/nvcc) may be set. Exit 0 only when everything passed; a summary at the end.
 set -euo pipefail
 build_only=0
 if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
-prefix=$(realpath "$1") examples=$(realpath "$2") work=$3
 here=$(dirname "$(realpath "$0")")
+if [ $# -eq 0 ]; then set -- "$here/../../.gpu-carry/prefix" "$here/../../examples" /tmp/tilescope-gpu-examples; fi
+prefix=$(realpath "$1") examples=$(realpath "$2") work=$3
 mkdir -p "$work"
 work=$(realpath "$work")
 nvcc=${CMAKE_CUDA_COMPILER:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -50,9 +53,10 @@ failed=0
 for tool in memcheck racecheck; do
   extra=()
   [ "$tool" = memcheck ] && extra=(--leak-check full)
-  for run in "splitk_gpu" "splitk_gpu --dtype bf16 --causal" "decode_gpu"; do
+  n=0
+  for run in "splitk_gpu" "splitk_planted_bug_gpu --dtype bf16 --causal" "decode_gpu"; do
     read -r -a cmd <<<"$run"
-    log=$work/sanitizer_${tool}_${cmd[0]}_$(( ${#cmd[@]} )).log
+    log=$work/sanitizer_${tool}_$((++n))_${cmd[0]}.log
     if "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 99 "$bin/${cmd[0]}" "${cmd[@]:1}" \
          --out "$work/sanitized.trace.safetensors" >"$log" 2>&1; then
       summary+=("$tool $run: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)")

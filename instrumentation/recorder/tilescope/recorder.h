@@ -137,6 +137,7 @@ class Recorder {
           "cudaMemsetAsync (clearing the trace counters)");
     collected_ = false;
     describe_device();
+    writer_.set_buffer(options.filter, options.capacity);
     return view_;
   }
 

@@ -134,6 +134,9 @@ class TraceWriter {
   void set_names(std::string kernel, std::string run);
   // Any other metadata (docs/trace-format.md lists the keys tilescope knows: backend, device...).
   void set_metadata(std::string key, std::string value);
+  // The buffer the events were recorded with, stored as `tilescope capture` stores its own
+  // (metadata trace_filter and trace_capacity); the Recorder sets it at start.
+  void set_buffer(const TraceFilter& filter, int64_t capacity);
 
   // Q [batch, heads_q, seq_q, head_dim], K and V [batch, heads_kv, seq_kv, head_dim], in host
   // memory, all of one dtype (the trace's). Copied now; the traced (batch, head) pairs only
