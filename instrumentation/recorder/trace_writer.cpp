@@ -229,15 +229,40 @@ void TraceWriter::set_buffer(const TraceFilter& f, int64_t capacity) {
   state_->metadata["trace_capacity"] = std::to_string(capacity);
 }
 
-void TraceWriter::set_inputs(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TraceFilter& keep) {
+void TraceWriter::check_inputs(const TensorRef& q, const TensorRef& k, const TensorRef& v) const {
   const Attention& a = state_->attention;
   check_sizes(q, {a.batch, a.heads_q, a.seq_q, a.head_dim}, "Q", "Q is [batch, heads_q, seq_q, head_dim]");
   check_sizes(k, {a.batch, a.heads_kv, a.seq_kv, a.head_dim}, "K", "K is [batch, heads_kv, seq_kv, head_dim]");
   check_sizes(v, {a.batch, a.heads_kv, a.seq_kv, a.head_dim}, "V", "V is [batch, heads_kv, seq_kv, head_dim]");
   if (k.dtype != q.dtype || v.dtype != q.dtype)
     refuse("Q, K and V must have one dtype (the trace stores the inputs in it); convert them to Q's first");
+  span_bytes(q, "Q");  // strides
+  span_bytes(k, "K");
+  span_bytes(v, "V");
+}
+
+void TraceWriter::check_output(const TensorRef& o) const {
+  const Attention& a = state_->attention;
+  check_sizes(o, {a.batch, a.heads_q, a.seq_q, a.head_dim}, "the output", "the output is [batch, heads_q, seq_q, head_dim]");
+  span_bytes(o, "the output");
+}
+
+void TraceWriter::check_output_lse(const LseRef& lse) const {
+  const Attention& a = state_->attention;
+  if (lse.data == nullptr) refuse("the output's LSE is a null pointer");
+  const std::array<int64_t, 3> want = {a.batch, a.heads_q, a.seq_q};
+  if (lse.sizes != want)
+    refuse("the output's LSE must be [batch, heads_q, seq_q] = [" + std::to_string(want[0]) + ", " +
+           std::to_string(want[1]) + ", " + std::to_string(want[2]) + "] (LseRef sizes in that order)");
+  span_bytes(lse, "the output's LSE");
+  if (lse.base != LseBase::natural && lse.base != LseBase::base2)
+    refuse("LseRef::base holds an unknown value (natural, base2)");
+}
+
+void TraceWriter::set_inputs(const TensorRef& q, const TensorRef& k, const TensorRef& v, const TraceFilter& keep) {
+  const Attention& a = state_->attention;
+  check_inputs(q, k, v);
   const ts::DType dtype = to_ts(q.dtype);
-  for (const auto* t : {&q, &k, &v}) span_bytes(*t, "an input");  // strides checked
 
   ts::HeadInputs in;
   const int64_t group = a.heads_q / a.heads_kv;
@@ -274,8 +299,7 @@ void TraceWriter::set_inputs(const TensorRef& q, const TensorRef& k, const Tenso
 
 void TraceWriter::set_output(const TensorRef& o) {
   const Attention& a = state_->attention;
-  check_sizes(o, {a.batch, a.heads_q, a.seq_q, a.head_dim}, "the output", "the output is [batch, heads_q, seq_q, head_dim]");
-  span_bytes(o, "the output");
+  check_output(o);
   const ts::DType dtype = to_ts(o.dtype);
   ts::HostTensor out = ts::HostTensor::zeros(dtype, {a.batch, a.heads_q, a.seq_q, a.head_dim});
   const size_t head_bytes = static_cast<size_t>(a.seq_q * a.head_dim) * ts::dtype_size(dtype);
@@ -287,14 +311,7 @@ void TraceWriter::set_output(const TensorRef& o) {
 
 void TraceWriter::set_output_lse(const LseRef& lse) {
   const Attention& a = state_->attention;
-  if (lse.data == nullptr) refuse("the output's LSE is a null pointer");
-  const std::array<int64_t, 3> want = {a.batch, a.heads_q, a.seq_q};
-  if (lse.sizes != want)
-    refuse("the output's LSE must be [batch, heads_q, seq_q] = [" + std::to_string(want[0]) + ", " +
-           std::to_string(want[1]) + ", " + std::to_string(want[2]) + "] (LseRef sizes in that order)");
-  span_bytes(lse, "the output's LSE");
-  if (lse.base != LseBase::natural && lse.base != LseBase::base2)
-    refuse("LseRef::base holds an unknown value (natural, base2)");
+  check_output_lse(lse);
   // The trace stores the natural log: a base-2 LSE is log2 of the sum, ln = log2 * ln 2.
   const double to_natural = lse.base == LseBase::base2 ? std::log(2.0) : 1.0;
   std::vector<float> out(static_cast<size_t>(a.batch * a.heads_q * a.seq_q));

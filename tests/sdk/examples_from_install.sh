@@ -20,7 +20,10 @@ export CMAKE_GENERATOR=${CMAKE_GENERATOR:-$(command -v ninja >/dev/null && echo 
 if command -v ccache >/dev/null; then export CMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 export CMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 
-cd "$source"
+# The guide's commands run from the repository root; here from WORK, with examples/ linked in, so
+# that nothing is written into the source tree.
+cd "$work"
+ln -s "$source/examples" examples
 TILESCOPE_BUILD=$build PREFIX=$work/prefix BUILD=$work/build-examples
 echo "== install, configure and build the examples from the prefix"
 # [doc:quickstart]
@@ -30,9 +33,8 @@ cmake --build "$BUILD"
 "$BUILD"/splitk_cpu --out splitk.trace.safetensors
 "$PREFIX"/bin/tilescope diff splitk.trace.safetensors
 # [/doc]
-mv splitk.trace.safetensors "$work/splitk_fixed.trace.safetensors"
+mv splitk.trace.safetensors splitk_fixed.trace.safetensors
 
-cd "$work"
 echo "== run the examples"
 "$BUILD"/splitk_planted_bug_cpu --out splitk_bug.trace.safetensors
 "$BUILD"/splitk_planted_bug_cpu --dtype bf16 --causal --out splitk_bug_causal.trace.safetensors

@@ -171,16 +171,19 @@ class Recorder {
   // Q [batch, heads_q, seq_q, head_dim], K and V [batch, heads_kv, seq_kv, head_dim] (dims in
   // that order, any strides: bhsd, bshd, strided), in device or host memory, one dtype.
   void set_inputs(const TensorRef& q, const TensorRef& k, const TensorRef& v, cudaStream_t stream = nullptr) {
+    writer_.check_inputs(q, k, v);  // before anything is read
     std::vector<std::byte> hq, hk, hv;
     writer_.set_inputs(to_host(q, hq, stream, "Q"), to_host(k, hk, stream, "K"), to_host(v, hv, stream, "V"),
                        options_.filter);
   }
   // The kernel's output [batch, heads_q, seq_q, head_dim], and its LSE when it has one.
   void set_output(const TensorRef& o, cudaStream_t stream = nullptr) {
+    writer_.check_output(o);
     std::vector<std::byte> ho;
     writer_.set_output(to_host(o, ho, stream, "the output"));
   }
   void set_output(const TensorRef& o, const LseRef& lse, cudaStream_t stream = nullptr) {
+    writer_.check_output_lse(lse);
     set_output(o, stream);
     std::vector<std::byte> bytes;
     LseRef host = lse;

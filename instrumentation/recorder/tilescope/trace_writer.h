@@ -147,6 +147,13 @@ class TraceWriter {
   void set_output(const TensorRef& o);
   void set_output_lse(const LseRef& lse);
 
+  // What the setters check before they read anything (dims against the attention, dtypes,
+  // strides): the Recorder asks before it copies a tensor out of device memory, so that a wrong
+  // description is refused instead of read past its end.
+  void check_inputs(const TensorRef& q, const TensorRef& k, const TensorRef& v) const;
+  void check_output(const TensorRef& o) const;
+  void check_output_lse(const LseRef& lse) const;
+
   // The trace buffer's contents after the kernels ran, in host memory: `slots` headers (a slot
   // whose stage is -1 was never written), their payloads ([slots][max_rows] m and l,
   // [slots][max_rows][head_dim] O) and the count of events that found no slot. Written events
