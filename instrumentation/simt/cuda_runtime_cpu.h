@@ -31,7 +31,7 @@
 //  * Launch settings from the environment: TILESCOPE_CPU_WORKERS (OS threads running blocks;
 //    1 = deterministic order) and TILESCOPE_CPU_PERTURB_SEED (shuffle the thread schedule,
 //    runtime.h: a missing barrier shows as results that change with the seed).
-//  * The device: one, "tilescope CPU SIMT", compute capability 9.0 with an H100's limits
+//  * The device: one, "tilescope CPU SIMT runtime", compute capability 9.0 with an H100's limits
 //    (48 KiB static, 227 KiB opt-in dynamic shared memory, 132 multiprocessors, 1024 threads a
 //    block) so that host code sizing grids from cudaGetDeviceProperties makes the same choices.
 #pragma once
