@@ -60,6 +60,9 @@ struct LaunchResult {
 // Largest dynamic shared memory a launch accepts: the opt-in maximum of an H100 (227 KiB).
 inline constexpr size_t kMaxDynamicSharedBytes = 227 * 1024;
 inline constexpr unsigned kMaxThreadsPerBlock = 1024;
+// The multiprocessors the CPU path reports (an H100's), so that host code sizing its grid by the
+// SM count (Split-K heuristics) plans what it would on a GPU.
+inline constexpr int kNominalMultiprocessors = 132;
 
 // Index of the calling SIMT worker (0 outside a launch).
 unsigned worker_index();

@@ -19,19 +19,11 @@
 
 #include "instrumentation/trace/elem_type.h"
 #include "instrumentation/trace/file_bytes.h"
+#include "instrumentation/trace/host_tensor_entry.h"
 #include "instrumentation/trace/safetensors.h"
 #include "base/host_tensor.h"
 
 namespace ts {
-
-ElemType elem_type_of_dtype(DType dtype);           // f32 -> F32, f16 -> F16, bf16 -> BF16
-std::optional<DType> dtype_of_elem_type(ElemType type);  // nullopt for the others
-
-// A safetensors entry for a host tensor (no copy: it points into `tensor.bytes`).
-TensorToWrite tensor_to_write(std::string name, const HostTensor& tensor);
-
-// A copy of a F32 / F16 / BF16 tensor of a safetensors file; TensorFileError for other dtypes.
-HostTensor read_host_tensor(const SafetensorsFile& file, const TensorInfo& tensor);
 
 // A tensor file whose header has been read and checked but whose data have not: the caller
 // checks each tensor's dtype and shape against what it needs first, so that a file of the

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "instrumentation/trace/tensor_files.h"
+#include "instrumentation/trace/host_tensor_entry.h"
 #include "instrumentation/trace/trace_format_v1.h"
 
 namespace ts {

@@ -1,6 +1,8 @@
 // The probe API: what a CUDA kernel calls to record a softmax state into a tilescope trace
 // (event.h says what an event holds, trace_view.h how slots are found). Part of the installed
-// SDK; include it after CUDA (nvcc) or after tilescope's CPU runtime (the host compiler).
+// SDK; it compiles in a .cu under nvcc (no extra nvcc flags needed) and, on tilescope's CPU
+// path, under the host compiler after <cuda_runtime.h> (tilescope's own there: the SIMT
+// runtime), or after instrumentation/simt/cuda_compat.h in tilescope's tree.
 //
 // Compiled out: unless TILESCOPE_TRACE is defined to 1, every function here is an inline
 // constant and the probes vanish from the kernel (Tracy's habit). Compiled in, a probe whose
@@ -24,7 +26,10 @@
 //
 // Every path checks the view's filters first and counts an event that finds no slot in
 // `dropped`. `commit` writes the header last-but-not-ordered: nothing in a trace is read before
-// the kernel has finished. The view comes as an argument or from a `__device__` symbol:
+// the kernel has finished. An event holds at most the view's max_rows rows (record() writes no
+// more; with open_warp / open_planned the kernel must keep to them) and kMaxKeyRanges key
+// ranges (a description given more is marked invalid, and the recorder refuses it by name
+// rather than store wrong keys). The view comes as an argument or from a `__device__` symbol:
 //   TILESCOPE_TRACE_SYMBOL(my_trace);   // at namespace scope in the kernel's .cu; the recorder
 //                                       // sets it (tilescope/recorder.h: bind_symbol)
 //
@@ -39,6 +44,10 @@
 
 #include "tilescope/event.h"
 #include "tilescope/trace_view.h"
+
+#if !defined(__CUDACC__) && !defined(TILESCOPE_SIMT_CPU)
+#error "tilescope/probe.h is kernel code: include it in a .cu built by nvcc, or, for tilescope's CPU path, after <cuda_runtime.h> in a target built with tilescope_add_cpu_executable (or linked to tilescope::simt)"
+#endif
 
 #if defined(TILESCOPE_TRACE) && TILESCOPE_TRACE
 #define TILESCOPE_PROBES_COMPILED 1
@@ -128,8 +137,13 @@ __device__ __forceinline__ int64_t block_linear() { return EventSite::here().blo
 struct StateDesc {
   EventHeader h;
 
+  // Adds a key range [begin, end). Past kMaxKeyRanges the description is marked invalid
+  // (num_key_ranges = kMaxKeyRanges + 1): the recorder then refuses the event by name.
   __device__ StateDesc& keys(int32_t begin, int32_t end) {
-    if (h.num_key_ranges < kMaxKeyRanges) h.keys[h.num_key_ranges++] = KeyRange{begin, end};
+    if (h.num_key_ranges < kMaxKeyRanges)
+      h.keys[h.num_key_ranges++] = KeyRange{begin, end};
+    else
+      h.num_key_ranges = kMaxKeyRanges + 1;
     return *this;
   }
   __device__ StateDesc& kv_head(int32_t v) { h.kv_head = v; return *this; }
@@ -216,8 +230,17 @@ __device__ __forceinline__ int64_t take_slot(const TraceView& view) {
 
 }  // namespace probe_detail
 
+// The calling thread's lane: its linear index in the block (x fastest) modulo the warp size,
+// which is how a GPU forms warps of 2-D and 3-D blocks too.
+__device__ __forceinline__ int lane_id() {
+  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  return static_cast<int>(linear % 32u);
+}
+
 // Path 1: one thread records a whole event. m and l hold desc.rows values, o rows of head_dim
-// floats `o_row_stride` apart. Returns whether the event was written.
+// floats `o_row_stride` apart. Returns whether the event was written. A description of more
+// rows than the view's max_rows is written with max_rows rows of payload and its own row count,
+// which the recorder refuses by name (start it with a larger max_rows).
 __device__ __forceinline__ bool record(const TraceView& view, const StateDesc& desc,
                                        const float* m, const float* l, const float* o,
                                        int64_t o_row_stride) {
@@ -229,7 +252,8 @@ __device__ __forceinline__ bool record(const TraceView& view, const StateDesc& d
     const int64_t slot = probe_detail::take_slot(view);
     if (slot < 0) return false;
     const Event ev(view, slot);
-    for (int r = 0; r < desc.h.rows; ++r) {
+    const int rows = desc.h.rows < view.max_rows ? desc.h.rows : view.max_rows;
+    for (int r = 0; r < rows; ++r) {
       ev.m()[r] = m[r];
       ev.l()[r] = l[r];
       for (int c = 0; c < view.head_dim; ++c) ev.o_row(r)[c] = o[r * o_row_stride + c];
@@ -255,7 +279,7 @@ __device__ __forceinline__ Event open_warp(const TraceView& view, const StateDes
     if (view.headers == nullptr || !filter_keeps(view.filter, desc.h)) return Event{};
     const int leader = __ffs(mask) - 1;
     long long slot = -1;
-    if (static_cast<int>(threadIdx.x % 32) == leader) slot = probe_detail::take_slot(view);
+    if (lane_id() == leader) slot = probe_detail::take_slot(view);
     slot = __shfl_sync(mask, slot, leader);
     return slot < 0 ? Event{} : Event(view, slot);
   }
