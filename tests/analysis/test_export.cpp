@@ -279,7 +279,7 @@ TEST(Export, LongKvGridsArePooledByColumnAsTallGridsAreByRow) {
   spec.config = make_config(KernelKind::fa1, Fault::none, DType::f16, 32, 1, 1048640, false);
   spec.seed = seed;
   spec.cpu_workers = 0;
-  spec.filter.stage_mask = stage_bit(Stage::fa1_step) | stage_bit(Stage::final_output);
+  spec.filter.stage_mask = (uint64_t{1} << kFa1StepStage) | (uint64_t{1} << kFa1FinalStage);
   const RunView run = test::launch_run(spec);
   const AnalysisReport report = analyze_run(run);
   const ExportResult result = export_run(run, report, tmp.path());
