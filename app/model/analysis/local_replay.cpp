@@ -97,8 +97,7 @@ void LocalReplay::plan() {
       std::sort(events.begin(), events.end(), [&](size_t a, size_t b) {
         return std::make_pair(run_.headers[a].keys[0].end, order(a)) < std::make_pair(run_.headers[b].keys[0].end, order(b));
       });
-      for (size_t k = 1; k < events.size(); ++k)
-        chain = chain && run_.headers[events[k]].keys[0].end > run_.headers[events[k - 1]].keys[0].end;
+      // Ends never decrease (sorted); a step may add no key (a merge of an empty split).
     }
     if (!chain) {
       for (size_t e : events) {
@@ -335,7 +334,8 @@ RowCheck LocalReplay::check_row(size_t event, int32_t r, const RefState& predict
     }
   };
   const double log_l = pl > 0.0 ? std::log(pl) : 0.0;
-  const double l_power = rule.o_l_power == 0 ? 1.0 : std::pow(pl, rule.o_l_power);
+  // A row that saw no key holds O = 0 however it is scaled.
+  const double l_power = rule.o_l_power == 0 || !(pl > 0.0) ? 1.0 : std::pow(pl, rule.o_l_power);
   if (t.stored_normalized) {
     const bool empty = pl == 0.0;
     double lse = empty ? (std::isnan(pm) ? kNaN : -kInf) : pm + std::log(pl);

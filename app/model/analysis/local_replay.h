@@ -5,6 +5,7 @@
 //
 // Each compared event gets a source (plan_replay):
 //   extend      a running state of the same rows and split over growing keys [b, e_0), [b, e_1)...
+//               (e_k >= e_{k-1}: a step may add no key, e.g. the merge of an empty split)
 //               (an FA-1 step, a split's state per kv tile, a merge over splits): its previous
 //               event's state merged with the step's own keys [e_{k-1}, e_k) (for a merge, the
 //               recorded state of exactly those keys, e.g. the split's partial, when there is one);
