@@ -162,7 +162,8 @@ std::vector<WrongRow> collect_rows(const LocalReplay& replay, int32_t stage, boo
         if (std::isnan(x)) w.nan = true;
         else if (std::isinf(x)) (x > 0 ? w.pos_inf : w.neg_inf) = true;
       };
-      if (w.has_m) note(sm);
+      // m = -inf is right where the row has seen no key.
+      if (w.has_m && !(sm == -INFINITY && w.expected_empty)) note(sm);
       if (!w.normalized) note(sl);
       bool o_zero = true;
       for (size_t c = 0; c < d; ++c) {
@@ -413,7 +414,16 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       for (const KeyRange& k : s.piece) end = std::max<int64_t>(end, k.end);
       others_at_end += end == spec.kv_len(run.headers[s.event].batch);
     }
-    if (all_at_end && run.stages[static_cast<size_t>(stage)].kind != StageKind::final) {
+    const bool some_stop_short = others_at_end < replay.steps().size() && [&] {
+      for (const ReplayStep& s : replay.steps()) {
+        if (run.headers[s.event].stage != stage) continue;
+        int64_t end = 0;
+        for (const KeyRange& k : s.piece) end = std::max<int64_t>(end, k.end);
+        if (end < spec.kv_len(run.headers[s.event].batch)) return true;
+      }
+      return false;
+    }();
+    if (all_at_end && some_stop_short && run.stages[static_cast<size_t>(stage)].kind != StageKind::final) {
       Finding f;
       f.id = "end_of_keys";
       f.text = "every event that goes wrong by itself is one whose step reaches the end of the keys (key " +
@@ -427,6 +437,8 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
   // Which steps of their sequences.
   {
     std::set<size_t> wrong_events;
+    size_t stage_events = 0;
+    for (const ReplayStep& s : replay.steps()) stage_events += run.headers[s.event].stage == stage;
     bool all_last = true, all_first = true, none_first = true, multi = false;
     for (const WrongRow& w : rows)
       if (wrong_events.insert(w.event).second) {
@@ -438,7 +450,8 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     if (multi) {
       Finding f;
       f.id = "step_positions";
-      if (all_first) f.text = "only the first step of each sequence goes wrong by itself";
+      if (wrong_events.size() == stage_events) f.text = "every step of every sequence goes wrong by itself";
+      else if (all_first) f.text = "only the first step of each sequence goes wrong by itself";
       else if (all_last) f.text = "only the last step of each sequence goes wrong by itself; the earlier steps are right";
       else if (none_first) f.text = "the first step of each sequence is right; later steps go wrong by themselves";
       else f.text = "steps go wrong by themselves at several places in their sequences, the first steps included";

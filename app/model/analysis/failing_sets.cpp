@@ -40,8 +40,6 @@ NonFiniteRow non_finite_row(const RunView& run, const RunReference& reference, s
   const size_t ri = static_cast<size_t>(r), d = static_cast<size_t>(run.head_dim);
   const bool normalized = (ev.header.convention & kNormalized) != 0;
   const float m = ev.m[ri], l = ev.l[ri];
-  n.m_non_finite = (ev.header.convention & kNoMax) == 0 && !std::isfinite(m);
-  n.l_non_finite = !normalized && !std::isfinite(l);
   bool o_zero = true;
   for (size_t c = 0; c < d; ++c) {
     const float o = ev.o[ri * d + c];
@@ -62,6 +60,9 @@ NonFiniteRow non_finite_row(const RunView& run, const RunReference& reference, s
     last = std::max(last, en);
   }
   if (first >= 0) n.reference_span = {static_cast<int32_t>(first), static_cast<int32_t>(last)};
+  // m = -inf is right for a row that sees no key; l is never infinite.
+  n.m_non_finite = (ev.header.convention & kNoMax) == 0 && (std::isnan(m) || (std::isinf(m) && n.reference_keys > 0));
+  n.l_non_finite = !normalized && !std::isfinite(l);
   return n;
 }
 

@@ -681,7 +681,9 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
                        plural(static_cast<int64_t>(fit.wrong_rows), "row", "rows") + " that go wrong by themselves (in " +
                        plural(static_cast<int64_t>(fit.wrong_events), "event", "events") + ") within " +
                        format_figure(kReplaySlack) + " x the tolerance");
-  if (fit.scope_splits.empty())
+  if (fit.scope_splits.empty() && fit.right_rows_checked + fit.right_rows_untouched == 0)
+    m.evidence.push_back("every event of " + name + " is wrong: no right row could contradict it");
+  else if (fit.scope_splits.empty())
     m.evidence.push_back("it contradicts no right row: it predicts the " + std::to_string(fit.right_rows_checked) +
                          " right rows it was checked on" + (fit.sampled ? " (evenly spaced events within the check budget)" : "") +
                          (fit.right_rows_untouched ? " and leaves the other " + std::to_string(fit.right_rows_untouched) +

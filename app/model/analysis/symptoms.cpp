@@ -239,8 +239,11 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       s.line = m.claim + (fit.scope_splits.empty() ? "" : " — in " + m.scope) + ". Evidence: it reproduces all " +
                std::to_string(fit.wrong_rows) + " rows of " + name + " that go wrong by themselves and contradicts no right row" +
                (fit.scope_splits.empty()
-                    ? " (" + std::to_string(fit.right_rows_checked) + " checked" +
-                          (fit.right_rows_untouched ? ", " + std::to_string(fit.right_rows_untouched) + " it does not change" : "") + ")"
+                    ? (fit.right_rows_checked + fit.right_rows_untouched == 0
+                           ? " (the stage has none)"
+                           : " (" + std::to_string(fit.right_rows_checked) + " checked" +
+                                 (fit.right_rows_untouched ? ", " + std::to_string(fit.right_rows_untouched) + " it does not change" : "") +
+                                 ")")
                     : " there (" + std::to_string(fit.right_rows_in_scope) + " checked); elsewhere it would break " +
                           std::to_string(fit.right_rows_broken) + " right rows") +
                carried_text;
