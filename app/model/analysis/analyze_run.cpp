@@ -369,7 +369,7 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
   rep.verdict = rep.first_divergence.found ? Verdict::divergence : Verdict::clean;
   measure_failing_sets(run, ref, row_errors, rep);
   find_worst_cells(run, ref, rep);
-  rep.symptom = diagnose(rep, run, ref);
+  rep.symptom = diagnose(rep, run, ref, workers);
   return rep;
 }
 

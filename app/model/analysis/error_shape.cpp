@@ -32,8 +32,9 @@ struct WrongRow {
 };
 
 double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
 struct Pair {
@@ -103,20 +104,26 @@ std::string figure_named(double c, const std::vector<NamedValue>& known) {
 // Rows of a stage beside what they should hold: `local` — the rows that go wrong by themselves
 // against their step's correct local prediction; otherwise the rows over tolerance against the
 // reference itself (what a constant ratio "to the reference" is measured on).
-std::vector<WrongRow> collect_rows(const LocalReplay& replay, int32_t stage, bool local) {
+// Within kDiagnosisRowBudget rows: beyond it, evenly spaced events (`sampled`).
+std::vector<WrongRow> collect_rows(const LocalReplay& replay, int32_t stage, bool local, bool& sampled) {
   const RunView& run = replay.run();
   const AnalysisReport& rep = replay.report();
   const AttentionSpec& spec = replay.reference().attention();
   std::vector<WrongRow> out;
   const size_t d = static_cast<size_t>(run.head_dim);
+  std::vector<size_t> events;
   for (const ReplayStep& s : replay.steps()) {
     const EventHeader& h = run.headers[s.event];
-    if (h.stage != stage || rep.events[s.event].passes) continue;
+    if (h.stage != stage || rep.events[s.event].passes || (local && !replay.any_locally_wrong(s.event))) continue;
+    events.push_back(s.event);
+  }
+  for (size_t e : sample_row_blocks(events, run.headers, diagnosis_budget(spec), sampled)) {
+    const ReplayStep& s = *replay.step(e);
+    const EventHeader& h = run.headers[s.event];
     std::vector<uint8_t> rows_of_interest;
     RefState pred;
     const StageBars& bars = rep.tolerance.for_kind(run.stage_of(s.event).kind);
     if (local) {
-      if (!replay.any_locally_wrong(s.event)) continue;
       rows_of_interest = replay.locally_wrong(s.event);
       pred = replay.correct_prediction(s);
     } else {
@@ -125,7 +132,8 @@ std::vector<WrongRow> collect_rows(const LocalReplay& replay, int32_t stage, boo
       for (int32_t r = 0; r < h.rows; ++r) rows_of_interest[static_cast<size_t>(r)] = !replay.check_row(s.event, r, pred).matches;
     }
     const RefState prev = replay.previous(s);
-    const TraceRows& t = replay.trace(s.event);
+    const std::shared_ptr<const TraceRows> held = replay.trace(s.event);
+    const TraceRows& t = *held;
     const RunEvent ev = run.event(s.event);
     for (int32_t r = 0; r < static_cast<int32_t>(rows_of_interest.size()); ++r) {
       if (!rows_of_interest[static_cast<size_t>(r)]) continue;
@@ -202,9 +210,13 @@ OriginCounts origin_counts(const LocalReplay& replay, int32_t stage) {
 
 std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stage) {
   std::vector<Finding> out;
-  const std::vector<WrongRow> rows = collect_rows(replay, stage, true);
+  bool rows_sampled = false, reference_sampled = false;
+  const std::vector<WrongRow> rows = collect_rows(replay, stage, true, rows_sampled);
   if (rows.empty()) return out;
-  const std::vector<WrongRow> against_reference = collect_rows(replay, stage, false);
+  const std::vector<WrongRow> against_reference = collect_rows(replay, stage, false, reference_sampled);
+  // "in the 640 rows" or, sampled, "in the 20000 rows checked (evenly spaced events)".
+  const std::string checked = rows_sampled ? " checked (evenly spaced events)" : "";
+  const std::string checked_ref = reference_sampled ? " checked (evenly spaced events)" : "";
   const RunView& run = replay.run();
   const AnalysisReport& rep = replay.report();
   const AttentionSpec& spec = replay.reference().attention();
@@ -254,7 +266,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     Finding f;
     f.id = "quantities";
     f.text = (right.empty() ? "" : join(right) + " right; ") + join(wrong) + " wrong, in the " +
-             std::to_string(rows.size()) + " rows of " + name + " that go wrong by themselves";
+             std::to_string(rows.size()) + " rows of " + name + " that go wrong by themselves" + checked;
     f.numbers = {{"m_wrong", local.m_wrong}, {"l_wrong", local.l_wrong}, {"o_wrong", local.o_wrong}, {"rows", n_rows}};
     out.push_back(f);
   }
@@ -269,7 +281,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       Finding f;
       f.id = "constant_ratio";
       f.text = q + " is " + figure_named(*c, known) + " times the reference in all " + ref_rows + " rows of " + name +
-               " over tolerance";
+               " over tolerance" + checked_ref;
       f.numbers = {{"ratio", *c}, {"rows", n_ref}};
       f.numbers["quantity_" + q] = 1;
       out.push_back(f);
@@ -285,7 +297,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       Finding f;
       f.id = "constant_offset";
       f.text = m_name + " is the reference " + (*c < 0 ? "- " : "+ ") + format_figure(std::fabs(*c)) + " in all " + ref_rows +
-               " rows of " + name + " over tolerance";
+               " rows of " + name + " over tolerance" + checked_ref;
       f.numbers = {{"offset", *c}, {"rows", n_ref}};
       out.push_back(f);
     }

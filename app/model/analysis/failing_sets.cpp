@@ -150,13 +150,11 @@ void measure_failing_sets(const RunView& run, const RunReference& reference, std
     f.events_compared = rep.stages[st].events_compared;
     f.quantities = quantities[st];
     for (int64_t c = 0; c < run.head_dim; ++c) s.columns.compared.insert(c);
-    // Columns from the failing events' cells, evenly spaced within the budget.
-    const int64_t cells_per_event = int64_t{run.max_rows} * run.head_dim;
-    const size_t affordable = static_cast<size_t>(std::max<int64_t>(1, kColumnCellBudget / std::max<int64_t>(1, cells_per_event)));
-    const size_t n = s.failing_events.size();
-    const size_t take = std::min(n, affordable);
-    for (size_t k = 0; k < take; ++k) {
-      const size_t i = s.failing_events[take == n ? k : k * n / take];
+    // Columns from the failing events' cells: all of them, or those of evenly spaced row blocks.
+    bool sampled = false;
+    const SampleBudget budget{static_cast<uint64_t>(std::max<int64_t>(1, kColumnCellBudget / std::max(1, run.head_dim))),
+                              static_cast<uint64_t>(std::max<int64_t>(1, kColumnReferenceBudget / std::max<int64_t>(1, run.attention.seq_kv * run.head_dim)))};
+    for (size_t i : sample_row_blocks(s.failing_events, run.headers, budget, sampled)) {
       const EventComparison cmp = compare_event(run, reference, i);
       for (int32_t c : cmp.failing_columns()) s.columns.failing.insert(c);
       ++f.column_events_checked;

@@ -6,8 +6,9 @@
 //
 // Rows and their quantities come from the row errors of the whole run; head-dim columns need
 // each cell against its bar, so they are taken from per-cell comparisons of the failing events
-// (all of them, or evenly spaced ones within kColumnCellBudget cells: `column_events_checked`
-// says how many).
+// (all of them, or those of evenly spaced row blocks within kColumnCellBudget cells and
+// kColumnReferenceBudget of references:
+// `column_events_checked` says how many).
 #pragma once
 
 #include <span>
@@ -21,7 +22,9 @@
 
 namespace ts {
 
-inline constexpr int64_t kColumnCellBudget = int64_t{1} << 23;
+inline constexpr int64_t kColumnCellBudget = int64_t{1} << 21;
+// The references of the row blocks those events read, in multiply-adds (rows x keys x head_dim).
+inline constexpr int64_t kColumnReferenceBudget = int64_t{1} << 28;
 
 // Fills every StageReport's `failing` and the report's `non_finite_rows`; `row_errors` is the
 // comparison phase's [event][max_rows] array, the report already judged.

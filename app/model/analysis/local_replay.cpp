@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "app/model/analysis/event_identity.h"
+#include "app/model/analysis/parallel_for.h"
 #include "app/model/analysis/row_states.h"
 #include "app/model/analysis/state_compare.h"
 
@@ -45,6 +46,11 @@ bool same_ranges(const EventHeader& a, const EventHeader& b) {
 
 }  // namespace
 
+SampleBudget diagnosis_budget(const AttentionSpec& spec) {
+  const uint64_t per_row = static_cast<uint64_t>(std::max<int64_t>(1, spec.seq_kv * spec.head_dim));
+  return {kDiagnosisRowBudget, std::max<uint64_t>(1, kDiagnosisReferenceBudget / per_row)};
+}
+
 RefState empty_state(int32_t rows, int32_t head_dim) {
   RefState s;
   s.rows = rows;
@@ -61,7 +67,6 @@ bool row_is_empty(const RefState& s, int32_t r) {
 
 LocalReplay::LocalReplay(const RunView& run, const RunReference& reference, const AnalysisReport& report)
     : run_(run), reference_(reference), report_(report) {
-  traces_.resize(run.num_events());
   wrong_.resize(run.num_events());
   plan();
 }
@@ -197,12 +202,16 @@ const ReplayStep* LocalReplay::step(size_t event) const {
   return k < 0 ? nullptr : &steps_[static_cast<size_t>(k)];
 }
 
-const TraceRows& LocalReplay::trace(size_t event) const {
-  std::unique_ptr<TraceRows>& slot = traces_[event];
-  if (slot) return *slot;
+std::shared_ptr<const TraceRows> LocalReplay::trace(size_t event) const {
+  constexpr size_t kRecent = 16;
+  {
+    std::lock_guard lock(trace_mutex_);
+    for (size_t k = recent_traces_.size(); k-- > 0;)
+      if (recent_traces_[k].first == event) return recent_traces_[k].second;
+  }
   const RunEvent ev = run_.event(event);
   const EventHeader& h = ev.header;
-  auto t = std::make_unique<TraceRows>();
+  auto t = std::make_shared<TraceRows>();
   t->stored_normalized = (h.convention & kNormalized) != 0;
   t->has_m = (h.convention & kNoMax) == 0;
   const size_t rows = static_cast<size_t>(h.rows), d = static_cast<size_t>(run_.head_dim);
@@ -228,23 +237,26 @@ const TraceRows& LocalReplay::trace(size_t event) const {
     s.l[r] = l;
     for (size_t c = 0; c < d; ++c) s.o[r * d + c] = ev.o[r * d + c];
   }
-  slot = std::move(t);
-  return *slot;
+  std::lock_guard lock(trace_mutex_);
+  if (recent_traces_.size() == kRecent) recent_traces_.erase(recent_traces_.begin());
+  recent_traces_.emplace_back(event, t);
+  return t;
 }
 
-RefState LocalReplay::piece_state(const ReplayStep& s) const {
-  if (s.piece_event >= 0) return trace(static_cast<size_t>(s.piece_event)).state;
+RefState LocalReplay::piece_state(const ReplayStep& s, const RowBlockReference* block) const {
+  if (s.piece_event >= 0) return trace(static_cast<size_t>(s.piece_event))->state;
+  if (block) return block->state(s.piece);
   return reference_.block(row_block(run_.headers[s.event]))->state(s.piece);
 }
 
 RefState LocalReplay::previous(const ReplayStep& s) const {
-  if (s.prev >= 0) return trace(static_cast<size_t>(s.prev)).state;
+  if (s.prev >= 0) return trace(static_cast<size_t>(s.prev))->state;
   const EventHeader& h = run_.headers[s.event];
   return empty_state(h.rows, run_.head_dim);
 }
 
 RefState LocalReplay::previous2(const ReplayStep& s) const {
-  if (s.prev2 >= 0) return trace(static_cast<size_t>(s.prev2)).state;
+  if (s.prev2 >= 0) return trace(static_cast<size_t>(s.prev2))->state;
   const EventHeader& h = run_.headers[s.event];
   return empty_state(h.rows, run_.head_dim);
 }
@@ -306,7 +318,8 @@ RefState LocalReplay::combine(const ReplayStep& s, const RefState& x, CombineRul
 RowCheck LocalReplay::check_row(size_t event, int32_t r, const RefState& predicted, const StoredChannelRule& rule,
                                 std::vector<uint8_t>* columns) const {
   RowCheck out;
-  const TraceRows& t = trace(event);
+  const std::shared_ptr<const TraceRows> held = trace(event);
+  const TraceRows& t = *held;
   const StageBars& bars = report_.tolerance.for_kind(run_.stage_of(event).kind);
   const size_t ri = static_cast<size_t>(r), d = static_cast<size_t>(run_.head_dim);
   const double pm = predicted.m[ri], pl = predicted.l[ri];
@@ -340,54 +353,67 @@ RowCheck LocalReplay::check_row(size_t event, int32_t r, const RefState& predict
     const bool empty = pl == 0.0;
     double lse = empty ? (std::isnan(pm) ? kNaN : -kInf) : pm + std::log(pl);
     lse = lse * rule.m_factor + rule.m_log_l * log_l;
-    const double tl = t.state.m[ri];
-    if (t.has_m) check(tl, lse, bars.m.bar(magnitude(lse), 1.0), kFailM);
+    if (t.has_m) check(t.state.m[ri], lse, bars.m.bar(magnitude(lse), 1.0), kFailM);
+    auto want = [&](size_t c) { return (empty && po[c] == 0.0) ? 0.0 : po[c] / pl * l_power; };
     double scale = 0;
-    std::vector<double> want(d);
-    for (size_t c = 0; c < d; ++c) {
-      want[c] = (empty && po[c] == 0.0) ? 0.0 : po[c] / pl * l_power;
-      scale = std::max(scale, magnitude(want[c]));
-    }
-    for (size_t c = 0; c < d; ++c) check(to[c], want[c], bars.o_norm.bar(scale, 1.0), kFailONorm, static_cast<int64_t>(c));
+    for (size_t c = 0; c < d; ++c) scale = std::max(scale, magnitude(want(c)));
+    const double bar = bars.o_norm.bar(scale, 1.0);
+    for (size_t c = 0; c < d; ++c) check(to[c], want(c), bar, kFailONorm, static_cast<int64_t>(c));
   } else {
     const double m = pm * rule.m_factor + rule.m_log_l * log_l;
     if (t.has_m) check(t.state.m[ri], m, bars.m.bar(magnitude(m), pl), kFailM);
     check(t.state.l[ri], pl, bars.l.bar(magnitude(pl), pl), kFailL);
     double raw_scale = 0, norm_scale = 0;
-    std::vector<double> raw(d), norm(d);
     for (size_t c = 0; c < d; ++c) {
-      raw[c] = po[c] * l_power;
-      norm[c] = (pl == 0.0 && raw[c] == 0.0) ? 0.0 : raw[c] / pl;
-      raw_scale = std::max(raw_scale, magnitude(raw[c]));
-      norm_scale = std::max(norm_scale, magnitude(norm[c]));
+      const double raw = po[c] * l_power;
+      raw_scale = std::max(raw_scale, magnitude(raw));
+      norm_scale = std::max(norm_scale, magnitude((pl == 0.0 && raw == 0.0) ? 0.0 : raw / pl));
     }
+    const double raw_bar = bars.o_raw.bar(raw_scale, magnitude(pl)), norm_bar = bars.o_norm.bar(norm_scale, magnitude(pl));
     const double tl = t.state.l[ri];
     for (size_t c = 0; c < d; ++c) {
-      check(to[c], raw[c], bars.o_raw.bar(raw_scale, magnitude(pl)), kFailORaw, static_cast<int64_t>(c));
+      const double raw = po[c] * l_power;
+      const double norm = (pl == 0.0 && raw == 0.0) ? 0.0 : raw / pl;
+      check(to[c], raw, raw_bar, kFailORaw, static_cast<int64_t>(c));
       const double tn = (tl == 0.0 && to[c] == 0.0) ? 0.0 : to[c] / tl;
-      check(tn, norm[c], bars.o_norm.bar(norm_scale, magnitude(pl)), kFailONorm, static_cast<int64_t>(c));
+      check(tn, norm, norm_bar, kFailONorm, static_cast<int64_t>(c));
     }
   }
   out.matches = out.failed == 0;
   return out;
 }
 
-RefState LocalReplay::correct_prediction(const ReplayStep& s) const {
+RefState LocalReplay::correct_prediction(const ReplayStep& s, const RowBlockReference* block) const {
   if (s.source == StepSource::copy || s.source == StepSource::normalise) return previous(s);
-  return combine(s, piece_state(s), CombineRule::merge);
+  return combine(s, piece_state(s, block), CombineRule::merge);
+}
+
+std::vector<uint8_t> LocalReplay::wrong_rows_of(size_t event, const RowBlockReference* block) const {
+  const RefState pred = correct_prediction(*step(event), block);
+  std::vector<uint8_t> wrong(static_cast<size_t>(run_.headers[event].rows), 0);
+  for (int32_t r = 0; r < run_.headers[event].rows; ++r) wrong[static_cast<size_t>(r)] = !check_row(event, r, pred).matches;
+  return wrong;
 }
 
 const std::vector<uint8_t>& LocalReplay::locally_wrong(size_t event) const {
   static const std::vector<uint8_t> none;
   if (!report_.events[event].compared || report_.events[event].passes) return none;
   std::optional<std::vector<uint8_t>>& slot = wrong_[event];
-  if (slot) return *slot;
-  const ReplayStep* s = step(event);
-  const RefState pred = correct_prediction(*s);
-  std::vector<uint8_t> wrong(static_cast<size_t>(run_.headers[event].rows), 0);
-  for (int32_t r = 0; r < run_.headers[event].rows; ++r) wrong[static_cast<size_t>(r)] = !check_row(event, r, pred).matches;
-  slot = std::move(wrong);
+  if (!slot) slot = wrong_rows_of(event, nullptr);
   return *slot;
+}
+
+void LocalReplay::find_locally_wrong(unsigned workers) const {
+  std::map<RowBlock, std::vector<size_t>> by_block;
+  for (size_t i = 0; i < run_.num_events(); ++i)
+    if (report_.events[i].compared && !report_.events[i].passes && !wrong_[i]) by_block[row_block(run_.headers[i])].push_back(i);
+  std::vector<const std::vector<size_t>*> groups;
+  for (const auto& [block, events] : by_block) groups.push_back(&events);
+  parallel_for(static_cast<int64_t>(groups.size()), workers, [&](int64_t g) {
+    const std::vector<size_t>& events = *groups[static_cast<size_t>(g)];
+    const std::shared_ptr<const RowBlockReference> block = reference_.block(row_block(run_.headers[events.front()]));
+    for (size_t e : events) wrong_[e] = wrong_rows_of(e, block.get());
+  });
 }
 
 bool LocalReplay::any_locally_wrong(size_t event) const {

@@ -21,10 +21,14 @@
 // the prediction is float64 from the trace's float32 previous state, the kernel's own step is
 // float32. NaN matches NaN and equal infinities match, so a NaN carried along is not an error of
 // the step that carries it.
+//
+// Thread-safety: find_locally_wrong runs its own threads; every other member is for one thread
+// at a time (the trace states' small cache is locked, the rest is read-only or per event).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -37,6 +41,15 @@
 namespace ts {
 
 inline constexpr double kReplaySlack = 2.0;
+
+// What one diagnostic pass (a model's wrong rows, its right rows, a measurement) may cost: 20000
+// rows compared (2.5M cells at head dim 128), and references of row blocks worth 2^28 multiply-
+// adds (8 FA-1 query tiles of 64 rows x 4096 keys at head dim 128). Beyond it the pass takes the
+// events of evenly spaced row blocks (event_identity.h: sample_row_blocks), and the report says
+// so. The one full pass is find_locally_wrong's.
+inline constexpr uint64_t kDiagnosisRowBudget = 20000;
+inline constexpr uint64_t kDiagnosisReferenceBudget = uint64_t{1} << 28;
+SampleBudget diagnosis_budget(const AttentionSpec& spec);
 
 enum class StepSource { from_empty, extend, copy, normalise };
 
@@ -110,9 +123,12 @@ class LocalReplay {
   const ReplayStep* step(size_t event) const;
   const std::vector<ReplayStep>& steps() const { return steps_; }
 
-  const TraceRows& trace(size_t event) const;
-  // The state of the step's own keys for its rows: the recorded piece_event, else the reference.
-  RefState piece_state(const ReplayStep& s) const;
+  // Converted on demand; the few most recent are kept (a step reads its own, its previous and its
+  // piece's events, row after row).
+  std::shared_ptr<const TraceRows> trace(size_t event) const;
+  // The state of the step's own keys for its rows: the recorded piece_event, else the reference
+  // (of `block` when given: the step's row block, held by the caller).
+  RefState piece_state(const ReplayStep& s, const RowBlockReference* block = nullptr) const;
   // The previous states (empty states when the step has none).
   RefState previous(const ReplayStep& s) const;
   RefState previous2(const ReplayStep& s) const;
@@ -129,8 +145,11 @@ class LocalReplay {
   // empty for events that pass (they are taken as locally right).
   const std::vector<uint8_t>& locally_wrong(size_t event) const;
   bool any_locally_wrong(size_t event) const;
-  // The correct local prediction of a step (cached for events that fail).
-  RefState correct_prediction(const ReplayStep& s) const;
+  // Works out locally_wrong for every failing event on `workers` threads (0: every core), a row
+  // block at a time, each row block's reference fetched once: the one pass over the whole run.
+  void find_locally_wrong(unsigned workers) const;
+  // The correct local prediction of a step.
+  RefState correct_prediction(const ReplayStep& s, const RowBlockReference* block = nullptr) const;
 
  private:
   void plan();
@@ -140,7 +159,11 @@ class LocalReplay {
   const AnalysisReport& report_;
   std::vector<ReplayStep> steps_;
   std::vector<int64_t> step_of_event_;
-  mutable std::vector<std::unique_ptr<TraceRows>> traces_;
+  std::vector<uint8_t> wrong_rows_of(size_t event, const RowBlockReference* block) const;
+
+  mutable std::mutex trace_mutex_;
+  mutable std::vector<std::pair<size_t, std::shared_ptr<const TraceRows>>> recent_traces_;  // most recent last
+  // Per event, filled once (by find_locally_wrong's threads, each event by one, or on demand).
   mutable std::vector<std::optional<std::vector<uint8_t>>> wrong_;
 };
 

@@ -1,9 +1,10 @@
 // Mechanisms: models of one wrong step, each the correct step (local_replay.h) with exactly one
 // thing changed, tested against every event of a stage. A model is established when its
 // sufficient signature holds over the whole stage:
-//   - it reproduces every row that goes wrong by itself (within kReplaySlack x the tolerance),
+//   - it reproduces every row that goes wrong by itself (within kReplaySlack x the tolerance;
+//     every one up to kDiagnosisRowBudget rows, then those of evenly spaced events),
 //   - and it leaves right every right row it changes: no passing event it would have broken
-//     (checked on every event, or evenly spaced ones within kModelRowBudget rows; a model of
+//     (checked on every event, or evenly spaced ones within kDiagnosisRowBudget rows; a model of
 //     a key boundary is checked on every event whose keys it changes).
 // When it holds only inside some splits (and those hold every wrong row) while elsewhere it would
 // change right rows, it is established there, with that scope. Several models that fit equally
@@ -38,8 +39,6 @@
 #include "app/model/analysis/row_states.h"
 
 namespace ts {
-
-inline constexpr uint64_t kModelRowBudget = 20000;
 
 enum class PieceRule { reference, key_set, attention, row_shift, kv_input, partial_map };
 
@@ -76,8 +75,10 @@ struct StepModel {
 struct ModelFit {
   StepModel model;
   bool holds = false;               // established (over the whole stage, or within scope_splits)
-  uint64_t wrong_rows = 0;          // rows of the stage that go wrong by themselves
+  uint64_t wrong_rows = 0;          // rows that go wrong by themselves it was checked on (all reproduced)
   uint64_t wrong_events = 0;
+  uint64_t wrong_rows_total = 0;    // rows of the stage that go wrong by themselves
+  bool wrong_sampled = false;       // wrong rows checked on evenly spaced events only
   uint64_t right_rows_checked = 0;  // right rows the model was checked on
   uint64_t right_rows_untouched = 0; // right rows of events the model cannot change
   uint64_t right_rows_in_scope = 0;  // right rows checked inside scope_splits (when scoped)

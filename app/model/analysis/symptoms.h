@@ -23,6 +23,7 @@
 
 namespace ts {
 
-Symptom diagnose(const AnalysisReport& report, const RunView& run, const RunReference& reference);
+// `workers`: threads for the one pass over every failing event (0: every core).
+Symptom diagnose(const AnalysisReport& report, const RunView& run, const RunReference& reference, unsigned workers = 0);
 
 }  // namespace ts
