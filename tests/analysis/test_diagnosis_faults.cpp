@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <numbers>
 #include <optional>
 #include <set>
@@ -58,6 +60,7 @@ struct Place {
   int32_t split = -1;
   int32_t step = -1;
   int32_t min_step = -1;
+  bool any_rows = false;  // which (batch, head, query tile) depends on the inputs: not checked
 };
 
 struct FaultCase {
@@ -276,6 +279,24 @@ Expectation expect(const FaultKernelRun& r) {
         EXPECT_EQ(stage_named(rep, "my_fa1.step").failing.quantities & (kFailM | kFailL), 0) << "m and l are right";
       };
       break;
+    case TF::m_starts_at_zero:
+      // Rows whose first scores are all below 0 hold m = 0: the same softmax, another max. Under
+      // a causal mask the first rows see one key, two keys...: some row of some head shows it.
+      e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
+      e.place.any_rows = true;
+      e.must_name = false;
+      e.check = [](const AnalysisReport& rep) {
+        ASSERT_NE(finding(rep, "equivalent_state"), nullptr) << rep.symptom.line;
+        EXPECT_TRUE(stage_named(rep, "my_fa1.out").clean()) << "the output does not see it";
+      };
+      break;
+    case TF::pv_added_twice:
+      e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
+      e.must_name = false;
+      e.check = [](const AnalysisReport& rep) {
+        EXPECT_EQ(stage_named(rep, "my_fa1.step").failing.quantities & (kFailM | kFailL), 0) << "m and l are right";
+      };
+      break;
     case TF::last_split_drops_diagonal: {
       const int last = r.splits - 1;
       const auto [b, en] = split_keys(r, last);
@@ -358,6 +379,14 @@ Expectation expect(const FaultKernelRun& r) {
         }
       };
       break;
+    case TF::merge_l_not_rescaled:
+      e.place = {"my_split.merge", 0, 0, 0, -1, -1, 1};
+      e.mechanisms = {K::l_not_rescaled};
+      break;
+    case TF::merge_weights_swapped:
+      e.place = {"my_split.merge", 0, 0, 0, 0, 0};  // O = w O + 0 O_0 = 0 after the first split
+      e.must_name = false;
+      break;
     case TF::none: break;
   }
   return e;
@@ -400,8 +429,14 @@ std::vector<FaultCase> fault_cases() {
       {"softcap_bf16_causal_h2", make_run(TF::softcap_not_applied, bf16, 1, 2, 2, 29, 90, 64, br, 2, 2.0)},
       {"top_left_fp32", make_run(TF::causal_top_left, f32, 1, 1, 1, 40, 100, 32, br)},
       {"top_left_bf16_b2", make_run(TF::causal_top_left, bf16, 2, 2, 2, 30, 75, 64, br)},
+      // One key between the alignments: a diagonal off by one reads the same keys.
+      {"top_left_fp32_offset_1", make_run(TF::causal_top_left, f32, 1, 1, 1, 63, 64, 32, br)},
       {"v_tile_lags_fp32", make_run(TF::v_tile_lags, f32, 1, 1, 1, 40, 100, 32, none)},
       {"v_tile_lags_fp16_causal", make_run(TF::v_tile_lags, f16, 2, 2, 2, 45, 90, 64, br)},
+      {"m_at_zero_fp32_causal", make_run(TF::m_starts_at_zero, f32, 2, 4, 4, 64, 64, 32, br)},
+      {"m_at_zero_bf16_top_left", make_run(TF::m_starts_at_zero, bf16, 2, 4, 2, 33, 90, 64, tl)},
+      {"pv_twice_fp32", make_run(TF::pv_added_twice, f32, 1, 1, 1, 40, 100, 32, none)},
+      {"pv_twice_fp16_causal", make_run(TF::pv_added_twice, f16, 1, 2, 2, 45, 70, 64, br)},
       {"last_split_diag_fp32_square", make_run(TF::last_split_drops_diagonal, f32, 1, 1, 1, 256, 256, 32, br, 2)},
       {"last_split_diag_bf16_3splits", make_run(TF::last_split_drops_diagonal, bf16, 2, 2, 1, 60, 150, 64, br, 3)},
       {"last_split_diag_fp16_decode", make_run(TF::last_split_drops_diagonal, f16, 1, 2, 2, 1, 200, 128, br, 3)},
@@ -419,6 +454,10 @@ std::vector<FaultCase> fault_cases() {
       {"merge_skips_last_fp16_4", make_run(TF::merge_skips_last_split, f16, 1, 2, 1, 9, 300, 64, none, 4)},
       {"merge_next_query_fp32", make_run(TF::merge_reads_next_query, f32, 1, 1, 1, 40, 100, 32, none, 2)},
       {"merge_next_query_bf16_causal", make_run(TF::merge_reads_next_query, bf16, 2, 1, 1, 27, 120, 64, br, 3)},
+      {"merge_l_not_rescaled_fp32", make_run(TF::merge_l_not_rescaled, f32, 1, 1, 1, 40, 200, 32, none, 4)},
+      {"merge_l_not_rescaled_fp16_causal", make_run(TF::merge_l_not_rescaled, f16, 2, 2, 1, 30, 190, 64, br, 3)},
+      {"merge_swapped_fp32", make_run(TF::merge_weights_swapped, f32, 1, 1, 1, 40, 200, 32, none, 4)},
+      {"merge_swapped_bf16", make_run(TF::merge_weights_swapped, bf16, 1, 2, 2, 25, 150, 64, none, 3)},
   };
   return c;
 }
@@ -439,9 +478,11 @@ TEST_P(DiagnosisFault, LocatesTheBugAndNamesItsMechanismOrNone) {
   const Divergence& d = r.first_divergence;
   ASSERT_TRUE(d.found);
   EXPECT_EQ(r.stage_name(d.header.stage), e.place.stage);
-  EXPECT_EQ(d.header.batch, e.place.batch);
-  EXPECT_EQ(d.header.head, e.place.head);
-  EXPECT_EQ(d.header.q_begin, e.place.q_begin);
+  if (!e.place.any_rows) {
+    EXPECT_EQ(d.header.batch, e.place.batch);
+    EXPECT_EQ(d.header.head, e.place.head);
+    EXPECT_EQ(d.header.q_begin, e.place.q_begin);
+  }
   if (e.place.split >= 0) {
     EXPECT_EQ(d.header.split, e.place.split);
   }
@@ -498,6 +539,14 @@ TEST_P(DiagnosisFault, LocatesTheBugAndNamesItsMechanismOrNone) {
   EXPECT_TRUE(j["failing_sets"].contains(e.place.stage));
   EXPECT_FALSE(j["worst_cell"].is_null());
   EXPECT_EQ(j["origin_stage"], e.place.stage);
+}
+
+TEST(DiagnosisProbe, DISABLED_Print) {
+  for (const FaultCase& c : fault_cases()) {
+    if (const char* only = std::getenv("TS_PROBE"); only && c.name.find(only) == std::string::npos) continue;
+    FaultKernelRun run = c.run;
+    std::cout << "==== " << c.name << "\n" << report_text(analyze_run(run_fault_kernel(run)));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(OwnFaults, DiagnosisFault, ::testing::ValuesIn(fault_cases()),

@@ -167,6 +167,13 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   }
   EXPECT_TRUE(fc.symptoms.count(r.symptom.kind)) << "symptom " << r.symptom.kind << ": " << r.symptom.line;
   EXPECT_FALSE(r.symptom.line.empty());
+  // A mechanism's kind comes with the mechanism and what it rests on.
+  if (symptom_kind_info(r.symptom.category).mechanism) {
+    ASSERT_TRUE(r.symptom.mechanism.has_value()) << r.symptom.line;
+    EXPECT_EQ(r.symptom.mechanism->id, r.symptom.kind);
+    EXPECT_FALSE(r.symptom.mechanism->evidence.empty());
+    EXPECT_EQ(r.stage_name(r.symptom.origin_stage), want.stage) << "the stage that goes wrong by itself";
+  }
 
   // The rows named are rows of that tile, within the run; a never-written event names them all.
   ASSERT_FALSE(d.query_rows.empty());

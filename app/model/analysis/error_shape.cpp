@@ -271,6 +271,32 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     out.push_back(f);
   }
 
+  // The same softmax in another representation: m, l (and raw O) off together, LSE and O/l right.
+  if (!normalized && (local.m_wrong || local.l_wrong)) {
+    bool same = true;
+    for (const WrongRow& w : rows) {
+      if (!w.has_m || !(w.tl > 0) || !(w.pl > 0) || !std::isfinite(w.tm)) {
+        same = false;
+        break;
+      }
+      const double t_lse = w.tm + std::log(w.tl), p_lse = w.pm + std::log(w.pl);
+      same = same && std::fabs(t_lse - p_lse) <= kReplaySlack * w.m_bar;
+      double scale = 0;
+      for (double x : w.po) scale = std::max(scale, std::fabs(x / w.pl));
+      const double bar = rep.tolerance.for_kind(run.stage_of(w.event).kind).o_norm.bar(scale, w.pl);
+      for (size_t c = 0; c < w.to.size() && same; ++c) same = std::fabs(w.to[c] / w.tl - w.po[c] / w.pl) <= kReplaySlack * bar;
+      if (!same) break;
+    }
+    if (same) {
+      Finding f;
+      f.id = "equivalent_state";
+      f.text = "in every wrong row LSE = m + log l and O / l are right: the state is the right softmax held with another "
+               "running max (m, l and O off together), which the output does not see";
+      f.numbers = {{"rows", n_rows}};
+      out.push_back(f);
+    }
+  }
+
   // Constant ratios and offsets to the reference, over the stage's rows over tolerance.
   const Quantities ref = quantities_of(against_reference);
   const std::string ref_rows = std::to_string(against_reference.size());

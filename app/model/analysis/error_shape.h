@@ -2,6 +2,8 @@
 // (local_replay.h) against what their step should have made — facts true whether or not a
 // mechanism is named (Finding):
 //   quantities       which of m (or LSE), l and O are wrong;
+//   equivalent_state m, l and O are off together while LSE and O / l are right (the same
+//                    softmax held with another running max);
 //   constant_ratio   a quantity is one constant times the expected in every wrong row, and which
 //                    constant that is (the softmax scale, 1/scale, log2 e, ln 2, 2, 1/2, the
 //                    split count and its inverse);

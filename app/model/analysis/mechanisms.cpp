@@ -538,7 +538,7 @@ std::string claim_text(const StepModel& m, const LocalReplay& replay, int32_t st
         const std::string c = constant_name(v.score_factor);
         std::string why;
         if (std::fabs(v.score_factor / spec.effective_scale() - 1.0) < 1e-9 && std::fabs(spec.effective_scale() - 1.0) > 1e-6)
-          why = ": the softmax scale is applied twice";
+          why = ": the softmax scale is applied twice (or 1 / head_dim used for 1 / sqrt(head_dim))";
         else if (std::fabs(v.score_factor * spec.effective_scale() - 1.0) < 1e-9 && std::fabs(spec.effective_scale() - 1.0) > 1e-6)
           why = ": the softmax scale is not applied";
         return "every score in " + name + " is " + format_figure(v.score_factor) + " (" + c + ") times the attention's (m = " +

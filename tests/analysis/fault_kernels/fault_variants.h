@@ -32,6 +32,8 @@ enum class TestFault : int {
   softcap_not_applied,         // the attention has a softcap; the kernel never applies it
   causal_top_left,             // the causal diagonal aligned top-left; the attention says bottom-right
   v_tile_lags,                 // P V of kv tile t reads V of tile t - 1 (t >= 1)
+  m_starts_at_zero,            // the running max starts at 0 instead of -inf
+  pv_added_twice,              // O += 2 P V (l is right)
   // Split kernels (a partial pass over splits of kv tiles, then a merge pass).
   last_split_drops_diagonal,   // the last split's causal mask is `key < i + offset`
   splits_shifted_one_key,      // splits after the first read keys [begin - 1, end - 1)
@@ -41,6 +43,8 @@ enum class TestFault : int {
   merge_o_not_rescaled,        // the merge adds w O_s without rescaling the running O
   merge_skips_last_split,      // the merge loop stops one split short
   merge_reads_next_query,      // the merge reads the partials of query i + 1 for query i
+  merge_l_not_rescaled,        // the merge adds w l_s without rescaling the running l
+  merge_weights_swapped,       // the merge's O = w O + alpha O_s (the two weights swapped; l right)
 };
 
 struct TestFaultInfo {
@@ -66,6 +70,8 @@ inline constexpr TestFaultInfo kTestFaults[] = {
     {TestFault::softcap_not_applied, "softcap_not_applied", KernelShape::one_pass},
     {TestFault::causal_top_left, "causal_top_left", KernelShape::one_pass},
     {TestFault::v_tile_lags, "v_tile_lags", KernelShape::one_pass},
+    {TestFault::m_starts_at_zero, "m_starts_at_zero", KernelShape::one_pass},
+    {TestFault::pv_added_twice, "pv_added_twice", KernelShape::one_pass},
     {TestFault::last_split_drops_diagonal, "last_split_drops_diagonal", KernelShape::split},
     {TestFault::splits_shifted_one_key, "splits_shifted_one_key", KernelShape::split},
     {TestFault::partial_o_half_columns, "partial_o_half_columns", KernelShape::split},
@@ -74,6 +80,8 @@ inline constexpr TestFaultInfo kTestFaults[] = {
     {TestFault::merge_o_not_rescaled, "merge_o_not_rescaled", KernelShape::split},
     {TestFault::merge_skips_last_split, "merge_skips_last_split", KernelShape::split},
     {TestFault::merge_reads_next_query, "merge_reads_next_query", KernelShape::split},
+    {TestFault::merge_l_not_rescaled, "merge_l_not_rescaled", KernelShape::split},
+    {TestFault::merge_weights_swapped, "merge_weights_swapped", KernelShape::split},
 };
 
 inline std::string_view to_string(TestFault f) {

@@ -70,7 +70,7 @@ __global__ void one_pass_attention_kernel(const FaultKernelParams p) {
     kv_end = min(kv_end, last_limit < 0 ? 0 : last_limit / bn + 1);
   }
 
-  float m = -INFINITY, l = 0.0f;
+  float m = fault == TestFault::m_starts_at_zero ? 0.0f : -INFINITY, l = 0.0f;
   float o[kFaultKernelMaxD];
   for (int c = 0; c < d; ++c) o[c] = 0.0f;
 
@@ -113,6 +113,7 @@ __global__ void one_pass_attention_kernel(const FaultKernelParams p) {
       for (int c = 0; c < d; ++c) {
         float pv = 0.0f;
         for (int j = 0; j < bn; ++j) pv += s[j] * v_s[j * d + c];
+        if (fault == TestFault::pv_added_twice) pv *= 2.0f;
         o[c] = (fault == TestFault::o_not_rescaled ? o[c] : o[c] * alpha) + pv;
       }
       m = m_new;

@@ -160,9 +160,14 @@ __global__ void split_merge_kernel(const FaultKernelParams p) {
       const float m_new = fmaxf(m, ms);
       const float shift = m_new == -INFINITY ? 0.0f : m_new;
       const float alpha = expf(m - shift), w = expf(ms - shift);
-      l = l * alpha + ls * w;
-      for (int c = 0; c < d; ++c)
+      l = (fault == TestFault::merge_l_not_rescaled ? l : l * alpha) + ls * w;
+      for (int c = 0; c < d; ++c) {
+        if (fault == TestFault::merge_weights_swapped) {
+          o[c] = o[c] * w + alpha * p.part_o[at * d + c];
+          continue;
+        }
         o[c] = (fault == TestFault::merge_o_not_rescaled ? o[c] : o[c] * alpha) + w * p.part_o[at * d + c];
+      }
       m = m_new;
     }
     const int split_end = min(min((s + 1) * p.tiles_per_split, p.num_kv_tiles) * p.block_n, p.seq_kv);
