@@ -193,6 +193,9 @@ Expectation expect(const FaultKernelRun& r) {
         ASSERT_NE(f, nullptr) << rep.symptom.line;
         EXPECT_NEAR(f->numbers.at("ratio"), scale, 1e-4 * scale);
         EXPECT_NE(f->text.find("the softmax scale"), std::string::npos) << f->text;
+        // The output, rounded to fp16 / bf16 from values far from the reference's, follows from
+        // the steps: it does not go wrong by itself.
+        EXPECT_NE(rep.symptom.line.find("my_fa1.out is wrong only through it"), std::string::npos) << rep.symptom.line;
       };
       break;
     case TF::o_not_rescaled:
@@ -287,6 +290,9 @@ Expectation expect(const FaultKernelRun& r) {
       e.must_name = false;
       e.check = [](const AnalysisReport& rep) {
         ASSERT_NE(finding(rep, "equivalent_state"), nullptr) << rep.symptom.line;
+        const Finding* value = finding(rep, "constant_value");
+        ASSERT_NE(value, nullptr) << "m = 0 in every wrong row, said as such";
+        EXPECT_EQ(value->numbers.at("value"), 0.0);
         EXPECT_TRUE(stage_named(rep, "my_fa1.out").clean()) << "the output does not see it";
       };
       break;

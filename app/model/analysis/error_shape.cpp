@@ -48,7 +48,8 @@ std::optional<double> ratio_fit(const std::vector<Pair>& pairs) {
     if (std::isfinite(x.t) && std::isfinite(x.p) && x.p != 0.0) ratios.push_back(x.t / x.p);
   if (ratios.size() < 2) return std::nullopt;
   const double c = median(ratios);
-  if (!std::isfinite(c) || std::fabs(c - 1.0) < 1e-4) return std::nullopt;
+  // 1: nothing to say; 0: a constant value, not a ratio (constant_value says it).
+  if (!std::isfinite(c) || std::fabs(c - 1.0) < 1e-4 || std::fabs(c) < 1e-6) return std::nullopt;
   for (const Pair& x : pairs) {
     if (!std::isfinite(x.t) || !std::isfinite(x.p)) return std::nullopt;
     if (std::fabs(x.t - c * x.p) > kReplaySlack * x.bar) return std::nullopt;
@@ -98,7 +99,7 @@ std::vector<NamedValue> known_factors(const AttentionSpec& spec, int32_t splits)
 
 std::string figure_named(double c, const std::vector<NamedValue>& known) {
   const std::string n = name_of(c, known);
-  return format_figure(c) + (n.empty() ? "" : " (" + n + ")");
+  return format_figure(c) + (n.empty() || n == format_figure(c) ? "" : " (" + n + ")");
 }
 
 // Rows of a stage beside what they should hold: `local` — the rows that go wrong by themselves
@@ -296,6 +297,22 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       out.push_back(f);
     }
   }
+
+  // A quantity that holds one value in every wrong row (m = 0: a max that never left its start).
+  auto add_constant_value = [&](const std::string& q, const std::vector<Pair>& pairs, bool wrong) {
+    if (!wrong || pairs.size() < 2) return;
+    for (const Pair& x : pairs)
+      if (!(x.t == pairs.front().t)) return;
+    Finding f;
+    f.id = "constant_value";
+    f.text = q + " is exactly " + format_figure(pairs.front().t) + " in all " + std::to_string(rows.size()) +
+             " rows of " + name + " that go wrong by themselves" + checked;
+    f.numbers = {{"value", pairs.front().t}, {"rows", n_rows}};
+    f.numbers["quantity_" + q] = 1;
+    out.push_back(f);
+  };
+  add_constant_value(m_name, local.m, local.m_wrong);
+  if (!normalized) add_constant_value("l", local.l, local.l_wrong);
 
   // Constant ratios and offsets to the reference, over the stage's rows over tolerance.
   const Quantities ref = quantities_of(against_reference);

@@ -4,13 +4,16 @@
 //   quantities       which of m (or LSE), l and O are wrong;
 //   equivalent_state m, l and O are off together while LSE and O / l are right (the same
 //                    softmax held with another running max);
-//   constant_ratio   a quantity is one constant times the expected in every wrong row, and which
+//   constant_value   a quantity holds one value in every wrong row (m = 0: a max never updated);
+//   constant_ratio   a quantity is one constant times the reference in every wrong row, and which
 //                    constant that is (the softmax scale, 1/scale, log2 e, ln 2, 2, 1/2, the
 //                    split count and its inverse);
-//   constant_offset  a quantity is the expected plus one constant;
-//   row_factor       O is a factor times the expected in each row, and the factor is the row's
+//   constant_offset  a quantity is the reference plus one constant;
+//   row_factor       O is a factor times the reference in each row, and the factor is the row's
 //                    l, 1/l, or varies (its range);
-//   row_offset       m is the expected plus +-log l in each row;
+//   row_offset       m is the reference plus +-log l in each row;
+// (ratios, offsets and factors are to the reference, over every row of the stage over tolerance;
+// the rest on the rows that go wrong by themselves, against what their step should have made)
 //   rows_max_rose    the wrong rows are among the rows whose running max rose at the step (a
 //                    rescale by exp(m_old - m_new) is where they differ from the right ones);
 //   diagonal_rows    the wrong rows are among the rows whose causal diagonal falls in the step's

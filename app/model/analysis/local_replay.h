@@ -19,7 +19,8 @@
 //
 // Rows are compared (check_row) as the verdicts are, with the stage's bars times kReplaySlack:
 // the prediction is float64 from the trace's float32 previous state, the kernel's own step is
-// float32. NaN matches NaN and equal infinities match, so a NaN carried along is not an error of
+// float32; plus the rounding of each value to its storage precision (relative: a carried error
+// can make values far larger than the reference's, which the bars were sized on). NaN matches NaN and equal infinities match, so a NaN carried along is not an error of
 // the step that carries it.
 //
 // Thread-safety: find_locally_wrong runs its own threads; every other member is for one thread

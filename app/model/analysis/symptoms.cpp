@@ -177,7 +177,7 @@ std::string join_names(const std::vector<std::string>& v) {
 // The findings worth a place in the sentence, most telling first.
 std::string measured_summary(const std::vector<Finding>& findings) {
   std::vector<std::string> parts;
-  for (const char* id : {"quantities", "equivalent_state", "non_finite", "constant_ratio", "constant_offset", "row_factor", "row_offset",
+  for (const char* id : {"quantities", "equivalent_state", "non_finite", "constant_value", "constant_ratio", "constant_offset", "row_factor", "row_offset",
                          "rows_max_rose", "diagonal_rows", "end_of_keys", "step_positions"})
     for (const Finding& f : findings)
       if (f.id == id) parts.push_back(f.text);
