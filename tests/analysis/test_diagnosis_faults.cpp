@@ -11,9 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <numbers>
 #include <optional>
 #include <set>
@@ -545,14 +543,6 @@ TEST_P(DiagnosisFault, LocatesTheBugAndNamesItsMechanismOrNone) {
   EXPECT_TRUE(j["failing_sets"].contains(e.place.stage));
   EXPECT_FALSE(j["worst_cell"].is_null());
   EXPECT_EQ(j["origin_stage"], e.place.stage);
-}
-
-TEST(DiagnosisProbe, DISABLED_Print) {
-  for (const FaultCase& c : fault_cases()) {
-    if (const char* only = std::getenv("TS_PROBE"); only && c.name.find(only) == std::string::npos) continue;
-    FaultKernelRun run = c.run;
-    std::cout << "==== " << c.name << "\n" << report_text(analyze_run(run_fault_kernel(run)));
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(OwnFaults, DiagnosisFault, ::testing::ValuesIn(fault_cases()),
