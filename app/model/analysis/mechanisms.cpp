@@ -15,8 +15,6 @@
 namespace ts {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 struct NamedConstant {
   double value;
   std::string name;
@@ -41,7 +39,7 @@ std::string plural(int64_t n, const std::string& one, const std::string& many) {
 struct StageSteps {
   std::vector<const ReplayStep*> all, origin;
   std::map<size_t, uint64_t> origin_rows;  // rows that go wrong by themselves, per origin event
-  std::map<int32_t, std::vector<const ReplayStep*>> sequences;  // by position
+  std::map<int32_t, std::vector<const ReplayStep*>> sequences;  // by sequence id, each in position order
   StageKind kind = StageKind::state;
   bool any_extend = false;     // running states: combine rules apply
   bool keys_read = false;      // the steps' pieces are keys the kernel read (not recorded states)
@@ -66,10 +64,9 @@ StageSteps stage_steps(const LocalReplay& replay, int32_t stage) {
     st.any_unnormalized = st.any_unnormalized || !normalized;
     if (replay.any_locally_wrong(s.event)) {
       st.origin.push_back(&s);
-      const std::vector<uint8_t>& w = replay.locally_wrong(s.event);
-      st.origin_rows[s.event] = static_cast<uint64_t>(std::count(w.begin(), w.end(), uint8_t{1}));
-      const RunEvent ev = run.event(s.event);
       const std::vector<uint8_t>& wrong = replay.locally_wrong(s.event);
+      st.origin_rows[s.event] = static_cast<uint64_t>(std::count(wrong.begin(), wrong.end(), uint8_t{1}));
+      const RunEvent ev = run.event(s.event);
       const size_t d = static_cast<size_t>(run.head_dim);
       for (size_t r = 0; r < wrong.size() && !st.any_nan_wrong; ++r) {
         if (!wrong[r]) continue;
@@ -385,6 +382,7 @@ class Evaluator {
         int64_t limit = std::numeric_limits<int64_t>::max();
         if (spec_.causal != CausalAlign::none) limit = diagonal + 1;
         if (spec_.window_right >= 0) limit = std::min(limit, diagonal + spec_.window_right + 1);
+        if (limit == std::numeric_limits<int64_t>::max()) return visible_in(spec_, h.batch, row, s.piece);  // no diagonal
         const int64_t begin = spec_.window_left >= 0 ? std::max<int64_t>(0, diagonal - spec_.window_left) : 0;
         return intersect(clip(begin, std::min(limit + k.delta, kv_len)), s.piece);
       }
