@@ -1,7 +1,7 @@
-// The diagnosis against bugs it was not written for: 23 fault variants of our own test kernels
+// The diagnosis against bugs it was not written for: 28 fault variants of our own test kernels
 // (fault_kernels/: a one-pass FA-1-style kernel and a Split-K partial + merge, written as a user
 // writes a kernel, none of them one of the seven built-in faults), each over several configs (odd
-// sizes, causal, Sq != Skv, fp32 / fp16 / bf16, batch and heads > 1, GQA), on fresh random
+// sizes, causal, Sq != Skv, fp32 / fp16 / bf16, batch and heads > 1, GQA, softcap, ALiBi), on fresh random
 // inputs. For each: the first divergence is where the bug first acts (worked out here from the
 // kernel's tiling, independently of the analysis); where it goes wrong, as sets, is what the bug
 // touches; and the symptom names the bug's mechanism or no mechanism — never another one.
@@ -268,6 +268,10 @@ Expectation expect(const FaultKernelRun& r) {
       e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
       e.mechanisms = {K::softcap_ignored};
       break;
+    case TF::alibi_not_applied:
+      e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
+      e.mechanisms = {K::alibi_ignored};
+      break;
     case TF::causal_top_left:
       e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
       e.mechanisms = {K::causal_alignment};
@@ -431,6 +435,16 @@ std::vector<FaultCase> fault_cases() {
       {"exp2_bf16_causal_b2", make_run(TF::exp2_on_natural_scores, bf16, 2, 1, 1, 37, 81, 64, br)},
       {"softcap_fp32", make_run(TF::softcap_not_applied, f32, 1, 1, 1, 40, 100, 32, none, 2, 1.5)},
       {"softcap_bf16_causal_h2", make_run(TF::softcap_not_applied, bf16, 1, 2, 2, 29, 90, 64, br, 2, 2.0)},
+      {"alibi_fp32", [] {
+         FaultKernelRun r = make_run(TF::alibi_not_applied, DType::f32, 1, 2, 2, 40, 100, 32, CausalAlign::none);
+         r.attention.alibi_slopes = {0.5, 0.25};
+         return r;
+       }()},
+      {"alibi_bf16_causal_gqa", [] {
+         FaultKernelRun r = make_run(TF::alibi_not_applied, DType::bf16, 2, 4, 2, 33, 80, 64, CausalAlign::bottom_right);
+         r.attention.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+         return r;
+       }()},
       {"top_left_fp32", make_run(TF::causal_top_left, f32, 1, 1, 1, 40, 100, 32, br)},
       {"top_left_bf16_b2", make_run(TF::causal_top_left, bf16, 2, 2, 2, 30, 75, 64, br)},
       // One key between the alignments: a diagonal off by one reads the same keys.
@@ -569,6 +583,11 @@ TEST(DiagnosisFault, CorrectTestKernelsAreClean) {
       make_run(TF::none, DType::f16, 1, 2, 1, 70, 45, 128, br),  // rows that see no key
       make_run(TF::none, DType::f32, 1, 1, 1, 50, 70, 32, tl),
       make_run(TF::none, DType::bf16, 1, 1, 1, 29, 90, 64, br, 2, 2.0),
+      [&] {
+        FaultKernelRun r = make_run(TF::none, DType::f32, 1, 2, 1, 40, 100, 32, br);
+        r.attention.alibi_slopes = {0.5, 0.25};
+        return r;
+      }(),
       [&] {
         FaultKernelRun r = make_run(TF::none, DType::f32, 2, 2, 2, 40, 250, 32, br, 4);
         r.shape = KernelShape::split;

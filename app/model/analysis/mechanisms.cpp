@@ -160,6 +160,11 @@ std::vector<StepModel> candidate_models(const StageSteps& st, const AttentionSpe
       a.score.softcap = false;
       out.push_back(attention_model(SymptomKind::softcap_ignored, a));
     }
+    if (!spec.alibi_slopes.empty()) {
+      AttentionChange a;
+      a.score.alibi = false;
+      out.push_back(attention_model(SymptomKind::alibi_ignored, a));
+    }
     if (spec.causal != CausalAlign::none) {
       AttentionChange flip;
       flip.causal = spec.causal == CausalAlign::top_left ? CausalAlign::bottom_right : CausalAlign::top_left;
@@ -558,6 +563,8 @@ std::string claim_text(const StepModel& m, const LocalReplay& replay, int32_t st
         return "the logit softcap (" + format_figure(spec.softcap) + " tanh(s / " + format_figure(spec.softcap) +
                ")) is not applied in " + name + ": every state is that of the uncapped scores";
       }
+      if (m.kind == SymptomKind::alibi_ignored)
+        return "the ALiBi bias (- slope x |i + offset - j|) is not applied in " + name + ": every state is that of the unbiased scores";
       if (m.kind == SymptomKind::causal_alignment)
         return std::string("the causal diagonal in ") + name + " is aligned " +
                (*m.attention.causal == CausalAlign::top_left

@@ -19,7 +19,7 @@
 //               saw no key;
 //   keys        the keys a row reads at a boundary: the causal diagonal or a window edge moved by
 //               1-2 keys, the step's range moved, zero-filled keys past the end of the keys;
-//   attention   the scores x a constant, exp(c (s - m)), no softcap, no ALiBi, the causal
+//   attention   the scores x a constant, exp(c (s - m)), no softcap, no ALiBi bias, the causal
 //               diagonal aligned the other way, no causal mask;
 //   rows        row i reads row i + delta's query;
 //   kv input    a head reads another (batch, kv head)'s keys and values;

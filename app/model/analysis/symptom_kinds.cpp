@@ -44,6 +44,7 @@ constexpr SymptomKindInfo kKinds[] = {
     {K::scores_scaled, "scores_scaled", true, "every score is a constant times the attention's"},
     {K::exponent_base, "exponent_base", true, "the exponentials are exp(c (s - m)) instead of exp(s - m)"},
     {K::softcap_ignored, "softcap_ignored", true, "the attention's logit softcap is not applied"},
+    {K::alibi_ignored, "alibi_ignored", true, "the attention's ALiBi bias is not applied"},
     {K::causal_alignment, "causal_alignment", true, "the causal diagonal is aligned the other way"},
     {K::causal_mask_ignored, "causal_mask_ignored", true, "the causal mask is not applied"},
     {K::rows_shifted, "rows_shifted", true, "each query row holds another row's state"},

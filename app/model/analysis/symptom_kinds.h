@@ -42,6 +42,7 @@ enum class SymptomKind {
   scores_scaled,          // every score is c times the attention's
   exponent_base,          // exp(c (s - m)) in place of exp(s - m)
   softcap_ignored,        // the attention's softcap is not applied
+  alibi_ignored,          // the attention's ALiBi bias is not applied
   causal_alignment,       // the causal diagonal aligned the other way
   causal_mask_ignored,    // no causal mask
   rows_shifted,           // row i holds row i + delta's state

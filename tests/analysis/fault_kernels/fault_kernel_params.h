@@ -29,6 +29,7 @@ struct FaultKernelParams {
   int batch = 1, heads_q = 1, heads_kv = 1, seq_q = 1, seq_kv = 1, head_dim = 64;
   float scale = 1.0f;
   float softcap = 0.0f;   // 0: none
+  const float* alibi_slopes = nullptr;  // per query head; nullptr: no ALiBi (one-pass kernel only)
   int causal = 0;         // 0 none, 1 bottom-right, 2 top-left (AttentionSpec's CausalAlign)
   int block_m = 16, block_n = 32;
   int num_kv_tiles = 1;

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "tests/analysis/fault_kernels/one_pass_kernel.cuh"
@@ -153,7 +154,7 @@ RunView run_fault_kernel(const FaultKernelRun& run) {
   const AttentionSpec& a = run.attention;
   validate(a);
   if (a.head_dim > kFaultKernelMaxD || run.block_n > kFaultKernelMaxBlockN || a.has_window() ||
-      !a.alibi_slopes.empty() || !a.q_lens.empty() || !a.kv_lens.empty())
+      (!a.alibi_slopes.empty() && run.shape != KernelShape::one_pass) || !a.q_lens.empty() || !a.kv_lens.empty())
     throw std::runtime_error("the test kernels do not support this attention");
   std::mt19937_64 rng(run.seed);
   const HostTensor q = random_tensor(a.dtype, {a.batch, a.heads_q, a.seq_q, a.head_dim}, rng);
@@ -183,6 +184,8 @@ RunView run_fault_kernel(const FaultKernelRun& run) {
   p.num_splits = run.shape == KernelShape::split ? run.splits : 1;
   p.tiles_per_split = run.shape == KernelShape::split ? tiles_per_split(run) : p.num_kv_tiles;
   p.fault = static_cast<int>(run.fault);
+  const std::vector<float> slopes(a.alibi_slopes.begin(), a.alibi_slopes.end());
+  if (!slopes.empty()) p.alibi_slopes = slopes.data();
 
   auto rec = std::make_shared<Recorded>();
   std::vector<StageInfo> stages;

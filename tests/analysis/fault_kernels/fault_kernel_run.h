@@ -18,7 +18,7 @@ struct FaultKernelRun {
   TestFault fault = TestFault::none;
   KernelShape shape = KernelShape::one_pass;
   // batch, heads_q, heads_kv, seq_q, seq_kv, head_dim (<= 128), dtype, scale, causal (any
-  // alignment) and softcap; no window, ALiBi or per-batch lengths.
+  // alignment), softcap, ALiBi (the one-pass kernel); no window or per-batch lengths.
   AttentionSpec attention;
   int splits = 2;        // split kernels
   int block_m = 16;      // query rows per block (threads)

@@ -62,6 +62,7 @@ __global__ void one_pass_attention_kernel(const FaultKernelParams p) {
   const bool causal = p.causal != 0;
   const int offset = (p.causal == 1 && fault != TestFault::causal_top_left) ? p.seq_kv - p.seq_q : 0;
   const int limit = row + offset + (fault == TestFault::causal_admits_next_key ? 1 : 0);
+  const int alibi_offset = p.causal == 2 ? 0 : p.seq_kv - p.seq_q;  // ALiBi's diagonal (AttentionSpec)
   const int key_end = fault == TestFault::tail_admits_padded_key ? p.seq_kv + 1 : p.seq_kv;
   // kv tiles the query tile visits: every tile up to its last row's causal limit.
   int kv_end = p.num_kv_tiles;
@@ -97,6 +98,8 @@ __global__ void one_pass_attention_kernel(const FaultKernelParams p) {
         for (int c = 0; c < d; ++c) x += qr[c] * k_s[j * d + c];
         if (fault == TestFault::scale_applied_twice) x *= p.scale;
         if (p.softcap > 0.0f && fault != TestFault::softcap_not_applied) x = p.softcap * tanhf(x / p.softcap);
+        if (p.alibi_slopes && fault != TestFault::alibi_not_applied)
+          x -= p.alibi_slopes[head] * fabsf(static_cast<float>(row + alibi_offset - key));
         s[j] = visible ? x : -INFINITY;
         tile_max = fmaxf(tile_max, s[j]);
       }
