@@ -97,7 +97,11 @@ TEST_F(CliDiff, ExitCodesReportAndJson) {
   r = run("diff " + bad);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("DIVERGENCE"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("every partial matches; the reduce is wrong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("splitk.reduce: the merge weights each merged state's O by its sum l again"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("final and output are wrong only through it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mechanism:        reduce_scaled_by_l"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("where:            splitk.reduce: batch 0, all heads (0-1), all queries (0-23)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst cell:       O"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first divergence: splitk.reduce, batch 0 head 0, queries 0-7, split 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("splitk.partial"), std::string::npos) << "the per-stage table";
 
@@ -107,6 +111,13 @@ TEST_F(CliDiff, ExitCodesReportAndJson) {
   EXPECT_EQ(j["verdict"], "divergence");
   EXPECT_EQ(j["symptom_kind"], "reduce_scaled_by_l");
   EXPECT_FALSE(j["symptom"].get<std::string>().empty());
+  EXPECT_EQ(j["mechanism"]["id"], "reduce_scaled_by_l");
+  EXPECT_EQ(j["origin_stage"], "splitk.reduce");
+  EXPECT_GT(j["mechanism"]["numbers"]["wrong_rows"].get<double>(), 0);
+  EXPECT_TRUE(j["failing_sets"]["splitk.reduce"]["heads"]["all"].get<bool>());
+  EXPECT_TRUE(j["worst_cell"]["place"]["stage"].is_string());
+  EXPECT_GT(j["worst_cell"]["error_over_allowed"].get<double>(), 1.0);
+  EXPECT_FALSE(j["tolerance"]["rule"].get<std::string>().empty());
   const auto& f = j["first_divergence"];
   EXPECT_EQ(f["stage"], "splitk.reduce");
   EXPECT_EQ(f["batch"], 0);
@@ -158,7 +169,7 @@ TEST_F(CliDiff, ExportWritesTheEvidence) {
   const std::filesystem::path dir = tmp_.path() / "evidence";
   Result r = run("export " + bad + " -o " + dir.string());
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_NE(r.out.find("NaN from fully masked tiles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hold NaN where they should hold m = -inf, l = 0, O = 0"), std::string::npos) << r.out;
   for (const char* f : {"summary.json", "overview_b0_h0.png", "fa1_step_b0_h0.npy", "first_divergence.png",
                         "first_divergence_o_norm_trace.npy"})
     EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
