@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 import tempfile
 from typing import Any, Dict, Mapping, Tuple
@@ -85,12 +86,12 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
     file that cannot be read (a folder, a FIFO...).
     """
     name = os.fspath(path)
-    with open(name, "rb") as f:
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
-        import stat as _stat
-
-        if not _stat.S_ISREG(st.st_mode):
-            raise OSError(f"{name}: not a regular file")
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{name}: not a regular file (a folder, FIFO or device)")
         size = st.st_size
         if size < 8:
             raise _fail(name, f"{size} bytes: too short for a safetensors header length (8 bytes)")
