@@ -109,7 +109,7 @@ def test_schema_defects(good, tmp_path):
                             ({"dtype": "fp8"}, "dtype 'fp8'"), ({"causal": "diagonal"}, "causal"),
                             ({"kv_lens": [1, 2, 3]}, "kv_lens"), ({"head_dim": 16}, "head_dim")):
         refused(edited(meta(attention=json.dumps({**att, **change}))), pattern)
-    refused(edited(lambda h: h.pop("events.l")), "events.l is missing")
+    refused(edited(lambda h: h.update({"extra.l": h.pop("events.l")})), "events.l is missing")
     refused(edited(lambda h: h["events.stage"].update(dtype="U32")), "events.stage is U32, must be I32")
     # Event headers out of range, one column at a time.
     for column, value, pattern in (("events.stage", 9, r"event 1: stage = 9"), ("events.rows", 99, "rows = 99"),
