@@ -237,10 +237,12 @@ class Trace:
         torch = _torch()
         out = {}
         for name, array in self.tensors.items():
-            t = torch.from_numpy(np.array(array))
-            if self._dtypes[name] == "BF16":
-                t = t.view(torch.bfloat16)
-            out[name] = t
+            if self._dtypes[name] == "BF16":  # the bits, through int16 (torch has no uint16 before 2.3)
+                out[name] = torch.from_numpy(np.array(array).view(np.int16)).view(torch.bfloat16)
+            elif self._dtypes[name] in ("U16", "U32", "U64"):  # no unsigned torch dtypes: widened to int64
+                out[name] = torch.from_numpy(np.array(array).astype(np.int64))
+            else:
+                out[name] = torch.from_numpy(np.array(array))
         return out
 
     def __repr__(self) -> str:
