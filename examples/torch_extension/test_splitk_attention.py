@@ -20,6 +20,7 @@ from tilescope.testing import assert_attention_matches  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 STAGES = [("partial", "state"), ("reduce", "merge")]  # the kernel's kStagePartial, kStageReduce
+KV_TILE = 32  # the kernel's TILE_SIZE_N: keys per kv tile
 
 
 def build(planted: bool):
@@ -61,7 +62,10 @@ def test_fixed_kernel_matches(fixed, tmp_path, dtype, causal):
     q, k, v = inputs(dtype, seed=3)
     rec, o, lse = run(fixed, q, k, v, tmp_path / "fixed.trace.safetensors", causal)
     t = rec.load()
-    assert len(t.select(stage="partial")) == 2 * 4 * 96 * 5 and t.dropped_events == 0
+    kv_tiles = -(-320 // KV_TILE)
+    assert len(t.select(stage="partial")) == len(t.select(stage="reduce")) == 2 * 4 * 96 * kv_tiles
+    assert t.dropped_events == 0 and t.dtype == {torch.float32: "fp32", torch.float16: "fp16",
+                                                 torch.bfloat16: "bf16"}[dtype]
     assert t.output.shape == (2, 4, 96, 64)
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(2, 1),
                                                            v.float().repeat_interleave(2, 1), is_causal=False) \

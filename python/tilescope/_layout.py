@@ -62,3 +62,16 @@ class BufferLayout:
         self.o_offset = self.header_bytes + 2 * self.ml_bytes
         self.counters_offset = self.o_offset + self.o_bytes
         self.total = self.counters_offset + 16
+
+    def clear_ranges(self) -> Tuple[Tuple[int, int, int], ...]:
+        """(begin, end, byte) to fill before a recording: 0xFF over headers and payloads (stage -1
+        marks a slot never written; NaN payloads show rows an event left unwritten), 0 over the
+        counters."""
+        return ((0, self.counters_offset, 0xFF), (self.counters_offset, self.total, 0))
+
+    def view_fields(self, base: int, num_stages: int, events_per_block: int) -> Dict[str, int]:
+        """The TraceView fields of this buffer at device address ``base`` (filter not included)."""
+        return {"headers": base, "m": base + self.m_offset, "l": base + self.l_offset, "o": base + self.o_offset,
+                "capacity": self.capacity, "next_slot": base + self.counters_offset,
+                "dropped": base + self.counters_offset + 8, "slot_base": 0, "num_stages": num_stages,
+                "events_per_block": events_per_block, "max_rows": self.max_rows, "head_dim": self.head_dim}

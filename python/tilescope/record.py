@@ -23,8 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ._layout import TRACE_VIEW_SIZE, BufferLayout, pack_trace_view
-from .writer import (Attention, HostInputs, RecorderError, TraceFilter, collect, stage_table,
-                     write_trace)
+from .writer import Attention, HostInputs, RecorderError, TraceFilter, stage_table, write_recording
 
 _LAYOUTS = ("bshd", "bhsd")
 
@@ -128,14 +127,9 @@ class Recording:
         torch, lay = self._torch, self.layout_of_buffer
         with torch.cuda.device(self.device), torch.cuda.stream(self.stream):
             self.buffer = torch.empty(lay.total, dtype=torch.uint8, device=self.device)
-            # 0xFF: stage -1 marks a slot never written; NaN payloads show rows left unwritten.
-            self.buffer[:lay.counters_offset].fill_(0xFF)
-            self.buffer[lay.counters_offset:].zero_()
-        base = self.buffer.data_ptr()
-        fields = {"headers": base, "m": base + lay.m_offset, "l": base + lay.l_offset, "o": base + lay.o_offset,
-                  "capacity": lay.capacity, "next_slot": base + lay.counters_offset,
-                  "dropped": base + lay.counters_offset + 8, "slot_base": 0, "num_stages": len(self.stages),
-                  "events_per_block": self.events_per_block, "max_rows": lay.max_rows, "head_dim": lay.head_dim}
+            for begin, end, byte in lay.clear_ranges():
+                self.buffer[begin:end].fill_(byte)
+        fields = lay.view_fields(self.buffer.data_ptr(), len(self.stages), self.events_per_block)
         fields.update(self.filter.view_fields(self.stages))
         raw = pack_trace_view(fields)
         self.view = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
@@ -160,7 +154,6 @@ class Recording:
         torch = self._torch
         self.stream.synchronize()
         raw = self.buffer.to("cpu").numpy()
-        headers, m, l_, o, _next, dropped = collect(raw, self.layout_of_buffer)
         qb, kb, vb, dtype = self._inputs
         inputs = HostInputs(_host(torch, qb), _host(torch, kb), _host(torch, vb), dtype)
         output = lse = None
@@ -170,12 +163,9 @@ class Recording:
             if lse_t is not None:
                 lse = _host(torch, lse_t).astype(np.float64) * (np.log(2.0) if base == "base2" else 1.0)
                 lse = lse.astype(np.float32)
-        meta = dict(self.metadata)
-        meta["trace_filter"] = self.filter.to_json(self.stages)
-        meta["trace_capacity"] = str(self.layout_of_buffer.capacity)
-        self.num_events = write_trace(self.path, self._attention_json, self.stages, headers, m, l_, o,
-                                      self.layout_of_buffer.max_rows, dropped, inputs, self.filter, output, lse, meta)
-        self.dropped_events = dropped
+        self.num_events, self.dropped_events = write_recording(
+            self.path, raw, self.layout_of_buffer, self._attention_json, self.stages, inputs, self.filter,
+            output, lse, self.metadata)
 
     def load(self) -> Any:
         """The written trace (:func:`tilescope.load`)."""

@@ -273,3 +273,19 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
                  "attention": json.dumps(a)})
     write_safetensors(path, tensors, meta)
     return n
+
+
+def write_recording(path: str, buffer: np.ndarray, layout: BufferLayout, attention: Dict[str, Any],
+                    stages: Sequence[Stage], inputs: HostInputs, keep: TraceFilter,
+                    output: Optional[Tuple[np.ndarray, str]] = None, output_lse: Optional[np.ndarray] = None,
+                    metadata: Optional[Dict[str, str]] = None) -> Tuple[int, int]:
+    """A recording's end (Recording.finish, after the buffer's bytes came back from the device):
+    collects the written slots and writes the trace with the buffer's filter and capacity in its
+    metadata. Returns (events written, events dropped)."""
+    headers, m, l_, o, _next_slot, dropped = collect(buffer, layout)
+    meta = dict(metadata or {})
+    meta["trace_filter"] = keep.to_json(stages)
+    meta["trace_capacity"] = str(layout.capacity)
+    n = write_trace(path, attention, stages, headers, m, l_, o, layout.max_rows, dropped, inputs, keep, output,
+                    output_lse, meta)
+    return n, dropped

@@ -3,9 +3,11 @@
 # under the build folder once (Debian's python3 and python3-venv; numpy, pytest and the build
 # backend from PyPI), installs the package from python/ into it (headers and version taken from
 # the repository at build time), and runs pytest with the CLI the build made.
-#   tests/python/run.sh BUILD_DIR TILESCOPE_CLI [CXX]
+#   tests/python/run.sh BUILD_DIR TILESCOPE_CLI [PYTEST ARGS...]
+# (CTest passes TILESCOPE_TEST_CXX, the C++ compiler for the layout test, and
+# TILESCOPE_TEST_RECORD_HOST_{FIXED,PLANTED}, the CPU-path kernels for record()'s host side.)
 set -euo pipefail
-build=$(realpath "$1"); cli=$(realpath "$2"); cxx=${3:-}
+build=$(realpath "$1"); cli=$(realpath "$2")
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv=$build/python-venv
 # What the environment needs; its hash names the setup, so a change makes a fresh one.
@@ -28,5 +30,4 @@ rm -rf "$work/src/build" "$work/src"/*.egg-info
 TILESCOPE_REPO="$repo" "$venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation \
   --no-deps --force-reinstall "$work/src"
 cd "$work"
-TILESCOPE_CLI=$cli TILESCOPE_TEST_CXX=$cxx "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-  "$repo/tests/python" "${@:4}"
+TILESCOPE_CLI=$cli "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/tests/python" "${@:3}"

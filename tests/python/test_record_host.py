@@ -163,3 +163,80 @@ def test_record_needs_torch_or_cuda_tensors():
     q = torch.zeros(1, 8, 1, 16)
     with pytest.raises(RecorderError, match="must be CUDA tensors"):
         tilescope.record(q, q, q, stages=[("s", "state")], path="x")
+
+
+KERNEL_STAGES = [("partial", "state"), ("reduce", "merge")]  # examples/torch_extension's stage table
+
+
+def run_record_host(tmp_path, rng, variant, causal, capacity=1 << 14):
+    """tilescope.record's host side around examples/torch_extension's kernels, run on the CPU path:
+    the package lays out, clears and describes the buffer; the kernel writes it; the package
+    collects it and writes the trace."""
+    exe = os.environ.get(f"TILESCOPE_TEST_RECORD_HOST_{variant.upper()}")
+    if not exe:
+        pytest.skip("the CPU-path kernels are built by CMake (CTest passes them)")
+    from tilescope._layout import BufferLayout
+    from tilescope.writer import Attention, write_recording
+    b, h, hkv, sq, skv, d = 2, 4, 2, 40, 200, 32
+    q = rng.standard_normal((b, h, sq, d), dtype=np.float32)
+    k = rng.standard_normal((b, hkv, skv, d), dtype=np.float32)
+    v = rng.standard_normal((b, hkv, skv, d), dtype=np.float32)
+    stages = stage_table(KERNEL_STAGES)
+    lay = BufferLayout(capacity, 1, d)
+    fields = lay.view_fields(0, len(stages), 0)  # pointers as offsets: the program moves them
+    keep = TraceFilter()
+    fields.update(keep.view_fields(stages))
+    init = np.empty(lay.total, dtype=np.uint8)
+    for begin, end, byte in lay.clear_ranges():
+        init[begin:end] = byte
+    (tmp_path / "view.bin").write_bytes(pack_trace_view(fields))
+    init.tofile(tmp_path / "init.bin")
+    np.concatenate([q.ravel(), k.ravel(), v.ravel()]).tofile(tmp_path / "qkv.bin")
+    args = [exe, tmp_path / "view.bin", tmp_path / "init.bin", tmp_path / "qkv.bin", b, h, hkv, sq, skv, d,
+            int(causal), tmp_path / "buffer.bin", tmp_path / "o.bin", tmp_path / "lse.bin"]
+    subprocess.run([str(a) for a in args], check=True, capture_output=True)
+    buffer = np.fromfile(tmp_path / "buffer.bin", dtype=np.uint8)
+    o = np.fromfile(tmp_path / "o.bin", dtype=np.float32).reshape(b, h, sq, d)
+    lse = np.fromfile(tmp_path / "lse.bin", dtype=np.float32).reshape(b, h, sq)
+    attention = Attention(batch=b, heads_q=h, heads_kv=hkv, seq_q=sq, seq_kv=skv, head_dim=d,
+                          causal="bottom_right" if causal else "none").to_json("fp32")
+    path = tmp_path / f"{variant}.trace.safetensors"
+    n, dropped = write_recording(str(path), buffer, lay, attention, stages, HostInputs(q, k, v, "fp32"), keep,
+                                 (o, "fp32"), lse, {"kernel": "splitk_attention", "backend": "cpu"})
+    return path, n, dropped, (q, k, v, o, lse)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_record_host_side_with_the_example_kernel(tmp_path, rng, causal):
+    path, n, dropped, (q, k, v, o, lse) = run_record_host(tmp_path, rng, "fixed", causal)
+    kv_tiles = -(-200 // 32)
+    assert dropped == 0 and n == 2 * 2 * 4 * 40 * kv_tiles
+    t = tilescope.load(path)
+    assert len(t.select(stage="partial")) == len(t.select(stage="reduce")) == 2 * 4 * 40 * kv_tiles
+    assert t.inputs.kv_pairs.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]  # GQA: K, V once per kv head
+    np.testing.assert_array_equal(t.inputs.keys(1, 3), k[1, 1])
+    np.testing.assert_array_equal(t.output, o)
+    np.testing.assert_array_equal(t.output_lse, lse)
+    assert set(t.select(stage="partial").kv_head.tolist()) == {0, 1}
+    # The kernel's own order: pass, block, step.
+    passes = np.array([s.pass_ for s in t.stages])[t.events.stage]
+    order = np.lexsort((t.events.step, t.events.block, passes))
+    np.testing.assert_array_equal(order[:len(order)], np.arange(len(order)))
+    report = tilescope.diff(path)
+    assert report.clean, report.text
+
+
+def test_record_host_side_locates_the_planted_bug(tmp_path, rng):
+    path, *_ = run_record_host(tmp_path, rng, "planted", causal=False)
+    report = tilescope.diff(path)
+    assert not report.clean
+    assert report.symptom_kind == "reduce_scaled_by_l" and report.origin_stage == "reduce"
+    assert report.stages["partial"]["verdict"] == "clean"
+
+
+def test_record_host_side_counts_what_a_full_buffer_drops(tmp_path, rng):
+    path, n, dropped, _ = run_record_host(tmp_path, rng, "fixed", causal=False, capacity=1000)
+    kv_tiles = -(-200 // 32)
+    assert n == 1000 and dropped == 2 * 2 * 4 * 40 * kv_tiles - 1000
+    t = tilescope.load(path)
+    assert t.dropped_events == dropped and t.requested_events == n + dropped
