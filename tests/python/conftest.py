@@ -11,6 +11,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def installed() -> bool:
+    """Whether tilescope is the installed package (run.sh), not python/ of a checkout on PYTHONPATH."""
+    import tilescope
+    return REPO / "python" not in Path(tilescope.__file__).resolve().parents
+
+
 @pytest.fixture(scope="session")
 def cli() -> str:
     path = os.environ.get("TILESCOPE_CLI")

@@ -10,7 +10,9 @@ import pytest
 
 import tilescope
 
-from conftest import REPO
+from conftest import REPO, installed
+
+pytestmark = pytest.mark.skipif(not installed(), reason="tests the installed package (tests/python/run.sh)")
 
 
 def test_headers_are_the_repositorys(tmp_path):
