@@ -1,10 +1,14 @@
 """A PyTorch extension's Split-K kernel, recorded with tilescope.record and asserted in pytest.
 
 Needs torch with CUDA, a GPU, nvcc and the tilescope CLI (TILESCOPE_CLI); tests/python/gpu_torch.sh
-runs it. The extension is built twice by torch.utils.cpp_extension.load: fixed, and with the
-planted bug (-DFLASH_ATTENTION_PLANTED_BUG).
+runs it. The extension is built twice (torch.utils.cpp_extension.load, or setup.py where ninja is
+missing): fixed, and with the planted bug (-DFLASH_ATTENTION_PLANTED_BUG).
 """
+import importlib
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +17,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("needs a CUDA device", allow_module_level=True)
 
-from torch.utils.cpp_extension import load  # noqa: E402
+from torch.utils import cpp_extension  # noqa: E402
 
 import tilescope  # noqa: E402
 from tilescope.testing import assert_attention_matches  # noqa: E402
@@ -24,10 +28,22 @@ KV_TILE = 32  # the kernel's TILE_SIZE_N: keys per kv tile
 
 
 def build(planted: bool):
+    """The extension, fixed or planted: torch.utils.cpp_extension.load when ninja is there, else
+    setup.py's setuptools build (into TORCH_EXTENSIONS_DIR or a temporary folder)."""
+    name = "splitk_attention_planted" if planted else "splitk_attention"
     flags = ["-O2", "-DTILESCOPE_TRACE=1"] + (["-DFLASH_ATTENTION_PLANTED_BUG"] if planted else [])
-    return load(name="splitk_attention_planted" if planted else "splitk_attention",
-                sources=[str(HERE / "splitk_attention.cu")], extra_include_paths=[tilescope.get_include()],
-                extra_cuda_cflags=flags, verbose=False)
+    if cpp_extension.is_ninja_available():
+        return cpp_extension.load(name=name, sources=[str(HERE / "splitk_attention.cu")],
+                                  extra_include_paths=[tilescope.get_include(), str(HERE)],
+                                  extra_cuda_cflags=flags, verbose=False)
+    out = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or tempfile.mkdtemp()) / f"{name}-setuptools"
+    env = {**os.environ, "SPLITK_ATTENTION_PLANTED": "1" if planted else "0",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(tilescope.__file__).parent.parent),
+                                                       os.environ.get("PYTHONPATH")]))}
+    subprocess.run([sys.executable, str(HERE / "setup.py"), "build_ext", "--build-lib", str(out),
+                    "--build-temp", str(out / "tmp")], check=True, env=env, cwd=HERE)
+    sys.path.insert(0, str(out))
+    return importlib.import_module(name)
 
 
 @pytest.fixture(scope="module")

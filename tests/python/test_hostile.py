@@ -4,7 +4,6 @@ import json
 import os
 import struct
 
-import numpy as np
 import pytest
 
 import tilescope

@@ -12,7 +12,6 @@ import tilescope
 from tilescope._layout import EVENT_HEADER, TRACE_VIEW_FIELDS, TRACE_VIEW_SIZE, BufferLayout, pack_trace_view
 from tilescope.writer import HostInputs, RecorderError, TraceFilter, collect, stage_table, write_trace
 
-from conftest import run
 
 CXX_PROGRAM = r"""
 #include <cstddef>
