@@ -108,8 +108,8 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
         header = json.loads(header_bytes.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError as e:
         raise _fail(name, f"header is not valid UTF-8 ({e})") from None
-    except ValueError as e:
-        raise _fail(name, f"header is not valid JSON ({e})") from None
+    except (ValueError, RecursionError) as e:
+        raise _fail(name, f"header is not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
     if not isinstance(header, dict):
         raise _fail(name, "header is not a JSON object")
 

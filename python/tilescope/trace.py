@@ -297,8 +297,8 @@ class Trace:
             raise self._fail(f"metadata {key} is missing")
         try:
             return json.loads(meta[key])
-        except ValueError as e:
-            raise self._fail(f"metadata {key} is not valid JSON ({e})") from None
+        except (ValueError, RecursionError) as e:
+            raise self._fail(f"metadata {key} is not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
 
     def _stage_table(self, meta: Mapping[str, str]) -> List[Stage]:
         table = self._json(meta, "stages")
@@ -390,7 +390,7 @@ class Trace:
             elif text[:1] in ("{", "["):
                 try:
                     values[key] = json.loads(text)
-                except ValueError:
+                except (ValueError, RecursionError):
                     values[key] = text
             else:
                 values[key] = text

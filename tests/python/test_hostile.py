@@ -62,6 +62,8 @@ def test_container_defects(good, tmp_path):
     refused(write(tmp_path, raw[:-1]), "data_offsets|bytes no tensor covers")
     refused(write(tmp_path, struct.pack("<Q", 4) + b"\xff\xfe{}" + b""), "not valid UTF-8")
     refused(write(tmp_path, struct.pack("<Q", 5) + b"[1,2]"), "not a JSON object")
+    deep = b"[" * 100000 + b"]" * 100000
+    refused(write(tmp_path, struct.pack("<Q", len(deep)) + deep), "not valid JSON")
     text = json.dumps(header).encode()
     dup = text[:-1] + b', "events.stage": ' + json.dumps(header["events.stage"]).encode() + b"}"
     refused(write(tmp_path, struct.pack("<Q", len(dup)) + dup + data), "duplicate key")
@@ -100,6 +102,8 @@ def test_schema_defects(good, tmp_path):
     refused(edited(meta(max_rows="-1")), "max_rows .* not a decimal")
     refused(edited(meta(max_rows="70000")), "max_rows = 70000 outside")
     refused(edited(meta(stages="[]")), "1 to 64 entries")
+    refused(edited(meta(stages="[" * 100000 + "]" * 100000)), "stages is not valid JSON")
+    refused(edited(meta(attention='{"batch": 1e999}')), "attention.batch")
     refused(edited(meta(stages='[{"name": "a", "kind": "bogus"}]')), "kind 'bogus'")
     refused(edited(meta(stages='[{"name": "a", "kind": "state"}, {"name": "a", "kind": "merge"}]')), "used twice")
     refused(edited(meta(stages='[{"name": "a\\u0001", "kind": "state"}]')), "control characters")
