@@ -12,8 +12,10 @@
 namespace ts {
 
 // GQA / MQA: heads_kv divides heads_q, and query head h reads kv head h / (heads_q / heads_kv)
-// (consecutive query heads share a kv head; heads_kv == heads_q is MHA, heads_kv == 1 MQA).
-TS_HOST_DEVICE constexpr int64_t kv_head_of(int64_t q_head, int64_t heads_q, int64_t heads_kv) {
+// (consecutive query heads share a kv head; heads_kv == heads_q is MHA, heads_kv == 1 MQA). In
+// the integer type of the caller: the kernels divide in 32 bits (a 64-bit division is a call).
+template <typename Int>
+TS_HOST_DEVICE constexpr Int kv_head_of(Int q_head, Int heads_q, Int heads_kv) {
   return q_head / (heads_q / heads_kv);
 }
 

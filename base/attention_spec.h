@@ -56,7 +56,7 @@ struct AttentionSpec {
 
   double effective_scale() const;
   int64_t group_size() const { return heads_q / heads_kv; }
-  int64_t kv_head_of(int64_t q_head) const { return ts::kv_head_of(q_head, heads_q, heads_kv); }
+  int64_t kv_head_of(int64_t q_head) const { return ts::kv_head_of<int64_t>(q_head, heads_q, heads_kv); }
   int64_t q_len(int64_t b) const { return q_lens.empty() ? seq_q : q_lens[static_cast<size_t>(b)]; }
   int64_t kv_len(int64_t b) const { return kv_lens.empty() ? seq_kv : kv_lens[static_cast<size_t>(b)]; }
   // The diagonal's key for query row i of batch b is i + offset(b).

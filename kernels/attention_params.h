@@ -52,6 +52,7 @@ struct AttentionParams {
   KernelMask mask;            // causal and sliding window (kernels/tile_shapes.h)
   float scale = 0.0f;         // softmax scale applied to q.k
   float softcap = 0.0f;       // > 0: scaled scores s -> softcap * tanh(s / softcap); 0: off
+  float softcap_inv = 0.0f;   // 1 / softcap: the kernels multiply (a division would be a call)
 
   // Tiling (see kernels/tiling.h).
   int32_t block_m = 0;

@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
                q0 * p.q_row_stride;
-  const int kv_head = static_cast<int>(kv_head_of(head, p.heads, p.heads_kv));
+  const int kv_head = kv_head_of<int>(head, p.heads, p.heads_kv);
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + kv_head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + kv_head * p.v_head_stride;
   const int64_t block = device::block_linear_index();
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
         TS_UNROLL
         for (int i = 0; i < kMR; ++i)
           TS_UNROLL
-          for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::softcap_score(s_acc[i][n], p.softcap);
+          for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::softcap_score(s_acc[i][n], p.softcap, p.softcap_inv);
       }
       TS_UNROLL
       for (int i = 0; i < kMR; ++i) {

@@ -78,15 +78,6 @@ bool a_row_meets_a_tile_before_its_first_key(const Tiling& t) {
   });
 }
 
-// stale_accumulator: the P V of the tile where a row first sees a key is added again at every
-// later tile the block visits (masked or not).
-bool a_row_has_a_tile_after_its_first_key(const Tiling& t) {
-  return any_row_in_block(t, true, [&](const RowInBlock& r) {
-    const KeySpan k = keys_within(t, r.keys, r.visited);
-    return !k.empty() && k.begin / t.block_n + 1 < r.visited.end;
-  });
-}
-
 // per_tile_softmax: tiles normalised each by its own max disagree once a row sees keys in two.
 bool a_row_sees_keys_in_two_tiles(const Tiling& t) {
   return any_row_in_block(t, true, [&](const RowInBlock& r) {
@@ -105,13 +96,16 @@ bool a_row_sees_two_keys_of_a_split(const Tiling& t) {
 }
 
 std::string one_tile_reason(const Tiling& t) {
-  const bool window = t.window_left >= 0 || t.window_right >= 0;
+  Tiling without_window = t;
+  without_window.window_left = without_window.window_right = -1;
+  if (most_kv_tiles_per_block(without_window) >= 2)
+    return "no block of this config walks more than one kv tile: the window " +
+           window_text(t.window_left, t.window_right) + " keeps each query tile's keys within one tile of " +
+           std::to_string(t.block_n) + " keys; it needs a wider --window";
   return "no block of this config walks more than one kv tile (" + count_of(t.num_kv_tiles, "kv tile") + " of " +
          std::to_string(t.block_n) + " keys" +
          (t.kernel == KernelKind::splitk ? ", " + std::to_string(t.kv_tiles_per_split) + " per split" : std::string()) +
-         (window ? ", a window of " + window_text(t.window_left, t.window_right) : std::string()) +
-         "); it needs a longer --seq-kv" + (t.kernel == KernelKind::splitk ? " or fewer --splits" : "") +
-         (window ? " or a wider --window" : "");
+         "); it needs a longer --seq-kv" + (t.kernel == KernelKind::splitk ? " or fewer --splits" : "");
 }
 
 }  // namespace
@@ -154,10 +148,9 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
                " keeps each row's keys within one tile of " + std::to_string(t.block_n) + " keys)";
       return {};
     case Fault::stale_accumulator:
+      // A block walks the tiles where its rows see keys: when it walks two, the row that sees a
+      // key in the first meets a second tile, where that tile's P V is added again.
       if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);
-      if (!a_row_has_a_tile_after_its_first_key(t))
-        return "no block walks a kv tile after the tile where a row first sees a key (the window " +
-               window_text(t.window_left, t.window_right) + " keeps each row's keys in its block's last tile)";
       return {};
     case Fault::missing_barrier:
       if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);

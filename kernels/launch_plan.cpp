@@ -145,7 +145,7 @@ EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& k, uint64
   h.convention = 0;
   h.batch = c.batch;
   h.head = c.head;
-  h.kv_head = static_cast<int32_t>(kv_head_of(c.head, plan.config.heads, plan.config.kv_heads()));
+  h.kv_head = static_cast<int32_t>(kv_head_of<int64_t>(c.head, plan.config.heads, plan.config.kv_heads()));
   h.q_begin = c.q_tile * t.block_m;
   h.rows = t.rows_in_q_tile(c.q_tile);
   h.split = -1;
@@ -246,6 +246,7 @@ AttentionParams base_params(const LaunchPlan& plan) {
   p.mask = t.mask();
   p.scale = static_cast<float>(c.effective_scale());
   p.softcap = static_cast<float>(c.softcap);
+  p.softcap_inv = c.softcap > 0.0 ? static_cast<float>(1.0 / c.softcap) : 0.0f;
   p.block_m = t.block_m;
   p.block_n = t.block_n;
   p.num_q_tiles = t.num_q_tiles;

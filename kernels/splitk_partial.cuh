@@ -87,7 +87,7 @@ struct PartialBlock {
     b.q_tile = static_cast<int>(block_idx.x) / p.num_splits;
     b.split = static_cast<int>(block_idx.x) % p.num_splits;
     b.head = static_cast<int>(block_idx.y);
-    b.kv_head = static_cast<int>(kv_head_of(b.head, p.heads, p.heads_kv));
+    b.kv_head = kv_head_of<int>(b.head, p.heads, p.heads_kv);
     b.batch = static_cast<int>(block_idx.z);
     b.rows = rows_in_q_tile(p.seq_q, p.block_m, b.q_tile);
     b.q0 = static_cast<int64_t>(b.q_tile) * p.block_m;
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(kKernelThreads)
           s3 = device::dot4(device::load_f4(qr + c + 12), device::load_f4(kr + c + 12), s3);
         }
         float s = (s0 + s1) + (s2 + s3);
-        if (softcap) s = device::softcap_score(s, p.softcap);  // uniform branch
+        if (softcap) s = device::softcap_score(s, p.softcap, p.softcap_inv);  // uniform branch
         const int key = static_cast<int>(j0) + j;
         const bool masked = key < key_begin_s[r] || key >= key_end_s[r];
         s_s[r * kLS + j] = masked ? device::kNegInf : s;

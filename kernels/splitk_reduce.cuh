@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   const int64_t q0 = static_cast<int64_t>(q_tile) * p.block_m;
   const int d = p.head_dim;
   const int n = p.num_splits;
-  const int kv_head = static_cast<int>(kv_head_of(head, p.heads, p.heads_kv));  // for the events
+  const int kv_head = kv_head_of<int>(head, p.heads, p.heads_kv);  // for the events
   const int64_t bh = static_cast<int64_t>(batch) * p.heads + head;
   const int64_t block = device::block_linear_index();
   const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);

@@ -52,8 +52,9 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count);
 // best achievable, among counts that leave no split empty, at most min(128, kv tiles).
 int32_t choose_num_splits(int64_t blocks_without_split, int sm_count, int32_t num_kv_tiles);
 
-// Resident partial-kernel blocks the heuristic assumes per multiprocessor (its shared memory
-// use allows two on an A100 or H100).
+// Resident partial-kernel blocks the heuristic assumes per multiprocessor: its shared memory
+// allows two on an A100, and on an H100 the GPU launcher holds it to two whatever registers a
+// build happens to need (launch_gpu.cu: a third block per SM made the decode grid slower).
 inline constexpr int kSplitkBlocksPerSm = 2;
 
 // The CPU backend has no multiprocessors; it uses an H100's count so that the heuristic picks

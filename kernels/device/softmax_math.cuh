@@ -21,9 +21,11 @@ __device__ __forceinline__ float softmax_shift(float m_new, bool guard) {
 }
 
 // The logit softcap on a scaled score, as base/attention_spec.h defines it (applied before the
-// max and the exponents): softcap * tanh(s / softcap), for softcap > 0.
-__device__ __forceinline__ float softcap_score(float s, float softcap) {
-  return softcap * tanhf(s / softcap);
+// max and the exponents): softcap * tanh(s / softcap), for softcap > 0, with s / softcap taken
+// as s * (1 / softcap): an IEEE division brings a slow-path call into the kernel, and a call
+// anywhere in the loop changes how ptxas allocates the whole kernel's registers.
+__device__ __forceinline__ float softcap_score(float s, float softcap, float softcap_inv) {
+  return softcap * tanhf(s * softcap_inv);
 }
 
 // Merges the unnormalised state (m_b, l_b, o_b) into (m, l, o) for one element of a row.
