@@ -12,13 +12,13 @@ from tilescope._safetensors import round_to_bf16, widen_bf16
 from conftest import REPO, events_line, run
 
 
-def write_inputs(tmp_path, rng, dtype, b, h, s_q, s_kv, d):
+def write_inputs(tmp_path, rng, dtype, b, h, hkv, s_q, s_kv, d):
     """Seeded random Q, K, V [batch, heads, seq, head_dim] in files the CLI reads: .npy for fp32
     and fp16, one .safetensors (written by the package's writer) for bf16."""
     from tilescope._safetensors import write_safetensors
     q = rng.standard_normal((b, h, s_q, d), dtype=np.float32)
-    k = rng.standard_normal((b, h, s_kv, d), dtype=np.float32)
-    v = rng.standard_normal((b, h, s_kv, d), dtype=np.float32)
+    k = rng.standard_normal((b, hkv, s_kv, d), dtype=np.float32)
+    v = rng.standard_normal((b, hkv, s_kv, d), dtype=np.float32)
     if dtype == "bf16":
         path = tmp_path / "qkv.safetensors"
         write_safetensors(path, {n: ("BF16", round_to_bf16(a)) for n, a in (("q", q), ("k", k), ("v", v))}, {})
@@ -56,25 +56,29 @@ def reference_state(q, k, v, scale):
 
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
 def test_inputs_output_and_events_are_what_the_kernel_saw(cli, tmp_path, rng, dtype):
-    b, h, s_q, s_kv, d, splits = 2, 2, 24, 320, 32, 3
-    (q, k, v), paths = write_inputs(tmp_path, rng, dtype, b, h, s_q, s_kv, d)
+    b, h, hkv, s_q, s_kv, d, splits = 2, 4, 2, 24, 320, 32, 3  # GQA: two query heads per kv head
+    (q, k, v), paths = write_inputs(tmp_path, rng, dtype, b, h, hkv, s_q, s_kv, d)
     trace_path = tmp_path / "run.trace.safetensors"
     done = run(cli, "capture", "--backend", "cpu", "--workers", "2", "--kernel", "splitk", "--dtype", dtype,
-               "--batch", b, "--heads", h, "--seq-q", s_q, "--seq-kv", s_kv, "--head-dim", d, "--splits", splits,
+               "--batch", b, "--heads", h, "--heads-kv", hkv, "--seq-q", s_q, "--seq-kv", s_kv, "--head-dim", d, "--splits", splits,
                "--inputs", *paths, "-o", trace_path)
     t = tilescope.load(trace_path)
     a = t.attention
     assert (a["batch"], a["heads_q"], a["heads_kv"], a["seq_q"], a["seq_kv"], a["head_dim"], a["dtype"]) == \
-        (b, h, h, s_q, s_kv, d, dtype)
+        (b, h, hkv, s_q, s_kv, d, dtype)
     # Inputs: exactly what was given (bf16: rounded to nearest even, widened exactly).
     def stored(x):
         return x  # as given (bf16: the widened bits written)
     for i, (pb, ph) in enumerate(t.inputs.q_pairs):
         np.testing.assert_array_equal(t.inputs.q[i], stored(q[pb, ph]))
         np.testing.assert_array_equal(t.inputs.query(int(pb), int(ph)), stored(q[pb, ph]))
+    assert len(t.inputs.kv_pairs) == b * hkv  # K and V once per kv head
     for i, (pb, ph) in enumerate(t.inputs.kv_pairs):
         np.testing.assert_array_equal(t.inputs.k[i], stored(k[pb, ph]))
         np.testing.assert_array_equal(t.inputs.v[i], stored(v[pb, ph]))
+    for pb in range(b):
+        for ph in range(h):
+            np.testing.assert_array_equal(t.inputs.keys(pb, ph), stored(k[pb, ph // (h // hkv)]))
     assert t.inputs.q.dtype == (np.float16 if dtype == "fp16" else np.float32)
     if dtype == "bf16":
         assert not np.any(t.inputs.k.view(np.uint32) & 0xFFFF), "bf16 widened with low bits set"
@@ -83,6 +87,9 @@ def test_inputs_output_and_events_are_what_the_kernel_saw(cli, tmp_path, rng, dt
     counts = events_line(done.stdout)
     assert {s.name: len(t.select(stage=s.name)) for s in t.stages} == counts
     assert t.dropped_events == 0 and t.requested_events == len(t.events)
+    said = t.events.kv_head >= 0
+    assert said.any()
+    np.testing.assert_array_equal(t.events.kv_head[said], t.events.head[said] // (h // hkv))
     # Every partial state, recomputed in float64 from the inputs over its own key ranges.
     scale = 1 / np.sqrt(d)
     partial = t.select(stage="splitk.partial")
