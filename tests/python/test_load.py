@@ -136,6 +136,11 @@ def test_selection_matches_the_columns(capture):
                 np.testing.assert_array_equal(got.o, ev.o[want])
                 np.testing.assert_array_equal(got.time_ns, ev.time_ns[want])
     assert len(t.select(batch=[0, 1])) == len(ev)
+    # O / l where unnormalised (the tile states), O as is where normalised (the final output).
+    tile, final = t.select(stage="splitk.tile"), t.select(stage="final")
+    assert not np.any(tile.convention & 1) and np.all(final.convention & 1)
+    np.testing.assert_array_equal(tile.o_normalized(), (tile.o / tile.l[:, :, None]).astype(np.float32))
+    np.testing.assert_array_equal(final.o_normalized(), final.o)
     assert len(t.select(stage=["splitk.tile", 2])) == len(t.select(stage="splitk.tile")) + len(t.select(stage=2))
     with pytest.raises(KeyError, match="no stage 'nope'"):
         t.select(stage="nope")

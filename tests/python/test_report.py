@@ -86,3 +86,6 @@ def test_python_m_forwards_to_the_cli(cli, capture):
     done = subprocess.run([sys.executable, "-m", "tilescope", "--version"], capture_output=True, text=True,
                           env={**os.environ, "TILESCOPE_CLI": cli})
     assert done.returncode == 0 and tilescope.__version__ in done.stdout
+    done = subprocess.run([sys.executable, "-m", "tilescope", "--version"], capture_output=True, text=True,
+                          env={**os.environ, "TILESCOPE_CLI": "/nonexistent/tilescope"})
+    assert done.returncode == 3 and "TILESCOPE_CLI" in done.stderr
