@@ -11,6 +11,15 @@ constexpr auto kQuietStart = std::chrono::milliseconds(500);
 constexpr auto kRedrawEvery = std::chrono::milliseconds(100);
 constexpr int kBarWidth = 30;
 
+std::string bytes_count_text(uint64_t n) {
+  char buf[32];
+  const double b = static_cast<double>(n);
+  if (n < (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.0f KiB", b / 1024.0);
+  else if (n < (uint64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824.0);
+  return buf;
+}
+
 std::string count_text(uint64_t n) {
   char buf[32];
   if (n >= 10'000'000) std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(n) / 1e6);
@@ -41,10 +50,21 @@ void ProgressBar::update(uint64_t done, uint64_t total) {
   std::string bar(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(kBarWidth - filled), '-');
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  std::fprintf(stderr, "\r%s [%s] %3d%%  %s/%s blocks  %.1f s ", label_.c_str(), bar.c_str(),
-               static_cast<int>(fraction * 100.0), count_text(done).c_str(),
-               count_text(total).c_str(), seconds);
+  const bool bytes = unit_ == "bytes";
+  const std::string counts = bytes ? bytes_count_text(done) + "/" + bytes_count_text(total)
+                                   : count_text(done) + "/" + count_text(total) + " " + unit_;
+  const std::string label = phase_.empty() ? label_ : label_ + ": " + phase_;
+  // \033[K clears what a longer line of an earlier phase left.
+  std::fprintf(stderr, "\r%s [%s] %3d%%  %s  %.1f s \033[K", label.c_str(), bar.c_str(),
+               static_cast<int>(fraction * 100.0), counts.c_str(), seconds);
   std::fflush(stderr);
+}
+
+void ProgressBar::set_phase(std::string phase, std::string unit) {
+  std::lock_guard lock(mutex_);
+  phase_ = std::move(phase);
+  unit_ = std::move(unit);
+  last_draw_ = {};  // the new phase is drawn at its first update
 }
 
 void ProgressBar::finish() {
