@@ -135,20 +135,21 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void uniform_avx51
 }
 #endif
 
-// TILESCOPE_NO_AVX2=1 forces the plain loops (the tests run both ways).
+// The widest loops the CPU has; TILESCOPE_NO_AVX2=1 in the environment forces the plain ones
+// (the tests run both ways). Asked per call (a piece of up to a million values), so that a
+// test can switch within one process.
 PairsFn pairs_fn(InputDistribution d) {
-  static const std::array<PairsFn, 2> chosen = []() -> std::array<PairsFn, 2> {
+  const int which = d == InputDistribution::uniform ? 1 : 0;
 #ifdef TS_RANDOM_WIDE
-    if (!std::getenv("TILESCOPE_NO_AVX2")) {
-      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-        return {normal_avx512, uniform_avx512};
-      if (__builtin_cpu_supports("avx2")) return {normal_avx2, uniform_avx2};
-    }
+  if (!std::getenv("TILESCOPE_NO_AVX2")) {
+    static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx512) return which ? uniform_avx512 : normal_avx512;
+    if (avx2) return which ? uniform_avx2 : normal_avx2;
+  }
 #endif
-    return {normal_plain, uniform_plain};
-  }();
-  return chosen[d == InputDistribution::uniform ? 1 : 0];
+  return which ? uniform_plain : normal_plain;
 }
 
 // Elements [first, first + count) of one stream, counter pairs (2j, 2j + 1) sharing a value x.

@@ -8,6 +8,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -356,7 +360,7 @@ std::vector<std::shared_ptr<const RowBlockReference>> GpuReference::compute(
     std::vector<double> host(out_doubles);
     d_out.download(host.data(), host.size());
 
-    for (const Planned& p : planned) {
+    const auto assemble_block = [&](const Planned& p) {
       const RowBlock& rb = blocks[p.block];
       const size_t pieces = p.cuts.size() - 1, n = static_cast<size_t>(rb.rows), dd = static_cast<size_t>(d);
       PieceStates states;
@@ -376,7 +380,28 @@ std::vector<std::shared_ptr<const RowBlockReference>> GpuReference::compute(
         }
       }
       out[p.block] = row_block_from_pieces(inputs_, rb, p.cuts, std::move(states));
-    }
+    };
+    // The host's part (each row block's pieces gathered, its prefixes merged) on every core: on
+    // one it took longer than the device's.
+    std::atomic<size_t> next_planned{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    const auto assemble = [&] {
+      try {
+        for (size_t k; (k = next_planned.fetch_add(1)) < planned.size();) assemble_block(planned[k]);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next_planned = planned.size();
+      }
+    };
+    const unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                                                static_cast<unsigned>(planned.size()));
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(assemble);
+    assemble();
+    for (auto& t : helpers) t.join();
+    if (error) std::rethrow_exception(error);
   }
   return out;
 }

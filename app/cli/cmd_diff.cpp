@@ -29,6 +29,7 @@ struct DiffOptions {
   std::string tol;
   bool json = false;
   unsigned workers = 0;
+  bool progress = false;
 };
 
 // Analysis errors are bad input (the runs cannot be compared as given), not internal errors.
@@ -47,7 +48,7 @@ void run(const DiffOptions& o) {
   }
   // A bar on a terminal (quiet otherwise, and for work under half a second): re-making the
   // inputs a trace records as their seed, then comparing its row blocks.
-  ProgressBar bar("diff", ProgressBar::stderr_is_terminal());
+  ProgressBar bar("diff", o.progress || ProgressBar::stderr_is_terminal());
   const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
   OpenRunOptions open;
   open.workers = o.workers;
@@ -116,6 +117,7 @@ void add_diff_command(CLI::App& app) {
                   "the correctness rule (2 x a naive same-precision implementation's error + a floor)");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->callback([o] { run(*o); });
 }
 

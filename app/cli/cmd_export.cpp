@@ -31,6 +31,7 @@ struct ExportCliOptions {
   std::string out;
   std::string tol;
   unsigned workers = 0;
+  bool progress = false;
 };
 
 [[noreturn]] void bad_input(const std::exception& e) {
@@ -58,7 +59,7 @@ void run(const ExportCliOptions& o) {
   CancelOnSignal cancel(OnSignal::exit_now);
   const CancelWrites cancel_writes(cancel.flag());
   // A bar on a terminal (quiet otherwise, and for work under half a second), as diff's.
-  ProgressBar bar("export", ProgressBar::stderr_is_terminal());
+  ProgressBar bar("export", o.progress || ProgressBar::stderr_is_terminal());
   const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
   OpenRunOptions open;
   open.workers = o.workers;
@@ -124,6 +125,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--against", o->against, "A second trace of the same problem (A/B: dir/a, dir/b, summary.json)");
   cmd->add_option("--tol", o->tol, "Explicit tolerance atol[,rtol] instead of the correctness rule");
   cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->callback([o] { run(*o); });
 }
 

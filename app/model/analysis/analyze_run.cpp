@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -86,9 +87,10 @@ Identities identify(const RunView& run, AnalysisReport& rep) {
 
 // Phase 2: every compared event's rows against the reference of its row block, row blocks in
 // parallel, with the naive baselines' errors when the tolerance is not known yet.
-// Row blocks the GPU computes at a time: its references (pieces and prefixes) within this many
-// bytes, so that a run of large row blocks does not hold them all at once.
-constexpr size_t kGpuBatchBytes = size_t{512} << 20;
+// Row blocks the GPU computes at a time: their references (pieces and prefixes) within this
+// many bytes, so that a run of large row blocks does not hold them all at once, and so that the
+// CPU compares one batch while the GPU computes the next.
+constexpr size_t kGpuBatchBytes = size_t{64} << 20;
 
 std::vector<RowError> compare_events(const RunView& run, RunReference& ref, const Identities& ids, unsigned workers,
                                      const AnalysisProgress& progress) {
@@ -112,15 +114,27 @@ std::vector<RowError> compare_events(const RunView& run, RunReference& ref, cons
     if (progress) progress(done.fetch_add(1) + 1, total);
   };
   if (ref.on_gpu()) {
-    // Batches of row blocks computed together on the device, then compared on the CPU's threads.
+    // Batches of row blocks computed together on the device (the next one while the CPU's
+    // threads compare this one).
+    std::vector<std::pair<size_t, size_t>> batches;
     for (size_t first = 0; first < ids.blocks.size();) {
       size_t last = first, bytes = 0;
       while (last < ids.blocks.size() && (last == first || bytes + ref.block_bytes(ids.blocks[last]) <= kGpuBatchBytes))
         bytes += ref.block_bytes(ids.blocks[last++]);
-      const auto refs = ref.blocks(std::span(ids.blocks).subspan(first, last - first));
-      parallel_for(static_cast<int64_t>(last - first), workers,
-                   [&](int64_t j) { compare_block(first + static_cast<size_t>(j), refs[static_cast<size_t>(j)].get()); });
+      batches.emplace_back(first, last);
       first = last;
+    }
+    const auto compute = [&](size_t k) {
+      return ref.blocks(std::span(ids.blocks).subspan(batches[k].first, batches[k].second - batches[k].first));
+    };
+    std::future<std::vector<std::shared_ptr<const RowBlockReference>>> next;
+    if (!batches.empty()) next = std::async(std::launch::async, compute, 0);
+    for (size_t k = 0; k < batches.size(); ++k) {
+      const auto refs = next.get();
+      if (k + 1 < batches.size()) next = std::async(std::launch::async, compute, k + 1);
+      const size_t first = batches[k].first;
+      parallel_for(static_cast<int64_t>(refs.size()), workers,
+                   [&](int64_t j) { compare_block(first + static_cast<size_t>(j), refs[static_cast<size_t>(j)].get()); });
     }
   } else {
     parallel_for(static_cast<int64_t>(ids.blocks.size()), workers, [&](int64_t b) {

@@ -76,7 +76,7 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   if (!blocks_.empty()) {
     try {
       inputs_ = std::make_unique<ReferenceInputs>(spec_, run.inputs, options_.workers);
-      floats_ = pair_floats(spec_, run.inputs);
+      floats_ = pair_floats(spec_, run.inputs, options_.workers);
     } catch (const std::exception& e) {
       throw AnalysisError(std::string("the run's inputs cannot be used: ") + e.what());
     }
@@ -94,6 +94,17 @@ void RunReference::choose_device() {
       else if (v == "gpu") device = ReferenceDevice::gpu;
     }
   if (device == ReferenceDevice::cpu) return;
+  // Automatically, the GPU only when the work pays for starting it (a CUDA context and the
+  // upload cost a few tenths of a second): at least kGpuWorthMacsPerWorker multiply-adds for each
+  // CPU thread (about half a second of one core's float64 arithmetic).
+  constexpr double kGpuWorthMacsPerWorker = 4e9;
+  double macs = 0;
+  for (const RowBlock& rb : blocks_) macs += 2.0 * rb.rows * static_cast<double>(spec_.seq_kv) * spec_.head_dim;
+  if (device == ReferenceDevice::automatic &&
+      macs < kGpuWorthMacsPerWorker * static_cast<double>(analysis_workers(options_.workers))) {
+    device_note_ = "CPU (small enough for its threads)";
+    return;
+  }
   std::string reason;
   if (spec_.head_dim > kGpuReferenceMaxHeadDim) {
     reason = "head dim " + std::to_string(spec_.head_dim) + " is over the GPU path's " +

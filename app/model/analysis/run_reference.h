@@ -34,9 +34,11 @@
 
 namespace ts {
 
-// Where row blocks are computed: `automatic` takes the GPU when one is present (and the head dim
-// fits kernels/reference_gpu.h), else the CPU; the environment's TILESCOPE_REFERENCE=cpu or
-// =gpu overrides it. `gpu` insists (AnalysisError when no device can be used).
+// Where row blocks are computed: `automatic` takes the GPU when one is present, the head dim
+// fits kernels/reference_gpu.h and the reference is large enough to pay for starting it (about
+// half a second of float64 work for each CPU thread: an S = 8192 Split-K trace on 2 cores, not
+// on 16), else the CPU; the environment's TILESCOPE_REFERENCE=cpu or =gpu overrides it. `gpu`
+// insists (AnalysisError when no device can be used).
 enum class ReferenceDevice { automatic, cpu, gpu };
 
 struct RunReferenceOptions {
