@@ -150,10 +150,11 @@ HeadInputs traced_head_inputs(const AttentionConfig& config, const AttentionInpu
 
 HeadInputs traced_head_inputs(const AttentionConfig& config, AttentionInputs&& inputs, const TraceFilter& filter) {
   const std::vector<std::array<int32_t, 2>> pairs = traced_pairs(config, filter);
-  if (static_cast<int64_t>(pairs.size()) != config.batch * config.heads)
+  // Only with every pair traced and as many kv heads as query heads are the tensors already
+  // [pairs, seq, head_dim] with the kv pairs the query pairs; otherwise (a filter, GQA) sliced.
+  if (static_cast<int64_t>(pairs.size()) != config.batch * config.heads || config.kv_heads() != config.heads)
     return traced_head_inputs(config, static_cast<const AttentionInputs&>(inputs), filter);
-  // Every pair, batch-major: the [batch, heads, seq, head_dim] tensors are already
-  // [pairs, seq, head_dim], and (multi-head) the kv pairs are the query pairs.
+  // Every pair, batch-major, multi-head.
   HeadInputs out;
   out.q_pairs = pairs;
   out.kv_pairs = pairs;
