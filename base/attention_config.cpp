@@ -1,6 +1,7 @@
 #include "base/attention_config.h"
 
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -95,10 +96,37 @@ double AttentionConfig::effective_scale() const {
   return softmax_scale > 0.0 ? softmax_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
+namespace {
+constexpr int64_t kMaxDim = int64_t{1} << 30;
+}  // namespace
+
+void validate_heads_kv(int64_t heads, int64_t heads_kv) {
+  if (heads_kv < 0 || heads_kv > heads || (heads_kv > 0 && heads % heads_kv != 0))
+    throw ConfigError("heads_kv", "heads_kv must divide heads (" + std::to_string(heads) +
+                                      "), or be 0 for as many kv heads as heads (got " +
+                                      std::to_string(heads_kv) + ")");
+}
+
+void validate_window(int64_t window_left, int64_t window_right) {
+  for (const auto& [field, value] : {std::pair{"window_left", window_left}, std::pair{"window_right", window_right}})
+    if (value < -1 || value > kMaxDim)
+      throw ConfigError(field, std::string(field) + " must be -1 (unbounded) or in [0, 2^30] (got " +
+                                   std::to_string(value) + ")");
+}
+
+void validate_softcap(double softcap) {
+  // The kernels compute in float32: a softcap must be a normal float32 there.
+  if (!(softcap == 0.0 || (softcap >= std::numeric_limits<float>::min() && softcap <= std::numeric_limits<float>::max())))
+    throw ConfigError("softcap", "softcap must be 0 (off) or a finite positive float32 (got " +
+                                     nlohmann::json(softcap).dump() + ")");
+}
+
 void validate(const AttentionConfig& c) {
-  constexpr int64_t kMaxDim = int64_t{1} << 30;
   check_positive("batch", c.batch, 65535);
   check_positive("heads", c.heads, 65535);
+  validate_heads_kv(c.heads, c.heads_kv);
+  validate_window(c.window_left, c.window_right);
+  validate_softcap(c.softcap);
   check_positive("seq_q", c.seq_q, kMaxDim);
   check_positive("seq_kv", c.seq_kv, kMaxDim);
   bool head_dim_ok = false;
@@ -136,21 +164,42 @@ void validate(const AttentionConfig& c) {
     return p;
   };
   checked_product("q", {c.batch, c.heads, c.seq_q, c.head_dim});
-  checked_product("kv", {c.batch, c.heads, c.seq_kv, c.head_dim});
+  checked_product("kv", {c.batch, c.kv_heads(), c.seq_kv, c.head_dim});
 }
 
 AttentionSpec attention_spec(const AttentionConfig& c) {
   AttentionSpec s;
   s.batch = c.batch;
   s.heads_q = c.heads;
-  s.heads_kv = c.heads;
+  s.heads_kv = c.kv_heads();
   s.seq_q = c.seq_q;
   s.seq_kv = c.seq_kv;
   s.head_dim = c.head_dim;
   s.dtype = c.dtype;
   s.scale = c.softmax_scale;
   s.causal = c.causal ? CausalAlign::bottom_right : CausalAlign::none;
+  s.window_left = c.window_left;
+  s.window_right = c.window_right;
+  s.softcap = c.softcap;
   return s;
+}
+
+std::optional<std::pair<int64_t, int64_t>> window_from_text(std::string_view text) {
+  const size_t comma = text.find(',');
+  if (comma == std::string_view::npos) return std::nullopt;
+  auto bound = [](std::string_view t) -> std::optional<int64_t> {
+    int64_t v = 0;
+    const auto [end, err] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || err != std::errc() || end != t.data() + t.size() || v < -1) return std::nullopt;
+    return v;
+  };
+  const auto left = bound(text.substr(0, comma)), right = bound(text.substr(comma + 1));
+  if (!left || !right) return std::nullopt;
+  return std::pair{*left, *right};
+}
+
+std::string window_text(int64_t window_left, int64_t window_right) {
+  return std::to_string(window_left) + "," + std::to_string(window_right);
 }
 
 void to_json(nlohmann::json& j, const AttentionConfig& c) {
@@ -158,11 +207,15 @@ void to_json(nlohmann::json& j, const AttentionConfig& c) {
                      {"fault", to_string(c.fault)},
                      {"batch", c.batch},
                      {"heads", c.heads},
+                     {"heads_kv", c.heads_kv},
                      {"seq_q", c.seq_q},
                      {"seq_kv", c.seq_kv},
                      {"head_dim", c.head_dim},
                      {"dtype", to_string(c.dtype)},
                      {"causal", c.causal},
+                     {"window_left", c.window_left},
+                     {"window_right", c.window_right},
+                     {"softcap", c.softcap},
                      {"num_splits", c.num_splits},
                      {"softmax_scale", c.softmax_scale}};
 }
@@ -201,6 +254,17 @@ void from_json(const nlohmann::json& j, AttentionConfig& c) {
   if (!j.contains("softmax_scale") || !j.at("softmax_scale").is_number())
     throw ConfigError("softmax_scale", "config field 'softmax_scale' must be a number");
   out.softmax_scale = j.at("softmax_scale").get<double>();
+  // Fields added after format 2's first traces: absent in older files, which ran without them.
+  auto optional_integer = [&](const char* key, int64_t fallback) {
+    return j.contains(key) ? integer(key) : fallback;
+  };
+  out.heads_kv = optional_integer("heads_kv", 0);
+  out.window_left = optional_integer("window_left", -1);
+  out.window_right = optional_integer("window_right", -1);
+  if (j.contains("softcap")) {
+    if (!j.at("softcap").is_number()) throw ConfigError("softcap", "config field 'softcap' must be a number");
+    out.softcap = j.at("softcap").get<double>();
+  }
   c = out;
 }
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -64,33 +65,54 @@ std::optional<Backend> backend_from_name(std::string_view name);    // "cpu", "g
 // Head dims the kernels are instantiated for.
 inline constexpr int kSupportedHeadDims[] = {32, 64, 128, 256};
 
+// Masks and scores follow base/attention_spec.h (the attention_spec(config) below): the diagonal
+// of query row i is key i + seq_kv - seq_q (bottom-right alignment, what decode needs), both for
+// the causal mask and for the window.
 struct AttentionConfig {
   KernelKind kernel = KernelKind::fa1;
   Fault fault = Fault::none;
   int64_t batch = 1;
-  int64_t heads = 1;
+  int64_t heads = 1;            // query heads
+  int64_t heads_kv = 0;         // kv heads (GQA/MQA): divides heads; 0 (or heads) = multi-head
   int64_t seq_q = 128;
   int64_t seq_kv = 128;
   int64_t head_dim = 64;
   DType dtype = DType::f32;
-  bool causal = false;          // aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q
+  bool causal = false;          // query i sees keys j <= i + seq_kv - seq_q
+  int64_t window_left = -1;     // sliding window: keys j >= diagonal - window_left; -1 = unbounded
+  int64_t window_right = -1;    // keys j <= diagonal + window_right; -1 = unbounded
+  double softcap = 0.0;         // logit softcap: scaled scores s -> softcap * tanh(s / softcap); 0 = off
   int64_t num_splits = 0;       // Split-K only; 0 = chosen by the heuristic at launch
   double softmax_scale = 0.0;   // 0 = 1 / sqrt(head_dim)
 
   double effective_scale() const;
+  // The kv heads K and V hold: heads_kv, or heads when heads_kv is 0.
+  int64_t kv_heads() const { return heads_kv > 0 ? heads_kv : heads; }
+  bool has_window() const { return window_left >= 0 || window_right >= 0; }
   bool operator==(const AttentionConfig&) const = default;
 };
 
 
-// Throws ConfigError for: sizes < 1, unsupported head dim, splits < 0, a fault that does
-// not apply to the kernel, sizes whose element counts overflow 2^31 per tensor (the kernels
-// index with 32-bit offsets within a tensor) or 2^62 bytes overall, a non-finite or negative
-// softmax scale.
+// Throws ConfigError for: sizes < 1, unsupported head dim, splits < 0, heads_kv < 0 or not
+// dividing heads, window bounds below -1 or past 2^30, a softcap that is neither 0 nor a finite
+// positive float32, a fault that does not apply to the kernel, sizes whose element counts
+// overflow 2^31 per tensor (the kernels index with 32-bit offsets within a tensor), a non-finite
+// or negative softmax scale. Each new field's own check is also available alone
+// (validate_heads_kv, validate_window, validate_softcap), for a form that checks fields as they
+// are typed; ConfigError::field() names the field.
 void validate(const AttentionConfig& config);
+void validate_heads_kv(int64_t heads, int64_t heads_kv);
+void validate_window(int64_t window_left, int64_t window_right);
+void validate_softcap(double softcap);
 
-// The attention a config describes (multi-head, bottom-right causal), for the reference and
-// trace files.
+// The attention a config describes (GQA mapping, bottom-right causal, window, softcap), for the
+// reference and trace files.
 AttentionSpec attention_spec(const AttentionConfig& config);
+
+// "L,R" (each an integer >= -1; -1 = unbounded) as typed on the command line; nullopt when the
+// text has another form. window_text is the inverse ("256,0", "-1,-1").
+std::optional<std::pair<int64_t, int64_t>> window_from_text(std::string_view text);
+std::string window_text(int64_t window_left, int64_t window_right);
 
 void to_json(nlohmann::json& j, const AttentionConfig& config);
 void from_json(const nlohmann::json& j, AttentionConfig& config);  // validates field types

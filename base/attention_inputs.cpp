@@ -41,7 +41,8 @@ int64_t first_non_finite(const HostTensor& t) {
 }
 
 std::vector<int64_t> needed_shape(const AttentionConfig& c, const std::string& tensor) {
-  return {c.batch, c.heads, tensor == "q" ? c.seq_q : c.seq_kv, c.head_dim};
+  if (tensor == "q") return {c.batch, c.heads, c.seq_q, c.head_dim};
+  return {c.batch, c.kv_heads(), c.seq_kv, c.head_dim};
 }
 
 void check_layout(const std::string& name, const std::vector<int64_t>& got_shape, DType got_dtype,
@@ -49,7 +50,8 @@ void check_layout(const std::string& name, const std::vector<int64_t>& got_shape
   if (got_shape != shape)
     throw InputError(name, "input " + name + " has shape " + shape_string(got_shape) +
                                " but the config needs " + shape_string(shape) +
-                               " ([batch, heads, seq, head_dim])");
+                               (name == "q" ? " ([batch, heads, seq_q, head_dim])"
+                                            : " ([batch, heads_kv, seq_kv, head_dim])"));
   if (got_dtype != dtype)
     throw InputError(name, "input " + name + " is " + std::string(to_string(got_dtype)) +
                                " but the config's dtype is " + std::string(to_string(dtype)));

@@ -1,5 +1,6 @@
 // The inputs of one attention launch (Q, K, V as host tensors) and their check against the
-// config: shape [batch, heads, seq, head_dim], dtype, and finite values.
+// config: shapes (q [batch, heads, seq_q, head_dim], k and v [batch, heads_kv, seq_kv,
+// head_dim]), dtype, and finite values.
 #pragma once
 
 #include <stdexcept>
@@ -11,9 +12,9 @@
 namespace ts {
 
 struct AttentionInputs {
-  HostTensor q;  // [batch, heads, seq_q,  head_dim]
-  HostTensor k;  // [batch, heads, seq_kv, head_dim]
-  HostTensor v;  // [batch, heads, seq_kv, head_dim]
+  HostTensor q;  // [batch, heads,    seq_q,  head_dim]
+  HostTensor k;  // [batch, heads_kv, seq_kv, head_dim] (config.kv_heads(): heads for multi-head)
+  HostTensor v;  // [batch, heads_kv, seq_kv, head_dim]
 };
 
 // Inputs that do not fit the config, or hold NaN / Inf. The message names the tensor and the

@@ -50,14 +50,8 @@ double AttentionSpec::effective_scale() const {
 }
 
 AttentionSpec::KeySpan AttentionSpec::visible_keys(int64_t b, int64_t i) const {
-  KeySpan span{0, kv_len(b)};
   if (i < 0 || i >= q_len(b)) return {0, 0};
-  const int64_t diagonal = i + offset(b);
-  if (causal != CausalAlign::none) span.end = std::min(span.end, diagonal + 1);
-  if (window_right >= 0) span.end = std::min(span.end, diagonal + window_right + 1);
-  if (window_left >= 0) span.begin = std::max(span.begin, diagonal - window_left);
-  if (span.end < span.begin) span.end = span.begin;
-  return span;
+  return visible_key_span(i + offset(b), kv_len(b), causal != CausalAlign::none, window_left, window_right);
 }
 
 void validate(const AttentionSpec& s) {

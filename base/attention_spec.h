@@ -24,6 +24,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/attention_rules.h"
 #include "base/dtype.h"
 
 namespace ts {
@@ -55,7 +56,7 @@ struct AttentionSpec {
 
   double effective_scale() const;
   int64_t group_size() const { return heads_q / heads_kv; }
-  int64_t kv_head_of(int64_t q_head) const { return q_head / group_size(); }
+  int64_t kv_head_of(int64_t q_head) const { return ts::kv_head_of<int64_t>(q_head, heads_q, heads_kv); }
   int64_t q_len(int64_t b) const { return q_lens.empty() ? seq_q : q_lens[static_cast<size_t>(b)]; }
   int64_t kv_len(int64_t b) const { return kv_lens.empty() ? seq_kv : kv_lens[static_cast<size_t>(b)]; }
   // The diagonal's key for query row i of batch b is i + offset(b).
@@ -65,11 +66,8 @@ struct AttentionSpec {
   bool has_window() const { return window_left >= 0 || window_right >= 0; }
 
   // Keys [begin, end) that row i of batch b sees (the visible keys are always one contiguous
-  // range); begin == end when it sees none.
-  struct KeySpan {
-    int64_t begin = 0, end = 0;
-    bool empty() const { return end <= begin; }
-  };
+  // range); begin == end when it sees none. The rule itself: base/attention_rules.h.
+  using KeySpan = ts::KeySpan;
   KeySpan visible_keys(int64_t b, int64_t i) const;
 
   bool operator==(const AttentionSpec&) const = default;

@@ -28,8 +28,9 @@ double draw(uint64_t seed, uint64_t stream, uint64_t index, InputDistribution di
   return std::sqrt(-2.0 * std::log(unit_open(a))) * std::cos(2.0 * std::numbers::pi * unit_open(b));
 }
 
-// Fills tensor `stream` of the inputs; element i of [batch, heads, seq, head_dim] is drawn at
-// counter i, or at the counter of `source_row_of(i)` for presets that repeat rows.
+// Fills tensor `stream` of the inputs; element i of [batch, heads, seq, head_dim] (K and V: kv
+// heads) is drawn at counter i, or at the counter of `source_row_of(i)` for presets that repeat
+// rows.
 template <typename RowMap>
 void fill(HostTensor& t, uint64_t seed, uint64_t stream, const RandomInputSpec& spec, double factor,
           RowMap&& source_index) {
@@ -59,13 +60,13 @@ AttentionInputs make_random_inputs(const AttentionConfig& config, const RandomIn
                                    std::to_string(spec.scale) + ")");
   AttentionInputs in;
   in.q = HostTensor::zeros(config.dtype, {config.batch, config.heads, config.seq_q, config.head_dim});
-  in.k = HostTensor::zeros(config.dtype, {config.batch, config.heads, config.seq_kv, config.head_dim});
-  in.v = HostTensor::zeros(config.dtype, {config.batch, config.heads, config.seq_kv, config.head_dim});
+  in.k = HostTensor::zeros(config.dtype, {config.batch, config.kv_heads(), config.seq_kv, config.head_dim});
+  in.v = HostTensor::zeros(config.dtype, {config.batch, config.kv_heads(), config.seq_kv, config.head_dim});
   const double qk_factor = spec.preset == InputPreset::large_logits ? 4.0 : 1.0;
   auto same = [](int64_t i) { return i; };
   fill(in.q, spec.seed, 0, spec, qk_factor, same);
   if (spec.preset == InputPreset::all_equal_scores) {
-    // Every key row of a (batch, head) is a copy of its first row.
+    // Every key row of a (batch, kv head) is a copy of its first row.
     const int64_t row = config.head_dim, per_head = config.seq_kv * config.head_dim;
     fill(in.k, spec.seed, 1, spec, qk_factor,
          [=](int64_t i) { return (i / per_head) * per_head + i % row; });

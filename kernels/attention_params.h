@@ -3,9 +3,10 @@
 // Tiling; the same bytes on the GPU and on the CPU SIMT runtime.
 //
 // Layouts (elements, row-major, strides given so the kernels do not assume contiguity):
-//   q       [batch, heads, seq_q,  head_dim]  input dtype
-//   k, v    [batch, heads, seq_kv, head_dim]  input dtype
-//   o       [batch, heads, seq_q,  head_dim]  input dtype
+//   q       [batch, heads,    seq_q,  head_dim]  input dtype
+//   k, v    [batch, heads_kv, seq_kv, head_dim]  input dtype; query head h reads kv head
+//                                                kv_head_of(h, heads, heads_kv) (attention_rules.h)
+//   o       [batch, heads,    seq_q,  head_dim]  input dtype
 //   lse     [batch, heads, seq_q]             float32 (natural log; -inf for a row that sees no key)
 //   Split-K partial buffers, float32, one row per (query, split) so that the reduce reads the
 //   splits of a query contiguously:
@@ -17,6 +18,7 @@
 #include <cstdint>
 
 #include "instrumentation/trace/trace_event.h"
+#include "kernels/tile_shapes.h"
 #include "tilescope/trace_view.h"
 
 namespace ts {
@@ -42,12 +44,15 @@ struct AttentionParams {
   int64_t o_batch_stride = 0, o_head_stride = 0, o_row_stride = 0;
 
   int32_t batch = 0;
-  int32_t heads = 0;
+  int32_t heads = 0;          // query heads
+  int32_t heads_kv = 0;       // kv heads (divides heads)
   int32_t seq_q = 0;
   int32_t seq_kv = 0;
   int32_t head_dim = 0;
-  int32_t causal = 0;         // 1: query i sees keys j <= i + seq_kv - seq_q (bottom-right)
+  KernelMask mask;            // causal and sliding window (kernels/tile_shapes.h)
   float scale = 0.0f;         // softmax scale applied to q.k
+  float softcap = 0.0f;       // > 0: scaled scores s -> softcap * tanh(s / softcap); 0: off
+  float softcap_inv = 0.0f;   // 1 / softcap: the kernels multiply (a division would be a call)
 
   // Tiling (see kernels/tiling.h).
   int32_t block_m = 0;

@@ -1,15 +1,22 @@
 // FA-1 forward: one pass of attention with online softmax (FlashAttention's first algorithm).
 //
-// What it computes: for every (batch, head) and query row i,
-//   O[i] = softmax(scale * q_i . K^T, masked) V,   LSE[i] = log sum_j exp(scale * q_i . k_j),
-// with causal masking aligned bottom-right (query i sees keys j <= i + seq_kv - seq_q); a row
-// that sees no key gets O = 0 and LSE = -inf. Inputs fp32 / fp16 / bf16, fp32 arithmetic.
+// What it computes: for every (batch, query head h) and query row i, with K and V of kv head
+// h / (heads / heads_kv) (GQA; MQA with one kv head, MHA with as many as heads),
+//   s_ij = scale * q_i . k_j,  then s_ij = softcap * tanh(s_ij / softcap) when softcap > 0,
+//   O[i] = softmax_j(s_ij over the keys row i sees) V,   LSE[i] = log sum_j exp(s_ij),
+// where row i sees key j when j < seq_kv, j <= d when causal, and d - window_left <= j <=
+// d + window_right (a bound of -1: none), with d = i + seq_kv - seq_q (bottom-right diagonal):
+// base/attention_spec.h's semantics, its mask rule read from base/attention_rules.h through
+// KernelMask (kernels/tile_shapes.h). A row that sees no key gets O = 0 and LSE = -inf. Inputs
+// fp32 / fp16 / bf16, fp32 arithmetic.
 //
-// How: one block of 128 threads per (query tile of block_m rows, head, batch); grid
-// (num_q_tiles, heads, batch). The block keeps Q in shared memory and walks the kv tiles a
-// causal query tile can see, each in four phases separated by barriers:
+// How: one block of 128 threads per (query tile of block_m rows, query head, batch); grid
+// (num_q_tiles, heads, batch). The block keeps Q in shared memory and walks the kv tiles its
+// rows can see (visible_kv_tiles: tiles wholly outside the causal limit or the window are
+// skipped), each in four phases separated by barriers:
 //   1. load the K and V tile into shared memory (float, zero past seq_kv);
-//   2. S = Q K^T, a 4x8 (or 2x4) register tile per thread, masked entries -inf;
+//   2. S = Q K^T, a 4x8 (or 2x4) register tile per thread, softcapped (one uniform branch per
+//      tile: the MHA path without softcap pays nothing else), masked entries -inf;
 //   3. online softmax per row (2 or 4 threads a row): new max m, P = exp(S - m), l, and the
 //      factor alpha = exp(m_old - m) that rescales the previous state;
 //   4. O = alpha * O + P V, a register tile of rows x columns per thread;
@@ -17,19 +24,21 @@
 // runtime, and the state after every step is what the probes record.
 //
 // Variants (template KernelVariant): plain (no probes), traced (probes, kernels/kernel_stages.h:
-// an `fa1.step` event after every kv tile holding the unnormalised m, l, O over the keys of kv
-// tiles [0, j+1), and a `final` event with LSE and the output as written), faulty (probes + the
-// fault in params.fault):
+// an `fa1.step` event after every kv tile it visits holding the unnormalised m, l, O over keys
+// [0, end of that tile), and a `final` event with LSE and the output as written; events name
+// the kv head read), faulty (probes + the fault in params.fault):
 //   masked_nan        no guard when a row has seen no key yet: exp(-inf - -inf) = NaN
-//                     (rows that see no key at all, seq_q > seq_kv under causal masking);
+//                     (rows that see no key at all, seq_q > seq_kv under causal masking, or rows
+//                     whose window starts past their query tile's first visited tile);
 //   per_tile_softmax  no online rescaling: each tile's exponents use that tile's own max
 //                     and the previous state is never rescaled; right after one tile only;
 //   stale_accumulator the P V accumulator of a tile is not cleared before the next tile;
 //   missing_barrier   no barrier between the last reads of a K/V tile and the loads of the
 //                     next one over it (write-after-read race).
 //
-// Run it: `tilescope capture --kernel fa1 ...`, or ts::launch_attention (kernels/launcher.h)
-// with config.kernel = KernelKind::fa1; tests in tests/kernels/.
+// Run it: `tilescope capture --kernel fa1 [--heads 32 --heads-kv 8] [--causal] [--window L,R]
+// [--softcap X] ...`, or ts::launch_attention (kernels/launcher.h) with config.kernel =
+// KernelKind::fa1; tests in tests/kernels/.
 #pragma once
 
 #include "instrumentation/simt/cuda_compat.h"
@@ -104,8 +113,9 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
                q0 * p.q_row_stride;
-  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
-  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
+  const int kv_head = kv_head_of<int>(head, p.heads, p.heads_kv);
+  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + kv_head * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + kv_head * p.v_head_stride;
   const int64_t block = device::block_linear_index();
   const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);
   const bool guard = !Traits::has(p, Fault::masked_nan);
@@ -129,11 +139,11 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   fa1_detail::TileProduct<Traits::kFaulty, kMR, kNO> tile_pv;
   tile_pv.clear();
 
-  const int kv_end = causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, kBM, kBN,
-                                        p.num_kv_tiles, q_tile);
-  const int64_t causal_offset = static_cast<int64_t>(p.seq_kv) - p.seq_q;
+  // The kv tiles some row of this query tile sees; the others are skipped.
+  const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kBN, q_tile);
+  const bool softcap = p.softcap > 0.0f;
 
-  for (int t = 0; t < kv_end; ++t) {
+  for (int t = visited.begin; t < visited.end; ++t) {
     // 1. K and V tile.
     const int64_t j0 = static_cast<int64_t>(t) * kBN;
     const int keys = static_cast<int>(p.seq_kv - j0 < kBN ? p.seq_kv - j0 : kBN);
@@ -162,22 +172,28 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
           TS_UNROLL
           for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::dot4(qv[i], kv[n], s_acc[i][n]);
       }
+      if (softcap) {  // uniform: the plain scores pay one branch per tile
+        TS_UNROLL
+        for (int i = 0; i < kMR; ++i)
+          TS_UNROLL
+          for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::softcap_score(s_acc[i][n], p.softcap, p.softcap_inv);
+      }
       TS_UNROLL
       for (int i = 0; i < kMR; ++i) {
         const int r = ty + kTY * i;
-        const int64_t last_key = q0 + r + causal_offset;  // the row's causal limit
+        const KeySpan row_keys = p.mask.row_keys(q0 + r);  // past seq_kv, causal, window
         TS_UNROLL
         for (int n = 0; n < kNS; ++n) {
-          const int j = tx + kTX * n;
-          const bool masked = j >= keys || (p.causal && j0 + j > last_key);
-          s_s[r * kLS + j] = masked ? device::kNegInf : s_acc[i][n];
+          const int64_t key = j0 + tx + kTX * n;
+          const bool masked = key < row_keys.begin || key >= row_keys.end;
+          s_s[r * kLS + tx + kTX * n] = masked ? device::kNegInf : s_acc[i][n];
         }
       }
     }
     __syncthreads();
 
     // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
-    const tilescope::Event step_event = probe.open(p.trace, kFa1StepStage, t);
+    const tilescope::Event step_event = probe.open(p.trace, kFa1StepStage, t - visited.begin);
     {
       const int r = tid / kRowThreads, part = tid % kRowThreads;
       float* srow = s_s + r * kLS;
@@ -275,9 +291,9 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
         }
       }
       if (tid == 0)
-        step_event.commit(device::state_header(kFa1StepStage, 0, batch, head, q0, rows, 0,
-                                               device::tile_key(t + 1, kBN, p.seq_kv), -1, t,
-                                               block));
+        step_event.commit(device::state_header(kFa1StepStage, 0, batch, head, kv_head, q0, rows, 0,
+                                               device::tile_key(t + 1, kBN, p.seq_kv), -1,
+                                               t - visited.begin, block));
     }
     // The K/V tiles are overwritten by the next iteration's loads: wait for every reader.
     if (keep_war_barrier) __syncthreads();
@@ -314,7 +330,7 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   }
   if (final_event && tid == 0)
     final_event.commit(device::state_header(kFa1FinalStage, tilescope::kNormalized, batch, head,
-                                            q0, rows, 0, p.seq_kv, -1, kv_end, block));
+                                            kv_head, q0, rows, 0, p.seq_kv, -1, visited.size(), block));
 }
 
 }  // namespace ts

@@ -7,16 +7,54 @@
 namespace ts {
 namespace {
 
-// The most kv tiles one block walks: FA-1 blocks walk the tiles their query tile sees; Split-K
-// partial blocks the tiles of their split that their query tile sees.
+// What one query row meets in one block that serves it: the kv tiles the block visits, and the
+// keys the row sees (KernelMask::row_keys: the kernels' own mask).
+struct RowInBlock {
+  KeySpan keys;         // the row's visible keys, all of them
+  KvTileRange visited;  // the tiles its block visits
+  KvTileRange split;    // Split-K: the block's split (FA-1: every kv tile)
+};
+
+// Calls f(RowInBlock) for every query row and every block that serves it (FA-1: one block per
+// row; Split-K: one partial block per split), until f returns true; returns whether one did.
+// `mask_guard` false: the unguarded masked_nan kernel, whose Split-K blocks visit all of their
+// split's tiles (kernels/tile_shapes.h: splitk_visited_tiles).
+template <typename F>
+bool any_row_in_block(const Tiling& t, bool mask_guard, F&& f) {
+  const KernelMask mask = t.mask();
+  for (int64_t row = 0; row < t.seq_q; ++row) {
+    const KvTileRange visible = t.kv_tiles_visited(row / t.block_m);
+    const KeySpan keys = mask.row_keys(row);
+    if (t.kernel == KernelKind::fa1) {
+      if (f(RowInBlock{keys, visible, KvTileRange{0, t.num_kv_tiles}})) return true;
+      continue;
+    }
+    for (int32_t s = 0; s < t.num_splits; ++s) {
+      const KvTileRange split = t.split_kv_tiles(s);
+      if (f(RowInBlock{keys, splitk_visited_tiles(split, visible, mask_guard), split})) return true;
+    }
+  }
+  return false;
+}
+
+int64_t key_of(const Tiling& t, int64_t tile) { return std::min<int64_t>(tile * t.block_n, t.seq_kv); }
+
+// The row's visible keys within tiles [r.begin, r.end).
+KeySpan keys_within(const Tiling& t, const KeySpan& keys, KvTileRange r) {
+  const int64_t begin = std::max(keys.begin, key_of(t, r.begin)), end = std::min(keys.end, key_of(t, r.end));
+  return {begin, std::max(begin, end)};
+}
+
+// The most kv tiles one block walks (FA-1: the tiles its query tile sees; Split-K: those of its
+// split that its query tile sees).
 int32_t most_kv_tiles_per_block(const Tiling& t) {
   int32_t most = 0;
   for (int32_t q = 0; q < t.num_q_tiles; ++q) {
-    const int32_t visible_end = t.kv_tiles_visited(q).end;
-    for (int32_t s = 0; s < t.num_splits; ++s) {
-      const KvTileRange r = t.kernel == KernelKind::fa1 ? KvTileRange{0, t.num_kv_tiles} : t.split_kv_tiles(s);
-      most = std::max(most, KvTileRange{r.begin, std::min(r.end, visible_end)}.size());
-    }
+    const KvTileRange visible = t.kv_tiles_visited(q);
+    if (t.kernel == KernelKind::fa1) most = std::max(most, visible.size());
+    else
+      for (int32_t s = 0; s < t.num_splits; ++s)
+        most = std::max(most, splitk_visited_tiles(t.split_kv_tiles(s), visible, true).size());
   }
   return most;
 }
@@ -27,18 +65,43 @@ bool has_empty_split(const Tiling& t) {
   return false;
 }
 
-// Split-K's faulty partial visits every tile of its split: a row meets a fully masked tile first
-// when its split starts past the row's causal limit. Query row 0 has the lowest limit
-// (key seq_kv - seq_q), so it is the row to check.
-bool a_split_starts_past_a_rows_limit(const Tiling& t) {
-  for (int32_t s = 0; s < t.num_splits; ++s) {
-    const KvTileRange r = t.split_kv_tiles(s);
-    if (!r.empty() && int64_t{r.begin} * t.block_n > t.seq_kv - t.seq_q) return true;
-  }
-  return false;
+// masked_nan: the unguarded kernels compute exp(-inf - -inf) = NaN for a row at a tile it visits
+// before it has seen any key. FA-1 visits the tiles its query tile sees, so a row meets one when
+// it sees no key at all, or when its first key lies past its block's first tile; the unguarded
+// Split-K partial visits every tile of its split, so a row meets one when it sees no key in its
+// split's first tile.
+bool a_row_meets_a_tile_before_its_first_key(const Tiling& t) {
+  return any_row_in_block(t, /*mask_guard=*/false, [&](const RowInBlock& r) {
+    if (r.keys.empty()) return true;  // FA-1's 0 / 0, Split-K's first tile of split 0
+    if (r.visited.empty()) return false;
+    return keys_within(t, r.keys, {r.visited.begin, r.visited.begin + 1}).empty();
+  });
+}
+
+// per_tile_softmax: tiles normalised each by its own max disagree once a row sees keys in two.
+bool a_row_sees_keys_in_two_tiles(const Tiling& t) {
+  return any_row_in_block(t, true, [&](const RowInBlock& r) {
+    const KeySpan k = keys_within(t, r.keys, r.visited);
+    return !k.empty() && (k.end - 1) / t.block_n > k.begin / t.block_n;
+  });
+}
+
+// double_count_l: a split's O weighted by its sum l again changes it only where l is not 1, where a
+// row sees two keys or more of the split.
+bool a_row_sees_two_keys_of_a_split(const Tiling& t) {
+  return any_row_in_block(t, true, [&](const RowInBlock& r) {
+    const KeySpan k = keys_within(t, r.keys, r.split);
+    return k.end - k.begin >= 2;
+  });
 }
 
 std::string one_tile_reason(const Tiling& t) {
+  Tiling without_window = t;
+  without_window.window_left = without_window.window_right = -1;
+  if (most_kv_tiles_per_block(without_window) >= 2)
+    return "no block of this config walks more than one kv tile: the window " +
+           window_text(t.window_left, t.window_right) + " keeps each query tile's keys within one tile of " +
+           std::to_string(t.block_n) + " keys; it needs a wider --window";
   return "no block of this config walks more than one kv tile (" + count_of(t.num_kv_tiles, "kv tile") + " of " +
          std::to_string(t.block_n) + " keys" +
          (t.kernel == KernelKind::splitk ? ", " + std::to_string(t.kv_tiles_per_split) + " per split" : std::string()) +
@@ -56,16 +119,19 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
   switch (c.fault) {
     case Fault::none: return {};
     case Fault::double_count_l:
-      if (t.seq_kv < 2) return "no split sees more than one key, so every split's sum l is 1 and weighting by it changes nothing";
+      if (!a_row_sees_two_keys_of_a_split(t))
+        return "no row sees more than one key of a split, so every split's sum l is 0 or 1 and weighting by it "
+               "changes nothing";
       return {};
     case Fault::masked_nan:
-      if (!c.causal) return "without --causal no tile or split is fully masked";
-      if (t.seq_q > t.seq_kv) return {};  // rows that see no key at all
-      if (splitk && a_split_starts_past_a_rows_limit(t)) return {};
-      return splitk ? "under this causal mask every row sees a key in every split (it needs a split that starts past "
-                      "a query row's last visible key: more --splits, or --seq-q closer to --seq-kv)"
-                    : "under this causal mask every row sees a key in the first kv tile (FA-1 meets a fully masked "
-                      "tile only when --seq-q exceeds --seq-kv)";
+      if (!c.causal && !c.has_window()) return "without --causal or --window no tile or split is fully masked";
+      if (a_row_meets_a_tile_before_its_first_key(t)) return {};
+      return splitk ? "under this mask every row sees a key in the first kv tile of every split (it needs a split "
+                      "that starts past a query row's last visible key, or one whose first tile a --window leaves "
+                      "out: more --splits, or --seq-q closer to --seq-kv)"
+                    : "under this mask every row sees a key in the first kv tile its query tile visits (FA-1 meets a "
+                      "fully masked tile only when a row sees no key, as when --seq-q exceeds --seq-kv under "
+                      "--causal, or when a --window starts a row's keys past that tile)";
     case Fault::empty_split:
       if (!has_empty_split(t))
         return "every one of the " + count_of(t.num_splits, "split") + " has a kv tile (it needs more --splits than the run's " +
@@ -76,7 +142,14 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
       if (t.seq_q < 2) return "query 0 is read right, and this run has one query row";
       return {};
     case Fault::per_tile_softmax:
+      if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);
+      if (!a_row_sees_keys_in_two_tiles(t))
+        return "no row sees keys in more than one kv tile (the window " + window_text(t.window_left, t.window_right) +
+               " keeps each row's keys within one tile of " + std::to_string(t.block_n) + " keys)";
+      return {};
     case Fault::stale_accumulator:
+      // A block walks the tiles where its rows see keys: when it walks two, the row that sees a
+      // key in the first meets a second tile, where that tile's P V is added again.
       if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);
       return {};
     case Fault::missing_barrier:

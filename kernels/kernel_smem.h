@@ -20,10 +20,11 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
   return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm;
 }
 
-// Split-K partial: the same tiles with at most kSplitkMaxBlockM query rows.
+// Split-K partial: the same tiles with at most kSplitkMaxBlockM query rows, and each row's first
+// and end visible key [bm] (int32).
 TS_HOST_DEVICE constexpr int splitk_partial_smem_floats(int head_dim) {
   const int bm = kSplitkMaxBlockM, bn = splitk_block_n(head_dim), ld = qkv_tile_ld(head_dim);
-  return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm;
+  return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm + 2 * bm;
 }
 
 constexpr size_t fa1_smem_bytes(int head_dim) {

@@ -188,11 +188,8 @@ class GpuRun {
                                                      std::to_string(c.head_dim));
       const std::string what = std::string("cudaFuncSetAttribute (") + kernel_stage_name(pk.stage) + " shared memory)";
       set_max_dynamic_smem(fn, pk.smem_bytes, what.c_str());
-      size_t smem = pk.smem_bytes;
-      if (plan_.variant != KernelVariant::plain) {
-        const AttentionKernel plain = gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), KernelVariant::plain);
-        smem = occupancy_matched_smem(fn, plain, pk.smem_bytes, what.c_str());
-      }
+      const AttentionKernel plain = gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), KernelVariant::plain);
+      const size_t smem = occupancy_matched_smem(fn, plain, pk.stage, pk.smem_bytes, what.c_str());
       kernels_.push_back(fn);
       smem_bytes_.push_back(smem);
     }
@@ -205,23 +202,30 @@ class GpuRun {
             what);
   }
 
-  // The dynamic shared memory to launch an instrumented or faulty kernel with so that no more
-  // of its blocks share an SM than of the plain kernel's. An instrumented build can need fewer
-  // registers (the decode kernel once did: 168 against 179), and then the block scheduler packs three
-  // blocks on an SM where the plain kernel had two: a different schedule (other SMs left idle,
-  // less L1 beside the larger shared-memory carve-out), 37% slower with tracing off. A debugger
-  // should run the kernel the way the plain build runs, so the extra blocks are kept out with
-  // shared memory they do not use. Where the variant fits fewer blocks, nothing can be done.
-  size_t occupancy_matched_smem(AttentionKernel fn, AttentionKernel plain, size_t smem, const char* what) const {
-    if (plain == nullptr || plain == fn) return smem;
+  // The dynamic shared memory to launch a kernel with so that no more of its blocks share an SM
+  // than they should: for an instrumented or faulty build, no more than of the plain build's (a
+  // debugger runs the kernel with the schedule the plain build gets); for the Split-K partial,
+  // in any build, no more than kSplitkBlocksPerSm (kernels/tiling.h), the occupancy its split
+  // heuristic counts on. Which of them ptxas allows by registers is an accident of each build:
+  // the decode kernel has come out at 179 registers (two blocks of 128 threads to an SM) and at
+  // 168 (three); with three, the block scheduler packs the 256 blocks of the decode grid onto 86
+  // of 132 H100 SMs, with less L1 beside the larger shared-memory carve-out: 37-48% slower
+  // (docs/gpu-validation.md, docs/perf.md). The extra blocks are kept out with shared memory
+  // they do not use. Where a build fits fewer blocks than the target, nothing can be done.
+  size_t occupancy_matched_smem(AttentionKernel fn, AttentionKernel plain, KernelStage stage, size_t smem,
+                                const char* what) const {
     auto blocks_per_sm = [](AttentionKernel k, size_t bytes) {
       int n = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, reinterpret_cast<const void*>(k), kKernelThreads, bytes),
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
       return n;
     };
-    set_max_dynamic_smem(plain, smem, what);
-    const int target = blocks_per_sm(plain, smem);
+    int target = blocks_per_sm(fn, smem);
+    if (plain != nullptr && plain != fn) {
+      set_max_dynamic_smem(plain, smem, what);
+      target = std::min(target, blocks_per_sm(plain, smem));
+    }
+    if (stage == KernelStage::splitk_partial) target = std::min(target, kSplitkBlocksPerSm);
     if (target <= 0 || blocks_per_sm(fn, smem) <= target) return smem;
     int per_sm = 0, per_block = 0;
     check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device_), "cudaDeviceGetAttribute");

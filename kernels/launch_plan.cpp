@@ -61,13 +61,11 @@ BlockCoords block_coords(const PlannedKernel& k, const Tiling& t, uint64_t b) {
   return c;
 }
 
-// kv tiles a Split-K partial block visits (kernels/tile_shapes.h: splitk_visit_end).
-int32_t partial_tiles_visited(const LaunchPlan& plan, const BlockCoords& c) {
+// The kv tiles a Split-K partial block visits (kernels/tile_shapes.h: splitk_visited_tiles).
+KvTileRange partial_tiles_visited(const LaunchPlan& plan, const BlockCoords& c) {
   const Tiling& t = plan.tiling;
-  const KvTileRange range = t.split_kv_tiles(c.split);
   const bool guard = !(plan.variant == KernelVariant::faulty && plan.config.fault == Fault::masked_nan);
-  const int32_t end = splitk_visit_end(range, t.kv_tiles_visited(c.q_tile).end, guard);
-  return std::max(0, end - range.begin);
+  return splitk_visited_tiles(t.split_kv_tiles(c.split), t.kv_tiles_visited(c.q_tile), guard);
 }
 
 // The stages a block records, in the order it records them, with their event counts.
@@ -81,7 +79,8 @@ std::vector<StageCount> events_of_block(const LaunchPlan& plan, const PlannedKer
     case KernelStage::fa1:
       return {{kFa1StepStage, t.kv_tiles_visited(c.q_tile).size()}, {kFa1FinalStage, 1}};
     case KernelStage::splitk_partial:
-      return {{kSplitkTileStage, plan.tile_events ? partial_tiles_visited(plan, c) : 0}, {kSplitkPartialStage, 1}};
+      return {{kSplitkTileStage, plan.tile_events ? partial_tiles_visited(plan, c).size() : 0},
+              {kSplitkPartialStage, 1}};
     case KernelStage::splitk_reduce:
       return {{kSplitkReduceStage, t.num_splits}, {kSplitkFinalStage, 1}};
   }
@@ -146,7 +145,7 @@ EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& k, uint64
   h.convention = 0;
   h.batch = c.batch;
   h.head = c.head;
-  h.kv_head = c.head;
+  h.kv_head = static_cast<int32_t>(kv_head_of<int64_t>(c.head, plan.config.heads, plan.config.kv_heads()));
   h.q_begin = c.q_tile * t.block_m;
   h.rows = t.rows_in_q_tile(c.q_tile);
   h.split = -1;
@@ -159,16 +158,18 @@ EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& k, uint64
     h.convention = kNormalized;
     h.keys[0] = {0, static_cast<int32_t>(t.seq_kv)};
     h.step = fa1 ? t.kv_tiles_visited(c.q_tile).size() : t.num_splits;
-  } else if (fa1) {  // fa1.step
-    h.keys[0] = {0, key_of(t, index + 1)};
+  } else if (fa1) {  // fa1.step after the block's `index`-th kv tile: the state over keys [0, its end)
+    h.keys[0] = {0, key_of(t, t.kv_tiles_visited(c.q_tile).begin + index + 1)};
   } else if (stage == kSplitkTileStage || stage == kSplitkPartialStage) {
     const KvTileRange range = t.split_kv_tiles(c.split);
     h.split = c.split;
+    // Over the split's keys (those a block skips are masked for all its rows): after the block's
+    // `index`-th visited tile, up to that tile's end; the partial, all of them.
     if (stage == kSplitkTileStage) {
-      h.keys[0] = {key_of(t, range.begin), key_of(t, range.begin + index + 1)};
+      h.keys[0] = {key_of(t, range.begin), key_of(t, partial_tiles_visited(plan, c).begin + index + 1)};
     } else {
       h.keys[0] = {key_of(t, range.begin), key_of(t, range.end)};
-      h.step = plan.tile_events ? partial_tiles_visited(plan, c) : 0;
+      h.step = plan.tile_events ? partial_tiles_visited(plan, c).size() : 0;
     }
   } else {  // splitk.reduce after merging split `index`
     h.split = index;
@@ -235,14 +236,17 @@ AttentionParams base_params(const LaunchPlan& plan) {
   p.q_head_stride = p.o_head_stride = c.seq_q * c.head_dim;
   p.k_head_stride = p.v_head_stride = c.seq_kv * c.head_dim;
   p.q_batch_stride = p.o_batch_stride = c.heads * c.seq_q * c.head_dim;
-  p.k_batch_stride = p.v_batch_stride = c.heads * c.seq_kv * c.head_dim;
+  p.k_batch_stride = p.v_batch_stride = c.kv_heads() * c.seq_kv * c.head_dim;
   p.batch = static_cast<int32_t>(c.batch);
   p.heads = static_cast<int32_t>(c.heads);
+  p.heads_kv = static_cast<int32_t>(c.kv_heads());
   p.seq_q = static_cast<int32_t>(c.seq_q);
   p.seq_kv = static_cast<int32_t>(c.seq_kv);
   p.head_dim = static_cast<int32_t>(c.head_dim);
-  p.causal = c.causal ? 1 : 0;
+  p.mask = t.mask();
   p.scale = static_cast<float>(c.effective_scale());
+  p.softcap = static_cast<float>(c.softcap);
+  p.softcap_inv = c.softcap > 0.0 ? static_cast<float>(1.0 / c.softcap) : 0.0f;
   p.block_m = t.block_m;
   p.block_n = t.block_n;
   p.num_q_tiles = t.num_q_tiles;

@@ -1,16 +1,23 @@
 // Split-K (flash-decoding) partial pass: each split of the kv tiles computes its own
 // unnormalised attention state, which splitk_reduce.cuh then merges.
 //
-// What it computes: for every (batch, head), query row i and split s (kv tiles
-// [s * per_split, (s + 1) * per_split) clipped to the run), over the keys of the split that
-// row i sees (causal masking aligned bottom-right):
-//   m = max_j scale * q_i . k_j,   l = sum_j exp(scale * q_i . k_j - m),
-//   O = sum_j exp(scale * q_i . k_j - m) v_j          (NOT divided by l)
-// into float32 partial buffers laid out [batch, heads, seq_q, num_splits, (head_dim)]. A split
-// that sees no key (empty, or past the causal limit) writes m = -inf, l = 0, O = 0.
+// What it computes: for every (batch, query head h), query row i and split s (kv tiles
+// [s * per_split, (s + 1) * per_split) clipped to the run), with K and V of kv head
+// h / (heads / heads_kv) (GQA/MQA), over the keys j of the split that row i sees:
+//   s_j = scale * q_i . k_j,  then s_j = softcap * tanh(s_j / softcap) when softcap > 0,
+//   m = max_j s_j,   l = sum_j exp(s_j - m),   O = sum_j exp(s_j - m) v_j   (NOT divided by l)
+// into float32 partial buffers laid out [batch, heads, seq_q, num_splits, (head_dim)]. Row i
+// sees key j when j < seq_kv, j <= d when causal, d - window_left <= j <= d + window_right (-1:
+// unbounded), d = i + seq_kv - seq_q: base/attention_spec.h's semantics, the rule itself read
+// from base/attention_rules.h through KernelMask (kernels/tile_shapes.h). A split that sees no
+// key (empty, past the causal limit, outside the window) writes m = -inf, l = 0, O = 0.
 //
-// How: one block of 128 threads per (query tile, split, head, batch); grid
-// (num_q_tiles * num_splits, heads, batch), split fastest. Designed for the memory-bound
+// How: one block of 128 threads per (query tile, split, query head, batch); grid
+// (num_q_tiles * num_splits, heads, batch), split fastest. Its kv tiles are those of its split
+// that its query tile sees (splitk_visited_tiles: tiles wholly outside the causal limit or the
+// window are skipped); each row's visible keys are found once per block, so masking a score
+// costs two compares whatever the mask, and the softcap is a uniform branch (not taken without
+// one): the multi-head decode path does the same work as before either existed. Designed for the memory-bound
 // decode case (seq_q = 1, long kv): a query tile has at most 16 rows and only as many as the
 // queries (block_m = min(16, seq_q)), and work is spread over the valid (row, key) and (row,
 // column) pairs only, so a single query row keeps every thread busy loading. Each kv tile
@@ -21,20 +28,22 @@
 // O = alpha * O + P V (one (row, column) per thread and step).
 //
 // Variants (template KernelVariant): plain (no probes), traced (kernels/kernel_stages.h: with
-// params.tile_events a `splitk.tile` event after each kv tile the split visits, the running state
-// over the split's keys so far; and a `splitk.partial` event per block at the end of its split,
-// m, l and unnormalised O over the split's keys as written to the partial buffers), faulty
-// (probes + the fault in params.fault):
-//   masked_nan        the split visits every tile, also those past the causal limit, with no
-//                     guard for a row that has seen no key: exp(-inf - -inf) = NaN;
+// params.tile_events a `splitk.tile` event after each kv tile the block visits, the running state
+// over the split's keys up to that tile's end; and a `splitk.partial` event per block at the end
+// of its split, m, l and unnormalised O over the split's keys as written to the partial buffers;
+// events name the kv head read), faulty (probes + the fault in params.fault):
+//   masked_nan        the split visits every tile, also those past the causal limit or outside
+//                     the window, with no guard for a row that has seen no key:
+//                     exp(-inf - -inf) = NaN;
 //   empty_split       a split with no kv tile returns without writing its state, so the
 //                     reduce reads the launcher's NaN poison;
 //   stale_accumulator the P V accumulator of a tile is not cleared before the next tile;
 //   missing_barrier   no barrier between the last reads of a K/V tile and the stores of the
 //                     next one over it (write-after-read race).
 //
-// Run it: `tilescope capture --kernel splitk ...`, or ts::launch_attention
-// (kernels/launcher.h) with config.kernel = KernelKind::splitk; tests in tests/kernels/.
+// Run it: `tilescope capture --kernel splitk [--heads 32 --heads-kv 8] [--causal] [--window L,R]
+// [--softcap X] ...`, or ts::launch_attention (kernels/launcher.h) with config.kernel =
+// KernelKind::splitk; tests in tests/kernels/.
 #pragma once
 
 #include "instrumentation/simt/cuda_compat.h"
@@ -68,7 +77,7 @@ struct TileProduct<true, kN> {
 // again from EventSite::here() where the traced build writes its event, so that no value of
 // the event is held through the main loop (see tilescope/probe.h).
 struct PartialBlock {
-  int q_tile, split, head, batch, rows;
+  int q_tile, split, head, kv_head, batch, rows;
   int64_t q0;
   KvTileRange range;  // the split's kv tiles
 
@@ -78,6 +87,7 @@ struct PartialBlock {
     b.q_tile = static_cast<int>(block_idx.x) / p.num_splits;
     b.split = static_cast<int>(block_idx.x) % p.num_splits;
     b.head = static_cast<int>(block_idx.y);
+    b.kv_head = kv_head_of<int>(b.head, p.heads, p.heads_kv);
     b.batch = static_cast<int>(block_idx.z);
     b.rows = rows_in_q_tile(p.seq_q, p.block_m, b.q_tile);
     b.q0 = static_cast<int64_t>(b.q_tile) * p.block_m;
@@ -117,7 +127,7 @@ __device__ __noinline__ void record_split_state(const AttentionParams& p, const 
     event.l()[r] = l_s[r];
   }
   if (site.thread == 0)
-    event.commit(device::state_header(kSplitkPartialStage, 0, b.batch, b.head, b.q0, b.rows,
+    event.commit(device::state_header(kSplitkPartialStage, 0, b.batch, b.head, b.kv_head, b.q0, b.rows,
                                       device::tile_key(b.range.begin, p.block_n, p.seq_kv),
                                       device::tile_key(b.range.end, p.block_n, p.seq_kv),
                                       b.split, step, site.block_linear()));
@@ -150,7 +160,7 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, const f
     event.l()[r] = l_s[r];
   }
   if (site.thread == 0)
-    event.commit(device::state_header(kSplitkTileStage, 0, b.batch, b.head, b.q0, b.rows,
+    event.commit(device::state_header(kSplitkTileStage, 0, b.batch, b.head, b.kv_head, b.q0, b.rows,
                                       device::tile_key(b.range.begin, p.block_n, p.seq_kv),
                                       device::tile_key(tile + 1, p.block_n, p.seq_kv), b.split,
                                       index, site.block_linear()));
@@ -182,6 +192,10 @@ __global__ void __launch_bounds__(kKernelThreads)
   float* m_s = s_s + kBM * kLS;
   float* l_s = m_s + kBM;
   float* alpha_s = l_s + kBM;
+  // The keys each query row sees (KernelMask::row_keys: causal, window, seq_kv), found once per
+  // block; the score step masks with them. Key indices fit int32 (config: seq_kv <= 2^30).
+  int* key_begin_s = reinterpret_cast<int*>(alpha_s + kBM);
+  int* key_end_s = key_begin_s + kBM;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
@@ -192,22 +206,25 @@ __global__ void __launch_bounds__(kKernelThreads)
   const bool stale = Traits::has(p, Fault::stale_accumulator);
   const bool keep_war_barrier = !Traits::has(p, Fault::missing_barrier);
 
-  const KvTileRange range = coords.range;
-  if (Traits::has(p, Fault::empty_split) && range.empty()) return;  // the bug: state never written
-  // Tiles past the query tile's causal limit hold no visible key: skipped, unless masked_nan.
-  const int visit_end = splitk_visit_end(
-      range, causal_kv_tile_end(p.seq_q, p.seq_kv, p.causal != 0, p.block_m, kBN, p.num_kv_tiles, q_tile),
-      guard);
+  if (Traits::has(p, Fault::empty_split) && coords.range.empty()) return;  // the bug: state never written
+  // The split's tiles that some row of the query tile sees; tiles outside the causal limit or the
+  // window hold no visible key and are skipped, unless masked_nan.
+  const KvTileRange visited =
+      splitk_visited_tiles(coords.range, visible_kv_tiles(p.mask, p.block_m, kBN, q_tile), guard);
+  const bool softcap = p.softcap > 0.0f;
 
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
                q0 * p.q_row_stride;
-  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
-  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
+  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
 
   device::load_tile<T, kD, kBM, kKernelThreads, kLD>(q, p.q_row_stride, rows, q_s, tid, p.scale);
   for (int r = tid; r < kBM; r += kKernelThreads) {
     m_s[r] = device::kNegInf;
     l_s[r] = 0.0f;
+    const KeySpan keys = p.mask.row_keys(q0 + r);
+    key_begin_s[r] = static_cast<int>(keys.begin);
+    key_end_s[r] = static_cast<int>(keys.end);
   }
   __syncthreads();
 
@@ -216,25 +233,23 @@ __global__ void __launch_bounds__(kKernelThreads)
   for (int i = 0; i < kOutSteps; ++i) acc[i] = 0.0f;
   splitk_detail::TileProduct<Traits::kFaulty, kOutSteps> tile_pv;
 
-  const int64_t causal_offset = static_cast<int64_t>(p.seq_kv) - p.seq_q;
   auto keys_in = [&](int t) {
     const int64_t left = p.seq_kv - static_cast<int64_t>(t) * kBN;
     return static_cast<int>(left < kBN ? left : kBN);
   };
   device::TileLoader<T, kD, kBN, kKernelThreads> k_next, v_next;
-  if (range.begin < visit_end) {
-    const int64_t j0 = static_cast<int64_t>(range.begin) * kBN;
-    k_next.fetch(k + j0 * p.k_row_stride, p.k_row_stride, keys_in(range.begin), tid);
-    v_next.fetch(v + j0 * p.v_row_stride, p.v_row_stride, keys_in(range.begin), tid);
+  if (!visited.empty()) {
+    const int64_t j0 = static_cast<int64_t>(visited.begin) * kBN;
+    k_next.fetch(k + j0 * p.k_row_stride, p.k_row_stride, keys_in(visited.begin), tid);
+    v_next.fetch(v + j0 * p.v_row_stride, p.v_row_stride, keys_in(visited.begin), tid);
   }
 
-  for (int t = range.begin; t < visit_end; ++t) {
+  for (int t = visited.begin; t < visited.end; ++t) {
     const int64_t j0 = static_cast<int64_t>(t) * kBN;
-    const int keys = keys_in(t);
     k_next.template store<kLD>(k_s, tid);
     v_next.template store<kLD>(v_s, tid);
     __syncthreads();
-    if (t + 1 < visit_end) {  // the next tile's loads fly while this one is computed
+    if (t + 1 < visited.end) {  // the next tile's loads fly while this one is computed
       const int64_t j1 = j0 + kBN;
       k_next.fetch(k + j1 * p.k_row_stride, p.k_row_stride, keys_in(t + 1), tid);
       v_next.fetch(v + j1 * p.v_row_stride, p.v_row_stride, keys_in(t + 1), tid);
@@ -260,8 +275,10 @@ __global__ void __launch_bounds__(kKernelThreads)
           s2 = device::dot4(device::load_f4(qr + c + 8), device::load_f4(kr + c + 8), s2);
           s3 = device::dot4(device::load_f4(qr + c + 12), device::load_f4(kr + c + 12), s3);
         }
-        const float s = (s0 + s1) + (s2 + s3);
-        const bool masked = j >= keys || (p.causal && j0 + j > q0 + r + causal_offset);
+        float s = (s0 + s1) + (s2 + s3);
+        if (softcap) s = device::softcap_score(s, p.softcap, p.softcap_inv);  // uniform branch
+        const int key = static_cast<int>(j0) + j;
+        const bool masked = key < key_begin_s[r] || key >= key_end_s[r];
         s_s[r * kLS + j] = masked ? device::kNegInf : s;
       }
     }
@@ -330,7 +347,7 @@ __global__ void __launch_bounds__(kKernelThreads)
         splitk_detail::Accumulators<kD, kOutSteps> held;
         TS_UNROLL
         for (int i = 0; i < kOutSteps; ++i) held.v[i] = acc[i];
-        splitk_detail::record_tile_state<kD, kOutSteps>(p, m_s, l_s, held, t, t - range.begin);
+        splitk_detail::record_tile_state<kD, kOutSteps>(p, m_s, l_s, held, t, t - visited.begin);
       }
     }
     // The next iteration stores the next K/V tile over this one: wait for every reader.
@@ -351,8 +368,7 @@ __global__ void __launch_bounds__(kKernelThreads)
   }
   // Everything above is the plain kernel; the event only reads what it wrote.
   if constexpr (Traits::kTrace) {
-    const int tiles_visited = visit_end > range.begin ? visit_end - range.begin : 0;
-    splitk_detail::record_split_state<kD>(p, m_s, l_s, p.tile_events != 0 ? tiles_visited : 0);
+    splitk_detail::record_split_state<kD>(p, m_s, l_s, p.tile_events != 0 ? visited.size() : 0);
   }
 }
 

@@ -13,6 +13,9 @@
 // row, which lie contiguously in the partial buffers ([.., seq_q, num_splits, head_dim]), so
 // consecutive threads read consecutive floats. No shared memory and no barrier.
 //
+// GQA, windows and softcap do not reach it: they shaped the partials (a split outside a row's
+// window is one with m = -inf); its events name the kv head the query head read.
+//
 // Variants (template KernelVariant): plain (no probes), traced (a `splitk.reduce` event after
 // each merged split, holding the merged unnormalised state of splits 0..k, and a `final`
 // event with LSE and the output as written), faulty (probes + the fault in params.fault):
@@ -47,6 +50,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   const int64_t q0 = static_cast<int64_t>(q_tile) * p.block_m;
   const int d = p.head_dim;
   const int n = p.num_splits;
+  const int kv_head = kv_head_of<int>(head, p.heads, p.heads_kv);  // for the events
   const int64_t bh = static_cast<int64_t>(batch) * p.heads + head;
   const int64_t block = device::block_linear_index();
   const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);
@@ -91,7 +95,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
     }
     if (merged && tid == 0) {
       const KvTileRange split = split_kv_tile_range(s, p.kv_tiles_per_split, p.num_kv_tiles);
-      merged.commit(device::state_header(kSplitkReduceStage, 0, batch, head, q0, rows, 0,
+      merged.commit(device::state_header(kSplitkReduceStage, 0, batch, head, kv_head, q0, rows, 0,
                                          device::tile_key(split.end, p.block_n, p.seq_kv), s, s,
                                          block));
     }
@@ -120,7 +124,7 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   }
   if (final_event && tid == 0)
     final_event.commit(device::state_header(kSplitkFinalStage, tilescope::kNormalized, batch, head,
-                                            q0, rows, 0, p.seq_kv, -1, n, block));
+                                            kv_head, q0, rows, 0, p.seq_kv, -1, n, block));
 }
 
 }  // namespace ts

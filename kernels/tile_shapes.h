@@ -1,10 +1,12 @@
-// Tile shapes of the kernels and the tile arithmetic that the kernels, the launchers and the
-// reference must agree on exactly (which kv tiles a query tile visits under causal masking,
-// which kv tiles a split covers). Host and device code alike; no dependencies.
+// Tile shapes of the kernels and the tile arithmetic that the kernels and the launch planner must
+// agree on exactly (which kv tiles a query tile visits under the causal and window masks, which
+// kv tiles a split covers). Host and device code alike; no dependencies but the mask rule
+// (base/attention_rules.h).
 #pragma once
 
 #include <cstdint>
 
+#include "base/attention_rules.h"
 #include "base/host_device.h"
 
 namespace ts {
@@ -44,18 +46,36 @@ TS_HOST_DEVICE constexpr int32_t rows_in_q_tile(int64_t seq_q, int32_t block_m, 
   return static_cast<int32_t>(left < block_m ? left : block_m);
 }
 
-// One past the last kv tile that any row of the query tile can see. Without causal masking,
-// every tile. With it (aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q), the
-// tiles up to the last row's limit; 0 when even the last row sees no key.
-TS_HOST_DEVICE constexpr int32_t causal_kv_tile_end(int64_t seq_q, int64_t seq_kv, bool causal,
-                                                    int32_t block_m, int32_t block_n,
-                                                    int32_t num_kv_tiles, int64_t q_tile) {
-  if (!causal) return num_kv_tiles;
-  const int64_t last_row = q_tile * block_m + rows_in_q_tile(seq_q, block_m, q_tile) - 1;
-  const int64_t last_key = last_row + seq_kv - seq_q;
-  if (last_key < 0) return 0;
-  const int64_t end = last_key / block_n + 1;
-  return static_cast<int32_t>(end < num_kv_tiles ? end : num_kv_tiles);
+// Our kernels' mask: base/attention_rules.h's rule (the one definition of which keys a row sees)
+// with one kv length for every batch entry and the diagonal aligned bottom-right: query row i's
+// diagonal key is i + seq_kv - seq_q, for the causal mask and the sliding window alike. The
+// kernels mask keys with it (AttentionParams::mask); the launch planner counts the tiles they
+// visit with it (Tiling::mask()).
+struct KernelMask {
+  int64_t seq_q = 0, seq_kv = 0;
+  bool causal = false;
+  int64_t window_left = -1, window_right = -1;  // -1: unbounded
+
+  TS_HOST_DEVICE constexpr int64_t diagonal(int64_t row) const { return row + seq_kv - seq_q; }
+  // The keys query row `row` sees.
+  TS_HOST_DEVICE constexpr KeySpan row_keys(int64_t row) const {
+    return visible_key_span(diagonal(row), seq_kv, causal, window_left, window_right);
+  }
+  // The keys that some row of rows [first_row, first_row + rows) sees (rows >= 1).
+  TS_HOST_DEVICE constexpr KeySpan rows_keys(int64_t first_row, int64_t rows) const {
+    return rows_visible_key_span(diagonal(first_row), diagonal(first_row + rows - 1), seq_kv, causal,
+                                 window_left, window_right);
+  }
+};
+
+// The kv tiles holding a key that some row of query tile `q_tile` sees; {0, 0} when its rows see
+// none. The correct kernels visit these and no other: every key of a tile outside is masked for
+// every row of the query tile.
+TS_HOST_DEVICE constexpr KvTileRange visible_kv_tiles(const KernelMask& mask, int32_t block_m,
+                                                      int32_t block_n, int64_t q_tile) {
+  const KeySpan keys = mask.rows_keys(q_tile * block_m, rows_in_q_tile(mask.seq_q, block_m, q_tile));
+  if (keys.empty()) return {0, 0};
+  return {static_cast<int32_t>(keys.begin / block_n), static_cast<int32_t>(ceil_div(keys.end, block_n))};
 }
 
 // The kv tiles of split `split`: [split * per_split, (split + 1) * per_split) clipped to the
@@ -71,13 +91,18 @@ TS_HOST_DEVICE constexpr KvTileRange split_kv_tile_range(int32_t split, int32_t 
   return r;
 }
 
-// One past the last kv tile a Split-K partial block visits: its split's tiles up to the query
-// tile's causal limit `causal_end` — or all of them when the kernel does not guard against
+// The kv tiles a Split-K partial block visits: the tiles of its split that its query tile sees
+// (`visible`: visible_kv_tiles) — or all of its split's when the kernel does not guard against
 // tiles with no visible key (the masked_nan fault). The kernel and the launch planner (which
 // counts a block's per-tile events) both read it here.
-TS_HOST_DEVICE constexpr int32_t splitk_visit_end(KvTileRange range, int32_t causal_end,
-                                                  bool causal_guard) {
-  return causal_guard && causal_end < range.end ? causal_end : range.end;
+TS_HOST_DEVICE constexpr KvTileRange splitk_visited_tiles(KvTileRange split, KvTileRange visible,
+                                                          bool mask_guard) {
+  if (!mask_guard) return split;
+  KvTileRange r;
+  r.begin = split.begin > visible.begin ? split.begin : visible.begin;
+  r.end = split.end < visible.end ? split.end : visible.end;
+  if (r.end < r.begin) r.end = r.begin;
+  return r;
 }
 
 }  // namespace ts

@@ -42,6 +42,8 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count) {
   t.seq_q = config.seq_q;
   t.seq_kv = config.seq_kv;
   t.causal = config.causal;
+  t.window_left = config.window_left;
+  t.window_right = config.window_right;
   const int d = static_cast<int>(config.head_dim);
   if (config.kernel == KernelKind::fa1) {
     t.block_m = fa1_block_m(d);
@@ -69,6 +71,8 @@ void to_json(nlohmann::json& j, const Tiling& t) {
                      {"seq_q", t.seq_q},
                      {"seq_kv", t.seq_kv},
                      {"causal", t.causal},
+                     {"window_left", t.window_left},
+                     {"window_right", t.window_right},
                      {"block_m", t.block_m},
                      {"block_n", t.block_n},
                      {"num_q_tiles", t.num_q_tiles},
@@ -115,6 +119,9 @@ void from_json(const nlohmann::json& j, Tiling& out) {
   t.causal = j.at("causal").get<bool>();
   t.seq_q = json_integer(j, "seq_q", 1, kMaxSeq);
   t.seq_kv = json_integer(j, "seq_kv", 1, kMaxSeq);
+  // Absent in traces written before windows: those ran without one.
+  t.window_left = j.contains("window_left") ? json_integer(j, "window_left", -1, kMaxSeq) : -1;
+  t.window_right = j.contains("window_right") ? json_integer(j, "window_right", -1, kMaxSeq) : -1;
   t.block_m = static_cast<int32_t>(json_integer(j, "block_m", 1, 1024));
   t.block_n = static_cast<int32_t>(json_integer(j, "block_n", 1, 1 << 16));
   t.num_q_tiles = static_cast<int32_t>(json_integer(j, "num_q_tiles", 1, kMaxI32));

@@ -18,6 +18,8 @@ struct Tiling {
   int64_t seq_q = 0;
   int64_t seq_kv = 0;
   bool causal = false;
+  int64_t window_left = -1;   // the config's sliding window (-1: unbounded)
+  int64_t window_right = -1;
   int32_t block_m = 0;
   int32_t block_n = 0;
   int32_t num_q_tiles = 0;
@@ -29,10 +31,11 @@ struct Tiling {
   KvTileRange split_kv_tiles(int32_t split) const {
     return split_kv_tile_range(split, kv_tiles_per_split, num_kv_tiles);
   }
-  // kv tiles [0, end) that a query tile visits under causal masking (all without it).
-  KvTileRange kv_tiles_visited(int64_t q_tile) const {
-    return {0, causal_kv_tile_end(seq_q, seq_kv, causal, block_m, block_n, num_kv_tiles, q_tile)};
-  }
+  // The mask the kernels apply (causal, window), which decides the tiles they visit.
+  KernelMask mask() const { return {seq_q, seq_kv, causal, window_left, window_right}; }
+  // The kv tiles holding a key that some row of the query tile sees: the tiles FA-1 visits, and
+  // (within its split) a Split-K partial block; all of them without a mask.
+  KvTileRange kv_tiles_visited(int64_t q_tile) const { return visible_kv_tiles(mask(), block_m, block_n, q_tile); }
   int32_t rows_in_q_tile(int64_t q_tile) const { return ts::rows_in_q_tile(seq_q, block_m, q_tile); }
 
   bool operator==(const Tiling&) const = default;
@@ -49,8 +52,9 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count);
 // best achievable, among counts that leave no split empty, at most min(128, kv tiles).
 int32_t choose_num_splits(int64_t blocks_without_split, int sm_count, int32_t num_kv_tiles);
 
-// Resident partial-kernel blocks the heuristic assumes per multiprocessor (its shared memory
-// use allows two on an A100 or H100).
+// Resident partial-kernel blocks the heuristic assumes per multiprocessor: its shared memory
+// allows two on an A100, and on an H100 the GPU launcher holds it to two whatever registers a
+// build happens to need (launch_gpu.cu: a third block per SM made the decode grid slower).
 inline constexpr int kSplitkBlocksPerSm = 2;
 
 // The CPU backend has no multiprocessors; it uses an H100's count so that the heuristic picks

@@ -38,6 +38,7 @@ struct CaptureOptions {
   double input_scale = 1.0;
   std::string trace_batch, trace_head, trace_queries, stages;
   std::string tile_events = "auto";
+  std::string window;  // "L,R"; empty: no window
   int64_t capacity = TraceRequest{}.capacity_events;
   bool no_trace = false;
   int workers = 0;
@@ -58,6 +59,7 @@ CaptureSpec spec_from(const CaptureOptions& o) {
   spec.config.kernel = *kernel_from_name(o.kernel);  // IsMember checked the names
   spec.config.fault = *fault_from_name(o.fault);
   spec.config.dtype = *dtype_from_name(o.dtype);
+  if (!o.window.empty()) std::tie(spec.config.window_left, spec.config.window_right) = *window_from_text(o.window);
   spec.backend = *backend_from_name(o.backend);
   if (!o.input_files.empty()) {
     InputFiles files;
@@ -143,7 +145,10 @@ void add_capture_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
   cmd->add_option("--batch", o->config.batch, "Batch size")->capture_default_str();
-  cmd->add_option("--heads", o->config.heads, "Heads")->capture_default_str();
+  cmd->add_option("--heads", o->config.heads, "Query heads")->capture_default_str();
+  cmd->add_option("--heads-kv", o->config.heads_kv,
+                  "Key/value heads (GQA/MQA: 1 = MQA); must divide --heads; 0 = as many as --heads")
+      ->capture_default_str();
   cmd->add_option("--seq-q", o->config.seq_q, "Query length")->capture_default_str();
   cmd->add_option("--seq-kv", o->config.seq_kv, "Key/value length")->capture_default_str();
   cmd->add_option("--head-dim", o->config.head_dim, "Head dim: 32, 64, 128 or 256")
@@ -152,6 +157,15 @@ void add_capture_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
   cmd->add_flag("--causal", o->config.causal, "Causal mask (aligned bottom-right)");
+  cmd->add_option("--window", o->window,
+                  "Sliding window L,R: query i sees keys j with d - L <= j <= d + R, d = i + seq_kv - seq_q "
+                  "(bottom-right diagonal); -1 = unbounded on that side (e.g. 256,0 with --causal)")
+      ->check([](const std::string& text) {
+        return window_from_text(text) ? std::string() : "--window takes L,R: two integers >= -1 (-1 = unbounded)";
+      });
+  cmd->add_option("--softcap", o->config.softcap,
+                  "Logit softcap: scaled scores s become softcap * tanh(s / softcap); 0 = off")
+      ->capture_default_str();
   cmd->add_option("--splits", o->config.num_splits,
                   "Split-K splits; 0 = the heuristic's choice for the backend")
       ->capture_default_str();
@@ -162,7 +176,8 @@ void add_capture_command(CLI::App& app) {
   CLI::Option* inputs =
       cmd->add_option("--inputs", o->input_files,
                       "Q K V from files: three .npy/.safetensors in q k v order, or one "
-                      ".safetensors holding q, k and v; [batch, heads, seq, head_dim], --dtype")
+                      ".safetensors holding q, k and v; q [batch, heads, seq_q, head_dim], k and v "
+                      "[batch, heads_kv, seq_kv, head_dim], in --dtype")
           ->expected(1, 3)
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   seed->excludes(inputs);

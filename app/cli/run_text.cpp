@@ -35,9 +35,12 @@ std::string bytes_text(uint64_t bytes) {
 std::string config_text(const AttentionConfig& c) {
   std::string s = std::string(to_string(c.kernel)) + "/" + std::string(to_string(c.fault)) +
                   ", batch " + std::to_string(c.batch) + " x heads " + std::to_string(c.heads) +
+                  (c.kv_heads() != c.heads ? " on " + count_of(c.kv_heads(), "kv head") : std::string()) +
                   ", seq_q " + std::to_string(c.seq_q) + ", seq_kv " + std::to_string(c.seq_kv) +
                   ", head_dim " + std::to_string(c.head_dim) + ", " + std::string(to_string(c.dtype));
   if (c.causal) s += ", causal";
+  if (c.has_window()) s += ", window " + window_text(c.window_left, c.window_right);
+  if (c.softcap > 0.0) s += ", softcap " + exact_decimal(c.softcap);
   if (c.kernel == KernelKind::splitk)
     s += ", " + count_of(c.num_splits, "split");
   if (c.softmax_scale > 0.0) s += ", scale " + exact_decimal(c.softmax_scale);

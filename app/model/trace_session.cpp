@@ -34,7 +34,8 @@ void read_kernel_description(const TraceFile& t, RunView& v, const Problem& fail
   const AttentionSpec from_config = attention_spec(c);
   if (from_config.batch != a.batch || from_config.heads_q != a.heads_q || from_config.heads_kv != a.heads_kv ||
       from_config.seq_q != a.seq_q || from_config.seq_kv != a.seq_kv || from_config.head_dim != a.head_dim ||
-      from_config.dtype != a.dtype || from_config.causal != a.causal)
+      from_config.dtype != a.dtype || from_config.causal != a.causal || from_config.window_left != a.window_left ||
+      from_config.window_right != a.window_right || from_config.softcap != a.softcap)
     throw fail("metadata 'config' (" + describe(from_config) + ") does not fit the attention description (" +
                describe(a) + ")");
   if (c.num_splits < 1)
@@ -49,8 +50,9 @@ void read_kernel_description(const TraceFile& t, RunView& v, const Problem& fail
     throw fail(std::string("metadata 'tiling' is invalid: ") + e.what());
   }
   if (tiling.kernel != c.kernel || tiling.seq_q != c.seq_q || tiling.seq_kv != c.seq_kv || tiling.causal != c.causal ||
-      tiling.num_splits != c.num_splits)
-    throw fail("metadata 'tiling' does not match 'config' (kernel, sequence lengths, causal or split count differ)");
+      tiling.window_left != c.window_left || tiling.window_right != c.window_right || tiling.num_splits != c.num_splits)
+    throw fail("metadata 'tiling' does not match 'config' (kernel, sequence lengths, causal, window or split count "
+               "differ)");
   v.tiling = tiling;
 }
 

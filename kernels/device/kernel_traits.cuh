@@ -32,18 +32,18 @@ __device__ __forceinline__ int64_t block_linear_index() {
              (static_cast<int64_t>(blockIdx.y) + static_cast<int64_t>(gridDim.y) * blockIdx.z);
 }
 
-// An event's header as our kernels fill it: keys [key_begin, key_end) (key indices), kv head =
-// head (our kernels are multi-head), block and step in the block's own order.
+// An event's header as our kernels fill it: query head and the kv head it read, keys
+// [key_begin, key_end) (key indices), block and step in the block's own order.
 __device__ __forceinline__ EventHeader state_header(int32_t stage, int32_t convention, int32_t batch,
-                                                    int32_t head, int64_t q_begin, int32_t rows,
-                                                    int64_t key_begin, int64_t key_end,
+                                                    int32_t head, int32_t kv_head, int64_t q_begin,
+                                                    int32_t rows, int64_t key_begin, int64_t key_end,
                                                     int32_t split, int32_t step, int64_t block) {
   EventHeader h{};
   h.stage = stage;
   h.convention = convention;
   h.batch = batch;
   h.head = head;
-  h.kv_head = head;
+  h.kv_head = kv_head;
   h.q_begin = static_cast<int32_t>(q_begin);
   h.rows = rows;
   h.split = split;

@@ -1,8 +1,8 @@
-// The numerics shared by every kernel: the guarded online-softmax shift, the log-sum-exp merge
-// of two unnormalised states, and the final normalisation. `guard = false` is the masked_nan
-// fault: the same formulas without the guard for a row that has seen no key (m = -inf), where
-// exp(-inf - -inf) = NaN. The correct builds pass a constant true, so the guard costs one
-// select and the fault nothing.
+// The numerics shared by every kernel: the logit softcap, the guarded online-softmax shift, the
+// log-sum-exp merge of two unnormalised states, and the final normalisation. `guard = false` is
+// the masked_nan fault: the same formulas without the guard for a row that has seen no key
+// (m = -inf), where exp(-inf - -inf) = NaN. The correct builds pass a constant true, so the
+// guard costs one select and the fault nothing.
 #pragma once
 
 #include <cmath>
@@ -18,6 +18,14 @@ inline constexpr float kNegInf = -INFINITY;
 // (m = -inf) is scaled by exp(-inf) = 0.
 __device__ __forceinline__ float softmax_shift(float m_new, bool guard) {
   return (guard && m_new == kNegInf) ? 0.0f : m_new;
+}
+
+// The logit softcap on a scaled score, as base/attention_spec.h defines it (applied before the
+// max and the exponents): softcap * tanh(s / softcap), for softcap > 0, with s / softcap taken
+// as s * (1 / softcap): an IEEE division brings a slow-path call into the kernel, and a call
+// anywhere in the loop changes how ptxas allocates the whole kernel's registers.
+__device__ __forceinline__ float softcap_score(float s, float softcap, float softcap_inv) {
+  return softcap * tanhf(s * softcap_inv);
 }
 
 // Merges the unnormalised state (m_b, l_b, o_b) into (m, l, o) for one element of a row.

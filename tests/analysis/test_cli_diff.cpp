@@ -97,7 +97,11 @@ TEST_F(CliDiff, ExitCodesReportAndJson) {
   r = run("diff " + bad);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("DIVERGENCE"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("every partial matches; the reduce is wrong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("splitk.reduce: the merge weights each merged state's O by its sum l again"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("final and output are wrong only through it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mechanism:        reduce_scaled_by_l"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("where:            splitk.reduce: batch 0, all heads (0-1), all queries (0-23)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst cell:       O"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first divergence: splitk.reduce, batch 0 head 0, queries 0-7, split 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("splitk.partial"), std::string::npos) << "the per-stage table";
 
@@ -107,6 +111,13 @@ TEST_F(CliDiff, ExitCodesReportAndJson) {
   EXPECT_EQ(j["verdict"], "divergence");
   EXPECT_EQ(j["symptom_kind"], "reduce_scaled_by_l");
   EXPECT_FALSE(j["symptom"].get<std::string>().empty());
+  EXPECT_EQ(j["mechanism"]["id"], "reduce_scaled_by_l");
+  EXPECT_EQ(j["origin_stage"], "splitk.reduce");
+  EXPECT_GT(j["mechanism"]["numbers"]["wrong_rows"].get<double>(), 0);
+  EXPECT_TRUE(j["failing_sets"]["splitk.reduce"]["heads"]["all"].get<bool>());
+  EXPECT_TRUE(j["worst_cell"]["place"]["stage"].is_string());
+  EXPECT_GT(j["worst_cell"]["error_over_allowed"].get<double>(), 1.0);
+  EXPECT_FALSE(j["tolerance"]["rule"].get<std::string>().empty());
   const auto& f = j["first_divergence"];
   EXPECT_EQ(f["stage"], "splitk.reduce");
   EXPECT_EQ(f["batch"], 0);
@@ -124,6 +135,69 @@ TEST_F(CliDiff, ExitCodesReportAndJson) {
   EXPECT_EQ(ab["first_difference"]["stage"], "splitk.reduce");
   EXPECT_EQ(ab["b"]["verdict"], "clean");
   EXPECT_EQ(run("diff " + bad + " --tol 1e6").code, 0);
+}
+
+// GQA/MQA, sliding windows and softcaps, captured and diffed through the real binary: the
+// trace describes them (the attention the reference reads), every planned event was written, and
+// the correct kernels' runs are clean; a fault still shows under them.
+TEST_F(CliDiff, GqaWindowAndSoftcapRunsDiffClean) {
+  TS_SEEDED(seed);
+  struct Case {
+    const char* name;
+    const char* config;
+    int64_t heads_q, heads_kv, window_left, window_right;
+    double softcap;
+  };
+  const Case cases[] = {
+      {"splitk_gqa_window", "--kernel splitk --heads 4 --heads-kv 2 --seq-q 5 --seq-kv 900 --head-dim 64 --splits 4 "
+       "--causal --window 200,0 --softcap 30 --dtype bf16", 4, 2, 200, 0, 30.0},
+      {"splitk_mqa_decode", "--kernel splitk --batch 2 --heads 8 --heads-kv 1 --seq-q 1 --seq-kv 700 --head-dim 128 "
+       "--window -1,-1", 8, 1, -1, -1, 0.0},
+      {"fa1_mqa_band", "--kernel fa1 --heads 3 --heads-kv 1 --seq-q 150 --seq-kv 200 --head-dim 32 --window 40,10 "
+       "--softcap 20 --dtype fp16", 3, 1, 40, 10, 20.0},
+      {"fa1_gqa_left", "--kernel fa1 --heads 4 --heads-kv 2 --seq-q 130 --seq-kv 130 --head-dim 64 --causal "
+       "--window 64,-1", 4, 2, 64, -1, 0.0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string trace = capture(c.name, c.config, seed);
+    Result r = run("diff " + trace);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict:          clean"), std::string::npos) << r.out;
+    r = run("diff --json " + trace);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["verdict"], "clean") << r.out;
+
+    r = run("info --json " + trace);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json info = nlohmann::json::parse(r.out);
+    const nlohmann::json& a = info["attention"];
+    EXPECT_EQ(a["heads_q"], c.heads_q);
+    EXPECT_EQ(a["heads_kv"], c.heads_kv);
+    EXPECT_EQ(a["window_left"], c.window_left);
+    EXPECT_EQ(a["window_right"], c.window_right);
+    EXPECT_EQ(a["softcap"], c.softcap);
+    EXPECT_EQ(info["config"]["heads_kv"], c.heads_kv);
+    // K and V once per kv head of each batch entry.
+    EXPECT_EQ(info["inputs"]["kv_heads"].size(), info["inputs"]["query_heads"].size() / size_t(c.heads_q / c.heads_kv));
+    for (const auto& stage : info["stages"]) EXPECT_EQ(stage["never_written"], 0) << stage["name"];
+  }
+
+  // A/B of two split counts under GQA and a window: compared at the output, which agrees.
+  const std::string four = capture("ab4", std::string(cases[0].config), seed);
+  const std::string eight =
+      capture("ab8", "--kernel splitk --heads 4 --heads-kv 2 --seq-q 5 --seq-kv 900 --head-dim 64 --splits 8 "
+                     "--causal --window 200,0 --softcap 30 --dtype bf16", seed);
+  Result r = run("diff " + four + " --against " + eight);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+
+  // The reduce's bug under GQA, a window and a softcap: found, at the reduce.
+  const std::string bad = capture("bad", std::string(cases[0].config) + " --fault double_count_l", seed);
+  r = run("diff --json " + bad);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["symptom_kind"], "reduce_scaled_by_l") << j["symptom"];
+  EXPECT_EQ(j["first_divergence"]["stage"], "splitk.reduce");
 }
 
 TEST_F(CliDiff, BadInputIsExitTwoWithAMessage) {
@@ -158,7 +232,7 @@ TEST_F(CliDiff, ExportWritesTheEvidence) {
   const std::filesystem::path dir = tmp_.path() / "evidence";
   Result r = run("export " + bad + " -o " + dir.string());
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_NE(r.out.find("NaN from fully masked tiles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hold NaN where they should hold m = -inf, l = 0, O = 0"), std::string::npos) << r.out;
   for (const char* f : {"summary.json", "overview_b0_h0.png", "fa1_step_b0_h0.npy", "first_divergence.png",
                         "first_divergence_o_norm_trace.npy"})
     EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;

@@ -119,19 +119,19 @@ std::vector<FaultCase> fault_cases() {
       {"partial_layout_fp32", make_config(splitk, Fault::partial_layout, DType::f32, 64, 40, 600, false, 3), {"query_layout"}},
       {"partial_layout_bf16_causal", make_config(splitk, Fault::partial_layout, DType::bf16, 128, 100, 2000, true, 4), {"query_layout"}},
       {"partial_layout_fp16_d256", make_config(splitk, Fault::partial_layout, DType::f16, 256, 17, 300, false, 2, 1, 2), {"query_layout"}},
-      // per_tile_softmax: right after one kv tile, wrong after.
-      {"per_tile_softmax_fp32", make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 64, 300, false), {"first_tile_only"}},
-      {"per_tile_softmax_bf16_causal", make_config(fa1, Fault::per_tile_softmax, DType::bf16, 128, 70, 200, true), {"first_tile_only"}},
-      {"per_tile_softmax_fp16_d256", make_config(fa1, Fault::per_tile_softmax, DType::f16, 256, 33, 100, false, 0, 1, 2), {"first_tile_only"}},
+      // per_tile_softmax: each step with its own max, nothing rescaled.
+      {"per_tile_softmax_fp32", make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 64, 300, false), {"no_online_rescale"}},
+      {"per_tile_softmax_bf16_causal", make_config(fa1, Fault::per_tile_softmax, DType::bf16, 128, 70, 200, true), {"no_online_rescale"}},
+      {"per_tile_softmax_fp16_d256", make_config(fa1, Fault::per_tile_softmax, DType::f16, 256, 33, 100, false, 0, 1, 2), {"no_online_rescale"}},
       // stale_accumulator: m and l right; O carries an earlier tile's P.V.
       {"stale_fa1_fp32", make_config(fa1, Fault::stale_accumulator, DType::f32, 32, 64, 250, false), {"stale_state"}},
       {"stale_fa1_bf16_causal", make_config(fa1, Fault::stale_accumulator, DType::bf16, 64, 90, 200, true), {"stale_state"}},
       {"stale_splitk_fp32", make_config(splitk, Fault::stale_accumulator, DType::f32, 64, 16, 380, false, 2), {"stale_state"}},
       {"stale_splitk_fp16", make_config(splitk, Fault::stale_accumulator, DType::f16, 128, 9, 1000, false, 4), {"stale_state"}},
-      // missing_barrier, one run: m and l right, O wrong (that it is a race takes an A/B of two
-      // schedules: test_ab_compare.cpp).
-      {"missing_barrier_fa1", make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 512, false), {"o_only", "multi_tile_o"}},
-      {"missing_barrier_splitk", make_config(splitk, Fault::missing_barrier, DType::f32, 64, 24, 512, false, 2), {"o_only", "multi_tile_o"}},
+      // missing_barrier, one run: m and l right, O wrong, and no mechanism (that it is a race takes
+      // an A/B of two schedules: test_ab_compare.cpp).
+      {"missing_barrier_fa1", make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 512, false), {"unexplained"}},
+      {"missing_barrier_splitk", make_config(splitk, Fault::missing_barrier, DType::f32, 64, 24, 512, false, 2), {"unexplained"}},
   };
 }
 
@@ -167,6 +167,13 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   }
   EXPECT_TRUE(fc.symptoms.count(r.symptom.kind)) << "symptom " << r.symptom.kind << ": " << r.symptom.line;
   EXPECT_FALSE(r.symptom.line.empty());
+  // A mechanism's kind comes with the mechanism and what it rests on.
+  if (symptom_kind_info(r.symptom.category).mechanism) {
+    ASSERT_TRUE(r.symptom.mechanism.has_value()) << r.symptom.line;
+    EXPECT_EQ(r.symptom.mechanism->id, r.symptom.kind);
+    EXPECT_FALSE(r.symptom.mechanism->evidence.empty());
+    EXPECT_EQ(r.stage_name(r.symptom.origin_stage), want.stage) << "the stage that goes wrong by itself";
+  }
 
   // The rows named are rows of that tile, within the run; a never-written event names them all.
   ASSERT_FALSE(d.query_rows.empty());
@@ -211,6 +218,9 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
     }
     EXPECT_GT(reduce.non_finite.nan, 0u) << "the unwritten state poisons the reduce";
     EXPECT_NE(r.symptom.line.find("split " + std::to_string(want.split)), std::string::npos) << r.symptom.line;
+  }
+  if (fc.config.fault == Fault::missing_barrier) {
+    EXPECT_FALSE(r.symptom.mechanism.has_value()) << "a race is no mechanism of one run: " << r.symptom.line;
   }
   if (fc.config.fault == Fault::stale_accumulator || fc.config.fault == Fault::missing_barrier) {
     const StageReport& s = r.stages[static_cast<size_t>(d.header.stage)];

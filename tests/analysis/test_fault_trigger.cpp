@@ -28,7 +28,20 @@ AttentionConfig random_config(Fault fault, std::mt19937_64& rng) {
   const int64_t seq_q = 1 + static_cast<int64_t>(rng() % (seq_kv + 40));
   const bool causal = rng() % 3 != 0;
   const int64_t splits = kernel == KernelKind::splitk ? 1 + static_cast<int64_t>(rng() % 6) : 0;
-  return make_config(kernel, fault, DType::f32, head_dim, seq_q, seq_kv, causal, splits);
+  AttentionConfig c = make_config(kernel, fault, DType::f32, head_dim, seq_q, seq_kv, causal, splits);
+  // Half the configs with a sliding window (narrow ones too, down to the diagonal alone, where
+  // a row sees one key, or keys in one tile), some with GQA and a softcap.
+  if (rng() % 2) {
+    const int64_t widths[] = {-1, 0, 1, 5, 40, 150};
+    c.window_left = widths[rng() % 6];
+    c.window_right = widths[rng() % 6];
+  }
+  if (rng() % 3 == 0) {
+    c.heads = 2;
+    c.heads_kv = 1;
+  }
+  if (rng() % 3 == 0) c.softcap = 10.0;
+  return c;
 }
 
 TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
@@ -38,7 +51,7 @@ TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
   for (const FaultInfo& f : all_faults()) {
     // none has no path; missing_barrier is a race (its schedules: test_ab_compare.cpp).
     if (f.fault == Fault::none || f.fault == Fault::missing_barrier) continue;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 12; ++i) {
       test::LaunchSpec spec;
       spec.config = random_config(f.fault, rng);
       spec.seed = rng();
@@ -47,7 +60,9 @@ TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
       const std::string why = why_fault_cannot_show(*run.config, *r.tiling);
       SCOPED_TRACE(std::string(f.name) + " " + std::string(to_string(spec.config.kernel)) + " Sq=" +
                    std::to_string(spec.config.seq_q) + " Skv=" + std::to_string(spec.config.seq_kv) + " D=" +
-                   std::to_string(spec.config.head_dim) + (spec.config.causal ? " causal" : "") +
+                   std::to_string(spec.config.head_dim) + (spec.config.causal ? " causal" : "") + " window " +
+                   window_text(spec.config.window_left, spec.config.window_right) + " Hkv=" +
+                   std::to_string(spec.config.kv_heads()) + " softcap " + std::to_string(spec.config.softcap) +
                    " splits=" + std::to_string(r.tiling->num_splits) + ": " + why);
       EXPECT_EQ(r.clean(), !why.empty()) << r.symptom.line;
       if (r.clean()) {
@@ -61,6 +76,12 @@ TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
   }
   EXPECT_GT(shown, 0);
   EXPECT_GT(not_shown, 0) << "the random configs must reach both sides";
+}
+
+AttentionConfig windowed(AttentionConfig c, int64_t left, int64_t right) {
+  c.window_left = left;
+  c.window_right = right;
+  return c;
 }
 
 TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
@@ -80,6 +101,17 @@ TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
       {make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 64, 20, false), "more than one kv tile"},
       {make_config(splitk, Fault::stale_accumulator, DType::f32, 64, 8, 1000, false, 16), "more than one kv tile"},
       {make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 20, false), "more than one kv tile"},
+      // Under windows: the diagonal alone (every split's l is 0 or 1; FA-1 rows see one key, in
+      // one tile, though blocks walk two); rows' keys that start at their diagonal and end at the
+      // last key, all inside the one tile FA-1 visits; a window of 21 keys at the end of 600, in
+      // one kv tile.
+      {windowed(make_config(splitk, Fault::double_count_l, DType::f32, 64, 16, 1000, true, 3), 0, 0),
+       "more than one key"},
+      {windowed(make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 200, 210, false), 0, 0),
+       "no row sees keys in more than one kv tile"},
+      {windowed(make_config(fa1, Fault::masked_nan, DType::f32, 64, 64, 64, false), 0, -1), "under this mask"},
+      {windowed(make_config(fa1, Fault::stale_accumulator, DType::f32, 64, 1, 600, true), 20, -1),
+       "it needs a wider --window"},
   };
   TS_SEEDED(seed);
   for (const Case& c : cases) {

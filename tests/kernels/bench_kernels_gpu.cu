@@ -1,10 +1,12 @@
 // The kernels on the GPU, beside PyTorch SDPA (scripts/bench_sdpa.py runs both and prints one
 // table): Split-K decode (B=8, H=32, Sq=1, Skv=32768, D=128, bf16; splits from the heuristic)
 // and FA-1 prefill (B=4, H=16, S=2048, D=64, bf16): the plain kernels (no probes), the traced
-// build with nothing recorded, tracing one head, and (decode) tracing everything.
+// build with nothing recorded, tracing one head, and (decode) tracing everything; and the decode
+// with GQA (32 query heads on 8 kv heads), plain and with a window of 4096 keys and softcap 50.
 // Reported: time per run (every kernel of a run; CUDA events; inputs resident on the device;
-// mean of 20 runs after 3 warm-up runs), GB/s (Q, K, V read + O written, in the dtype) and
-// TFLOP/s (4 * B * H * Sq * Skv * D). Each plain shape is checked against the float64
+// mean of 20 runs after 3 warm-up runs), GB/s (Q read, O written, and the K, V rows some query
+// sees read once per kv head, in the dtype) and TFLOP/s (4 * B * H * D * visible (query, key)
+// pairs). Each plain shape is checked against the float64
 // reference before its time is reported (llm.c's habit); a wrong result is reported, not timed.
 //
 // A plain program rather than Google Benchmark: Debian ships libbenchmark only as a shared
@@ -28,6 +30,7 @@
 #include "kernels/naive_attention.h"
 #include "base/random_inputs.h"
 #include "kernels/reference.h"
+#include "kernels/tiling.h"
 
 namespace ts {
 namespace {
@@ -44,6 +47,23 @@ AttentionConfig decode_config() {
   return c;
 }
 
+// The decode of a GQA model (Llama 3 8B's 32 query heads on 8 kv heads): a quarter of the K/V.
+AttentionConfig gqa_decode_config() {
+  AttentionConfig c = decode_config();
+  c.heads_kv = 8;
+  return c;
+}
+
+// The same with a causal sliding window of 4096 keys and Gemma 2's softcap of 50.
+AttentionConfig gqa_window_softcap_decode_config() {
+  AttentionConfig c = gqa_decode_config();
+  c.causal = true;
+  c.window_left = 4096;
+  c.window_right = 0;
+  c.softcap = 50.0;
+  return c;
+}
+
 AttentionConfig prefill_config() {
   AttentionConfig c;
   c.kernel = KernelKind::fa1;
@@ -55,13 +75,26 @@ AttentionConfig prefill_config() {
   return c;
 }
 
+// The keys some query row sees (the K and V rows read), and (row, key) pairs that count.
+KeySpan keys_read(const AttentionConfig& c) {
+  return make_tiling(c, kCpuNominalSmCount).mask().rows_keys(0, c.seq_q);
+}
+double visible_pairs(const AttentionConfig& c) {
+  const KernelMask mask = make_tiling(c, kCpuNominalSmCount).mask();
+  double n = 0;
+  for (int64_t i = 0; i < c.seq_q; ++i) n += double(mask.row_keys(i).end - mask.row_keys(i).begin);
+  return n;
+}
+
 double bytes_moved(const AttentionConfig& c) {
-  const double e = double(dtype_size(c.dtype)), bh = double(c.batch * c.heads), d = double(c.head_dim);
-  return bh * d * e * (2.0 * double(c.seq_q) + 2.0 * double(c.seq_kv));
+  const double e = double(dtype_size(c.dtype)), d = double(c.head_dim);
+  const KeySpan keys = keys_read(c);
+  return double(c.batch) * d * e *
+         (2.0 * double(c.heads * c.seq_q) + 2.0 * double(c.kv_heads() * (keys.end - keys.begin)));
 }
 
 double flops(const AttentionConfig& c) {
-  return 4.0 * double(c.batch * c.heads * c.seq_q * c.seq_kv * c.head_dim) * (c.causal ? 0.5 : 1.0);
+  return 4.0 * double(c.batch * c.heads * c.head_dim) * visible_pairs(c);
 }
 
 double max_error(const std::vector<double>& a, const std::vector<double>& ref) {
@@ -81,19 +114,18 @@ struct Bench {
   TraceMode mode;
 };
 
-// The inputs as the reference reads them: every (batch, head) pair, kv head = head.
+// The inputs as the reference reads them: every (batch, query head) and (batch, kv head) pair.
 HeadInputs head_inputs(const AttentionConfig& c, const AttentionInputs& in) {
   HeadInputs h;
-  for (int32_t b = 0; b < c.batch; ++b)
-    for (int32_t hd = 0; hd < c.heads; ++hd) {
-      h.q_pairs.push_back({b, hd});
-      h.kv_pairs.push_back({b, hd});
-    }
+  for (int32_t b = 0; b < c.batch; ++b) {
+    for (int32_t hd = 0; hd < c.heads; ++hd) h.q_pairs.push_back({b, hd});
+    for (int32_t hd = 0; hd < c.kv_heads(); ++hd) h.kv_pairs.push_back({b, hd});
+  }
   h.q = in.q;
   h.k = in.k;
   h.v = in.v;
   h.q.shape = {c.batch * c.heads, c.seq_q, c.head_dim};
-  h.k.shape = h.v.shape = {c.batch * c.heads, c.seq_kv, c.head_dim};
+  h.k.shape = h.v.shape = {c.batch * c.kv_heads(), c.seq_kv, c.head_dim};
   return h;
 }
 
@@ -237,6 +269,8 @@ int run(int argc, char** argv) {
       {"splitk_decode (traced build, nothing recorded)", decode_config(), TraceMode::traced_nothing},
       {"splitk_decode (tracing batch 0 head 0)", decode_config(), TraceMode::one_head},
       {"splitk_decode (tracing everything)", decode_config(), TraceMode::everything},
+      {"splitk_decode_gqa_H32_on_8", gqa_decode_config(), TraceMode::plain},
+      {"splitk_decode_gqa (window 4096, softcap 50)", gqa_window_softcap_decode_config(), TraceMode::plain},
       {"fa1_prefill_B4_H16_S2048_D64_bf16", prefill_config(), TraceMode::plain},
       {"fa1_prefill (traced build, nothing recorded)", prefill_config(), TraceMode::traced_nothing},
       {"fa1_prefill (tracing batch 0 head 0)", prefill_config(), TraceMode::one_head},

@@ -29,20 +29,19 @@ double max_abs_error(const std::vector<double>& a, const std::vector<double>& b)
 std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 HeadInputs head_inputs(const AttentionConfig& c, const AttentionInputs& in) {
-  // [batch, heads, seq, d] is [pairs, seq, d] with the pairs in (batch, head) order.
+  // [batch, heads, seq, d] is [pairs, seq, d] with the pairs in (batch, head) order; K and V
+  // likewise with the kv heads.
   HeadInputs h;
-  for (int32_t b = 0; b < c.batch; ++b)
-    for (int32_t hd = 0; hd < c.heads; ++hd) {
-      h.q_pairs.push_back({b, hd});
-      h.kv_pairs.push_back({b, hd});
-    }
-  const int64_t pairs = c.batch * c.heads;
+  for (int32_t b = 0; b < c.batch; ++b) {
+    for (int32_t hd = 0; hd < c.heads; ++hd) h.q_pairs.push_back({b, hd});
+    for (int32_t hd = 0; hd < c.kv_heads(); ++hd) h.kv_pairs.push_back({b, hd});
+  }
   h.q = in.q;
-  h.q.shape = {pairs, c.seq_q, c.head_dim};
+  h.q.shape = {c.batch * c.heads, c.seq_q, c.head_dim};
   h.k = in.k;
-  h.k.shape = {pairs, c.seq_kv, c.head_dim};
+  h.k.shape = {c.batch * c.kv_heads(), c.seq_kv, c.head_dim};
   h.v = in.v;
-  h.v.shape = {pairs, c.seq_kv, c.head_dim};
+  h.v.shape = {c.batch * c.kv_heads(), c.seq_kv, c.head_dim};
   return h;
 }
 
@@ -87,9 +86,9 @@ RuleCheck check_rule(const AttentionConfig& config, const AttentionInputs& input
 std::string describe(const AttentionConfig& c) {
   std::ostringstream s;
   s << to_string(c.kernel) << " " << to_string(c.dtype) << " B=" << c.batch << " H=" << c.heads
-    << " Sq=" << c.seq_q << " Skv=" << c.seq_kv << " D=" << c.head_dim
-    << (c.causal ? " causal" : "") << " splits=" << c.num_splits
-    << " fault=" << to_string(c.fault);
+    << " Hkv=" << c.kv_heads() << " Sq=" << c.seq_q << " Skv=" << c.seq_kv << " D=" << c.head_dim
+    << (c.causal ? " causal" : "") << " window=" << window_text(c.window_left, c.window_right)
+    << " softcap=" << c.softcap << " splits=" << c.num_splits << " fault=" << to_string(c.fault);
   return s.str();
 }
 

@@ -34,8 +34,8 @@ uint64_t case_seed(uint64_t test_seed, uint64_t salt);
 double max_abs_error(const std::vector<double>& a, const std::vector<double>& b);
 std::vector<double> to_double(const std::vector<float>& v);
 
-// A config's inputs ([batch, heads, seq, head_dim]) as the reference reads them: every
-// (batch, head) pair, kv head = head (our kernels are multi-head).
+// A config's inputs (q [batch, heads, seq_q, head_dim], k and v [batch, heads_kv, seq_kv,
+// head_dim]) as the reference reads them: every (batch, query head) and (batch, kv head) pair.
 HeadInputs head_inputs(const AttentionConfig& config, const AttentionInputs& inputs);
 // The float64 output of a config's attention on these inputs.
 ReferenceOutput reference_of(const AttentionConfig& config, const AttentionInputs& inputs);

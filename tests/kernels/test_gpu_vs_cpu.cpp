@@ -1,5 +1,5 @@
-// GPU only: the two backends agree (outputs, partial buffers, and traces event by event), and
-// the benchmark shapes meet the correctness rule on the GPU.
+// GPU only: the two backends agree (outputs, partial buffers, and traces event by event, under
+// GQA, windows and softcap too), and the benchmark shapes meet the correctness rule on the GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,6 +24,15 @@ AttentionConfig cfg(KernelKind k, DType dt, int64_t d, int64_t b, int64_t h, int
   return c;
 }
 
+// GQA (heads on heads_kv), a sliding window and a softcap on a config.
+AttentionConfig with(AttentionConfig c, int64_t heads_kv, int64_t left, int64_t right, double softcap) {
+  c.heads_kv = heads_kv;
+  c.window_left = left;
+  c.window_right = right;
+  c.softcap = softcap;
+  return c;
+}
+
 TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
   const AttentionConfig cases[] = {
       cfg(KernelKind::fa1, DType::f32, 64, 2, 2, 130, 200, true),
@@ -32,6 +41,10 @@ TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
       cfg(KernelKind::splitk, DType::bf16, 128, 2, 2, 1, 3000, false, 5),
       cfg(KernelKind::splitk, DType::f16, 32, 1, 2, 70, 600, true, 3),
       cfg(KernelKind::splitk, DType::f32, 64, 1, 1, 20, 100, true, 4),  // empty splits
+      with(cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 200, 300, true), 2, 70, -1, 30.0),
+      with(cfg(KernelKind::fa1, DType::f16, 128, 1, 3, 100, 90, false), 1, 20, 10, 0.0),
+      with(cfg(KernelKind::splitk, DType::bf16, 128, 1, 8, 1, 3000, true, 6), 2, 500, 0, 30.0),
+      with(cfg(KernelKind::splitk, DType::f32, 64, 1, 2, 40, 300, false, 3), 1, 60, 20, 3.0),
   };
   TS_SEEDED(seed);
   for (const AttentionConfig& c : cases) {
@@ -78,6 +91,8 @@ TEST(GpuVsCpu, BenchmarkShapesMeetTheRule) {
       cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, false),  // decode
       cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, false),     // prefill (fewer heads)
       cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, true),
+      with(cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, false), 8, -1, -1, 0.0),  // GQA decode
+      with(cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, true), 8, 4096, 0, 30.0),
   };
   TS_SEEDED(seed);
   for (const AttentionConfig& c : cases) {

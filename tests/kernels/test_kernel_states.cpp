@@ -34,55 +34,110 @@ int32_t key_of_tile(const Tiling& t, int64_t tile) {
   return static_cast<int32_t>(std::min<int64_t>(tile * t.block_n, t.seq_kv));
 }
 
+// The kv tiles holding a key that some row of query tile q sees, found row by row and key tile
+// by key tile from the reference's mask (AttentionSpec::visible_keys): the tiles the kernels
+// must visit (FA-1), or visit of their split (Split-K), and no others.
+KvTileRange tiles_seen_by(const AttentionConfig& c, const Tiling& t, int32_t q) {
+  const AttentionSpec spec = attention_spec(c);
+  int32_t first = t.num_kv_tiles, last = -1;
+  for (int64_t i = int64_t{q} * t.block_m; i < int64_t{q} * t.block_m + t.rows_in_q_tile(q); ++i) {
+    const AttentionSpec::KeySpan keys = spec.visible_keys(0, i);
+    for (int32_t tile = 0; tile < t.num_kv_tiles; ++tile)
+      if (std::max<int64_t>(keys.begin, int64_t{tile} * t.block_n) <
+          std::min<int64_t>(keys.end, int64_t{tile + 1} * t.block_n)) {
+        first = std::min(first, tile);
+        last = std::max(last, tile);
+      }
+  }
+  return last < 0 ? KvTileRange{0, 0} : KvTileRange{first, last + 1};
+}
+
+// A split's tiles that its block visits: those of the split that its query tile sees.
+KvTileRange split_tiles_seen_by(const AttentionConfig& c, const Tiling& t, int32_t q, int32_t split) {
+  const KvTileRange seen = tiles_seen_by(c, t, q), range = t.split_kv_tiles(split);
+  const int32_t begin = std::max(seen.begin, range.begin), end = std::min(seen.end, range.end);
+  return end > begin ? KvTileRange{begin, end} : KvTileRange{begin, begin};
+}
+
+int32_t kv_head_of_config(const AttentionConfig& c, int32_t head) {
+  return static_cast<int32_t>(head / (c.heads / c.kv_heads()));
+}
+
 void expect_one_range(const EventHeader& e, int32_t begin, int32_t end) {
   EXPECT_EQ(e.num_key_ranges, 1) << test::describe(e);
   EXPECT_EQ(e.keys[0].begin, begin) << test::describe(e);
   EXPECT_EQ(e.keys[0].end, end) << test::describe(e);
 }
 
+// FA-1's events, in the kernel's order: per block a step per kv tile it visits, then its final
+// output; headers against what the block covers, payloads against the reference.
+void check_fa1_events(const AttentionConfig& c, uint64_t seed) {
+  SCOPED_TRACE(test::describe(c));
+  const DType dt = c.dtype;
+  const test::Run run = test::run_config(c, test::backend_under_test(), seed, true, 2);
+  const CapturedEvents& ev = run.out.events;
+  const test::EventReference ref(c, run.inputs, ev);
+  ASSERT_EQ(ev.dropped, 0u);
+  ASSERT_EQ(ev.size(), ev.requested);
+  EXPECT_TRUE(ev.missing.empty());
+  ASSERT_EQ(ev.stages, kernel_stage_table(KernelKind::fa1));
+  const Tiling& t = run.out.tiling;
+  // Every block: one fa1.step per visited kv tile, numbered 0.., then its final event.
+  size_t i = 0;
+  for (int32_t b = 0; b < c.batch; ++b)
+    for (int32_t h = 0; h < c.heads; ++h)
+      for (int32_t q = 0; q < t.num_q_tiles; ++q) {
+        const KvTileRange visited = tiles_seen_by(c, t, q);
+        const int32_t steps = visited.size();
+        for (int32_t j = 0; j <= steps; ++j, ++i) {
+          ASSERT_LT(i, ev.size());
+          const EventHeader& e = ev.headers[i];
+          const bool is_final = j == steps;
+          EXPECT_EQ(e.stage, is_final ? kFa1FinalStage : kFa1StepStage);
+          EXPECT_EQ(e.convention, is_final ? tilescope::kNormalized : 0);
+          EXPECT_EQ(e.batch, b);
+          EXPECT_EQ(e.head, h);
+          EXPECT_EQ(e.kv_head, kv_head_of_config(c, h));
+          EXPECT_EQ(e.q_begin, q * t.block_m);
+          EXPECT_EQ(e.rows, t.rows_in_q_tile(q));
+          EXPECT_EQ(e.split, -1);
+          EXPECT_EQ(e.step, j) << "the final event comes after the block's steps";
+          EXPECT_EQ(e.block, (b * c.heads + h) * t.num_q_tiles + q);
+          // The j-th step holds keys [0, end of the j-th visited tile); the final output every key.
+          expect_one_range(e, 0, is_final ? int32_t(c.seq_kv) : key_of_tile(t, visited.begin + j + 1));
+          const test::EventError err = test::event_error(ev, i, ref);
+          const double tol = is_final ? test::final_tolerance(dt) : kStateTol;
+          EXPECT_LE(err.max(), tol) << "event " << i << " " << test::describe(e) << " m " << err.m << " l "
+                                    << err.l << " o " << err.o;
+        }
+      }
+  EXPECT_EQ(i, ev.size());
+}
+
 TEST(KernelStates, Fa1StepsFollowTheReferenceKeyRangeByKeyRange) {
   TS_SEEDED(seed);
-  for (DType dt : {DType::f32, DType::bf16}) {
-    const AttentionConfig c = cfg(KernelKind::fa1, dt, 64, 130, 200, true);
-    SCOPED_TRACE(test::describe(c));
-    const test::Run run = test::run_config(c, test::backend_under_test(), test::case_seed(seed, int(dt)), true, 2);
-    const CapturedEvents& ev = run.out.events;
-    const test::EventReference ref(c, run.inputs, ev);
-    ASSERT_EQ(ev.dropped, 0u);
-    ASSERT_EQ(ev.size(), ev.requested);
-    EXPECT_TRUE(ev.missing.empty());
-    ASSERT_EQ(ev.stages, kernel_stage_table(KernelKind::fa1));
-    const Tiling& t = run.out.tiling;
-    // Every block: one fa1.step per visited kv tile, numbered 0.., then its final event.
-    size_t i = 0;
-    for (int32_t b = 0; b < c.batch; ++b)
-      for (int32_t h = 0; h < c.heads; ++h)
-        for (int32_t q = 0; q < t.num_q_tiles; ++q) {
-          const int32_t steps = t.kv_tiles_visited(q).end;
-          for (int32_t j = 0; j <= steps; ++j, ++i) {
-            ASSERT_LT(i, ev.size());
-            const EventHeader& e = ev.headers[i];
-            const bool is_final = j == steps;
-            EXPECT_EQ(e.stage, is_final ? kFa1FinalStage : kFa1StepStage);
-            EXPECT_EQ(e.convention, is_final ? tilescope::kNormalized : 0);
-            EXPECT_EQ(e.batch, b);
-            EXPECT_EQ(e.head, h);
-            EXPECT_EQ(e.kv_head, h);
-            EXPECT_EQ(e.q_begin, q * t.block_m);
-            EXPECT_EQ(e.rows, t.rows_in_q_tile(q));
-            EXPECT_EQ(e.split, -1);
-            EXPECT_EQ(e.step, j) << "the final event comes after the block's steps";
-            EXPECT_EQ(e.block, (b * c.heads + h) * t.num_q_tiles + q);
-            // A step holds keys [0, end of tile j); the final output every key.
-            expect_one_range(e, 0, is_final ? int32_t(c.seq_kv) : key_of_tile(t, j + 1));
-            const test::EventError err = test::event_error(ev, i, ref);
-            const double tol = is_final ? test::final_tolerance(dt) : kStateTol;
-            EXPECT_LE(err.max(), tol) << "event " << i << " " << test::describe(e) << " m " << err.m << " l "
-                                      << err.l << " o " << err.o;
-          }
-        }
-    EXPECT_EQ(i, ev.size());
-  }
+  for (DType dt : {DType::f32, DType::bf16})
+    check_fa1_events(cfg(KernelKind::fa1, dt, 64, 130, 200, true), test::case_seed(seed, int(dt)));
+}
+
+TEST(KernelStates, Fa1StepsFollowTheReferenceUnderGqaWindowsAndSoftcap) {
+  TS_SEEDED(seed);
+  // GQA 4 query heads on 2 kv heads, causal with a left window of 70 keys: each query tile of 64
+  // rows skips the kv tiles before its window (FA-1 tiles of 64 keys), softcap 5.
+  AttentionConfig c = cfg(KernelKind::fa1, DType::f32, 64, 300, 320, true);
+  c.heads = 4;
+  c.heads_kv = 2;
+  c.window_left = 70;
+  c.softcap = 5.0;
+  check_fa1_events(c, test::case_seed(seed, 1));
+  // MQA, a two-sided window without causal, more queries than keys: the first query tiles see
+  // no key at all (no step), the rest a band around their diagonal.
+  c = cfg(KernelKind::fa1, DType::bf16, 32, 200, 120, false);
+  c.heads = 3;
+  c.heads_kv = 1;
+  c.window_left = 20;
+  c.window_right = 10;
+  check_fa1_events(c, test::case_seed(seed, 2));
 }
 
 TEST(KernelStates, SplitkPartialBuffersFollowTheReferenceSplitBySplit) {
@@ -155,10 +210,10 @@ void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_even
       for (int32_t qt = 0; qt < t.num_q_tiles; ++qt)
         for (int32_t s = 0; s < t.num_splits; ++s) {
           const KvTileRange range = t.split_kv_tiles(s);
-          // The tiles a block visits: its split's, up to the query tile's causal limit.
-          const int32_t visited = std::max(0, std::min(range.end, t.kv_tiles_visited(qt).end) - range.begin);
+          // The tiles a block visits: its split's that its query tile sees.
+          const KvTileRange visited = split_tiles_seen_by(c, t, qt, s);
           const int32_t block = (b * c.heads + h) * t.num_q_tiles * t.num_splits + qt * t.num_splits + s;
-          const int32_t tiles = tile_events ? visited : 0;
+          const int32_t tiles = tile_events ? visited.size() : 0;
           for (int32_t j = 0; j <= tiles; ++j, ++i) {
             ASSERT_LT(i, ev.size());
             const EventHeader& e = ev.headers[i];
@@ -167,16 +222,16 @@ void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_even
             EXPECT_EQ(e.convention, 0);
             EXPECT_EQ(e.batch, b);
             EXPECT_EQ(e.head, h);
-            EXPECT_EQ(e.kv_head, h);
+            EXPECT_EQ(e.kv_head, kv_head_of_config(c, h));
             EXPECT_EQ(e.q_begin, qt * t.block_m);
             EXPECT_EQ(e.rows, t.rows_in_q_tile(qt));
             EXPECT_EQ(e.split, s);
             EXPECT_EQ(e.step, j) << "the partial comes after the block's tile events";
             EXPECT_EQ(e.block, block);
-            // A tile event holds the split's keys up to the end of its tile; the partial the
-            // whole split's.
+            // A tile event holds the split's keys up to the end of its tile (the tiles it skipped
+            // hold none its rows see); the partial the whole split's.
             expect_one_range(e, key_of_tile(t, range.begin),
-                             key_of_tile(t, is_partial ? range.end : range.begin + j + 1));
+                             key_of_tile(t, is_partial ? range.end : visited.begin + j + 1));
             tile_event_count += !is_partial;
             check_payload(i);
           }
@@ -193,6 +248,7 @@ void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_even
           EXPECT_EQ(e.convention, is_final ? tilescope::kNormalized : 0);
           EXPECT_EQ(e.batch, b);
           EXPECT_EQ(e.head, h);
+          EXPECT_EQ(e.kv_head, kv_head_of_config(c, h));
           EXPECT_EQ(e.q_begin, qt * t.block_m);
           EXPECT_EQ(e.split, is_final ? -1 : s) << "a reduce event names the split it just merged";
           EXPECT_EQ(e.step, s);
@@ -226,6 +282,34 @@ TEST(KernelStates, SplitkTileEventsFollowTheReferenceAfterEveryKvTile) {
   c = cfg(KernelKind::splitk, DType::bf16, 128, 13, 1000, false, 3);
   c.heads = 1;
   check_splitk_events(c, test::case_seed(seed, 3), true);
+}
+
+TEST(KernelStates, SplitkEventsFollowTheReferenceUnderGqaWindowsAndSoftcap) {
+  TS_SEEDED(seed);
+  // The decode shape at a small size: 8 query heads on 2 kv heads, one query, causal with a left
+  // window of 300 keys over 2000 (kv tiles of 64 keys: the splits before the window visit
+  // nothing), softcap 30.
+  AttentionConfig c = cfg(KernelKind::splitk, DType::bf16, 128, 1, 2000, true, 6);
+  c.batch = 1;
+  c.heads = 8;
+  c.heads_kv = 2;
+  c.window_left = 300;
+  c.softcap = 30.0;
+  check_splitk_events(c, test::case_seed(seed, 1), true);
+  // MQA, a two-sided window without causal, 40 queries on 300 keys, softcap 3.
+  c = cfg(KernelKind::splitk, DType::f32, 64, 40, 300, false, 3);
+  c.heads = 3;
+  c.heads_kv = 1;
+  c.window_left = 60;
+  c.window_right = 20;
+  c.softcap = 3.0;
+  check_splitk_events(c, test::case_seed(seed, 2), true);
+  check_splitk_events(c, test::case_seed(seed, 3), false);
+  // A right-only window and more queries than keys: rows and query tiles that see no key.
+  c = cfg(KernelKind::splitk, DType::f16, 32, 400, 300, false, 4);
+  c.heads = 1;
+  c.window_right = 0;
+  check_splitk_events(c, test::case_seed(seed, 4), true);
 }
 
 TEST(KernelStates, SplitkTileEventsOnlyWhenAskedOrSmall) {

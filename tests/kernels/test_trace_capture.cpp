@@ -1,5 +1,6 @@
 // The launcher's side of tracing: every written event is the one the launch plan placed in its
-// slot (the planner and the kernels agree on coordinates, keys and step); filters are applied
+// slot (the planner and the kernels agree on coordinates, kv head, keys and step, under GQA,
+// windows and softcap too); filters are applied
 // where events are made and keep exactly what they ask; a full buffer counts what it drops
 // exactly and keeps the first events; events come in the kernels' order.
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "kernels/kernel_stages.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -103,6 +105,42 @@ TEST(TraceCapture, EveryWrittenEventIsThePlannedEventOfItsSlot) {
   expect_events_are_the_planned_ones(tall, test::case_seed(seed, 5), std::nullopt);
 }
 
+TEST(TraceCapture, EveryWrittenEventIsThePlannedEventUnderGqaWindowsAndSoftcap) {
+  TS_SEEDED(seed);
+  uint64_t salt = 10;
+  // 3 query heads on 1 kv head (MQA), 150 queries on 300 keys: windows that skip kv tiles at
+  // the start of a query tile's keys (left), at their end (right), both, with and without causal.
+  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk})
+    for (const auto& [left, right, causal] : {std::tuple<int64_t, int64_t, bool>{40, -1, true}, {64, -1, false},
+                                             {-1, 10, false}, {30, 5, false}, {100, 0, true}, {0, 0, false}}) {
+      AttentionConfig c = cfg(k);
+      c.heads_kv = 1;
+      c.window_left = left;
+      c.window_right = right;
+      c.causal = causal;
+      c.softcap = 20.0;
+      expect_events_are_the_planned_ones(c, test::case_seed(seed, ++salt), true);
+      if (k == KernelKind::splitk) expect_events_are_the_planned_ones(c, test::case_seed(seed, ++salt), false);
+    }
+  // GQA at the decode shape: one query, 8 query heads on 2 kv heads, a left window that leaves
+  // the first splits without a visible key, and more splits than the window's tiles.
+  AttentionConfig decode = cfg(KernelKind::splitk);
+  decode.heads = 8;
+  decode.heads_kv = 2;
+  decode.seq_q = 1;
+  decode.seq_kv = 1500;
+  decode.window_left = 200;
+  decode.num_splits = 5;
+  expect_events_are_the_planned_ones(decode, test::case_seed(seed, ++salt), true);
+  // The events say which kv head they read: query head h reads kv head h / 4.
+  const test::Run run = test::run_config(decode, test::backend_under_test(), test::case_seed(seed, ++salt),
+                                         {.trace = true, .cpu_workers = 2, .tile_events = true});
+  std::set<std::pair<int32_t, int32_t>> heads;
+  for (const EventHeader& h : run.out.events.headers) heads.insert({h.head, h.kv_head});
+  EXPECT_EQ(heads.size(), 8u);
+  for (const auto& [head, kv_head] : heads) EXPECT_EQ(kv_head, head / 4) << "query head " << head;
+}
+
 TEST(TraceCapture, PlannerAndKernelsAgreeUnderTheMaskedNanFault) {
   TS_SEEDED(seed);
   // The unguarded kernels visit more tiles (Split-K: every tile of its split, past the causal
@@ -119,6 +157,17 @@ TEST(TraceCapture, PlannerAndKernelsAgreeUnderTheMaskedNanFault) {
   splitk.head_dim = 64;  // 2 kv tiles of 128 keys, one per split: query tile 0 sees none of split 1's
   splitk.num_splits = 2;
   expect_events_are_the_planned_ones(splitk, test::case_seed(seed, 2), true);
+  // Under a window the unguarded Split-K visits the split's tiles before the window too; FA-1
+  // visits the window's tiles either way, and meets rows whose keys start past its first tile.
+  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
+    AttentionConfig windowed = cfg(k);
+    windowed.fault = Fault::masked_nan;
+    windowed.causal = false;
+    windowed.window_left = 50;
+    windowed.window_right = 20;
+    windowed.head_dim = 64;
+    expect_events_are_the_planned_ones(windowed, test::case_seed(seed, 3 + int(k)), true);
+  }
   // The planner's count for a faulty Split-K block is more than the correct kernel's.
   AttentionConfig c = cfg(KernelKind::splitk);
   c.seq_q = 200;

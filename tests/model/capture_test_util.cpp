@@ -16,12 +16,22 @@ AttentionConfig random_small_config(std::mt19937_64& rng, bool with_fault) {
   AttentionConfig c;
   c.kernel = pick(0, 1) ? KernelKind::splitk : KernelKind::fa1;
   c.batch = pick(1, 2);
-  c.heads = pick(1, 3);
+  c.heads = pick(1, 4);
+  // GQA: a divisor of heads (0: as many as heads).
+  std::vector<int64_t> kv_choices{0};
+  for (int64_t d = 1; d <= c.heads; ++d)
+    if (c.heads % d == 0) kv_choices.push_back(d);
+  c.heads_kv = kv_choices[static_cast<size_t>(pick(0, static_cast<int64_t>(kv_choices.size()) - 1))];
   c.seq_q = c.kernel == KernelKind::splitk && pick(0, 1) ? pick(1, 4) : pick(1, 100);
   c.seq_kv = pick(1, 200);
   c.head_dim = pick(0, 1) ? 64 : 32;
   c.dtype = static_cast<DType>(pick(0, 2));
   c.causal = pick(0, 1) == 1;
+  if (pick(0, 2) == 0) {  // a sliding window, one bound of it possibly unbounded
+    c.window_left = pick(-1, 80);
+    c.window_right = pick(-1, 40);
+  }
+  if (pick(0, 2) == 0) c.softcap = std::uniform_real_distribution<double>(1.0, 50.0)(rng);
   c.num_splits = c.kernel == KernelKind::splitk ? pick(0, 5) : 0;
   c.softmax_scale = pick(0, 1) ? 0.0 : std::uniform_real_distribution<double>(0.05, 0.5)(rng);
   if (with_fault) {
@@ -38,6 +48,7 @@ std::vector<std::string> config_args(const AttentionConfig& c) {
                                 "--fault",    std::string(to_string(c.fault)),
                                 "--batch",    std::to_string(c.batch),
                                 "--heads",    std::to_string(c.heads),
+                                "--heads-kv", std::to_string(c.heads_kv),
                                 "--seq-q",    std::to_string(c.seq_q),
                                 "--seq-kv",   std::to_string(c.seq_kv),
                                 "--head-dim", std::to_string(c.head_dim),
@@ -45,6 +56,14 @@ std::vector<std::string> config_args(const AttentionConfig& c) {
                                 "--splits",   std::to_string(c.num_splits),
                                 "--scale",    exact_decimal(c.softmax_scale)};
   if (c.causal) a.push_back("--causal");
+  if (c.has_window()) {
+    a.push_back("--window");
+    a.push_back(window_text(c.window_left, c.window_right));
+  }
+  if (c.softcap > 0) {
+    a.push_back("--softcap");
+    a.push_back(exact_decimal(c.softcap));
+  }
   return a;
 }
 

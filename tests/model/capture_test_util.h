@@ -14,7 +14,8 @@
 namespace ts::testing {
 
 // A small config (fast on 2 cores, also under ASan): kernel, an applicable fault (or none when
-// `with_fault` is false), sizes, dtype, causal, splits and scale drawn from `rng`.
+// `with_fault` is false), sizes, kv heads, dtype, causal, window, softcap, splits and scale drawn
+// from `rng`.
 AttentionConfig random_small_config(std::mt19937_64& rng, bool with_fault);
 
 // --kernel ... --scale ... for `c` (without backend, inputs or output).

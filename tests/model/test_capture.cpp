@@ -5,6 +5,7 @@
 #include "kernels/kernel_stages.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <nlohmann/json.hpp>
 
@@ -66,12 +67,23 @@ TEST(Capture, ViewAndMetadataDescribeTheLaunch) {
     const AttentionInputs full = make_random_inputs(spec.config, std::get<RandomInputSpec>(spec.inputs));
     const auto pairs = traced_pairs(spec.config, spec.trace.filter);
     EXPECT_EQ(v.inputs.q_pairs, pairs);
-    EXPECT_EQ(v.inputs.kv_pairs, pairs);  // multi-head: one kv head per query head
-    for (size_t p = 0; p < pairs.size(); ++p) {
-      const int64_t bh = pairs[p][0] * spec.config.heads + pairs[p][1];
+    // K and V once per kv head the traced query heads read (GQA: query head h reads h / group).
+    std::vector<std::array<int32_t, 2>> kv_pairs;
+    const int64_t group = spec.config.heads / spec.config.kv_heads();
+    for (const auto& [b, h] : pairs) {
+      const std::array<int32_t, 2> kv{b, static_cast<int32_t>(h / group)};
+      if (std::find(kv_pairs.begin(), kv_pairs.end(), kv) == kv_pairs.end()) kv_pairs.push_back(kv);
+    }
+    EXPECT_EQ(v.inputs.kv_pairs, kv_pairs);
+    EXPECT_EQ(v.inputs.k.shape, (std::vector<int64_t>{static_cast<int64_t>(kv_pairs.size()), spec.config.seq_kv,
+                                                      spec.config.head_dim}));
+    for (size_t p = 0; p < kv_pairs.size(); ++p) {
+      const int64_t bh = kv_pairs[p][0] * spec.config.kv_heads() + kv_pairs[p][1];
       const int64_t n = spec.config.seq_kv * spec.config.head_dim;
-      for (int64_t i = 0; i < n; i += 7)
+      for (int64_t i = 0; i < n; i += 7) {
         ASSERT_EQ(v.inputs.k.get_float(static_cast<int64_t>(p) * n + i), full.k.get_float(bh * n + i));
+        ASSERT_EQ(v.inputs.v.get_float(static_cast<int64_t>(p) * n + i), full.v.get_float(bh * n + i));
+      }
     }
 
     const auto& m = v.metadata;

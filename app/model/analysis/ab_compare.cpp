@@ -316,17 +316,17 @@ Symptom ab_symptom(const ABReport& r) {
                                       format_ranges(std::span<const int64_t>(r.first_difference->query_rows))
                                 : std::string();
   if (!r.inputs_identical) {
-    s.kind = "inputs_differ";
+    s.set_kind(SymptomKind::inputs_differ);
     s.line = "A and B did not run on the same inputs, so they are not compared: " + r.inputs_note;
   } else if (r.differing > 0 && r.same_kernel && r.tilings_match && !backends_differ(r)) {
-    s.kind = "race";
+    s.set_kind(SymptomKind::race);
     s.line = "a race: the same kernel on the same inputs gave different results in A and B (" +
              std::to_string(r.differing) + " of " + std::to_string(r.compared) + " events differ, first at " + where +
              "): the result depends on the thread schedule — look for a missing __syncthreads() between the last "
              "reads of a shared-memory tile and the writes that replace it";
   } else if (r.differing > 0) {
     const bool a_bad = !r.a.clean(), b_bad = !r.b.clean();
-    s.kind = "runs_differ";
+    s.set_kind(SymptomKind::runs_differ);
     s.line = std::string(r.same_kernel && backends_differ(r)
                              ? "the same kernel on the same inputs gives different results on the " + backend_of(r.a) +
                                    " and " + backend_of(r.b) + " backends: "
@@ -338,11 +338,11 @@ Symptom ab_symptom(const ABReport& r) {
     else if (a_bad && b_bad) s.line += "; neither matches the reference. A: " + r.a.symptom.line + ". B: " + r.b.symptom.line;
     else s.line += ", though each is within tolerance of the reference";
   } else if (!r.a.clean() || !r.b.clean()) {
-    s.kind = "both_diverge";
+    s.set_kind(SymptomKind::both_diverge);
     s.line = "A and B agree with each other (compared at " + r.compared_at + ") but not with the reference: " +
              (!r.a.clean() ? r.a.symptom.line : r.b.symptom.line);
   } else {
-    s.kind = "agree";
+    s.set_kind(SymptomKind::agree);
     s.line = "A and B agree (compared at " + r.compared_at + ", " + std::to_string(r.compared) +
              (r.tilings_match ? " events" : " output rows") + ") and both match the float64 reference";
   }

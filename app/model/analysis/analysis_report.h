@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app/model/analysis/symptom_kinds.h"
 #include "app/model/analysis/tolerance.h"
 #include "app/model/float_grid.h"
 #include "base/attention_config.h"
@@ -38,6 +39,60 @@ struct NonFiniteCounts {
   uint64_t total() const { return nan + pos_inf + neg_inf; }
 };
 
+// One dimension of where something is wrong: the indices that fail among those compared (both
+// sorted, unique), e.g. batches {1} of {0, 1}.
+struct IndexSet {
+  std::vector<int64_t> failing;
+  std::vector<int64_t> compared;
+  bool empty() const { return failing.empty(); }
+  bool all() const { return !failing.empty() && failing.size() == compared.size(); }
+};
+
+// Where a stage is wrong, dimension by dimension (failing_sets.h writes them as text).
+struct FailingSets {
+  uint64_t events_failing = 0, events_compared = 0;
+  IndexSet batches, heads;
+  IndexSet query_rows;   // query indices within the batch's sequence
+  IndexSet splits;       // the events' split (-1: none)
+  IndexSet steps;        // the events' step in their block
+  IndexSet key_ends;     // one past the last key an event covers (its kv tile / split end)
+  IndexSet columns;      // head-dim columns with a failing O cell (of the checked events)
+  uint8_t quantities = 0;            // QuantityBit over the failing rows
+  uint64_t column_events_checked = 0;  // failing events whose cells were compared for `columns`
+};
+
+// The cell furthest outside the tolerance, as torch.testing.assert_close reports its greatest
+// mismatch: where, both values, the absolute and relative error, the allowed error and the
+// ratio. Values are in the compared convention (event_comparison.h).
+struct WorstCell {
+  int64_t event_index = -1;
+  EventHeader header{};
+  int64_t query = 0;          // query index within the (batch, head)
+  std::string quantity;       // "m", "lse", "l", "O", "O/l"
+  int32_t column = -1;        // head-dim column of an O cell; -1 for m, LSE and l
+  double trace = 0, reference = 0;
+  double abs_error = 0;       // |trace - reference| (inf for NaN or a one-sided infinity)
+  double rel_error = 0;       // abs_error / |reference| (inf where the reference is 0)
+  double allowed = 0;         // the bar: atol + rtol x row_scale
+  double atol = 0;            // the bar's absolute part (for raw unnormalised O: the rule's atol x l)
+  double rtol = 0;
+  double row_scale = 0;       // the row's largest |reference| of the quantity (what rtol multiplies)
+  double ratio = 0;           // abs_error / allowed
+};
+
+// A row that holds NaN or an infinity where the reference is finite.
+struct NonFiniteRow {
+  int64_t event_index = -1;
+  EventHeader header{};            // the event's
+  int64_t query = 0;
+  uint16_t nan = 0, pos_inf = 0, neg_inf = 0;  // values of the row (m, l and O)
+  bool m_non_finite = false, l_non_finite = false;
+  int32_t o_columns = 0;           // O columns that are non-finite
+  bool holds_no_key_state = false; // m = -inf, l = 0, O = 0: the trace says the row saw no key
+  int64_t reference_keys = 0;      // keys the row sees within the event's key ranges
+  KeyRange reference_span{0, 0};   // the first and one past the last of them
+};
+
 struct StageReport {
   int32_t stage = 0;        // index in the run's stage table
   StageInfo info;           // name, kind, pass
@@ -48,6 +103,8 @@ struct StageReport {
   QuantityStats m, l, o_norm, o_raw;  // m is LSE in the normalised convention
   NonFiniteCounts non_finite;
   int64_t first_failing_event = -1;   // index into the run's events
+  FailingSets failing;                // where its events are wrong
+  std::optional<WorstCell> worst_cell;
   bool clean() const { return events_failing == 0 && events_missing == 0; }
 };
 
@@ -98,10 +155,38 @@ struct ErrorGrid {
   int64_t column_of(int64_t key_end) const;
 };
 
+// A fact measured about the errors, true whether or not a mechanism is named: a constant ratio
+// or offset to the expected value, rows confined to a set, non-finite rows... (symptoms.h).
+struct Finding {
+  std::string id;                        // stable: "constant_ratio", "rows_max_rose", ...
+  std::string text;                      // one line
+  std::map<std::string, double> numbers;
+};
+
+// A cause, named only when its sufficient evidence holds over the whole run (mechanisms.h).
+struct Mechanism {
+  SymptomKind kind = SymptomKind::unexplained;
+  std::string id;                        // to_string(kind)
+  std::string claim;                     // what the kernel does, with its numbers
+  std::string scope;                     // where it acts: "every step", "split 1 only"
+  std::vector<std::string> evidence;     // what it rests on, one line each
+  std::map<std::string, double> numbers; // the model's parameters and tallies
+};
+
 struct Symptom {
-  std::string kind;     // a category of the errors' shape (see symptoms.h), e.g. "reduce_only"
+  std::string kind;     // the stable id of `category` (symptom_kinds.h), e.g. "reduce_scaled_by_l"
   std::string line;     // one sentence a person can act on
   std::vector<std::string> details;  // the evidence, one line each
+  SymptomKind category = SymptomKind::clean;
+  std::optional<Mechanism> mechanism;    // the cause, when one is established
+  std::vector<Mechanism> alternatives;   // others that fit every error equally
+  std::vector<Finding> findings;         // what was measured
+  int32_t origin_stage = -1;             // the stage whose events go wrong by themselves first
+
+  void set_kind(SymptomKind k) {
+    category = k;
+    kind = std::string(to_string(k));
+  }
 };
 
 enum class Verdict { clean, divergence };
@@ -125,6 +210,8 @@ struct AnalysisReport {
 
   std::vector<ErrorGrid> grids;               // per traced stage and (batch, head)
   std::vector<ErrorGrid> overview;            // per (batch, head): worst of the non-final stages
+  std::optional<WorstCell> worst_cell;        // over every stage
+  std::vector<NonFiniteRow> non_finite_rows;  // in event order, at most kMaxNonFiniteRows
   Symptom symptom;
 
   bool clean() const { return verdict == Verdict::clean; }
@@ -141,5 +228,7 @@ std::string_view to_string(Verdict v);
 // The grids' cell budget over a whole report: beyond it, grids are pooled over query rows so
 // that a trace claiming huge sizes cannot make the analysis allocate without bound.
 inline constexpr int64_t kMaxReportGridCells = int64_t{1} << 26;
+// Non-finite rows listed in a report (their counts per stage are always complete).
+inline constexpr size_t kMaxNonFiniteRows = 256;
 
 }  // namespace ts

@@ -1,3 +1,8 @@
+// The analysis of one run in phases, each a function below: identify (which events can be
+// compared, their row blocks), compare (every event's rows against the reference), judge (the
+// verdicts under the tolerance, stage figures, grids), missing (planned events never written),
+// first divergence (in the kernel's own order), measure (where it is wrong as sets, the worst
+// cell: failing_sets.h, worst_cell.h), diagnose (symptoms.h).
 #include "app/model/analysis/analyze_run.h"
 
 #include <algorithm>
@@ -10,9 +15,11 @@
 
 #include "app/model/analysis/absent_cells.h"
 #include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/naive_baseline.h"
 #include "app/model/analysis/parallel_for.h"
 #include "app/model/analysis/symptoms.h"
+#include "app/model/analysis/worst_cell.h"
 #include "instrumentation/trace/trace_file.h"
 
 namespace ts {
@@ -362,7 +369,9 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
   mark_absent_cells(rep);  // why each empty grid cell is empty: masked, never written, not traced
   find_first_divergence(run, ref, rep);
   rep.verdict = rep.first_divergence.found ? Verdict::divergence : Verdict::clean;
-  rep.symptom = diagnose(rep, run, ref);
+  measure_failing_sets(run, ref, row_errors, rep);
+  find_worst_cells(run, ref, rep);
+  rep.symptom = diagnose(rep, run, ref, workers);
   return rep;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace ts {
 
@@ -48,6 +49,34 @@ std::vector<size_t> kernel_order(std::span<const EventHeader> headers, const std
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
   return order;
+}
+
+std::vector<size_t> sample_row_blocks(std::span<const size_t> events, std::span<const EventHeader> headers,
+                                      const SampleBudget& budget, bool& sampled) {
+  uint64_t rows = 0, block_rows = 0;
+  std::set<RowBlock> blocks;
+  for (size_t e : events) {
+    const uint64_t n = static_cast<uint64_t>(std::max(0, headers[e].rows));
+    rows += n;
+    if (blocks.insert(row_block(headers[e])).second) block_rows += n;
+  }
+  sampled = rows > budget.event_rows || block_rows > budget.row_block_rows;
+  if (!sampled) return {events.begin(), events.end()};
+  uint64_t every = 1;
+  while (every * std::max<uint64_t>(1, budget.event_rows) < rows || every * std::max<uint64_t>(1, budget.row_block_rows) < block_rows)
+    every *= 2;
+  auto key = [&](const EventHeader& h) {
+    return static_cast<uint64_t>(h.q_begin / std::max(1, h.rows)) + static_cast<uint64_t>(h.head) + static_cast<uint64_t>(h.batch);
+  };
+  std::vector<size_t> out;
+  for (size_t e : events)
+    if (key(headers[e]) % every == 0) out.push_back(e);
+  if (out.empty()) {  // no row block on the lattice: the first row block's events
+    const RowBlock first = row_block(headers[events.front()]);
+    for (size_t e : events)
+      if (row_block(headers[e]) == first) out.push_back(e);
+  }
+  return out;
 }
 
 std::string describe_keys(std::span<const KeyRange> ranges) {

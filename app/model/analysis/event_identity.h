@@ -59,6 +59,24 @@ std::string event_problem(const EventHeader& h, const AttentionSpec& spec);
 // comes back as 0, 1, 2, ...): the order a stepping UI walks the events in.
 std::vector<size_t> kernel_order(std::span<const EventHeader> headers, const std::vector<StageInfo>& stages);
 
+// What a pass over events may cost: the rows it compares, and the rows of the distinct row
+// blocks whose references it needs (each costs rows x keys x head_dim to compute, whatever the
+// number of its events: a FA-1 query tile's 64 steps read one row block).
+struct SampleBudget {
+  uint64_t event_rows = 0;
+  uint64_t row_block_rows = 0;
+};
+
+// A sample of `events` (indices into `headers`) within `budget`: all of them when they fit; else
+// the events of the row blocks whose key q_begin / rows + head + batch is a multiple of K (the
+// smallest power of two that brings both costs within the budget), so that a pass over the sample
+// reaches evenly across queries, heads and batches, and every sampled pass of a run picks row
+// blocks from the same nested sets (those of a larger K are among a smaller K's): the references
+// one pass computed serve the next. Never empty when `events` is not. `sampled` says whether
+// events were left out.
+std::vector<size_t> sample_row_blocks(std::span<const size_t> events, std::span<const EventHeader> headers,
+                                      const SampleBudget& budget, bool& sampled);
+
 // "keys 0-4095", "keys 0-127 and 256-383", "no key".
 std::string describe_keys(std::span<const KeyRange> ranges);
 

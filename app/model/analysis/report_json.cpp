@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
 
@@ -54,8 +55,84 @@ nlohmann::json place_json(const EventHeader& h, const std::vector<StageInfo>& st
   return j;
 }
 
+// Sorted indices as inclusive runs: [[0, 15], [17, 17]].
+nlohmann::json runs_json(const std::vector<int64_t>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out.push_back({v[i], v[j]});
+    i = j + 1;
+  }
+  return out;
+}
+
+nlohmann::json index_set_json(const IndexSet& s, std::string_view one, std::string_view many) {
+  return {{"failing", runs_json(s.failing)}, {"compared", runs_json(s.compared)}, {"all", s.all()},
+          {"count", s.failing.size()}, {"of", s.compared.size()}, {"text", index_set_text(s, one, many)}};
+}
+
+nlohmann::json failing_sets_json(const FailingSets& f) {
+  return {{"events_failing", f.events_failing},
+          {"events_compared", f.events_compared},
+          {"batches", index_set_json(f.batches, "batch", "batches")},
+          {"heads", index_set_json(f.heads, "head", "heads")},
+          {"query_rows", index_set_json(f.query_rows, "query", "queries")},
+          {"splits", index_set_json(f.splits, "split", "splits")},
+          {"steps", index_set_json(f.steps, "step", "steps")},
+          {"key_ends", index_set_json(f.key_ends, "key", "keys")},
+          {"columns", index_set_json(f.columns, "head-dim column", "head-dim columns")},
+          {"column_events_checked", f.column_events_checked},
+          {"quantities", quantities(f.quantities)},
+          {"text", failing_sets_text(f)}};
+}
+
+nlohmann::json numbers_json(const std::map<std::string, double>& numbers) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : numbers) j[k] = json_figure(v);
+  return j;
+}
+
+nlohmann::json mechanism_json(const Mechanism& m) {
+  return {{"id", m.id}, {"claim", m.claim}, {"scope", m.scope}, {"evidence", m.evidence}, {"numbers", numbers_json(m.numbers)},
+          {"meaning", std::string(symptom_kind_info(m.kind).meaning)}};
+}
+
+nlohmann::json worst_cell_json(const WorstCell& w, const std::vector<StageInfo>& stages) {
+  return {{"place", place_json(w.header, stages)},
+          {"event_index", w.event_index},
+          {"query", w.query},
+          {"quantity", w.quantity},
+          {"column", w.column < 0 ? nlohmann::json(nullptr) : nlohmann::json(w.column)},
+          {"trace", json_figure(w.trace)},
+          {"reference", json_figure(w.reference)},
+          {"abs_error", json_figure(w.abs_error)},
+          {"rel_error", json_figure(w.rel_error)},
+          {"allowed", json_figure(w.allowed)},
+          {"atol", json_figure(w.atol)},
+          {"rtol", json_figure(w.rtol)},
+          {"row_scale", json_figure(w.row_scale)},
+          {"error_over_allowed", json_figure(w.ratio)}};
+}
+
+nlohmann::json non_finite_json(const NonFiniteRow& n, const std::vector<StageInfo>& stages) {
+  return {{"place", place_json(n.header, stages)},
+          {"event_index", n.event_index},
+          {"query", n.query},
+          {"nan", n.nan},
+          {"pos_inf", n.pos_inf},
+          {"neg_inf", n.neg_inf},
+          {"m_non_finite", n.m_non_finite},
+          {"l_non_finite", n.l_non_finite},
+          {"o_columns_non_finite", n.o_columns},
+          {"holds_no_key_state", n.holds_no_key_state},
+          {"reference_keys", n.reference_keys},
+          {"reference_span", {n.reference_span.begin, n.reference_span.end}}};
+}
+
 nlohmann::json tolerance_json(const Tolerance& t) {
   nlohmann::json j = {{"kind", t.from_rule ? "rule" : "explicit"}, {"description", t.describe()},
+                      {"rule", std::string(comparison_rule())},
                       {"intermediate", bars_json(t.intermediate)}, {"final", bars_json(t.final_stage)}};
   if (t.from_rule)
     j["naive_errors"] = {{"m_f32", json_figure(t.naive.m_f32)},
@@ -87,6 +164,22 @@ nlohmann::json report_json(const AnalysisReport& r) {
   j["symptom"] = r.symptom.line;
   j["symptom_kind"] = r.symptom.kind;
   j["details"] = r.symptom.details;
+  j["mechanism"] = r.symptom.mechanism ? mechanism_json(*r.symptom.mechanism) : nlohmann::json(nullptr);
+  nlohmann::json alternatives = nlohmann::json::array();
+  for (const Mechanism& m : r.symptom.alternatives) alternatives.push_back(mechanism_json(m));
+  j["alternatives"] = alternatives;
+  nlohmann::json findings = nlohmann::json::array();
+  for (const Finding& f : r.symptom.findings) findings.push_back({{"id", f.id}, {"text", f.text}, {"numbers", numbers_json(f.numbers)}});
+  j["findings"] = findings;
+  j["origin_stage"] = r.symptom.origin_stage >= 0 ? nlohmann::json(r.stage_name(r.symptom.origin_stage)) : nlohmann::json(nullptr);
+  nlohmann::json sets = nlohmann::json::object();
+  for (const StageReport& s : r.stages)
+    if (s.events_failing > 0) sets[s.info.name] = failing_sets_json(s.failing);
+  j["failing_sets"] = sets;
+  j["worst_cell"] = r.worst_cell ? worst_cell_json(*r.worst_cell, r.stage_table) : nlohmann::json(nullptr);
+  nlohmann::json non_finite = nlohmann::json::array();
+  for (const NonFiniteRow& n : r.non_finite_rows) non_finite.push_back(non_finite_json(n, r.stage_table));
+  j["non_finite_rows"] = non_finite;
   j["tolerance"] = tolerance_json(r.tolerance);
 
   const Divergence& d = r.first_divergence;
@@ -125,6 +218,8 @@ nlohmann::json report_json(const AnalysisReport& r) {
         {"o_raw", quantity_json(s.o_raw)},
         {"non_finite", {{"nan", s.non_finite.nan}, {"pos_inf", s.non_finite.pos_inf}, {"neg_inf", s.non_finite.neg_inf}}},
         {"first_failing_event", s.first_failing_event}};
+    if (s.events_failing > 0) stages[s.info.name]["failing_sets"] = failing_sets_json(s.failing);
+    if (s.worst_cell) stages[s.info.name]["worst_cell"] = worst_cell_json(*s.worst_cell, r.stage_table);
   }
   j["stages"] = stages;
 

@@ -3,9 +3,22 @@
 // "NaN", since JSON has no such numbers.
 //
 //   {"verdict": "divergence", "symptom": "...", "symptom_kind": "reduce_scaled_by_l",
+//    "mechanism": {"id": "reduce_scaled_by_l", "claim": "...", "scope": "...", "evidence": [...],
+//                  "numbers": {"wrong_rows": 320, ...}} | null,
+//    "alternatives": [mechanisms that fit equally], "findings": [{"id", "text", "numbers"}],
+//    "origin_stage": "splitk.reduce",
+//    "failing_sets": {"splitk.reduce": {"batches": {"failing": [[1, 1]], "compared": [[0, 1]],
+//                     "all": false, "text": "batch 1 only (of 0-1)"}, "heads": ..., "query_rows": ...,
+//                     "splits": ..., "steps": ..., "key_ends": ..., "columns": ..., "text": "..."}},
+//    "worst_cell": {"place": {...}, "query": 5, "quantity": "O/l", "column": 3, "trace": ...,
+//                   "reference": ..., "abs_error": ..., "rel_error": ..., "allowed": ...,
+//                   "error_over_allowed": ...},
+//    "non_finite_rows": [{"place", "query", "nan", "pos_inf", "neg_inf", "holds_no_key_state",
+//                         "reference_keys", ...}],
 //    "first_divergence": {"stage": "splitk.reduce", "batch": 0, "head": 0, "query_tile": 0,
 //                         "split": 0, "query_row": 0, "query_rows": [0, ...], ...},
-//    "stages": {"splitk.partial": {"events": {...}, "o_norm": {"max_abs": ...}, ...}}, ...}
+//    "stages": {"splitk.partial": {"events": {...}, "o_norm": {"max_abs": ...}, "failing_sets": ...,
+//                                  "worst_cell": ...}}, "tolerance": {"rule": "...", ...}, ...}
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <sstream>
 
+#include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
 #include "app/model/analysis/symptoms.h"
+#include "app/model/analysis/worst_cell.h"
 
 namespace ts {
 namespace {
@@ -24,6 +26,35 @@ std::string divergence_text(const Divergence& d, const AnalysisReport& r) {
   if (d.failed & kFailL) what += " l";
   if (d.failed & (kFailONorm | kFailORaw)) what += " O";
   s += "; wrong:" + what + " (up to " + format_figure(d.worst_ratio) + " x tolerance)";
+  return s;
+}
+
+// One non-finite row in words: "query 128 at my.tile ...: -Inf in m; the no-key state, but the
+// reference sees 1 key (128)".
+std::string non_finite_text(const NonFiniteRow& n, const AnalysisReport& r) {
+  std::vector<std::string> kinds;
+  if (n.nan) kinds.push_back("NaN");
+  if (n.pos_inf) kinds.push_back("+Inf");
+  if (n.neg_inf) kinds.push_back("-Inf");
+  std::vector<std::string> where;
+  if (n.m_non_finite) where.push_back("m");
+  if (n.l_non_finite) where.push_back("l");
+  if (n.o_columns) where.push_back(std::to_string(n.o_columns) + " O columns");
+  std::string s = "query " + std::to_string(n.query) + " at " + describe_event(n.header, r.stage_table, r.attention) + ":";
+  for (size_t i = 0; i < kinds.size(); ++i) s += (i ? "/" : " ") + kinds[i];
+  s += " in";
+  for (size_t i = 0; i < where.size(); ++i) s += (i ? ", " : " ") + where[i];
+  if (n.holds_no_key_state) {
+    s += " (the no-key state m = -inf, l = 0";
+    if (n.reference_keys > 0)
+      s += ", but the reference sees " +
+           (n.reference_keys == 1 ? "key " + std::to_string(n.reference_span.begin)
+                                  : std::to_string(n.reference_keys) + " keys, " + std::to_string(n.reference_span.begin) +
+                                        "-" + std::to_string(n.reference_span.end - 1));
+    s += ")";
+  } else if (n.reference_keys == 0) {
+    s += " (the row sees no key there)";
+  }
   return s;
 }
 
@@ -46,10 +77,13 @@ void stage_table(std::ostringstream& out, const AnalysisReport& r) {
 
 std::string config_line(const AttentionConfig& c) {
   std::ostringstream s;
-  s << to_string(c.kernel) << " " << to_string(c.dtype) << " B=" << c.batch << " H=" << c.heads << " Sq=" << c.seq_q
-    << " Skv=" << c.seq_kv << " D=" << c.head_dim;
+  s << to_string(c.kernel) << " " << to_string(c.dtype) << " B=" << c.batch << " H=" << c.heads;
+  if (c.kv_heads() != c.heads) s << " Hkv=" << c.kv_heads();
+  s << " Sq=" << c.seq_q << " Skv=" << c.seq_kv << " D=" << c.head_dim;
   if (c.kernel == KernelKind::splitk) s << " splits=" << c.num_splits;
   if (c.causal) s << " causal";
+  if (c.has_window()) s << " window=" << window_text(c.window_left, c.window_right);
+  if (c.softcap > 0.0) s << " softcap=" << c.softcap;
   if (c.fault != Fault::none) s << " fault=" << to_string(c.fault);
   return s.str();
 }
@@ -63,8 +97,31 @@ std::string report_text(const AnalysisReport& r) {
   out << "run:              " << r.label << "  (" << run_line(r) << ")\n";
   out << "verdict:          " << (r.clean() ? "clean" : "DIVERGENCE") << "\n";
   out << "symptom:          " << r.symptom.line << "\n";
+  if (r.symptom.mechanism) {
+    const Mechanism& m = *r.symptom.mechanism;
+    out << "mechanism:        " << m.id << ", acts in " << m.scope << "\n";
+    for (const std::string& e : m.evidence) out << "  evidence:       " << e << "\n";
+  }
+  for (const Mechanism& m : r.symptom.alternatives) {
+    out << "fits equally:     " << m.id << ": " << m.claim << " (" << m.scope << ")\n";
+    for (const std::string& e : m.evidence) out << "  evidence:       " << e << "\n";
+  }
+  for (const Finding& f : r.symptom.findings) out << "measured:         " << f.text << "\n";
   if (r.first_divergence.found)
     out << "first divergence: " << divergence_text(r.first_divergence, r) << "\n";
+  for (const StageReport& s : r.stages)
+    if (s.events_failing > 0) out << "where:            " << s.info.name << ": " << failing_sets_text(s.failing) << "\n";
+  if (r.worst_cell) out << "worst cell:       " << describe_worst_cell(*r.worst_cell, r) << "\n";
+  if (!r.non_finite_rows.empty()) {
+    const size_t shown = std::min<size_t>(r.non_finite_rows.size(), 4);
+    for (size_t i = 0; i < shown; ++i) {
+      const NonFiniteRow& n = r.non_finite_rows[i];
+      out << "non-finite:       " << non_finite_text(n, r) << "\n";
+    }
+    if (r.non_finite_rows.size() > shown)
+      out << "                  ... " << r.non_finite_rows.size() - shown << " more rows"
+          << (r.non_finite_rows.size() == kMaxNonFiniteRows ? " (listing capped)" : "") << "\n";
+  }
   stage_table(out, r);
   if (!r.missing.empty()) {
     out << "missing events:   " << r.missing.size() << " never written, e.g. "
@@ -72,6 +129,7 @@ std::string report_text(const AnalysisReport& r) {
   }
   for (const std::string& a : r.anomalies) out << "note:             " << a << "\n";
   out << "tolerance:        " << r.tolerance.describe() << "\n";
+  out << "                  " << comparison_rule() << " (docs/diagnosis.md)\n";
   return out.str();
 }
 

@@ -1,25 +1,20 @@
-// The symptom line: what the shape of the errors says about the bug, in words a kernel author
-// can act on. Derived only from the errors (which stage, which tiles and splits, which rows,
-// which quantities, NaN where the reference sees no key, missing events, what the error equals),
-// never from the fault named in a trace's metadata: the analysis must work on a user's kernel.
+// The diagnosis: what the errors say about the bug, in words a kernel author can act on, and
+// never more than they establish. Derived only from the errors (never from the fault named in a
+// trace's metadata: the analysis must work on a user's kernel).
 //
-// Kinds (Symptom::kind), checked in this order:
-//   clean              every event within tolerance
-//   missing_partial    a split wrote no partial and the reduce reads its unwritten state
-//   missing_events     events the kernel never wrote (other cases)
-//   nan_fully_masked   NaN exactly in rows that see no key in the event's kv tiles
-//   query_layout       partials right; the reduce right for query 0, wrong from query 1 on
-//   reduce_scaled_by_l partials right; the reduce's m and l right, its O = l x the reference
-//   reduce_only        every partial matches; the reduce is wrong (other shapes)
-//   final_only         every intermediate state matches; the final output is wrong
-//   first_tile_only    right after the first kv tile, wrong after, m / l wrong (no rescaling)
-//   stale_state        m and l right; O = reference + earlier tiles' P.V added again (never reset)
-//   multi_tile_o       m and l right; O wrong once a second kv tile is used (leak or race)
-//   o_only             m and l right; O wrong from the first kv tile (V misread: race?)
-//   nan, inf           non-finite values where the reference is finite (other shapes)
-//   wrong_values       anything else: where the first wrong values are, which quantities
-// A race shows as errors that change between schedules; one run cannot show that, an A/B of two
-// captures with different --perturb-seed can (ab_compare.h, kind "race").
+//   1. Local replay (local_replay.h) finds the stage whose events go wrong by themselves first —
+//      the origin — and the stages that are wrong only through what they read from it.
+//   2. Mechanisms (mechanisms.h) are tested on the origin's events; one is named only when it
+//      reproduces every row that goes wrong there and breaks no right row. Several that fit
+//      equally are listed as competing. Missing events and NaN where a row sees no key are
+//      mechanisms too.
+//   3. Whatever is named or not, what was measured is said (error_shape.h: which quantities,
+//      constant ratios and what they equal, per-row factors, rows whose running max rose, rows
+//      at a mask boundary, the tail, non-finite rows), with where the origin goes wrong as sets.
+//
+// Symptom::kind is a SymptomKind's stable id (symptom_kinds.h): a mechanism's when one is
+// established, else clean, missing_partial, missing_events, competing, unexplained or non_finite.
+// The line: the mechanism's claim and what it rests on, or what was measured and where.
 #pragma once
 
 #include "app/model/analysis/analysis_report.h"
@@ -28,6 +23,7 @@
 
 namespace ts {
 
-Symptom diagnose(const AnalysisReport& report, const RunView& run, const RunReference& reference);
+// `workers`: threads for the one pass over every failing event (0: every core).
+Symptom diagnose(const AnalysisReport& report, const RunView& run, const RunReference& reference, unsigned workers = 0);
 
 }  // namespace ts

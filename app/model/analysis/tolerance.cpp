@@ -94,6 +94,12 @@ Tolerance override_tolerance(const ToleranceOverride& bounds) {
   return t;
 }
 
+std::string_view comparison_rule() {
+  return "a value passes when |trace - reference| <= atol + rtol x s, where s is its row's largest |reference| of "
+         "that quantity (m or LSE, l, O/l, raw O); raw unnormalised O uses atol x the row's l; NaN never passes, equal "
+         "infinities do; error / allowed > 1 fails";
+}
+
 std::string Tolerance::describe() const {
   if (!from_rule)
     return "explicit: |error| <= " + number(override_bounds.atol) + " + " + number(override_bounds.rtol) +

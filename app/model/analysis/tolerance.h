@@ -83,6 +83,10 @@ struct Tolerance {
   std::string describe() const;  // one line, for reports
 };
 
+// How a value is judged under any Tolerance, in one sentence (reports print it;
+// docs/diagnosis.md explains it with its numbers).
+std::string_view comparison_rule();
+
 // The absolute floor of the rule: an O(1) value's last few bits in the given precision (it
 // matters where the naive error is 0, e.g. a row that sees one key: O = V exactly).
 double tolerance_floor(DType precision);

@@ -16,8 +16,9 @@
 namespace ts {
 
 // Q, K, V read from files: three files in q, k, v order (each a .npy or a .safetensors holding
-// one tensor), or one .safetensors holding tensors named q, k and v. Each must be
-// [batch, heads, seq, head_dim] in the config's dtype, with finite values.
+// one tensor), or one .safetensors holding tensors named q, k and v: q [batch, heads, seq_q,
+// head_dim], k and v [batch, heads_kv, seq_kv, head_dim] (config.kv_heads()), in the config's
+// dtype, with finite values.
 struct InputFiles {
   std::vector<std::filesystem::path> paths;
 };
