@@ -10,6 +10,9 @@
 #   launch-panel.png             the launch panel
 #   export-dialog.png            File > Export over the demo's detail
 #   error-panel.png              a corrupt trace: the error in the window, the viewer carries on
+#   splitk-clean-overview.png    the fixed kernel's overview: every cell cool (within tolerance) on
+#                                the same fixed scale the failing demo is hot on
+#   timeline-gpu.png             the timeline of a real H200 trace (assets/traces): SMs x time
 # Builds nothing: BUILD_DIR (default build/default) must hold tilescope and tilescope-gui, e.g.
 #   cmake --preset default && cmake --build build/default --target tilescope tilescope-gui
 # Needs a display, or xvfb-run (used when DISPLAY is unset). Usage: scripts/screenshots.sh
@@ -146,3 +149,5 @@ shot export-dialog.png "$work/splitk-demo.trace.safetensors" --select first-dive
 # A trace cut short: its header promises more data than the file holds.
 head -c 4096 "$work/splitk-demo.trace.safetensors" >"$work/corrupt.trace.safetensors"
 shot error-panel.png "$work/corrupt.trace.safetensors"
+shot splitk-clean-overview.png "$work/splitk-fixed.trace.safetensors"
+shot timeline-gpu.png assets/traces/splitk_double_count_l.gpu.trace.safetensors --panel timeline
