@@ -3,8 +3,8 @@
 // itself, coloured by its worst error / tolerance on the one fixed tolerance scale (colormap.h)
 // or by its split; hover for the event, click to select it (the detail follows). Beside it, the
 // duration of each stage and of each split, with the straggler split and the wait between
-// passes (does the reduce wait for the slowest split?). Wheel zooms time around the cursor, a
-// drag pans, a double-click fits.
+// passes (does the reduce wait for the slowest split?); a click on a row zooms to it. Wheel zooms
+// time around the cursor, a drag pans, a double-click fits.
 #pragma once
 
 #include <memory>

@@ -53,7 +53,11 @@ ViewerWindow::ViewerWindow(const GuiOptions& o, ErrorLog& errors)
       detail_(o) {
   if (const std::string why = recent_.load(); !why.empty()) errors_.report("recent files", why);
   if (o.select) pending_select_ = parse_select_request(*o.select);
-  panel_ = o.panel.value_or(o.synthetic ? GuiPanel::synthetic : (o.run || o.demo) ? GuiPanel::both : GuiPanel::launch);
+  // Two runs (--against) are opened to be compared: the A/B tab, unless --panel says otherwise.
+  panel_ = o.panel.value_or(o.synthetic                ? GuiPanel::synthetic
+                            : (o.run && o.against)     ? GuiPanel::ab
+                            : (o.run || o.demo)        ? GuiPanel::both
+                                                       : GuiPanel::launch);
   if (panel_ == GuiPanel::synthetic) synthetic_ = std::make_unique<DemoWindow>(o);
   select_tab_ = panel_;
   if (o.run && o.against) open_pair(*o.run, *o.against);

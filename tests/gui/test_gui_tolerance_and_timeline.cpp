@@ -162,6 +162,19 @@ TEST(GuiTolerance, SelectingAnEventPastTheEndIsAnError) {
   EXPECT_FALSE(s.layout["run"].is_null());
 }
 
+TEST(GuiTolerance, TwoRunsOpenOnTheABTab) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto a = dir.path() / "a.trace.safetensors", b = dir.path() / "b.trace.safetensors";
+  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, a);
+  testing::capture_cpu(testing::splitk_small(Fault::none), seed, b);
+  const Shot s = run_screenshot(dir, "against", {a.string(), "--against", b.string()}, "1366x768");
+  keep(dir, "against");
+  EXPECT_EQ(s.layout["panel"], "ab");
+  EXPECT_FALSE(s.layout["run_b"].is_null());
+  EXPECT_TRUE(s.layout["errors"].empty()) << s.layout["errors"];
+}
+
 TEST(GuiTimeline, AGpuTraceShowsItsSMsAndItsErrors) {
   testing::TempDir dir;
   const auto trace = std::filesystem::path(TS_ASSETS_DIR) / "traces/splitk_double_count_l.gpu.trace.safetensors";
