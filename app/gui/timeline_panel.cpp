@@ -41,8 +41,10 @@ void TimelinePanel::update(const ViewerSession& s) {
   if (run == shown_run_) return;
   shown_run_ = run;
   timeline_ = run ? build_timeline(*run) : Timeline{};
+  axis_ = timeline_axis(timeline_, collapse_gaps);
+  axis_collapsed_ = collapse_gaps;
   view_begin_ = 0;
-  view_end_ = std::max<double>(1.0, static_cast<double>(timeline_.end_ns));
+  view_end_ = std::max(1.0, axis_.length);
 }
 
 void TimelinePanel::zoom_to(const TimelineSpan& span) {
@@ -52,9 +54,10 @@ void TimelinePanel::zoom_to(const TimelineSpan& span) {
     const EventHeader& h = shown_run_->headers[b.event];
     if (h.stage == span.stage && (span.split < 0 || h.split == span.split)) begin = std::min(begin, b.start_ns);
   }
-  const double width = std::max(100.0, static_cast<double>(span.last_ns - begin));
-  view_begin_ = static_cast<double>(begin) - 0.05 * width;
-  view_end_ = static_cast<double>(span.last_ns) + 0.05 * width;
+  const double a = axis_.to_axis(static_cast<double>(begin)), b = axis_.to_axis(static_cast<double>(span.last_ns));
+  const double width = std::max(100.0, b - a);
+  view_begin_ = a - 0.05 * width;
+  view_end_ = b + 0.05 * width;
 }
 
 void TimelinePanel::draw_durations(const ViewerSession& s, float width) {
@@ -148,7 +151,7 @@ void TimelinePanel::draw_lanes(ViewerSession& s, ImVec2 size) {
   if (hovered && io.MouseWheel != 0) {
     const double at = view_begin_ + (io.MousePos.x - plot_x0) / plot_w * span;
     const double k = std::pow(0.8, static_cast<double>(io.MouseWheel));
-    const double new_span = std::clamp(span * k, 100.0, std::max(100.0, 1.2 * static_cast<double>(timeline_.end_ns)));
+    const double new_span = std::clamp(span * k, 100.0, std::max(100.0, 1.2 * axis_.length));
     view_begin_ = at - (at - view_begin_) * new_span / span;
     view_end_ = view_begin_ + new_span;
   }
@@ -158,13 +161,28 @@ void TimelinePanel::draw_lanes(ViewerSession& s, ImVec2 size) {
   }
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
     view_begin_ = 0;
-    view_end_ = std::max<double>(1.0, static_cast<double>(timeline_.end_ns));
+    view_end_ = std::max(1.0, axis_.length);
   }
   span = std::max(1.0, view_end_ - view_begin_);
-  const auto x_of = [&](double ns) { return plot_x0 + static_cast<float>((ns - view_begin_) / span * plot_w); };
+  const auto x_of_axis = [&](double a) { return plot_x0 + static_cast<float>((a - view_begin_) / span * plot_w); };
+  const auto x_of = [&](double ns) { return x_of_axis(axis_.to_axis(ns)); };
 
   dl->AddRectFilled(ImVec2(plot_x0, plot_y0), ImVec2(plot_x0 + plot_w, plot_y0 + plot_h), theme::kImageBackground);
   dl->PushClipRect(ImVec2(origin.x, plot_y0), ImVec2(plot_x0 + plot_w, plot_y0 + plot_h), true);
+  // Idle gaps drawn narrow: a hatched band with the time they stand for.
+  for (const TimelineAxis::Cut& c : axis_.cuts) {
+    const float x0 = x_of(static_cast<double>(c.begin_ns)), x1 = x_of(static_cast<double>(c.end_ns));
+    if (x1 < plot_x0 || x0 > plot_x0 + plot_w) continue;
+    dl->AddRectFilled(ImVec2(x0, plot_y0), ImVec2(x1, plot_y0 + plot_h), IM_COL32(40, 42, 48, 255));
+    for (float y = plot_y0; y < plot_y0 + plot_h; y += 8)
+      dl->AddLine(ImVec2(x0, y), ImVec2(x1, y + (x1 - x0) * 0.5f), IM_COL32(70, 72, 80, 255));
+    const std::string idle = "idle " + format_duration_ns(c.end_ns - c.begin_ns);
+    const ImVec2 ts = ImGui::CalcTextSize(idle.c_str());
+    const float cx = (x0 + x1) / 2, cy = plot_y0 + plot_h / 2;
+    dl->AddRectFilled(ImVec2(cx - ts.x / 2 - 3, cy - ts.y / 2 - 2), ImVec2(cx + ts.x / 2 + 3, cy + ts.y / 2 + 2),
+                      IM_COL32(24, 25, 28, 230));
+    dl->AddText(ImVec2(cx - ts.x / 2, cy - ts.y / 2), theme::kDimText, idle.c_str());
+  }
   // Lane labels where they fit (every k-th lane otherwise).
   const float text_h = ImGui::GetTextLineHeight();
   const size_t label_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(text_h / std::max(1.0f, lane_h))));
@@ -203,8 +221,15 @@ void TimelinePanel::draw_lanes(ViewerSession& s, ImVec2 size) {
   const double raw_step = span / std::max(1.0, static_cast<double>(plot_w) / 120.0);
   const double decade = std::pow(10.0, std::floor(std::log10(raw_step)));
   const double step = raw_step / decade < 2 ? 2 * decade : raw_step / decade < 5 ? 5 * decade : 10 * decade;
-  for (double t = std::ceil(view_begin_ / step) * step; t <= view_end_; t += step) {
-    const float x = x_of(t);
+  // Ticks at round axis positions, labelled with the time they stand for (after a cut gap the
+  // two differ); none inside a gap.
+  for (double a = std::ceil(view_begin_ / step) * step; a <= view_end_; a += step) {
+    const double t = axis_.to_ns(a);
+    const bool in_gap = std::any_of(axis_.cuts.begin(), axis_.cuts.end(), [&](const TimelineAxis::Cut& c) {
+      return t > static_cast<double>(c.begin_ns) && t < static_cast<double>(c.end_ns);
+    });
+    if (in_gap) continue;
+    const float x = x_of_axis(a);
     dl->AddLine(ImVec2(x, plot_y0 + plot_h), ImVec2(x, plot_y0 + plot_h + 4), theme::kTick);
     const std::string label = format_duration_ns(static_cast<int64_t>(std::llround(t)));
     const float w = ImGui::CalcTextSize(label.c_str()).x;
@@ -242,7 +267,8 @@ nlohmann::json TimelinePanel::layout() const {
   j["clock"] = timeline_.clock;
   j["end_ns"] = timeline_.end_ns;
   j["plot"] = {plot_[0], plot_[1], plot_[2], plot_[3]};
-  j["view_ns"] = {view_begin_, view_end_};
+  j["view_axis"] = {view_begin_, view_end_};
+  j["idle_gaps"] = axis_.cuts.size();
   return j;
 }
 
@@ -272,6 +298,16 @@ void TimelinePanel::draw(ViewerSession& s, ImVec2 size) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The fixed tolerance scale: blue within it, red to yellow over it");
   ImGui::SameLine();
   if (ImGui::RadioButton("split", &mode, 1)) colour_by_split = true;
+  ImGui::SameLine(0, 20);
+  ImGui::Checkbox("Collapse idle gaps", &collapse_gaps);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Spans with no event open (launch gaps between passes) drawn narrow, their length written on them");
+  if (collapse_gaps != axis_collapsed_) {
+    axis_ = timeline_axis(timeline_, collapse_gaps);
+    axis_collapsed_ = collapse_gaps;
+    view_begin_ = 0;
+    view_end_ = std::max(1.0, axis_.length);
+  }
   ImGui::SameLine(0, 20);
   ImGui::TextDisabled("wheel: zoom   drag: pan   double-click: fit   click: select");
   draw_durations(s, size.x);

@@ -23,6 +23,7 @@ class TimelinePanel {
   void draw(ViewerSession& session, ImVec2 size);
 
   bool colour_by_split = false;  // else by error / tolerance
+  bool collapse_gaps = true;     // idle spans (between passes) drawn narrow (timeline.h: TimelineAxis)
 
   // For --layout-json: lanes, boxes, the clock and where the lanes were drawn (screen pixels).
   nlohmann::json layout() const;
@@ -35,7 +36,9 @@ class TimelinePanel {
 
   const RunView* shown_run_ = nullptr;
   Timeline timeline_;
-  // The visible time window, in ns from the timeline's origin.
+  TimelineAxis axis_;
+  bool axis_collapsed_ = true;  // what axis_ was made with
+  // The visible window, in axis units (ns from the timeline's origin where no gap is cut).
   double view_begin_ = 0, view_end_ = 1;
   float plot_[4] = {0, 0, 0, 0};  // x, y, w, h of the lanes as last drawn (0: not drawn)
 };

@@ -187,6 +187,8 @@ TEST(GuiTimeline, AGpuTraceShowsItsSMsAndItsErrors) {
   EXPECT_GT(t["lanes"].size(), 1u) << "the events ran on several SMs";
   EXPECT_GT(t["boxes"].get<size_t>(), 10u);
   EXPECT_GT(t["end_ns"].get<int64_t>(), 0);
+  // The launch gap between the partial and the reduce pass is drawn narrow.
+  EXPECT_GE(t["idle_gaps"].get<size_t>(), 1u);
   // The partials are right (cool), the reduce is wrong (hot): both show in the lanes.
   const double fx = s.layout["framebuffer_scale"][0], fy = s.layout["framebuffer_scale"][1];
   const auto& p = t["plot"];

@@ -111,6 +111,45 @@ TEST(Timeline, EveryTimedEventIsOneBoxChainedWithinItsBlock) {
   }
 }
 
+TEST(Timeline, IdleGapsAreCutNarrowAndTheAxisStaysMonotonic) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 20; ++trial) {
+    size_t untimed = 0;
+    const RunView run = random_run(rng, untimed);
+    const Timeline t = build_timeline(run);
+    // The two passes are ~100 us apart and each lasts at most ~25 us: one gap between them.
+    const TimelineAxis axis = timeline_axis(t, true);
+    ASSERT_GE(axis.cuts.size(), 1u);
+    EXPECT_LT(axis.length, 0.6 * static_cast<double>(t.end_ns));
+    for (const TimelineAxis::Cut& c : axis.cuts) {
+      EXPECT_LT(c.shown, static_cast<double>(c.end_ns - c.begin_ns));
+      for (const TimelineBox& b : t.boxes)  // no box is open inside a cut
+        EXPECT_FALSE(b.start_ns < c.end_ns && b.end_ns > c.begin_ns && b.end_ns > b.start_ns &&
+                     std::max(b.start_ns, c.begin_ns) < std::min(b.end_ns, c.end_ns))
+            << "box " << b.start_ns << "-" << b.end_ns << " in gap " << c.begin_ns << "-" << c.end_ns;
+    }
+    std::uniform_real_distribution<double> any(0.0, static_cast<double>(t.end_ns));
+    std::vector<double> xs(200);
+    for (double& x : xs) x = any(rng);
+    std::sort(xs.begin(), xs.end());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      EXPECT_NEAR(axis.to_ns(axis.to_axis(xs[i])), xs[i], 1e-6 * static_cast<double>(t.end_ns));
+      if (i > 0) {
+        EXPECT_LE(axis.to_axis(xs[i - 1]), axis.to_axis(xs[i]));
+      }
+    }
+    EXPECT_NEAR(axis.to_axis(static_cast<double>(t.end_ns)), axis.length, 1e-6);
+    // Busy time keeps its length: a box is as wide on the axis as in time.
+    for (const TimelineBox& b : t.boxes)
+      EXPECT_NEAR(axis.to_axis(static_cast<double>(b.end_ns)) - axis.to_axis(static_cast<double>(b.start_ns)),
+                  static_cast<double>(b.end_ns - b.start_ns), 1e-6);
+    const TimelineAxis plain = timeline_axis(t, false);
+    EXPECT_TRUE(plain.cuts.empty());
+    EXPECT_EQ(plain.to_axis(1234.0), 1234.0);
+  }
+}
+
 TEST(Timeline, ARunWithoutTimesIsEmptyAndSaysSo) {
   RunView run;
   run.stages = {{"s", StageKind::state, 0}};

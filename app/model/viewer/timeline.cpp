@@ -96,6 +96,56 @@ Timeline build_timeline(const RunView& run) {
   return t;
 }
 
+double TimelineAxis::to_axis(double ns) const {
+  double removed = 0;
+  for (const Cut& c : cuts) {
+    const double b = static_cast<double>(c.begin_ns), e = static_cast<double>(c.end_ns);
+    if (ns <= b) break;
+    if (ns < e) return b - removed + (ns - b) / (e - b) * c.shown;  // inside the gap: linear in it
+    removed += (e - b) - c.shown;
+  }
+  return ns - removed;
+}
+
+double TimelineAxis::to_ns(double axis) const {
+  double removed = 0;
+  for (const Cut& c : cuts) {
+    const double b = static_cast<double>(c.begin_ns), e = static_cast<double>(c.end_ns);
+    const double ab = b - removed;  // where the gap starts on the axis
+    if (axis <= ab) break;
+    if (axis < ab + c.shown) return b + (axis - ab) / c.shown * (e - b);
+    removed += (e - b) - c.shown;
+  }
+  return axis + removed;
+}
+
+TimelineAxis timeline_axis(const Timeline& t, bool collapse_gaps, double min_fraction, double shown_fraction) {
+  TimelineAxis axis;
+  axis.length = static_cast<double>(t.end_ns);
+  if (!collapse_gaps || t.boxes.empty() || t.end_ns <= 0) return axis;
+  // Busy intervals merged in time order; what lies between them is idle.
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const TimelineBox& b : t.boxes) spans.emplace_back(b.start_ns, b.end_ns);
+  std::sort(spans.begin(), spans.end());
+  const double min_gap = min_fraction * static_cast<double>(t.end_ns);
+  int64_t busy_until = spans.front().second;
+  std::vector<TimelineAxis::Cut> gaps;
+  for (const auto& [b, e] : spans) {
+    if (static_cast<double>(b - busy_until) > min_gap) gaps.push_back({busy_until, b, 0});
+    busy_until = std::max(busy_until, e);
+  }
+  if (gaps.empty()) return axis;
+  double kept = static_cast<double>(t.end_ns);
+  for (const auto& g : gaps) kept -= static_cast<double>(g.end_ns - g.begin_ns);
+  // Everything idle: nothing to keep in proportion; leave the axis as it is.
+  if (kept <= 0) return axis;
+  const double shown = std::max(shown_fraction * kept, 1.0);
+  for (auto& g : gaps) g.shown = std::min(shown, static_cast<double>(g.end_ns - g.begin_ns));
+  axis.cuts = std::move(gaps);
+  axis.length = axis.to_axis(static_cast<double>(t.end_ns));
+  return axis;
+}
+
 int32_t straggler_split(const Timeline& t, int32_t stage) {
   int32_t best = -1;
   int64_t last = std::numeric_limits<int64_t>::min();

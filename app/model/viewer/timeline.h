@@ -52,6 +52,25 @@ struct Timeline {
   bool empty() const { return boxes.empty(); }
 };
 
+// Idle time: the spans in which no box is open (between passes on a GPU, the launch gap can be a
+// thousand times the passes' own length). A time axis with them drawn narrow: each gap longer
+// than `min_fraction` of the timeline's length is cut to `shown_fraction` of the length of what
+// remains, so that the passes fill the picture and the gaps still show (with their length
+// written on them).
+struct TimelineAxis {
+  struct Cut {
+    int64_t begin_ns = 0, end_ns = 0;  // the idle span, from origin_ns
+    double shown = 0;                  // its width on the axis, in axis units
+  };
+  std::vector<Cut> cuts;               // ascending, disjoint
+  double length = 0;                   // the axis's length in axis units (= end_ns with no cuts)
+
+  double to_axis(double ns) const;     // monotonic; identity with no cuts
+  double to_ns(double axis) const;     // its inverse
+};
+TimelineAxis timeline_axis(const Timeline& t, bool collapse_gaps, double min_fraction = 0.05,
+                           double shown_fraction = 0.03);
+
 // Throws nothing: a run without times gives an empty timeline (with untimed_events counted).
 Timeline build_timeline(const RunView& run);
 
