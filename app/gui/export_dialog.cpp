@@ -1,10 +1,13 @@
 #include "app/gui/export_dialog.h"
 
+#include <filesystem>
+
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "app/gui/error_injection.h"
 #include "app/gui/imgui_scopes.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 
@@ -24,9 +27,17 @@ std::optional<ExportRequest> ExportDialog::draw(bool have_run) {
   if (!popup) return out;
   ImGui::TextWrapped("The heatmaps on screen (the detail's trace, reference and diff, the overview's grids, or the "
                      "A/B views) with their colormaps and ranges as shown.");
-  ImGui::TextDisabled("Folder: a new or empty one, or an earlier export (replaced whole); any other is refused");
+  {
+    const ImGuiTextWrapScope wrap(0);
+    ImGui::TextDisabled("Folder: a new or empty one, or an earlier export (replaced whole); any other is refused");
+  }
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##folder", &folder_);
+  // Never silently: a folder that exists is said so before anything is replaced.
+  std::error_code ec;
+  if (!folder_.empty() && std::filesystem::exists(folder_, ec))
+    ImGui::TextColored(ImVec4(0.94f, 0.75f, 0.31f, 1), "%s exists: an earlier export there is replaced",
+                       printable(std::filesystem::path(folder_).filename().string()).c_str());
   ImGui::Checkbox("PNG (colour bar, axes, title)", &choice_.png);
   ImGui::Checkbox(".npy arrays (float32; a mask beside masked grids)", &choice_.npy);
   {
