@@ -34,6 +34,8 @@ class DetailPanel {
   std::vector<HeatmapViewLayout> layouts() const;
   std::vector<ExportableHeatmap> exportables() const;
   HeatmapNavigation& navigation() { return nav_; }
+  const HeatmapDisplay& values_display() const { return values_display_; }
+  const HeatmapDisplay& diff_display() const { return diff_display_; }
   // The picked cell's numbers as last drawn (for --layout-json).
   const std::optional<CellReadout>& readout() const { return readout_; }
 

@@ -42,17 +42,19 @@ std::optional<ExportRequest> ExportDialog::draw(bool have_run) {
   ImGui::Checkbox(".npy arrays (float32; a mask beside masked grids)", &choice_.npy);
   {
     const ImGuiDisabledScope disabled(!have_run);
+    ImGui::Checkbox("every step of these query rows as numbered frames (trace, reference, diff)", &choice_.frames);
     ImGui::Checkbox("the analysis's evidence (report/: summary.json, error grids, first divergence)", &choice_.report);
     error_injection().throw_if_aimed_at("export-dialog");  // in a modal popup, disabled items pushed
   }
   ImGui::Spacing();
-  const bool any = choice_.png || choice_.npy || (choice_.report && have_run);
+  const bool any = choice_.png || choice_.npy || (choice_.report && have_run);  // frames need PNG or .npy
   {
     const ImGuiDisabledScope disabled(!any || folder_.empty());
     if (ImGui::Button("Export", ImVec2(120, 0))) {
       out = choice_;
       out->folder = folder_;
       out->report = out->report && have_run;
+      out->frames = out->frames && have_run;
       ImGui::CloseCurrentPopup();
     }
   }

@@ -266,13 +266,28 @@ void ViewerWindow::export_current(const ExportRequest& req) {
     for (ExportableHeatmap& e : overview_.exportables()) items.push_back(std::move(e));
   }
   std::optional<LoadedRun> run;
-  if (req.report && session_.has_run()) run = session_.run();
-  start_job("export to " + req.folder.string(), [items, req, run](JobProgress& p) -> Apply {
+  if ((req.report || req.frames) && session_.has_run()) run = session_.run();
+  // Frames: the selected event's query rows, every step of them in the kernel's order.
+  std::vector<size_t> frame_events;
+  if (req.frames && session_.selected()) {
+    EventStepper rows = session_.stepper();
+    rows.scope = StepScope::row_block;
+    frame_events = rows.scope_events();
+  }
+  const bool normalised = detail_.normalised;
+  const HeatmapDisplay values = detail_.values_display(), diff = detail_.diff_display();
+  start_job("export to " + req.folder.string(), [items, req, run, frame_events, normalised, values,
+                                                 diff](JobProgress& p) mutable -> Apply {
+    if (!frame_events.empty() && run) {
+      p.set_phase("comparing " + std::to_string(frame_events.size()) + " frames");
+      for (ExportableHeatmap& h : event_frames(*run->run, *run->reference, frame_events, normalised, values, diff))
+        items.push_back(std::move(h));
+    }
     p.set_phase("writing heatmaps");
     // One export folder: the heatmaps, and the analysis's evidence in report/ (its own export).
     const auto report = [&](const std::filesystem::path& staging) {
       std::vector<std::filesystem::path> files;
-      if (!run) return files;
+      if (!run || !req.report) return files;
       p.set_phase("writing the analysis's evidence");
       for (const ExportedFile& f : export_run(*run->run, *run->report, staging / "report").files) files.push_back(f.path);
       return files;
