@@ -42,6 +42,16 @@ __attribute__((target("avx,f16c"))) void round_f16_f16c(float* x, size_t n) {
   }
 }
 
+__attribute__((target("avx,f16c"))) void store_f16_f16c(const float* x, size_t n, uint16_t* out) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; ++i)
+    out[i] = static_cast<uint16_t>(
+        _mm_cvtsi128_si32(_mm_cvtps_ph(_mm_set_ss(x[i]), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+}
+
 __attribute__((target("avx,f16c"))) void widen_f16_f16c(const uint16_t* h, size_t n, float* out) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -91,6 +101,38 @@ void widen_f16(const uint16_t* half_bits, size_t n, float* out) {
     __half_raw raw;
     raw.x = half_bits[i];
     out[i] = __half2float(__half(raw));
+  }
+}
+
+void store_as_dtype(DType dtype, const float* x, size_t n, void* out) {
+  switch (dtype) {
+    case DType::f32:
+      std::memcpy(out, x, n * sizeof(float));
+      return;
+    case DType::bf16: {
+      auto* o = static_cast<uint16_t*>(out);
+      for (size_t i = 0; i < n; ++i) {
+        const float r = round_bf16(x[i]);
+        uint32_t u;
+        std::memcpy(&u, &r, sizeof u);
+        o[i] = static_cast<uint16_t>(u >> 16);
+      }
+      return;
+    }
+    case DType::f16: {
+      auto* o = static_cast<uint16_t*>(out);
+#ifdef TS_HAVE_F16C_PATH
+      if (cpu_has_f16c()) {
+        store_f16_f16c(x, n, o);
+        return;
+      }
+#endif
+      for (size_t i = 0; i < n; ++i) {
+        const __half_raw raw = __half(__float2half_rn(x[i]));
+        o[i] = raw.x;
+      }
+      return;
+    }
   }
 }
 

@@ -19,6 +19,10 @@ void round_to_dtype(DType dtype, float* x, size_t n);
 // One value (the same rounding).
 float round_to_dtype(DType dtype, float x);
 
+// out (n elements of dtype, little-endian) = x[i] rounded to the dtype (the same rounding; f32:
+// a copy), for i in [0, n).
+void store_as_dtype(DType dtype, const float* x, size_t n, void* out);
+
 // out[i] = the fp16 value whose bits are half_bits[i], as float32 (exact), for i in [0, n).
 void widen_f16(const uint16_t* half_bits, size_t n, float* out);
 

@@ -283,27 +283,37 @@ CapturedEvents collect_events(const LaunchPlan& plan, const EventHeader* headers
   ev.stages = plan.stages;
   ev.dropped = dropped;
   ev.requested = static_cast<uint64_t>(plan.trace_requested);
-  const size_t rows = static_cast<size_t>(plan.event_rows);
-  const size_t orow = rows * static_cast<size_t>(plan.config.head_dim);
   size_t written = 0;
   for (int64_t s = 0; s < plan.trace_slots; ++s)
     if (headers[s].stage >= 0) ++written;
   ev.headers.reserve(written);
-  ev.m.reserve(written * rows);
-  ev.l.reserve(written * rows);
-  ev.o.reserve(written * orow);
-  for (int64_t s = 0; s < plan.trace_slots; ++s) {
-    if (headers[s].stage < 0) continue;  // never written: listed as missing below
-    const size_t at = static_cast<size_t>(s);
-    ev.headers.push_back(headers[s]);
-    ev.m.insert(ev.m.end(), m + at * rows, m + (at + 1) * rows);
-    ev.l.insert(ev.l.end(), l + at * rows, l + (at + 1) * rows);
-    ev.o.insert(ev.o.end(), o + at * orow, o + (at + 1) * orow);
-  }
-  if (written < static_cast<size_t>(plan.trace_slots))
+  for (int64_t s = 0; s < plan.trace_slots; ++s)
+    if (headers[s].stage >= 0) ev.headers.push_back(headers[s]);  // the others were never written:
+  if (written < static_cast<size_t>(plan.trace_slots))              // listed as missing
     for_each_planned_event(plan, [&](int64_t slot, const PlannedKernel& k, uint64_t block, int32_t stage, int32_t i) {
       if (slot < plan.trace_slots && headers[slot].stage < 0) ev.missing.push_back(planned_event(plan, k, block, stage, i));
     });
+  // Payloads compact: each event keeps the rows of its slot up to the most any event holds (a
+  // decode run's events hold 1 row of a block_m-row slot).
+  int32_t kept = 0;
+  for (const auto* list : {&ev.headers, &ev.missing})
+    for (const EventHeader& h : *list) kept = std::max(kept, std::min(h.rows, plan.event_rows));
+  if (ev.headers.empty() && ev.missing.empty()) kept = plan.event_rows;
+  ev.max_rows = kept;
+  const size_t rows = static_cast<size_t>(plan.event_rows), keep = static_cast<size_t>(kept);
+  const size_t d = static_cast<size_t>(plan.config.head_dim);
+  ev.m.resize(written * keep);
+  ev.l.resize(written * keep);
+  ev.o.resize(written * keep * d);
+  size_t e = 0;
+  for (int64_t s = 0; s < plan.trace_slots; ++s) {
+    if (headers[s].stage < 0) continue;
+    const size_t at = static_cast<size_t>(s);
+    std::copy_n(m + at * rows, keep, ev.m.data() + e * keep);
+    std::copy_n(l + at * rows, keep, ev.l.data() + e * keep);
+    std::copy_n(o + at * rows * d, keep * d, ev.o.data() + e * keep * d);
+    ++e;
+  }
   return ev;
 }
 

@@ -465,31 +465,51 @@ std::vector<std::pair<int64_t, int64_t>> key_union(std::span<const KeyRange> ran
 
 }  // namespace
 
+std::vector<int64_t> normalized_boundaries(const AttentionSpec& spec, std::vector<int64_t> boundaries) {
+  for (int64_t& x : boundaries) x = std::clamp<int64_t>(x, 0, spec.seq_kv);
+  boundaries.push_back(0);
+  boundaries.push_back(spec.seq_kv);
+  std::sort(boundaries.begin(), boundaries.end());
+  boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
+  return boundaries;
+}
+
 // Builds RowBlockReference (a friend: its constructor is private).
 struct RowBlockBuilder {
+  // The pieces' states computed here, on the CPU.
   static std::shared_ptr<const RowBlockReference> build(const AttentionSpec& spec, const RowBlock& block,
                                                         std::unique_ptr<RowBlockReference::Rows> rows,
                                                         std::shared_ptr<const ReferenceKeys> keys, bool owns_keys,
                                                         std::vector<int64_t> boundaries) {
+    boundaries = normalized_boundaries(spec, std::move(boundaries));
+    const size_t pieces = boundaries.size() - 1;
+    const size_t n = static_cast<size_t>(block.rows), d = static_cast<size_t>(spec.head_dim);
+    PieceStates states;
+    states.m.resize(pieces * n);
+    states.l.resize(pieces * n);
+    states.o.resize(pieces * n * d);
+    Scratch scratch;
+    for (size_t p = 0; p < pieces; ++p)
+      range_states(*rows, *keys, boundaries[p], boundaries[p + 1], scratch, states.m.data() + p * n,
+                   states.l.data() + p * n, states.o.data() + p * n * d);
+    return assemble(spec, block, std::move(rows), std::move(keys), owns_keys, std::move(boundaries),
+                    std::move(states));
+  }
+
+  // The pieces' states given (normalized boundaries), the prefixes merged here.
+  static std::shared_ptr<const RowBlockReference> assemble(const AttentionSpec& spec, const RowBlock& block,
+                                                           std::unique_ptr<RowBlockReference::Rows> rows,
+                                                           std::shared_ptr<const ReferenceKeys> keys, bool owns_keys,
+                                                           std::vector<int64_t> boundaries, PieceStates states) {
     std::shared_ptr<RowBlockReference> ref(new RowBlockReference());
     ref->block_ = block;
     ref->head_dim_ = static_cast<int32_t>(spec.head_dim);
-    for (int64_t& x : boundaries) x = std::clamp<int64_t>(x, 0, spec.seq_kv);
-    boundaries.push_back(0);
-    boundaries.push_back(spec.seq_kv);
-    std::sort(boundaries.begin(), boundaries.end());
-    boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
     ref->boundaries_ = std::move(boundaries);
-
     const size_t pieces = ref->boundaries_.size() - 1;
     const size_t n = static_cast<size_t>(block.rows), d = static_cast<size_t>(spec.head_dim);
-    ref->piece_m_.resize(pieces * n);
-    ref->piece_l_.resize(pieces * n);
-    ref->piece_o_.resize(pieces * n * d);
-    Scratch scratch;
-    for (size_t p = 0; p < pieces; ++p)
-      range_states(*rows, *keys, ref->boundaries_[p], ref->boundaries_[p + 1], scratch, ref->piece_m_.data() + p * n,
-                   ref->piece_l_.data() + p * n, ref->piece_o_.data() + p * n * d);
+    ref->piece_m_ = std::move(states.m);
+    ref->piece_l_ = std::move(states.l);
+    ref->piece_o_ = std::move(states.o);
     ref->prefix_m_ = ref->piece_m_;
     ref->prefix_l_ = ref->piece_l_;
     ref->prefix_o_ = ref->piece_o_;
@@ -592,15 +612,29 @@ void check_head_inputs(const AttentionSpec& spec, const HeadInputs& in) {
   check_pairs("kv_pairs", in.kv_pairs, spec.heads_kv);
 }
 
-ReferenceInputs::ReferenceInputs(AttentionSpec spec, HeadInputs inputs, unsigned workers)
-    : spec_(std::move(spec)), inputs_(std::move(inputs)) {
+ReferenceInputs::ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, unsigned workers)
+    : spec_(std::move(spec)) {
   validate(spec_);
-  check_head_inputs(spec_, inputs_);
+  check_head_inputs(spec_, inputs);
+  inputs_.q_pairs = inputs.q_pairs;
+  inputs_.kv_pairs = inputs.kv_pairs;
+  inputs_.q = inputs.q;
+  inputs_.k.dtype = inputs_.v.dtype = inputs.k.dtype;
   keys_.resize(inputs_.kv_pairs.size());
   parallel_for(static_cast<int64_t>(keys_.size()), workers, [&](int64_t i) {
-    keys_[static_cast<size_t>(i)] = convert_keys(inputs_.k, inputs_.v, i, spec_.seq_kv,
+    keys_[static_cast<size_t>(i)] = convert_keys(inputs.k, inputs.v, i, spec_.seq_kv,
                                                  static_cast<int32_t>(spec_.head_dim), 0, spec_.seq_kv);
   });
+}
+
+void ReferenceInputs::copy_keys(size_t kv_index, float* k, float* v) const {
+  const ReferenceKeys& keys = *keys_.at(kv_index);
+  const size_t d = static_cast<size_t>(keys.head_dim), n = static_cast<size_t>(keys.count);
+  std::copy_n(keys.v.data(), n * d, v);
+  for (size_t j = 0; j < n; ++j) {
+    const float* group = keys.k_groups.data() + (j / kScoreKeys) * d * kScoreKeys;
+    for (size_t c = 0; c < d; ++c) k[j * d + c] = group[c * kScoreKeys + j % kScoreKeys];
+  }
 }
 
 ReferenceInputs::~ReferenceInputs() = default;
@@ -728,6 +762,25 @@ std::shared_ptr<const RowBlockReference> compute_row_block(const ReferenceInputs
   auto rows = make_rows(spec, inputs.inputs().q, qi, block);
   return RowBlockBuilder::build(spec, block, std::move(rows), inputs.keys(block.batch, spec.kv_head_of(block.head)),
                                 false, std::move(boundaries));
+}
+
+std::shared_ptr<const RowBlockReference> row_block_from_pieces(const ReferenceInputs& inputs, const RowBlock& block,
+                                                              std::vector<int64_t> boundaries, PieceStates states) {
+  const AttentionSpec& spec = inputs.spec();
+  check_block(spec, block);
+  const int32_t qi = query_index(inputs.inputs(), block);
+  key_index(spec, inputs.inputs(), block);  // throws when absent
+  if (boundaries != normalized_boundaries(spec, boundaries))
+    throw std::invalid_argument("row_block_from_pieces: the boundaries must be sorted, unique, within [0, seq_kv] "
+                                "and include both ends");
+  const size_t pieces = boundaries.size() - 1, n = static_cast<size_t>(block.rows);
+  const size_t d = static_cast<size_t>(spec.head_dim);
+  if (states.m.size() != pieces * n || states.l.size() != pieces * n || states.o.size() != pieces * n * d)
+    throw std::invalid_argument("row_block_from_pieces: the piece states do not match " + std::to_string(pieces) +
+                                " pieces of " + std::to_string(n) + " rows");
+  return RowBlockBuilder::assemble(spec, block, make_rows(spec, inputs.inputs().q, qi, block),
+                                   inputs.keys(block.batch, spec.kv_head_of(block.head)), false, std::move(boundaries),
+                                   std::move(states));
 }
 
 std::shared_ptr<const RowBlockReference> compute_row_block(const AttentionSpec& spec, const HeadInputs& inputs,

@@ -81,14 +81,15 @@ RefState express(const RefState& canonical, int32_t convention_bits, double scal
 struct ReferenceKeys;
 
 // The inputs prepared for many row blocks: the spec (checked once) and the inputs (shapes and
-// dtype checked once), with every (batch, kv head)'s K and V converted once. Query
-// rows are converted per row block (a few rows each). Immutable once built: any number of
-// threads may compute row blocks from it.
+// dtype checked once), with every (batch, kv head)'s K and V converted once and kept only in
+// that form (inputs() holds the queries and the pairs; its k and v are empty: a decode trace's
+// are a GiB). Query rows are converted per row block (a few rows each). Immutable once built:
+// any number of threads may compute row blocks from it.
 class ReferenceInputs {
  public:
   // Throws ConfigError for an invalid spec, std::invalid_argument when the inputs do not fit
   // it (compute_row_block's checks). Converts on `workers` threads (0: all cores).
-  ReferenceInputs(AttentionSpec spec, HeadInputs inputs, unsigned workers = 0);
+  ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, unsigned workers = 0);
   ~ReferenceInputs();
   ReferenceInputs(ReferenceInputs&&) noexcept;
   ReferenceInputs& operator=(ReferenceInputs&&) noexcept;
@@ -99,6 +100,9 @@ class ReferenceInputs {
   std::shared_ptr<const ReferenceKeys> keys(int64_t batch, int64_t kv_head) const;
   // The inputs and their converted keys and values.
   size_t bytes() const;
+  // K and V of kv pair `kv_index` (an index into inputs().kv_pairs) as float32 (exact),
+  // [seq_kv][head_dim] each.
+  void copy_keys(size_t kv_index, float* k, float* v) const;
 
  private:
   AttentionSpec spec_;
@@ -168,6 +172,21 @@ std::shared_ptr<const RowBlockReference> compute_row_block(const AttentionSpec& 
                                                           const HeadInputs& inputs,
                                                           const RowBlock& block,
                                                           std::vector<int64_t> boundaries);
+
+// The boundaries compute_row_block uses: clipped to [0, seq_kv], with 0 and seq_kv, sorted,
+// unique. Piece p is keys [b[p], b[p + 1]).
+std::vector<int64_t> normalized_boundaries(const AttentionSpec& spec, std::vector<int64_t> boundaries);
+
+// The states of a row block's pieces: m, l [piece][row] and o [piece][row][head_dim], canonical.
+struct PieceStates {
+  std::vector<double> m, l, o;
+};
+// A row block's reference from its pieces' states computed elsewhere (the GPU:
+// kernels/reference_gpu.h), with `boundaries` normalized: the prefixes are merged and ranges off
+// the boundaries computed here as compute_row_block does. Throws std::invalid_argument as
+// compute_row_block, and when the boundaries are not normalized or the states' sizes do not fit.
+std::shared_ptr<const RowBlockReference> row_block_from_pieces(const ReferenceInputs& inputs, const RowBlock& block,
+                                                              std::vector<int64_t> boundaries, PieceStates states);
 
 // Throws std::invalid_argument naming the tensor and the problem when the inputs do not fit
 // the spec: shapes [pairs, seq, head_dim], q's dtype the spec's and k's and v's q's, pairs

@@ -16,6 +16,7 @@ packages=(
   fonts-dejavu-core                              # the viewer's UI font (else ImGui's built-in one)
   xvfb xauth libgl1-mesa-dri                     # screenshot tests (Mesa llvmpipe under Xvfb)
   python3 python3-numpy                          # traces load with numpy and no tilescope code
+  python3-venv                                   # the Python package's tests (tests/python/run.sh)
 )
 
 missing=()

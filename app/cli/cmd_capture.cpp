@@ -41,6 +41,7 @@ struct CaptureOptions {
   std::string window;  // "L,R"; empty: no window
   int64_t capacity = TraceRequest{}.capacity_events;
   bool no_trace = false;
+  bool store_inputs = false, no_store_inputs = false;
   int workers = 0;
   std::optional<uint64_t> perturb_seed;
   bool progress = false;
@@ -73,6 +74,7 @@ CaptureSpec spec_from(const CaptureOptions& o) {
     r.scale = o.input_scale;
     spec.inputs = r;
   }
+  if (o.store_inputs || o.no_store_inputs) spec.store_inputs = o.store_inputs;
   spec.trace.enabled = !o.no_trace;
   spec.trace.capacity_events = o.capacity;
   TraceFilter& f = spec.trace.filter;
@@ -97,17 +99,18 @@ void run(const CaptureOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   CancelOnSignal cancel;
   ProgressBar bar("capturing", o.progress || ProgressBar::stderr_is_terminal());
-  CaptureResult result =
-      run_capture(spec, [&bar](uint64_t done, uint64_t total) { bar.update(done, total); },
-                  cancel.flag());
-  bar.finish();
+  const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
+  const auto phase = [&bar](CapturePhase p) { bar.set_phase(to_string(p), progress_unit(p)); };
+  CaptureResult result = run_capture(spec, update, cancel.flag(), phase);
   // A request that came in after the last block: still nothing is written.
   if (cancel.requested()) throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
   {
     // One during the write: the temporary file goes, whatever was at the path stays.
     const CancelWrites cancel_writes(cancel.flag());
-    save_trace(result, output);
+    phase(CapturePhase::writing);
+    save_trace(result, output, update);
   }
+  bar.finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print_report(capture_summary(result, output, seconds));
@@ -131,7 +134,12 @@ void add_capture_command(CLI::App& app) {
   cmd->footer(
       "Example: tilescope capture --kernel splitk --fault double_count_l --backend cpu \\\n"
       "           --heads 2 --seq-q 64 --seq-kv 1024 --splits 8 -o run.trace.safetensors\n"
-      "Ranges A:B are half-open (A up to, not including, B); A: and :B leave an end open.");
+      "Ranges A:B are half-open (A up to, not including, B); A: and :B leave an end open.\n"
+      "What the trace stores: the attention, the config, every recorded event (the rows it holds),\n"
+      "missing events, the output and its LSE; and the inputs of the traced heads (--trace-batch,\n"
+      "--trace-head; K and V once per kv head): their values for --inputs files or --store-inputs,\n"
+      "else the random inputs' seed and spec with the SHA-256 of each tensor, re-made bit for bit\n"
+      "when the trace is opened (docs/trace-format.md says how, also in numpy).");
   // An option given twice: the last one wins (scripts append overrides).
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
@@ -210,6 +218,14 @@ void add_capture_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-trace", o->no_trace,
                 "Record no events (the file holds the inputs and the output only)");
+  CLI::Option* store = cmd->add_flag(
+      "--store-inputs", o->store_inputs,
+      "Store the traced heads' Q, K, V in the trace. Default: yes for --inputs files; for random inputs no: the "
+      "trace records their seed, spec and SHA-256, and they are re-made (and checked) when it is opened");
+  cmd->add_flag("--no-store-inputs", o->no_store_inputs,
+                "Store no input values: random inputs as their seed and SHA-256 (the default), --inputs files "
+                "as their names and SHA-256 only (the trace then cannot be analysed on its own)")
+      ->excludes(store);
   cmd->add_option("--workers", o->workers, "CPU backend: worker threads; 0 = all cores")
       ->capture_default_str();
   cmd->add_option("--perturb-seed", o->perturb_seed,

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/progress_bar.h"
 #include "app/cli/report_output.h"
 #include "app/model/analysis/ab_compare.h"
 #include "app/model/analysis/analyze_run.h"
@@ -28,6 +29,7 @@ struct DiffOptions {
   std::string tol;
   bool json = false;
   unsigned workers = 0;
+  bool progress = false;
 };
 
 // Analysis errors are bad input (the runs cannot be compared as given), not internal errors.
@@ -44,14 +46,30 @@ void run(const DiffOptions& o) {
   } catch (const ToleranceError& e) {
     bad_input(e);
   }
-  const RunView a = open_run(o.run);
+  // A bar on a terminal (quiet otherwise, and for work under half a second): re-making the
+  // inputs a trace records as their seed, then comparing its row blocks.
+  ProgressBar bar("diff", o.progress || ProgressBar::stderr_is_terminal());
+  const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
+  OpenRunOptions open;
+  open.workers = o.workers;
+  open.progress = update;
+  options.progress = update;
+  const auto open_traced = [&](const std::string& path) {
+    bar.set_phase("re-making inputs", "bytes");
+    RunView v = open_run(path, open);
+    bar.set_phase("comparing", "row blocks");
+    return v;
+  };
+  const RunView a = open_traced(o.run);
   if (o.against.empty()) {
     AnalysisReport report;
     try {
       report = analyze_run(a, options);
     } catch (const AnalysisError& e) {
+      bar.finish();
       bad_input(e);
     }
+    bar.finish();
     if (o.json) print_json(report_json(report));
     else print_report(report_text(report));
     if (report.clean() && report.dropped_events > 0) {
@@ -64,13 +82,15 @@ void run(const DiffOptions& o) {
     }
     throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
   }
-  const RunView b = open_run(o.against);
+  const RunView b = open_traced(o.against);
   ABReport report;
   try {
     report = compare_runs(a, b, options);
   } catch (const AnalysisError& e) {
+    bar.finish();
     bad_input(e);
   }
+  bar.finish();
   if (o.json) print_json(ab_report_json(report));
   else print_report(ab_report_text(report));
   if (!report.inputs_identical) {
@@ -97,6 +117,7 @@ void add_diff_command(CLI::App& app) {
                   "the correctness rule (2 x a naive same-precision implementation's error + a floor)");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->callback([o] { run(*o); });
 }
 

@@ -13,6 +13,7 @@
 
 #include "app/cli/cancel_signal.h"
 #include "app/cli/commands.h"
+#include "app/cli/progress_bar.h"
 #include "app/cli/report_output.h"
 #include "app/model/analysis/ab_compare.h"
 #include "app/model/analysis/analyze_run.h"
@@ -30,6 +31,7 @@ struct ExportCliOptions {
   std::string out;
   std::string tol;
   unsigned workers = 0;
+  bool progress = false;
 };
 
 [[noreturn]] void bad_input(const std::exception& e) {
@@ -56,11 +58,25 @@ void run(const ExportCliOptions& o) {
   // parent folders it created go. Exit 130 either way.
   CancelOnSignal cancel(OnSignal::exit_now);
   const CancelWrites cancel_writes(cancel.flag());
-  const RunView a = open_run(o.run);
+  // A bar on a terminal (quiet otherwise, and for work under half a second), as diff's.
+  ProgressBar bar("export", o.progress || ProgressBar::stderr_is_terminal());
+  const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
+  OpenRunOptions open;
+  open.workers = o.workers;
+  open.progress = update;
+  options.progress = update;
+  const auto open_traced = [&](const std::string& path) {
+    bar.set_phase("re-making inputs", "bytes");
+    RunView v = open_run(path, open);
+    bar.set_phase("comparing", "row blocks");
+    return v;
+  };
+  const RunView a = open_traced(o.run);
   bool clean = true;
   try {
     if (o.against.empty()) {
       const AnalysisReport report = analyze_run(a, options);
+      bar.finish();
       cancel.cancel_from_now_on();
       list(export_run(a, report, o.out), o.out);
       print_report("verdict: " + std::string(to_string(report.verdict)) + ": " + report.symptom.line + "\n");
@@ -72,8 +88,9 @@ void run(const ExportCliOptions& o) {
         throw CommandExit{kExitBadInput};
       }
     } else {
-      const RunView b = open_run(o.against);
+      const RunView b = open_traced(o.against);
       const ABReport report = compare_runs(a, b, options);
+      bar.finish();
       cancel.cancel_from_now_on();
       list(export_ab(a, b, report, o.out), o.out);
       print_report("verdict: " + std::string(to_string(report.verdict)) + ": " + report.symptom.line + "\n");
@@ -84,6 +101,7 @@ void run(const ExportCliOptions& o) {
       clean = report.clean();
     }
   } catch (const AnalysisError& e) {
+    bar.finish();
     bad_input(e);
   }
   throw CommandExit{clean ? kExitOk : kExitDivergence};
@@ -107,6 +125,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--against", o->against, "A second trace of the same problem (A/B: dir/a, dir/b, summary.json)");
   cmd->add_option("--tol", o->tol, "Explicit tolerance atol[,rtol] instead of the correctness rule");
   cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->callback([o] { run(*o); });
 }
 

@@ -12,12 +12,22 @@
 #include "app/cli/commands.h"
 #include "app/cli/report_output.h"
 #include "app/cli/run_text.h"
+#include "app/model/generated_inputs.h"
 #include "app/model/trace_session.h"
 #include "base/count_text.h"
 #include "instrumentation/trace/display_text.h"
 
 namespace ts::cli {
 namespace {
+
+// The inputs' recipe when the trace records them so (checked when the trace was opened).
+std::optional<GeneratedInputs> recipe_of(const RunView& run) {
+  try {
+    return read_generated_inputs(run.metadata);
+  } catch (const InputsRecipeError&) {
+    return std::nullopt;
+  }
+}
 
 struct InfoOptions {
   std::string file;
@@ -58,11 +68,15 @@ nlohmann::json info_json(const RunView& run, const std::string& file, uint64_t s
                  {"dropped", run.dropped_events},
                  {"requested", run.requested_events},
                  {"never_written", run.missing.size()}};
-  j["inputs"] = {{"present", !run.inputs.q_pairs.empty()},
-                 {"query_heads", pairs_json(run.inputs.q_pairs)},
-                 {"kv_heads", pairs_json(run.inputs.kv_pairs)},
-                 {"dtype", run.inputs.q_pairs.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(to_string(run.inputs.q.dtype))}};
+  // Inputs recorded as their recipe are not re-made for info: their pairs come from the recipe.
+  const std::optional<GeneratedInputs> recipe = recipe_of(run);
+  const auto& q_pairs = recipe ? recipe->q_pairs : run.inputs.q_pairs;
+  const auto& kv_pairs = recipe ? recipe->kv_pairs : run.inputs.kv_pairs;
+  j["inputs"] = {{"present", !q_pairs.empty()},
+                 {"stored", recipe ? "seed" : run.inputs.q_pairs.empty() ? "none" : "values"},
+                 {"query_heads", pairs_json(q_pairs)},
+                 {"kv_heads", pairs_json(kv_pairs)},
+                 {"dtype", q_pairs.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_string(run.attention.dtype))}};
   j["output"] = {{"present", run.output.has_value()},
                  {"shape", run.output ? nlohmann::json(run.output->shape) : nlohmann::json(nullptr)},
                  {"lse", run.output_lse.has_value()}};
@@ -76,10 +90,13 @@ std::string inputs_text(const RunView& run) {
     const std::string dist = meta(run, "inputs_distribution"), scale = meta(run, "inputs_scale"),
                       preset = meta(run, "inputs_preset");
     if (!dist.empty()) s += " (" + dist + ", scale " + scale + ", preset " + preset + ")";
+    if (recipe_of(run))
+      s += "; not stored: re-made from the seed and checked against their SHA-256 when the trace is opened";
     return s;
   }
   const std::string files = meta(run, trace_meta::inputs_files);
   if (files.empty()) return "not recorded";
+  const bool stored = meta(run, "inputs_stored") != "none";
   const auto names = nlohmann::json::parse(files, nullptr, false);
   const auto hashes = nlohmann::json::parse(meta(run, trace_meta::inputs_sha256), nullptr, false);
   if (!names.is_array()) return files;
@@ -89,6 +106,7 @@ std::string inputs_text(const RunView& run) {
     if (hashes.is_array() && i < hashes.size() && hashes[i].is_string())
       s += " (sha256 " + hashes[i].get<std::string>().substr(0, 16) + "...)";
   }
+  if (!stored) s += "; not stored in the trace";
   return s;
 }
 
@@ -150,7 +168,9 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
 }
 
 void run(const InfoOptions& o) {
-  const RunView view = open_run(o.file);
+  OpenRunOptions open;
+  open.remake_inputs = false;  // info describes the file: no GiB of inputs re-made for it
+  const RunView view = open_run(o.file, open);
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(o.file, ec);
   if (o.json) print_json(info_json(view, o.file, size));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace ts::cli {
 namespace {
@@ -10,6 +11,15 @@ namespace {
 constexpr auto kQuietStart = std::chrono::milliseconds(500);
 constexpr auto kRedrawEvery = std::chrono::milliseconds(100);
 constexpr int kBarWidth = 30;
+
+std::string bytes_count_text(uint64_t n) {
+  char buf[32];
+  const double b = static_cast<double>(n);
+  if (n < (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.0f KiB", b / 1024.0);
+  else if (n < (uint64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824.0);
+  return buf;
+}
 
 std::string count_text(uint64_t n) {
   char buf[32];
@@ -21,8 +31,12 @@ std::string count_text(uint64_t n) {
 
 }  // namespace
 
+// Test hook: TILESCOPE_TEST_PROGRESS_AT_ONCE=1 draws from the first update, so that a test's
+// short run shows its bar.
 ProgressBar::ProgressBar(std::string label, bool enabled)
-    : label_(std::move(label)), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+    : label_(std::move(label)), enabled_(enabled), start_(std::chrono::steady_clock::now()) {
+  if (std::getenv("TILESCOPE_TEST_PROGRESS_AT_ONCE")) start_ -= kQuietStart;
+}
 
 ProgressBar::~ProgressBar() { finish(); }
 
@@ -41,10 +55,21 @@ void ProgressBar::update(uint64_t done, uint64_t total) {
   std::string bar(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(kBarWidth - filled), '-');
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  std::fprintf(stderr, "\r%s [%s] %3d%%  %s/%s blocks  %.1f s ", label_.c_str(), bar.c_str(),
-               static_cast<int>(fraction * 100.0), count_text(done).c_str(),
-               count_text(total).c_str(), seconds);
+  const bool bytes = unit_ == "bytes";
+  const std::string counts = bytes ? bytes_count_text(done) + "/" + bytes_count_text(total)
+                                   : count_text(done) + "/" + count_text(total) + " " + unit_;
+  const std::string label = phase_.empty() ? label_ : label_ + ": " + phase_;
+  // \033[K clears what a longer line of an earlier phase left.
+  std::fprintf(stderr, "\r%s [%s] %3d%%  %s  %.1f s \033[K", label.c_str(), bar.c_str(),
+               static_cast<int>(fraction * 100.0), counts.c_str(), seconds);
   std::fflush(stderr);
+}
+
+void ProgressBar::set_phase(std::string phase, std::string unit) {
+  std::lock_guard lock(mutex_);
+  phase_ = std::move(phase);
+  unit_ = std::move(unit);
+  last_draw_ = {};  // the new phase is drawn at its first update
 }
 
 void ProgressBar::finish() {

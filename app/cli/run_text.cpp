@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/model/capture/capture_metadata.h"
+#include "app/model/trace_session.h"
 #include "base/count_text.h"
 #include "instrumentation/trace/display_text.h"
 
@@ -67,9 +68,18 @@ std::string capture_summary(const CaptureResult& result, const std::filesystem::
   s += "\n";
   std::error_code ec;
   const auto size = std::filesystem::file_size(written, ec);
-  s += "Wrote " + written.string() + " (" + (ec ? std::string("size unknown") : bytes_text(size)) +
-       "): the inputs of " + count_of(static_cast<int64_t>(run.inputs.q_pairs.size()), "query head") + " (" +
-       count_of(static_cast<int64_t>(run.inputs.kv_pairs.size()), "kv head") + ") and the output.\n";
+  const std::string heads = count_of(static_cast<int64_t>(run.inputs.q_pairs.size()), "query head") + " (" +
+                            count_of(static_cast<int64_t>(run.inputs.kv_pairs.size()), "kv head") + ")";
+  std::string inputs;
+  if (stores_inputs(result))
+    inputs = "the inputs of " + heads;
+  else if (inputs_are_remade(run))
+    inputs = "the inputs of " + heads + " as their seed and SHA-256 (re-made when it is opened; " +
+             "--store-inputs keeps the values)";
+  else
+    inputs = "the input files' names and SHA-256, not their values (it cannot be analysed without them)";
+  s += "Wrote " + written.string() + " (" + (ec ? std::string("size unknown") : bytes_text(size)) + "): " +
+       inputs + ", the events and the output.\n";
   return s;
 }
 

@@ -1,9 +1,12 @@
 #include "app/model/trace_session.h"
 
+#include <atomic>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "app/model/generated_inputs.h"
+#include "instrumentation/trace/file_bytes.h"
 #include "instrumentation/trace/file_error.h"
 
 namespace ts {
@@ -56,15 +59,49 @@ void read_kernel_description(const TraceFile& t, RunView& v, const Problem& fail
   v.tiling = tiling;
 }
 
+// Inputs recorded as their generator's spec: re-made and checked against their hashes.
+void remake_recorded_inputs(const TraceFile& t, RunView& v, const Problem& fail, const OpenRunOptions& options) {
+  std::optional<GeneratedInputs> recipe;
+  try {
+    recipe = read_generated_inputs(t.metadata());
+  } catch (const InputsRecipeError& e) {
+    throw fail(e.what());
+  }
+  if (!recipe) return;
+  if (t.has_inputs())
+    throw fail("it holds inputs.* tensors and an inputs_generated recipe; a trace holds one or the other");
+  if (!options.remake_inputs) return;
+  const uint64_t bytes = remade_input_bytes(t.attention(), *recipe);
+  check_fits_in_memory(t.display_name(), bytes);
+  RemakeProgress progress;
+  if (options.progress) {
+    // Bytes generated, then bytes hashed: twice the inputs' size in all.
+    auto done = std::make_shared<std::atomic<uint64_t>>(0);
+    const size_t element = dtype_size(t.attention().dtype);
+    const auto report = options.progress;
+    progress.generated = [done, element, bytes, report](int64_t n) {
+      report(done->fetch_add(static_cast<uint64_t>(n) * element) + static_cast<uint64_t>(n) * element, 2 * bytes);
+    };
+    progress.hashed = [done, bytes, report](size_t n) { report(done->fetch_add(n) + n, 2 * bytes); };
+  }
+  try {
+    v.inputs = remake_inputs(t.attention(), *recipe, options.workers, progress);
+  } catch (const InputsRecipeError& e) {
+    throw fail(e.what());
+  }
+}
+
 }  // namespace
 
-RunView open_run(const std::filesystem::path& path) {
-  RunView v = run_view_from_trace(std::make_shared<const TraceFile>(TraceFile::open(path)));
+bool inputs_are_remade(const RunView& run) { return run.metadata.count(std::string(input_meta::generated)) != 0; }
+
+RunView open_run(const std::filesystem::path& path, const OpenRunOptions& options) {
+  RunView v = run_view_from_trace(std::make_shared<const TraceFile>(TraceFile::open(path)), options);
   v.label = path.filename().string();
   return v;
 }
 
-RunView run_view_from_trace(std::shared_ptr<const TraceFile> trace) {
+RunView run_view_from_trace(std::shared_ptr<const TraceFile> trace, const OpenRunOptions& options) {
   const TraceFile& t = *trace;
   const Problem fail{t};
   RunView v;
@@ -85,6 +122,7 @@ RunView run_view_from_trace(std::shared_ptr<const TraceFile> trace) {
   v.l = t.l_all();
   v.o = t.o_all();
   if (std::optional<HeadInputs> in = t.read_inputs()) v.inputs = std::move(*in);
+  else remake_recorded_inputs(t, v, fail, options);
   v.output = t.read_output();
   v.output_lse = t.read_output_lse();
   v.payload_owner = std::move(trace);

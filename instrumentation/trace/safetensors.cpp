@@ -70,7 +70,7 @@ int64_t TensorInfo::numel() const {
 }
 
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
-                       const std::map<std::string, std::string>& metadata) {
+                       const std::map<std::string, std::string>& metadata, const WriteProgress& progress) {
   std::vector<const TensorToWrite*> order;
   std::set<std::string_view> names;
   for (const TensorToWrite& t : tensors) {
@@ -113,7 +113,15 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(uint64_t{text.size()} >> (8 * i));
   out.write(length, sizeof length);
   out.write(text.data(), text.size());
-  for (size_t i = 0; i < order.size(); ++i) out.write(order[i]->data, sizes[i]);
+  constexpr uint64_t kProgressStep = uint64_t{8} << 20;
+  const uint64_t total = 8 + text.size() + offset;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto* data = static_cast<const char*>(order[i]->data);
+    for (uint64_t at = 0; at < sizes[i]; at += kProgressStep) {
+      out.write(data + at, static_cast<size_t>(std::min(kProgressStep, sizes[i] - at)));
+      if (progress) progress(out.bytes_written(), total);
+    }
+  }
   out.commit();
 }
 

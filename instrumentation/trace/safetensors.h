@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -54,8 +55,10 @@ struct TensorToWrite {
 // Writes `tensors` and `metadata` to `path` atomically. Throws FileWriteError naming the path
 // when a name repeats, is "__metadata__" or is not valid UTF-8, a shape is negative or
 // overflows, or the file cannot be written (then no file, temporary or final, is left).
+// `progress`, when given, is told the bytes written of all after every few MiB.
+using WriteProgress = std::function<void(uint64_t written, uint64_t total)>;
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
-                       const std::map<std::string, std::string>& metadata);
+                       const std::map<std::string, std::string>& metadata, const WriteProgress& progress = {});
 
 // One tensor of a file, as its (checked) header describes it.
 struct TensorInfo {

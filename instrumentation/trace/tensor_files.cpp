@@ -18,36 +18,29 @@ namespace {
 
 constexpr std::string_view kNpyMagic = "\x93NUMPY";
 
-// Incremental SHA-256 over OpenSSL's EVP interface.
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
-      throw std::runtime_error("SHA-256: OpenSSL could not initialise a digest");
-  }
-  void update(const void* data, size_t size) {
-    if (EVP_DigestUpdate(ctx_.get(), data, size) != 1)
-      throw std::runtime_error("SHA-256: OpenSSL digest update failed");
-  }
-  std::string hex() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_DigestFinal_ex(ctx_.get(), digest, &size) != 1)
-      throw std::runtime_error("SHA-256: OpenSSL digest failed");
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < size; ++i) {
-      out += kHex[digest[i] >> 4];
-      out += kHex[digest[i] & 15];
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-};
-
 }  // namespace
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
+  if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("SHA-256: OpenSSL could not initialise a digest");
+}
+
+void Sha256::update(const void* data, size_t size) {
+  if (EVP_DigestUpdate(ctx_.get(), data, size) != 1) throw std::runtime_error("SHA-256: OpenSSL digest update failed");
+}
+
+std::string Sha256::hex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_DigestFinal_ex(ctx_.get(), digest, &size) != 1) throw std::runtime_error("SHA-256: OpenSSL digest failed");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < size; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
 
 namespace {
 
@@ -178,6 +171,17 @@ HostTensor load_tensor_file(const std::filesystem::path& path, std::string_view 
 std::string sha256_hex(std::span<const std::byte> bytes) {
   Sha256 sha;
   sha.update(bytes.data(), bytes.size());
+  return sha.hex();
+}
+
+std::string sha256_hex(std::span<const std::byte> bytes, const std::function<void(size_t)>& progress) {
+  constexpr size_t kChunk = size_t{4} << 20;
+  Sha256 sha;
+  for (size_t at = 0; at < bytes.size(); at += kChunk) {
+    const size_t n = std::min(kChunk, bytes.size() - at);
+    sha.update(bytes.data() + at, n);
+    if (progress) progress(n);
+  }
   return sha.hex();
 }
 

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +24,9 @@
 #include "instrumentation/trace/host_tensor_entry.h"
 #include "instrumentation/trace/safetensors.h"
 #include "base/host_tensor.h"
+
+struct evp_md_ctx_st;
+using EVP_MD_CTX = evp_md_ctx_st;
 
 namespace ts {
 
@@ -70,8 +75,22 @@ class TensorFile {
 // (must be empty) for .npy. The same as TensorFile(path), select(name), read().
 HostTensor load_tensor_file(const std::filesystem::path& path, std::string_view name = {});
 
+// SHA-256 of bytes given in pieces (OpenSSL's EVP interface); hex(): 64 lowercase hex digits,
+// once, at the end.
+class Sha256 {
+ public:
+  Sha256();
+  void update(const void* data, size_t size);
+  std::string hex();
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+};
+
 // SHA-256 of a file's bytes / of bytes, as 64 lowercase hex digits.
 std::string sha256_file(const std::filesystem::path& path);
 std::string sha256_hex(std::span<const std::byte> bytes);
+// The same, reporting the bytes hashed after each few MiB (a GiB takes about half a second).
+std::string sha256_hex(std::span<const std::byte> bytes, const std::function<void(size_t bytes)>& progress);
 
 }  // namespace ts

@@ -186,12 +186,34 @@ void write_trace(const std::filesystem::path& path, const TraceContents& c) {
       ranges = std::max(ranges, h.num_key_ranges);
     }
 
+  // Compact payloads: rows are stored up to the most any event holds, not up to the capacity
+  // its kernel reserved (a decode trace's events hold 1 row of a 16-row tile).
+  int32_t stored_rows = n == 0 && ev.missing.empty() ? ev.max_rows : 0;
+  for (const auto* list : {&ev.headers, &ev.missing})
+    for (const EventHeader& h : *list) stored_rows = std::max(stored_rows, h.rows);
+  std::vector<float> packed_m, packed_l, packed_o;
+  const float *m_data = ev.m.data(), *l_data = ev.l.data(), *o_data = ev.o.data();
+  if (stored_rows < ev.max_rows) {
+    const size_t r = static_cast<size_t>(stored_rows);
+    packed_m.resize(n * r);
+    packed_l.resize(n * r);
+    packed_o.resize(n * r * hd);
+    for (size_t i = 0; i < n; ++i) {
+      std::copy_n(ev.m.data() + i * rows, r, packed_m.data() + i * r);
+      std::copy_n(ev.l.data() + i * rows, r, packed_l.data() + i * r);
+      std::copy_n(ev.o.data() + i * rows * hd, r * hd, packed_o.data() + i * r * hd);
+    }
+    m_data = packed_m.data();
+    l_data = packed_l.data();
+    o_data = packed_o.data();
+  }
+
   std::map<std::string, std::string> metadata = c.metadata;
   for (std::string_view k : kWriterKeys)
     if (metadata.count(std::string(k)) != 0)
       refuse(path, "metadata key '" + std::string(k) + "' is reserved for the trace writer");
   metadata[std::string(trace_meta::format)] = std::to_string(kTraceFormatVersion);
-  metadata[std::string(trace_meta::max_rows)] = std::to_string(ev.max_rows);
+  metadata[std::string(trace_meta::max_rows)] = std::to_string(stored_rows);
   metadata[std::string(trace_meta::head_dim)] = std::to_string(ev.head_dim);
   metadata[std::string(trace_meta::dropped_events)] = std::to_string(ev.dropped);
   metadata[std::string(trace_meta::requested_events)] = std::to_string(ev.requested);
@@ -204,10 +226,10 @@ void write_trace(const std::filesystem::path& path, const TraceContents& c) {
   const HeaderTensors events(ev.headers, ranges), missing(ev.missing, ranges);
   std::vector<TensorToWrite> tensors;
   events.append(tensors, trace_tensor::events_prefix);
-  const int64_t ni = static_cast<int64_t>(n), ri = ev.max_rows, hi = ev.head_dim;
-  tensors.push_back({std::string(trace_tensor::m), ElemType::F32, {ni, ri}, ev.m.data()});
-  tensors.push_back({std::string(trace_tensor::l), ElemType::F32, {ni, ri}, ev.l.data()});
-  tensors.push_back({std::string(trace_tensor::o), ElemType::F32, {ni, ri, hi}, ev.o.data()});
+  const int64_t ni = static_cast<int64_t>(n), ri = stored_rows, hi = ev.head_dim;
+  tensors.push_back({std::string(trace_tensor::m), ElemType::F32, {ni, ri}, m_data});
+  tensors.push_back({std::string(trace_tensor::l), ElemType::F32, {ni, ri}, l_data});
+  tensors.push_back({std::string(trace_tensor::o), ElemType::F32, {ni, ri, hi}, o_data});
   if (!ev.missing.empty()) missing.append(tensors, trace_tensor::missing_prefix);
 
   std::vector<int32_t> q_pairs, kv_pairs;
@@ -243,7 +265,7 @@ void write_trace(const std::filesystem::path& path, const TraceContents& c) {
         refuse(path, "extra tensor '" + t.name + "' uses the reserved prefix '" + std::string(prefix) + "'");
     tensors.push_back(t);
   }
-  write_safetensors(path, tensors, metadata);
+  write_safetensors(path, tensors, metadata, c.progress);
 }
 
 TraceFile TraceFile::open(const std::filesystem::path& path) {

@@ -98,9 +98,12 @@ struct TraceContents {
   const HostTensor* output = nullptr;              // optional: [batch, heads_q, seq_q, head_dim]
   const std::vector<float>* output_lse = nullptr;  // optional: [batch * heads_q * seq_q], natural
   std::vector<TensorToWrite> extra{};              // optional; names outside the reserved prefixes
+  WriteProgress progress{};                        // optional: bytes written of all
 };
 
-// Writes a trace atomically. Throws FileWriteError naming the path and the problem when the
+// Writes a trace atomically. Payloads are stored compact: `max_rows` in the file is the most
+// rows any event or missing event holds (at most events->max_rows), each event's rows copied
+// from the front of its slot. Throws FileWriteError naming the path and the problem when the
 // contents are inconsistent (payload sizes, an event the reader would refuse, a reserved
 // metadata key or tensor name) or the file cannot be written; nothing is left behind then.
 void write_trace(const std::filesystem::path& path, const TraceContents& contents);

@@ -244,5 +244,26 @@ TEST_F(CliDiff, ExportWritesTheEvidence) {
   EXPECT_NE(r.err.find("cannot create the export folder"), std::string::npos) << r.err;
 }
 
+// Progress (TILESCOPE_TEST_PROGRESS_AT_ONCE: drawn from the first update, however short the
+// work): a trace that records its inputs as their seed shows them re-made, then its row blocks
+// compared; the bar is on stderr and cleared, the report on stdout is the one without it.
+TEST_F(CliDiff, ProgressShowsReMakingAndComparingOnStderrOnly) {
+  TS_SEEDED(seed);
+  const std::string trace = capture("compact", kSplitk, seed);
+  const Result quiet = run("diff " + trace);
+  setenv("TILESCOPE_TEST_PROGRESS_AT_ONCE", "1", 1);
+  const Result shown = run("diff --progress " + trace);
+  const Result exported = run("export --progress " + trace + " -o " + (tmp_.path() / "out").string());
+  unsetenv("TILESCOPE_TEST_PROGRESS_AT_ONCE");
+  EXPECT_EQ(shown.code, quiet.code);
+  EXPECT_EQ(shown.out, quiet.out);
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_NE(shown.err.find("diff: re-making inputs ["), std::string::npos) << shown.err;
+  EXPECT_NE(shown.err.find("diff: comparing ["), std::string::npos) << shown.err;
+  EXPECT_NE(shown.err.find("row blocks"), std::string::npos) << shown.err;
+  EXPECT_EQ(shown.err.substr(shown.err.size() - 4), "\r\033[K") << "the bar's line is cleared";
+  EXPECT_NE(exported.err.find("export: comparing ["), std::string::npos) << exported.err;
+}
+
 }  // namespace
 }  // namespace ts

@@ -70,16 +70,17 @@ TEST(CliMisc, CtrlCCancelsCleanly) {
   testing::TempDir dir;
   const auto out = dir.path() / "big.trace.safetensors";
   const auto so = dir.path() / "so.txt", se = dir.path() / "se.txt";
-  // A run of many seconds on 2 cores (minutes under ASan); --progress shows when it is under way.
+  // A run of many seconds on 2 cores (minutes under ASan); --progress shows when its kernels are
+  // under way.
   const pid_t pid = testing::spawn_tilescope(
       {"capture", "--backend", "cpu", "--workers", "2", "--heads", "16", "--seq-q", "2048",
        "--seq-kv", "2048", "--stages", "final", "--progress", "-o", out.string()},
       so, se);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (testing::read_text(se).find("capturing [") == std::string::npos &&
+  while (testing::read_text(se).find("capturing: running kernels [") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_NE(testing::read_text(se).find("capturing ["), std::string::npos) << testing::read_text(se);
+  ASSERT_NE(testing::read_text(se).find("capturing: running kernels ["), std::string::npos) << testing::read_text(se);
   ::kill(pid, SIGINT);
   const int code = testing::wait_exit_code(pid);
   const std::string err = testing::read_text(se);

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "app/model/analysis/analysis_report.h"
@@ -20,16 +22,23 @@
 
 namespace ts {
 
+// Row blocks compared of all (the bulk of an analysis: each one's reference, baselines and
+// events); from worker threads.
+using AnalysisProgress = std::function<void(uint64_t done, uint64_t total)>;
+
 struct AnalysisOptions {
   std::optional<ToleranceOverride> tolerance;  // --tol; default: the correctness rule
   unsigned workers = 0;                        // 0: every core
   // Reference tiles kept for re-use: the analysis uses each tile once (then a few again for the
   // first divergence), so a small cache; a stepping UI keeps its own RunReference with more.
   size_t reference_cache_bytes = size_t{64} << 20;
+  ReferenceDevice device = ReferenceDevice::automatic;  // the GPU when one is present
+  AnalysisProgress progress;
 };
 
 AnalysisReport analyze_run(const RunView& run, const AnalysisOptions& options = {});
 // With a reference the caller keeps (its tolerance is computed here if not yet known).
-AnalysisReport analyze_run(const RunView& run, RunReference& reference, unsigned workers = 0);
+AnalysisReport analyze_run(const RunView& run, RunReference& reference, unsigned workers = 0,
+                           const AnalysisProgress& progress = {});
 
 }  // namespace ts

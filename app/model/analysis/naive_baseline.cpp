@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "app/model/analysis/parallel_for.h"
+
 namespace ts {
 namespace {
 
@@ -40,12 +42,10 @@ KeyRange key_range(int64_t begin, int64_t end) { return {static_cast<int32_t>(be
 
 }  // namespace
 
-std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs) {
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers) {
   check_head_inputs(spec, inputs);
   const int64_t sq = spec.seq_q, d = spec.head_dim;
   std::map<int32_t, std::shared_ptr<const NaiveKeys>> keys;  // by kv pair index
-  std::vector<PairFloats> out;
-  out.reserve(inputs.q_pairs.size());
   for (size_t i = 0; i < inputs.q_pairs.size(); ++i) {
     const auto [b, h] = inputs.q_pairs[i];
     const int32_t kv = inputs.kv_index(b, spec.kv_head_of(h));
@@ -53,8 +53,21 @@ std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs&
       throw std::invalid_argument("the inputs hold no keys of (batch " + std::to_string(b) + ", kv head " +
                                   std::to_string(spec.kv_head_of(h)) + "), which query head " + std::to_string(h) +
                                   " reads");
-    auto& shared = keys[kv];
-    if (!shared) shared = std::make_shared<const NaiveKeys>(naive_keys(spec, inputs, kv));
+    keys[kv];
+  }
+  // Each kv pair converted once, the pairs on `workers` threads (a decode trace has 128 of them).
+  std::vector<std::map<int32_t, std::shared_ptr<const NaiveKeys>>::iterator> todo;
+  for (auto it = keys.begin(); it != keys.end(); ++it) todo.push_back(it);
+  parallel_for(static_cast<int64_t>(todo.size()), workers, [&](int64_t i) {
+    todo[static_cast<size_t>(i)]->second =
+        std::make_shared<const NaiveKeys>(naive_keys(spec, inputs, todo[static_cast<size_t>(i)]->first));
+  });
+  std::vector<PairFloats> out;
+  out.reserve(inputs.q_pairs.size());
+  for (size_t i = 0; i < inputs.q_pairs.size(); ++i) {
+    const auto [b, h] = inputs.q_pairs[i];
+    const int32_t kv = inputs.kv_index(b, spec.kv_head_of(h));
+    const auto& shared = keys[kv];
     PairFloats f;
     f.batch = b;
     f.head = h;

@@ -31,9 +31,10 @@ struct PairFloats {
   std::vector<float> q;  // [seq_q, head_dim]
   std::shared_ptr<const NaiveKeys> keys;
 };
-// Every query pair of `inputs`, in q_pairs order. Throws std::invalid_argument when the inputs
-// do not fit the spec or a query pair's kv head is absent.
-std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs);
+// Every query pair of `inputs`, in q_pairs order; the kv pairs converted on `workers` threads
+// (0: every core). Throws std::invalid_argument when the inputs do not fit the spec or a query
+// pair's kv head is absent.
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers = 0);
 
 // The baselines' errors on one row block. `floats` are the row block's (batch, head);
 // `reference` is its float64 reference, whose boundaries cut the keys into the pieces compared.

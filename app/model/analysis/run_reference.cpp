@@ -1,6 +1,7 @@
 #include "app/model/analysis/run_reference.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -75,33 +76,102 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   if (!blocks_.empty()) {
     try {
       inputs_ = std::make_unique<ReferenceInputs>(spec_, run.inputs, options_.workers);
-      floats_ = pair_floats(spec_, run.inputs);
+      floats_ = pair_floats(spec_, run.inputs, options_.workers);
     } catch (const std::exception& e) {
       throw AnalysisError(std::string("the run's inputs cannot be used: ") + e.what());
     }
   }
   if (options_.tolerance) tolerance_ = override_tolerance(*options_.tolerance);
+  if (inputs_) choose_device();
 }
 
-std::shared_ptr<const RowBlockReference> RunReference::block(const RowBlock& rb) const {
-  {
-    std::lock_guard lock(cache_mutex_);
-    auto it = cache_.find(rb);
-    if (it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return it->second.ref;
+void RunReference::choose_device() {
+  ReferenceDevice device = options_.device;
+  if (device == ReferenceDevice::automatic)
+    if (const char* env = std::getenv("TILESCOPE_REFERENCE")) {
+      const std::string v = env;
+      if (v == "cpu") device = ReferenceDevice::cpu;
+      else if (v == "gpu") device = ReferenceDevice::gpu;
+    }
+  if (device == ReferenceDevice::cpu) return;
+  // Automatically, the GPU only when the work pays for starting it (a CUDA context and the
+  // upload cost a few tenths of a second): at least kGpuWorthMacsPerWorker multiply-adds for each
+  // CPU thread (about half a second of one core's float64 arithmetic).
+  constexpr double kGpuWorthMacsPerWorker = 4e9;
+  double macs = 0;
+  for (const RowBlock& rb : blocks_) macs += 2.0 * rb.rows * static_cast<double>(spec_.seq_kv) * spec_.head_dim;
+  if (device == ReferenceDevice::automatic &&
+      macs < kGpuWorthMacsPerWorker * static_cast<double>(analysis_workers(options_.workers))) {
+    device_note_ = "CPU (small enough for its threads)";
+    return;
+  }
+  std::string reason;
+  if (spec_.head_dim > kGpuReferenceMaxHeadDim) {
+    reason = "head dim " + std::to_string(spec_.head_dim) + " is over the GPU path's " +
+             std::to_string(kGpuReferenceMaxHeadDim);
+  } else if (gpu_reference_available(&reason)) {
+    try {
+      gpu_ = std::make_unique<GpuReference>(*inputs_);
+      device_note_ = "GPU";
+      return;
+    } catch (const GpuReferenceError& e) {
+      reason = e.what();
     }
   }
+  if (device == ReferenceDevice::gpu)
+    throw AnalysisError("the reference was asked to run on the GPU, but " + reason);
+  device_note_ = "CPU (" + reason + ")";
+}
+
+size_t RunReference::block_bytes(const RowBlock& rb) const {
   const auto cuts = boundaries_.find(rb);
-  if (cuts == boundaries_.end() || !inputs_)
-    throw AnalysisError("no events of " + pair_name(rb.batch, rb.head) + " rows " + std::to_string(rb.q_begin) +
-                        "-" + std::to_string(rb.q_begin + rb.rows - 1) + " in this run");
-  std::shared_ptr<const RowBlockReference> computed;
-  try {
-    computed = compute_row_block(*inputs_, rb, cuts->second);
-  } catch (const std::exception& e) {
-    throw AnalysisError("the reference of " + pair_name(rb.batch, rb.head) + " cannot be computed: " + e.what());
+  const size_t pieces = cuts == boundaries_.end() ? 1 : cuts->second.size();
+  return pieces * static_cast<size_t>(rb.rows) * static_cast<size_t>(spec_.head_dim + 2) * 2 * sizeof(double);
+}
+
+std::vector<std::shared_ptr<const RowBlockReference>> RunReference::blocks(std::span<const RowBlock> rbs) const {
+  std::vector<std::shared_ptr<const RowBlockReference>> out(rbs.size());
+  if (!gpu_) {
+    for (size_t i = 0; i < rbs.size(); ++i) out[i] = block(rbs[i]);
+    return out;
   }
+  std::vector<RowBlock> missing;
+  std::vector<std::vector<int64_t>> cuts;
+  std::vector<size_t> where;
+  {
+    std::lock_guard lock(cache_mutex_);
+    for (size_t i = 0; i < rbs.size(); ++i) {
+      auto it = cache_.find(rbs[i]);
+      if (it != cache_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+        out[i] = it->second.ref;
+        continue;
+      }
+      const auto c = boundaries_.find(rbs[i]);
+      if (c == boundaries_.end())
+        throw AnalysisError("no events of " + pair_name(rbs[i].batch, rbs[i].head) + " rows " +
+                            std::to_string(rbs[i].q_begin) + "-" + std::to_string(rbs[i].q_begin + rbs[i].rows - 1) +
+                            " in this run");
+      missing.push_back(rbs[i]);
+      cuts.push_back(c->second);
+      where.push_back(i);
+    }
+  }
+  if (missing.empty()) return out;
+  std::vector<std::shared_ptr<const RowBlockReference>> computed;
+  try {
+    std::lock_guard lock(gpu_mutex_);
+    computed = gpu_->compute(missing, cuts);
+  } catch (const std::exception& e) {
+    throw AnalysisError(std::string("the reference cannot be computed on the GPU: ") + e.what() +
+                        " (TILESCOPE_REFERENCE=cpu computes it on the CPU)");
+  }
+  for (size_t j = 0; j < missing.size(); ++j) out[where[j]] = remember(missing[j], std::move(computed[j]));
+  return out;
+}
+
+std::shared_ptr<const RowBlockReference> RunReference::remember(const RowBlock& rb,
+                                                               std::shared_ptr<const RowBlockReference> computed) const {
   const size_t bytes = computed->bytes();
   std::lock_guard lock(cache_mutex_);
   auto it = cache_.find(rb);
@@ -117,6 +187,29 @@ std::shared_ptr<const RowBlockReference> RunReference::block(const RowBlock& rb)
   cache_.emplace(rb, Cached{computed, lru_.begin()});
   cached_bytes_ += bytes;
   return computed;
+}
+
+std::shared_ptr<const RowBlockReference> RunReference::block(const RowBlock& rb) const {
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto it = cache_.find(rb);
+    if (it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.ref;
+    }
+  }
+  const auto cuts = boundaries_.find(rb);
+  if (cuts == boundaries_.end() || !inputs_)
+    throw AnalysisError("no events of " + pair_name(rb.batch, rb.head) + " rows " + std::to_string(rb.q_begin) +
+                        "-" + std::to_string(rb.q_begin + rb.rows - 1) + " in this run");
+  if (gpu_) return blocks(std::span(&rb, 1)).front();  // the same bits as the analysis's batches
+  std::shared_ptr<const RowBlockReference> computed;
+  try {
+    computed = compute_row_block(*inputs_, rb, cuts->second);
+  } catch (const std::exception& e) {
+    throw AnalysisError("the reference of " + pair_name(rb.batch, rb.head) + " cannot be computed: " + e.what());
+  }
+  return remember(rb, std::move(computed));
 }
 
 bool RunReference::has_cached(const RowBlock& rb) const {

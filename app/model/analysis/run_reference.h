@@ -20,6 +20,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "app/model/analysis/analysis_error.h"
@@ -28,13 +30,22 @@
 #include "app/model/analysis/tolerance.h"
 #include "app/model/run_view.h"
 #include "kernels/reference.h"
+#include "kernels/reference_gpu.h"
 
 namespace ts {
+
+// Where row blocks are computed: `automatic` takes the GPU when one is present, the head dim
+// fits kernels/reference_gpu.h and the reference is large enough to pay for starting it (about
+// half a second of float64 work for each CPU thread: an S = 8192 Split-K trace on 2 cores, not
+// on 16), else the CPU; the environment's TILESCOPE_REFERENCE=cpu or =gpu overrides it. `gpu`
+// insists (AnalysisError when no device can be used).
+enum class ReferenceDevice { automatic, cpu, gpu };
 
 struct RunReferenceOptions {
   size_t cache_bytes = size_t{256} << 20;       // row block references kept for re-use
   unsigned workers = 0;                         // threads for computing the tolerance (0: all)
   std::optional<ToleranceOverride> tolerance;   // --tol: replaces the correctness rule
+  ReferenceDevice device = ReferenceDevice::automatic;
 };
 
 // The most memory one row block's reference may take (its piece and prefix states).
@@ -55,6 +66,15 @@ class RunReference {
   // The reference of one row block (computed on first use, then cached). Throws AnalysisError
   // for a row block the run does not hold.
   std::shared_ptr<const RowBlockReference> block(const RowBlock& rb) const;
+  // The same for several row blocks: those not cached are computed together (one batch of the
+  // GPU when on_gpu(); on the calling thread on the CPU).
+  std::vector<std::shared_ptr<const RowBlockReference>> blocks(std::span<const RowBlock> rbs) const;
+  // The memory a row block's reference will take (its pieces and prefixes), for batching.
+  size_t block_bytes(const RowBlock& rb) const;
+  // Whether row blocks are computed on a GPU, and which device computes them ("CPU" or the
+  // GPU's reason for not being used, for reports).
+  bool on_gpu() const { return gpu_ != nullptr; }
+  const std::string& device_note() const { return device_note_; }
   bool has_cached(const RowBlock& rb) const;
   // What an event should hold, canonical (its stage's kind: final -> the output).
   RefState expected(const EventHeader& h, const RowBlockReference& block) const;
@@ -74,9 +94,18 @@ class RunReference {
   std::vector<StageInfo> stages_;
   RunReferenceOptions options_;
   std::unique_ptr<ReferenceInputs> inputs_;
+  std::unique_ptr<GpuReference> gpu_;              // after inputs_, which it reads
+  std::string device_note_ = "CPU";
+  mutable std::mutex gpu_mutex_;                   // GpuReference::compute: one caller at a time
   std::vector<PairFloats> floats_;                 // by inputs' q_pairs index
   std::vector<RowBlock> blocks_;
   std::map<RowBlock, std::vector<int64_t>> boundaries_;
+
+  void choose_device();
+  // Caches a computed row block (LRU within cache_bytes); returns the cached one when another
+  // thread was faster.
+  std::shared_ptr<const RowBlockReference> remember(const RowBlock& rb,
+                                                    std::shared_ptr<const RowBlockReference> computed) const;
 
   mutable std::mutex cache_mutex_;
   struct Cached {

@@ -3,24 +3,23 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_metadata.h"
+#include "app/model/generated_inputs.h"
 #include "instrumentation/trace/file_error.h"
 #include "instrumentation/trace/tensor_files.h"
 
 namespace ts {
 namespace {
 
-LoadedInputs generate(const AttentionConfig& config, const RandomInputSpec& spec) {
+LoadedInputs generate(const AttentionConfig& config, const RandomInputSpec& spec, const GenerationProgress& progress) {
   LoadedInputs out;
-  out.tensors = make_random_inputs(config, spec);
-  out.provenance[std::string(trace_meta::inputs_seed)] = std::to_string(spec.seed);
-  out.provenance[std::string(capture_meta::inputs_distribution)] = to_string(spec.distribution);
-  out.provenance[std::string(capture_meta::inputs_scale)] = exact_decimal(spec.scale);
-  out.provenance[std::string(capture_meta::inputs_preset)] = to_string(spec.preset);
+  out.tensors = make_random_inputs(config, spec, 0, progress);
+  out.provenance = random_spec_metadata(spec);
   return out;
 }
 
@@ -94,9 +93,10 @@ LoadedInputs load_files(const AttentionConfig& config, const InputFiles& files) 
 
 }  // namespace
 
-LoadedInputs load_capture_inputs(const AttentionConfig& config, const InputSource& source) {
+LoadedInputs load_capture_inputs(const AttentionConfig& config, const InputSource& source,
+                                 const GenerationProgress& progress) {
   validate(config);
-  if (const auto* random = std::get_if<RandomInputSpec>(&source)) return generate(config, *random);
+  if (const auto* random = std::get_if<RandomInputSpec>(&source)) return generate(config, *random, progress);
   return load_files(config, std::get<InputFiles>(source));
 }
 
@@ -113,15 +113,22 @@ std::vector<std::array<int32_t, 2>> traced_pairs(const AttentionConfig& config,
   return pairs;
 }
 
-HeadInputs traced_head_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
-                              const TraceFilter& filter) {
+HeadInputs traced_head_pairs(const AttentionConfig& config, const TraceFilter& filter) {
   HeadInputs out;
   out.q_pairs = traced_pairs(config, filter);
   const AttentionSpec spec = attention_spec(config);
+  std::set<std::array<int32_t, 2>> seen;
   for (const auto& [b, h] : out.q_pairs) {
     const std::array<int32_t, 2> kv = {b, static_cast<int32_t>(spec.kv_head_of(h))};
-    if (std::find(out.kv_pairs.begin(), out.kv_pairs.end(), kv) == out.kv_pairs.end()) out.kv_pairs.push_back(kv);
+    if (seen.insert(kv).second) out.kv_pairs.push_back(kv);
   }
+  return out;
+}
+
+HeadInputs traced_head_inputs(const AttentionConfig& config, const AttentionInputs& inputs,
+                              const TraceFilter& filter) {
+  HeadInputs out = traced_head_pairs(config, filter);
+  const AttentionSpec spec = attention_spec(config);
   // [pairs, seq, head_dim] slices of a [batch, heads, seq, head_dim] tensor.
   auto slice = [&](const HostTensor& full, const std::vector<std::array<int32_t, 2>>& pairs, int64_t heads,
                    int64_t seq) {
@@ -138,6 +145,23 @@ HeadInputs traced_head_inputs(const AttentionConfig& config, const AttentionInpu
   out.q = slice(inputs.q, out.q_pairs, spec.heads_q, config.seq_q);
   out.k = slice(inputs.k, out.kv_pairs, spec.heads_kv, config.seq_kv);
   out.v = slice(inputs.v, out.kv_pairs, spec.heads_kv, config.seq_kv);
+  return out;
+}
+
+HeadInputs traced_head_inputs(const AttentionConfig& config, AttentionInputs&& inputs, const TraceFilter& filter) {
+  const std::vector<std::array<int32_t, 2>> pairs = traced_pairs(config, filter);
+  if (static_cast<int64_t>(pairs.size()) != config.batch * config.heads)
+    return traced_head_inputs(config, static_cast<const AttentionInputs&>(inputs), filter);
+  // Every pair, batch-major: the [batch, heads, seq, head_dim] tensors are already
+  // [pairs, seq, head_dim], and (multi-head) the kv pairs are the query pairs.
+  HeadInputs out;
+  out.q_pairs = pairs;
+  out.kv_pairs = pairs;
+  out.q = std::move(inputs.q);
+  out.k = std::move(inputs.k);
+  out.v = std::move(inputs.v);
+  out.q.shape = {config.batch * config.heads, config.seq_q, config.head_dim};
+  out.k.shape = out.v.shape = {config.batch * config.heads, config.seq_kv, config.head_dim};
   return out;
 }
 

@@ -11,19 +11,24 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "app/model/generated_inputs.h"
 #include "instrumentation/trace/trace_capture.h"
 
 namespace ts {
 
 namespace capture_meta {
-inline constexpr std::string_view inputs_distribution = "inputs_distribution";  // normal | uniform
-inline constexpr std::string_view inputs_scale = "inputs_scale";                // decimal
-inline constexpr std::string_view inputs_preset = "inputs_preset";  // none | large_logits | ...
+// The random inputs' spec (app/model/generated_inputs.h holds these keys and their recipe's).
+inline constexpr std::string_view inputs_distribution = input_meta::distribution;
+inline constexpr std::string_view inputs_scale = input_meta::scale;
+inline constexpr std::string_view inputs_preset = input_meta::preset;
 inline constexpr std::string_view trace_capacity = "trace_capacity";  // events the buffer held
 inline constexpr std::string_view elapsed_ms = "elapsed_ms";          // the kernels' time
 inline constexpr std::string_view cpu_workers = "cpu_workers";        // CPU backend only
 inline constexpr std::string_view perturb_seed = "perturb_seed";      // CPU backend, when set
 inline constexpr std::string_view captured_at = "captured_at";        // UTC, ISO 8601
+// "none" when the inputs came from files that the trace does not store (--no-store-inputs):
+// it names them (inputs_files) and their hashes only.
+inline constexpr std::string_view inputs_stored = "inputs_stored";
 }  // namespace capture_meta
 
 // {"enabled": true, "batch": [0, null], "head": [1, 3], "queries": [0, null],

@@ -35,6 +35,11 @@ struct CaptureSpec {
     return t;
   }();
   InputSource inputs = RandomInputSpec{};
+  // Whether the trace stores the traced heads' Q, K, V. nullopt: for inputs from files yes; for
+  // random inputs no, it stores their generator's spec and hashes (re-made when the trace is
+  // opened: app/model/generated_inputs.h). false with input files: the trace names the files
+  // and their hashes only, and cannot be analysed on its own.
+  std::optional<bool> store_inputs;
   std::optional<bool> tile_events;      // Split-K: every kv tile's state; nullopt: by the run's size
   int cpu_workers = 0;                  // CPU: SIMT worker threads; 0 = all cores
   std::optional<uint64_t> perturb_seed; // CPU: seeded thread order between barriers

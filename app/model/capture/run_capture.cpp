@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <future>
+#include <memory>
 #include <limits>
 #include <thread>
 
@@ -12,6 +14,7 @@
 #include "app/model/capture/capture_inputs.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/tool_version.h"
+#include "app/model/generated_inputs.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/kernel_stages.h"
 #include "instrumentation/trace/write_target.h"
@@ -95,11 +98,82 @@ std::map<std::string, std::string> capture_metadata(const CaptureSpec& spec,
 
 }  // namespace
 
-CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progress,
-                          const std::atomic<bool>* cancel) {
-  check_request(spec);
-  const LoadedInputs inputs = load_capture_inputs(spec.config, spec.inputs);
+const char* to_string(CapturePhase phase) {
+  switch (phase) {
+    case CapturePhase::inputs: return "generating inputs";
+    case CapturePhase::kernels: return "running kernels";
+    case CapturePhase::hashing: return "hashing inputs";
+    case CapturePhase::writing: return "writing trace";
+  }
+  return "?";
+}
 
+const char* progress_unit(CapturePhase phase) {
+  switch (phase) {
+    case CapturePhase::inputs: return "values";
+    case CapturePhase::kernels: return "blocks";
+    case CapturePhase::hashing:
+    case CapturePhase::writing: return "bytes";
+  }
+  return "";
+}
+
+CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progress,
+                          const std::atomic<bool>* cancel, const CapturePhaseChange& phase) {
+  check_request(spec);
+  const auto enter = [&](CapturePhase p) {
+    if (phase) phase(p);
+  };
+  enter(CapturePhase::inputs);
+  GenerationProgress generated;
+  if (progress && std::holds_alternative<RandomInputSpec>(spec.inputs)) {
+    const AttentionConfig& c = spec.config;
+    const uint64_t total = static_cast<uint64_t>(c.batch * c.heads * (c.seq_q + 2 * c.seq_kv) * c.head_dim);
+    auto done = std::make_shared<std::atomic<uint64_t>>(0);
+    generated = [done, total, &progress](int64_t n) {
+      progress(done->fetch_add(static_cast<uint64_t>(n)) + static_cast<uint64_t>(n), total);
+    };
+  }
+  LoadedInputs inputs = load_capture_inputs(spec.config, spec.inputs, generated);
+  if (cancel != nullptr && cancel->load()) throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
+
+  // Random inputs are recorded as their recipe unless asked otherwise: the generator's spec and
+  // the SHA-256 of what the trace would have stored, which its reader checks the re-made inputs
+  // against. The hashes (about half a second of CPU per GiB) are taken while the kernels run:
+  // both only read the inputs.
+  const auto* random = std::get_if<RandomInputSpec>(&spec.inputs);
+  const bool recipe = random != nullptr && !spec.store_inputs.value_or(false);
+  const HeadInputs pairs = traced_head_pairs(spec.config, spec.trace.filter);
+  std::atomic<bool> stop_hashing{false}, hashing_shown{false};
+  std::atomic<uint64_t> hashed{0};
+  const uint64_t hash_total = static_cast<uint64_t>(
+      (static_cast<int64_t>(pairs.q_pairs.size()) * spec.config.seq_q +
+       2 * static_cast<int64_t>(pairs.kv_pairs.size()) * spec.config.seq_kv) *
+      spec.config.head_dim * static_cast<int64_t>(dtype_size(spec.config.dtype)));
+  std::future<std::array<std::string, 3>> hashes;
+  if (recipe) {
+    const AttentionSpec attention = attention_spec(spec.config);
+    hashes = std::async(std::launch::async, [&, attention] {
+      return input_hashes(attention, inputs.tensors.q, inputs.tensors.k, inputs.tensors.v, pairs.q_pairs,
+                          pairs.kv_pairs, [&](size_t n) {
+                            const uint64_t done = hashed.fetch_add(n) + n;
+                            if (progress && hashing_shown.load()) progress(done, hash_total);
+                          }, &stop_hashing);
+    });
+  }
+  // On any way out, the hashing thread ends before the inputs it reads go.
+  struct StopHashing {
+    std::atomic<bool>& stop;
+    std::future<std::array<std::string, 3>>& hashes;
+    ~StopHashing() {
+      if (hashes.valid()) {
+        stop = true;
+        hashes.wait();
+      }
+    }
+  } stop_on_exit{stop_hashing, hashes};
+
+  enter(CapturePhase::kernels);
   LaunchRequest request;
   request.config = spec.config;
   request.backend = spec.backend;
@@ -121,10 +195,25 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
     events->head_dim = static_cast<int32_t>(result.outcome.config.head_dim);
   }
   result.events = events;
-  result.view = run_view_from_capture(events, result.outcome,
-                                      traced_head_inputs(result.outcome.config, inputs.tensors, spec.trace.filter),
-                                      capture_metadata(spec, result.outcome, inputs));
+  std::map<std::string, std::string> metadata = capture_metadata(spec, result.outcome, inputs);
+  if (recipe) {
+    enter(CapturePhase::hashing);
+    hashing_shown = true;
+    if (progress) progress(hashed.load(), hash_total);
+    const std::array<std::string, 3> sha256 = hashes.get();
+    for (auto& [key, value] : generated_inputs_metadata(*random, pairs, sha256)) metadata[key] = value;
+  } else if (random == nullptr && !spec.store_inputs.value_or(true)) {
+    metadata[std::string(capture_meta::inputs_stored)] = "none";
+  }
+  // The inputs are no longer needed whole: the traced heads' slices take them over.
+  HeadInputs traced = traced_head_inputs(result.outcome.config, std::move(inputs.tensors), spec.trace.filter);
+  result.view = run_view_from_capture(events, result.outcome, std::move(traced), std::move(metadata));
   return result;
+}
+
+bool stores_inputs(const CaptureResult& result) {
+  const auto& m = result.view.metadata;
+  return m.count(std::string(input_meta::generated)) == 0 && m.count(std::string(capture_meta::inputs_stored)) == 0;
 }
 
 namespace {
@@ -151,13 +240,14 @@ void check_capture_output(const CaptureSpec& spec, const std::filesystem::path& 
   if (const auto* files = std::get_if<InputFiles>(&spec.inputs)) check_not_an_input(path, files->paths, kInputsRole);
 }
 
-void save_trace(const CaptureResult& result, const std::filesystem::path& path) {
+void save_trace(const CaptureResult& result, const std::filesystem::path& path, const CaptureProgress& progress) {
   check_not_an_input(path, input_files_of(result.view.metadata), kInputsRole);
   TraceContents contents;
   contents.events = result.events.get();
   contents.attention = result.view.attention;
   contents.metadata = result.view.metadata;
-  contents.inputs = &result.view.inputs;
+  contents.inputs = stores_inputs(result) ? &result.view.inputs : nullptr;
+  contents.progress = progress;
   contents.output = result.view.output ? &*result.view.output : nullptr;
   contents.output_lse = result.view.output_lse ? &*result.view.output_lse : nullptr;
   write_trace(path, contents);

@@ -29,8 +29,21 @@ struct CaptureResult {
   RunView view;  // label "capture"; metadata: the keys save_trace writes (no writer keys)
 };
 
-// Blocks done of all blocks of the run; called from a worker thread, throttled.
+// Work done of all the work of the current phase (CapturePhase); called from worker threads,
+// throttled by the caller. Each phase starts again from 0.
 using CaptureProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+// What a capture is doing: the work its progress counts, in order.
+enum class CapturePhase {
+  inputs,   // generating the random inputs (values) or reading the input files (once, at the end)
+  kernels,  // running the kernels (blocks)
+  hashing,  // hashing the random inputs the trace records as their spec (bytes)
+  writing,  // writing the trace (bytes; save_trace)
+};
+const char* to_string(CapturePhase phase);      // "generating inputs", "running kernels", ...
+const char* progress_unit(CapturePhase phase);  // "values", "blocks", "bytes"
+// Called on the calling thread as each phase starts.
+using CapturePhaseChange = std::function<void(CapturePhase phase)>;
 
 // Checks the request (config, trace filter within the config's sizes, stages the kernel has,
 // capacity, CPU-only options), loads the inputs and launches. `cancel` is polled between blocks
@@ -38,12 +51,18 @@ using CaptureProgress = std::function<void(uint64_t done, uint64_t total)>;
 // requests and inputs, LaunchError for a run that cannot start or finish (reason() says which:
 // no device, not built with CUDA, failed, cancelled, too large).
 CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progress = {},
-                          const std::atomic<bool>* cancel = nullptr);
+                          const std::atomic<bool>* cancel = nullptr, const CapturePhaseChange& phase = {});
 
-// Writes the capture's trace atomically (temporary file, then rename). Throws FileWriteError
-// naming the path (also when it is one of the capture's input files, or not a regular file:
-// write_target.h); nothing is left behind then.
-void save_trace(const CaptureResult& result, const std::filesystem::path& path);
+// Writes the capture's trace atomically (temporary file, then rename): its events, output and
+// metadata, and the traced heads' inputs unless the capture records them as their recipe
+// (CaptureSpec::store_inputs). Throws FileWriteError naming the path (also when it is one of
+// the capture's input files, or not a regular file: write_target.h); nothing is left behind
+// then. `progress`: bytes written of all.
+void save_trace(const CaptureResult& result, const std::filesystem::path& path,
+                const CaptureProgress& progress = {});
+
+// Whether the capture's trace stores its inputs (false: their recipe, or only input files' hashes).
+bool stores_inputs(const CaptureResult& result);
 
 // The checks save_trace makes of its path, before a run: so that a bad -o is reported at once,
 // not after the work (check_output_file, and not one of the spec's input files).

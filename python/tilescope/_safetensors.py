@@ -1,0 +1,209 @@
+"""The safetensors container, read as hostile input and written atomically.
+
+A file is an 8-byte little-endian header length N, N bytes of UTF-8 JSON (an object of
+``{"dtype", "shape", "data_offsets"}`` entries and an optional ``__metadata__`` object of
+strings), then one data buffer that the entries cover exactly. Every rule the C++ reader applies
+to the container (docs/trace-format.md, "What the reader checks") is applied here before any
+tensor is built; every violation is a :class:`TraceFormatError` naming the file and the problem.
+No allocation is sized by the file's claims before they were checked against the file's size.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import struct
+import tempfile
+from typing import Any, Dict, Mapping, Tuple
+
+import numpy as np
+
+#: Header length limit (the C++ reader's).
+MAX_HEADER_BYTES = 100 * 1000 * 1000
+#: Dimensions a shape may have.
+MAX_DIMS = 64
+
+# safetensors dtype -> (numpy dtype, element size). BF16 has no numpy dtype: stored as <u2.
+DTYPES: Dict[str, Tuple[str, int]] = {
+    "BOOL": ("?", 1), "U8": ("u1", 1), "I8": ("i1", 1), "I16": ("<i2", 2), "U16": ("<u2", 2),
+    "I32": ("<i4", 4), "U32": ("<u4", 4), "I64": ("<i8", 8), "U64": ("<u8", 8),
+    "F16": ("<f2", 2), "BF16": ("<u2", 2), "F32": ("<f4", 4), "F64": ("<f8", 8),
+}
+
+
+class TraceFormatError(ValueError):
+    """A file that is not a valid tilescope trace: the message names the file and the problem."""
+
+
+class RawTensor:
+    """A tensor as stored: its safetensors dtype name, shape and a read-only numpy array.
+
+    BF16 tensors hold their raw 16-bit patterns (``uint16``); :func:`widen_bf16` makes the
+    exact float32 values.
+    """
+
+    __slots__ = ("dtype", "shape", "array")
+
+    def __init__(self, dtype: str, shape: Tuple[int, ...], array: np.ndarray) -> None:
+        self.dtype = dtype
+        self.shape = shape
+        self.array = array
+
+
+def widen_bf16(bits: np.ndarray) -> np.ndarray:
+    """bf16 bit patterns (uint16) -> float32, exactly (bf16 is float32's upper half)."""
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def round_to_bf16(values: np.ndarray) -> np.ndarray:
+    """float32 -> bf16 bit patterns (uint16), round to nearest even; NaN stays NaN."""
+    x = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = ((x + np.uint32(0x7FFF) + ((x >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
+    nan = np.isnan(values)
+    if np.any(nan):
+        rounded = np.where(nan, ((x >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16), rounded)
+    return rounded
+
+
+def _fail(path: str, what: str) -> "TraceFormatError":
+    return TraceFormatError(f"{path}: {what}")
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTensor], Dict[str, str]]:
+    """Reads a safetensors file into memory this process owns and checks its container.
+
+    Returns the tensors (name -> :class:`RawTensor`) and the metadata (strings). Raises
+    :class:`TraceFormatError` for any defect, :class:`FileNotFoundError` / :class:`OSError` for a
+    file that cannot be read (a folder, a FIFO...).
+    """
+    name = os.fspath(path)
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{name}: not a regular file (a folder, FIFO or device)")
+        size = st.st_size
+        if size < 8:
+            raise _fail(name, f"{size} bytes: too short for a safetensors header length (8 bytes)")
+        (n,) = struct.unpack("<Q", f.read(8))
+        if n > MAX_HEADER_BYTES:
+            raise _fail(name, f"header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes")
+        if n > size - 8:
+            raise _fail(name, f"header length {n} runs past the end of the file ({size} bytes)")
+        header_bytes = f.read(n)
+        data = f.read(size - 8 - n)  # bounded by the file's size, checked above
+        if len(header_bytes) != n or len(data) != size - 8 - n or f.read(1):
+            raise _fail(name, "the file changed size while it was read")
+    try:
+        header = json.loads(header_bytes.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except UnicodeDecodeError as e:
+        raise _fail(name, f"header is not valid UTF-8 ({e})") from None
+    except (ValueError, RecursionError) as e:
+        raise _fail(name, f"header is not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(header, dict):
+        raise _fail(name, "header is not a JSON object")
+
+    metadata: Dict[str, str] = {}
+    if "__metadata__" in header:
+        meta = header.pop("__metadata__")
+        if not isinstance(meta, dict):
+            raise _fail(name, "__metadata__ is not an object")
+        for key, value in meta.items():
+            if not isinstance(value, str):
+                raise _fail(name, f"metadata value of {key!r} is not a string")
+        metadata = dict(meta)
+
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    spans = []
+    tensors: Dict[str, RawTensor] = {}
+    for tname, entry in header.items():
+        where = f"tensor {tname!r}"
+        if not isinstance(entry, dict):
+            raise _fail(name, f"{where}: entry is not an object")
+        if set(entry) != {"dtype", "shape", "data_offsets"}:
+            raise _fail(name, f"{where}: entry must have exactly dtype, shape and data_offsets (has {sorted(entry)})")
+        dtype = entry["dtype"]
+        if not isinstance(dtype, str) or dtype not in DTYPES:
+            raise _fail(name, f"{where}: unknown dtype {dtype!r} (known: {' '.join(DTYPES)})")
+        shape = entry["shape"]
+        if not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(
+            type(d) is int and d >= 0 for d in shape
+        ):
+            raise _fail(name, f"{where}: shape must be a list of at most {MAX_DIMS} non-negative integers")
+        offsets = entry["data_offsets"]
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
+            raise _fail(name, f"{where}: data_offsets must be two integers")
+        begin, end = offsets
+        if not 0 <= begin <= end <= len(data):
+            raise _fail(name, f"{where}: data_offsets [{begin}, {end}] outside the data buffer ({len(data)} bytes)")
+        np_dtype, elem = DTYPES[dtype]
+        count = 1
+        for d in shape:
+            count *= d  # Python integers: no overflow
+        if count * elem != end - begin:
+            raise _fail(name, f"{where}: shape {shape} of {dtype} needs {count * elem} bytes, data_offsets give {end - begin}")
+        array = buffer[begin:end].view(np_dtype).reshape(shape)
+        array.flags.writeable = False
+        tensors[tname] = RawTensor(dtype, tuple(shape), array)
+        spans.append((begin, end, tname))
+    spans.sort()
+    at = 0
+    for begin, end, tname in spans:
+        if begin != at:
+            what = "overlaps the tensor before it" if begin < at else f"leaves a hole at bytes [{at}, {begin})"
+            raise _fail(name, f"tensor {tname!r} {what}: the data buffer must be covered exactly")
+        at = end
+    if at != len(data):
+        raise _fail(name, f"the data buffer has {len(data) - at} bytes no tensor covers")
+    return tensors, metadata
+
+
+def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tuple[str, np.ndarray]],
+                      metadata: Mapping[str, str]) -> None:
+    """Writes tensors (name -> (safetensors dtype, array of that dtype's numpy layout)) atomically.
+
+    Tensors are laid out largest element size first (each starts aligned to its element size);
+    the header is padded with spaces so that the data starts 8-aligned. The file appears whole
+    or not at all (a temporary file in the destination folder, renamed over it).
+    """
+    order = sorted(tensors.items(), key=lambda kv: (-DTYPES[kv[1][0]][1], kv[0]))
+    header: Dict[str, Any] = {"__metadata__": dict(metadata)}
+    blobs = []
+    at = 0
+    for tname, (dtype, array) in order:
+        np_dtype, _ = DTYPES[dtype]
+        a = np.ascontiguousarray(array, dtype=np_dtype)
+        raw = a.tobytes()
+        header[tname] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".tilescope-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(struct.pack("<Q", len(text)))
+            f.write(text)
+            for raw in blobs:
+                f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
