@@ -175,13 +175,16 @@ void DetailPanel::draw_how_much(ViewerSession& s) {
   const ImU32 colour = r->ratio > 1 ? theme::kFail : theme::kPass;
   {
     const ImGuiStyleColorScope c(ImGuiCol_Text, colour);
-    ImGui::Text("%s x tol", format_short(r->ratio).c_str());
+    ImGui::Text("%s x tol", std::isfinite(r->ratio) ? format_short(r->ratio).c_str() : "+Inf");
   }
   ImGui::SameLine(0, 12);
+  // Short numbers; NaN and infinities spelt as everywhere else in the viewer.
+  const auto num = [](double v) {
+    return std::isfinite(v) ? format_short(v) : format_cell_value(static_cast<float>(v));
+  };
   ImGui::Text("b%d h%d q%lld c%d  %s trace %s  ref %s  |err| %s  rel %s  allowed %s", r->batch, r->head,
-              static_cast<long long>(r->query), r->column, r->quantity.c_str(), format_short(r->trace).c_str(),
-              format_short(r->reference).c_str(), format_short(r->abs_error).c_str(), format_short(r->rel_error).c_str(),
-              format_short(r->allowed).c_str());
+              static_cast<long long>(r->query), r->column, r->quantity.c_str(), num(r->trace).c_str(),
+              num(r->reference).c_str(), num(r->abs_error).c_str(), num(r->rel_error).c_str(), num(r->allowed).c_str());
   const std::string text = to_text(*r);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
   ImGui::SameLine(0, 12);
