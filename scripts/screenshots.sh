@@ -10,6 +10,9 @@
 #   launch-panel.png             the launch panel
 #   export-dialog.png            File > Export over the demo's detail
 #   error-panel.png              a corrupt trace: the error in the window, the viewer carries on
+#   splitk-clean-overview.png    the fixed kernel's overview: every cell cool (within tolerance) on
+#                                the same fixed scale the failing demo is hot on
+#   timeline-gpu.png             the timeline of a real H200 trace (assets/traces): SMs x time
 # Builds nothing: BUILD_DIR (default build/default) must hold tilescope and tilescope-gui, e.g.
 #   cmake --preset default && cmake --build build/default --target tilescope tilescope-gui
 # Needs a display, or xvfb-run (used when DISPLAY is unset). Usage: scripts/screenshots.sh
@@ -110,7 +113,11 @@ PY
 shot() {  # shot PNG ARGS...: the viewer's window after its frames, 1600 x 900
   local png=$1
   shift
-  "${run_gui[@]}" --size 1600x900 --recent-store "$work/recent.json" --screenshot "$work/raw-$png" "$@"
+  # A run that opens a broken trace exits 2 (as the CLI would) after saving its picture:
+  # EXPECT_EXIT says which exit status that shot expects.
+  local rc=0
+  "${run_gui[@]}" --size 1600x900 --recent-store "$work/recent.json" --screenshot "$work/raw-$png" "$@" || rc=$?
+  [ "$rc" = "${EXPECT_EXIT:-0}" ] || { echo "screenshots: $png: tilescope-gui exited $rc" >&2; exit 1; }
   # Written beside the final name and renamed: a failed run leaves the old picture.
   recompress "$work/raw-$png" "$work/$png"
   mv "$work/$png" "$out/$png"
@@ -145,4 +152,6 @@ shot export-dialog.png "$work/splitk-demo.trace.safetensors" --select first-dive
   --input-script "$work/export.script" --frames 6
 # A trace cut short: its header promises more data than the file holds.
 head -c 4096 "$work/splitk-demo.trace.safetensors" >"$work/corrupt.trace.safetensors"
-shot error-panel.png "$work/corrupt.trace.safetensors"
+EXPECT_EXIT=2 shot error-panel.png "$work/corrupt.trace.safetensors"
+shot splitk-clean-overview.png "$work/splitk-fixed.trace.safetensors"
+shot timeline-gpu.png assets/traces/splitk_double_count_l.gpu.trace.safetensors --panel timeline

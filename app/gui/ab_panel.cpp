@@ -93,8 +93,8 @@ void ABPanel::draw_report(ViewerSession& s) {
   if (const ImGuiTableScope table("##ab", 2, flags); table) {
     ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("first difference").x + 12);
     ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
-    row("A", s.run().display_name() + "   " + run_line(r.a) + "   " + s.run().backend_text());
-    row("B", s.b().display_name() + "   " + run_line(r.b) + "   " + s.b().backend_text());
+    row("A", s.run().display_name() + "   " + run_line(r.a) + "   " + s.run().backend_and_seed_text());
+    row("B", s.b().display_name() + "   " + run_line(r.b) + "   " + s.b().backend_and_seed_text());
     row("A vs reference", std::string(to_string(r.a.verdict)) + ": " + r.a.symptom.line);
     row("B vs reference", std::string(to_string(r.b.verdict)) + ": " + r.b.symptom.line);
     row("inputs", r.inputs_identical ? "identical" : "DIFFERENT: " + r.inputs_note);

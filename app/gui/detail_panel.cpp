@@ -16,6 +16,7 @@
 #include "app/gui/theme.h"
 #include "app/gui/value_format.h"
 #include "app/model/analysis/symptoms.h"
+#include "app/model/viewer/cell_readout.h"
 
 namespace ts {
 DetailPanel::DetailPanel(const GuiOptions& o) {
@@ -83,13 +84,14 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
   reference_.set_data(reference_grid_, max_tile_);
   diff_.set_data(diff_grid_, max_tile_);
   for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes.first_row = first_row_;
-  if (initial_pick_) {
-    nav_.picked = CellIndex{std::min<int64_t>(initial_pick_->row, cmp->rows - 1),
-                            std::min<int64_t>(initial_pick_->col, cmp->head_dim - 1)};
+  if (initial_pick_ || pending_pick_) {
+    const CellIndex want = initial_pick_ ? *initial_pick_ : *pending_pick_;
+    nav_.picked = CellIndex{std::min<int64_t>(want.row, cmp->rows - 1), std::min<int64_t>(want.col, cmp->head_dim - 1)};
     initial_pick_.reset();
+    pending_pick_.reset();
   } else if (!nav_.picked) {
-    // Nothing picked yet: the worst cell (NaN first), so the readout shows where it is wrong.
-    nav_.picked = worst_cell(*diff_grid_);
+    // Nothing picked yet: the worst cell, so the readout shows where it is wrong.
+    if (const auto w = worst_cell_of(*cmp, s.report().tolerance, normalised)) nav_.picked = CellIndex{w->first, w->second};
   }
   // Ranges follow the data unless the user set them (Auto off).
   const std::array<FloatGridView, 2> values = {trace_grid_->view(), reference_grid_->view()};
@@ -135,6 +137,63 @@ void DetailPanel::draw_header(ViewerSession& s) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", convention_.c_str());
 }
 
+void DetailPanel::pick_worst_in_event(ViewerSession& s) {
+  if (!s.selected()) return;
+  if (const auto w = worst_cell_of(s.comparison(), s.report().tolerance, normalised)) {
+    nav_.picked = CellIndex{w->first, w->second};
+    nav_.request_fit();
+  }
+}
+
+void DetailPanel::pick_worst_in_run(ViewerSession& s) {
+  const std::optional<WorstCell>& w = s.report().worst_cell;
+  if (!w || w->event_index < 0) return;
+  // Its quantity decides the view: raw O or O/l; an m, LSE or l cell has no column (0 shown).
+  if (w->quantity == "O") normalised = false;
+  else if (w->quantity == "O/l") normalised = true;
+  pending_pick_ = CellIndex{w->query - w->header.q_begin, std::max(w->column, 0)};
+  if (s.selected() == static_cast<size_t>(w->event_index) && trace_grid_) {
+    nav_.picked = *pending_pick_;
+    pending_pick_.reset();
+  } else {
+    s.stepper().select(static_cast<size_t>(w->event_index));
+  }
+}
+
+void DetailPanel::draw_how_much(ViewerSession& s) {
+  std::optional<CellReadout>& r = readout_;
+  r.reset();
+  if (nav_.picked && s.selected())
+    r = read_cell(s.comparison(), s.report().tolerance, nav_.picked->row, static_cast<int32_t>(nav_.picked->col),
+                  normalised, *s.selected());
+  ImGui::AlignTextToFramePadding();
+  if (!r) {
+    ImGui::TextDisabled("Pick a cell (click) for its numbers.");
+    return;
+  }
+  const ImGuiFontScope font(gui_fonts().mono);
+  const ImU32 colour = r->ratio > 1 ? theme::kFail : theme::kPass;
+  {
+    const ImGuiStyleColorScope c(ImGuiCol_Text, colour);
+    ImGui::Text("%s x tol", std::isfinite(r->ratio) ? format_short(r->ratio).c_str() : "+Inf");
+  }
+  ImGui::SameLine(0, 12);
+  // Short numbers; NaN and infinities spelt as everywhere else in the viewer.
+  const auto num = [](double v) {
+    return std::isfinite(v) ? format_short(v) : format_cell_value(static_cast<float>(v));
+  };
+  ImGui::Text("b%d h%d q%lld c%d  %s trace %s  ref %s  |err| %s  rel %s  allowed %s", r->batch, r->head,
+              static_cast<long long>(r->query), r->column, r->quantity.c_str(), num(r->trace).c_str(),
+              num(r->reference).c_str(), num(r->abs_error).c_str(), num(r->rel_error).c_str(), num(r->allowed).c_str());
+  const std::string text = to_text(*r);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+  ImGui::SameLine(0, 12);
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool ctrl_c = io.KeyCtrl && ImGui::IsKeyPressed('C', false) && !io.WantTextInput;
+  if (ImGui::SmallButton("Copy") || ctrl_c) ImGui::SetClipboardText(text.c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Copy the picked cell's numbers as text (Ctrl+C)");
+}
+
 void DetailPanel::draw_toolbar() {
   int mode = normalised ? 0 : 1;
   if (ImGui::RadioButton("O / l", &mode, 0)) normalised = true;
@@ -150,6 +209,12 @@ void DetailPanel::draw_toolbar() {
   ImGui::SameLine();
   if (ImGui::Checkbox("Link ranges", &link_ranges_) && !link_ranges_) reference_display_ = values_display_;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Trace and reference share one colour range, so equal values look equal");
+  ImGui::SameLine(0, 18);
+  worst_event_clicked_ = ImGui::Button("Worst cell");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Pick this event's cell with the largest error / tolerance (W)");
+  ImGui::SameLine();
+  worst_run_clicked_ = ImGui::Button("Worst in run");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Select the run's worst cell: its event, and the cell (Shift+W)");
 }
 
 void DetailPanel::draw_views(HeatmapRenderer& renderer, float view_h) {
@@ -235,7 +300,13 @@ void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& er
     return;
   }
   draw_toolbar();
-  update(s, errors);  // the toolbar may have switched O/l and raw O
+  {
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool key_w = !io.WantTextInput && !io.KeyCtrl && ImGui::IsKeyPressed('W', false);
+    if (worst_run_clicked_ || (key_w && io.KeyShift)) pick_worst_in_run(s);
+    update(s, errors);  // the toolbar may have switched O/l and raw O, or selected another event
+    if (worst_event_clicked_ || (key_w && !io.KeyShift)) pick_worst_in_event(s);
+  }
   nav_.begin_frame();
   if (animate_ && nav_.rows > 0)
     nav_.zoom((animate_frame_++ / 60) % 2 == 0 ? 0.125 : -0.125, nav_.view_w / 2, nav_.view_h / 2);
@@ -244,7 +315,7 @@ void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& er
   const float used = ImGui::GetCursorPosY() - start.y;
   const float controls_h = 2 * ImGui::GetFrameHeightWithSpacing();
   const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
-  const float readout_h = 3 * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 8;
+  const float readout_h = 3 * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 8 + ImGui::GetFrameHeightWithSpacing();
   const float rest = size.y - used - controls_h - bar_h - readout_h - 5 * style.ItemSpacing.y;
   const float curves_h = std::clamp(rest * 0.34f, 110.0f, 240.0f);
   const float view_h = std::max(120.0f, rest - curves_h);
@@ -252,6 +323,7 @@ void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& er
   handle_heatmap_keys(nav_);
   const std::array<const HeatmapView*, 3> views = {&trace_, &reference_, &diff_};
   draw_cell_readout(nav_, views);
+  draw_how_much(s);
   ImGui::Spacing();
   draw_curves(s, std::max(0.0f, size.y - (ImGui::GetCursorPosY() - start.y) - style.ItemSpacing.y));
 }

@@ -19,6 +19,7 @@
 #include "app/gui/heatmap_navigation.h"
 #include "app/gui/heatmap_renderer.h"
 #include "app/gui/heatmap_view.h"
+#include "app/model/viewer/cell_readout.h"
 #include "app/model/viewer/viewer_session.h"
 
 namespace ts {
@@ -33,6 +34,10 @@ class DetailPanel {
   std::vector<HeatmapViewLayout> layouts() const;
   std::vector<ExportableHeatmap> exportables() const;
   HeatmapNavigation& navigation() { return nav_; }
+  const HeatmapDisplay& values_display() const { return values_display_; }
+  const HeatmapDisplay& diff_display() const { return diff_display_; }
+  // The picked cell's numbers as last drawn (for --layout-json).
+  const std::optional<CellReadout>& readout() const { return readout_; }
 
   bool normalised = true;  // O/l (the attention output so far) or O as stored
 
@@ -42,6 +47,13 @@ class DetailPanel {
   void draw_toolbar();
   void draw_views(HeatmapRenderer& renderer, float height);
   void draw_curves(ViewerSession& session, float height);
+  // The picked cell in numbers (cell_readout.h): where it is in the run, trace, reference, errors,
+  // the allowed error and error / tolerance; Copy and Ctrl+C put them on the clipboard as text.
+  void draw_how_much(ViewerSession& session);
+  // "Worst cell" jumps: in the shown event (largest error / tolerance), and in the run (the
+  // analysis's worst cell: selects its event).
+  void pick_worst_in_event(ViewerSession& session);
+  void pick_worst_in_run(ViewerSession& session);
 
   // What the views show now; refreshed when the selection or `normalised` changes.
   std::optional<size_t> shown_event_;
@@ -66,8 +78,11 @@ class DetailPanel {
   bool link_ranges_ = true;
   int max_tile_ = 0;
   std::optional<CellIndex> initial_pick_;
+  std::optional<CellIndex> pending_pick_;  // a run's worst cell, picked once its event is shown
   bool animate_ = false;
   int animate_frame_ = 0;
+  std::optional<CellReadout> readout_;
+  bool worst_event_clicked_ = false, worst_run_clicked_ = false;  // this frame's toolbar
 };
 
 }  // namespace ts

@@ -14,9 +14,9 @@
 
 namespace ts {
 
-inline constexpr std::array<std::string_view, 15> kInjectionPanels = {
-    "viewer", "menu",   "header",        "overview",    "detail",     "stepping", "ab",       "launch",
-    "status", "welcome", "open-dialog", "export-dialog", "save-dialog", "help",    "synthetic"};
+inline constexpr std::array<std::string_view, 16> kInjectionPanels = {
+    "viewer", "menu",   "header",        "overview",    "detail",     "stepping", "ab",        "launch",
+    "status", "welcome", "open-dialog", "export-dialog", "save-dialog", "help",    "synthetic", "timeline"};
 
 class ErrorInjection {
  public:

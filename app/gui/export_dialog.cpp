@@ -1,10 +1,13 @@
 #include "app/gui/export_dialog.h"
 
+#include <filesystem>
+
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "app/gui/error_injection.h"
 #include "app/gui/imgui_scopes.h"
+#include "instrumentation/trace/display_text.h"
 
 namespace ts {
 
@@ -24,24 +27,34 @@ std::optional<ExportRequest> ExportDialog::draw(bool have_run) {
   if (!popup) return out;
   ImGui::TextWrapped("The heatmaps on screen (the detail's trace, reference and diff, the overview's grids, or the "
                      "A/B views) with their colormaps and ranges as shown.");
-  ImGui::TextDisabled("Folder: a new or empty one, or an earlier export (replaced whole); any other is refused");
+  {
+    const ImGuiTextWrapScope wrap(0);
+    ImGui::TextDisabled("Folder: a new or empty one, or an earlier export (replaced whole); any other is refused");
+  }
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##folder", &folder_);
+  // Never silently: a folder that exists is said so before anything is replaced.
+  std::error_code ec;
+  if (!folder_.empty() && std::filesystem::exists(folder_, ec))
+    ImGui::TextColored(ImVec4(0.94f, 0.75f, 0.31f, 1), "%s exists: an earlier export there is replaced",
+                       printable(std::filesystem::path(folder_).filename().string()).c_str());
   ImGui::Checkbox("PNG (colour bar, axes, title)", &choice_.png);
   ImGui::Checkbox(".npy arrays (float32; a mask beside masked grids)", &choice_.npy);
   {
     const ImGuiDisabledScope disabled(!have_run);
+    ImGui::Checkbox("every step of these query rows as numbered frames (trace, reference, diff)", &choice_.frames);
     ImGui::Checkbox("the analysis's evidence (report/: summary.json, error grids, first divergence)", &choice_.report);
     error_injection().throw_if_aimed_at("export-dialog");  // in a modal popup, disabled items pushed
   }
   ImGui::Spacing();
-  const bool any = choice_.png || choice_.npy || (choice_.report && have_run);
+  const bool any = choice_.png || choice_.npy || (choice_.report && have_run);  // frames need PNG or .npy
   {
     const ImGuiDisabledScope disabled(!any || folder_.empty());
     if (ImGui::Button("Export", ImVec2(120, 0))) {
       out = choice_;
       out->folder = folder_;
       out->report = out->report && have_run;
+      out->frames = out->frames && have_run;
       ImGui::CloseCurrentPopup();
     }
   }

@@ -15,6 +15,9 @@ struct ExportRequest {
   bool png = true;      // the heatmaps on screen as PNG
   bool npy = true;      // their arrays as .npy
   bool report = false;  // the analysis's evidence (export_run) in folder/report
+  // The detail view of every event of the selected event's query rows, in the kernel's order, as
+  // numbered frames (heatmap_export.h: event_frames), beside what is on screen.
+  bool frames = false;
 };
 
 class ExportDialog {

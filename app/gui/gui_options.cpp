@@ -28,7 +28,8 @@ bool parse_pair(const std::string& text, char sep, int64_t& a, int64_t& b) {
 
 constexpr std::pair<GuiPanel, std::string_view> kPanels[] = {
     {GuiPanel::both, "both"}, {GuiPanel::overview, "overview"}, {GuiPanel::detail, "detail"},
-    {GuiPanel::launch, "launch"}, {GuiPanel::ab, "ab"}, {GuiPanel::synthetic, "synthetic"}};
+    {GuiPanel::launch, "launch"}, {GuiPanel::ab, "ab"}, {GuiPanel::synthetic, "synthetic"},
+    {GuiPanel::timeline, "timeline"}};
 
 }  // namespace
 
@@ -50,8 +51,8 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--against", against, "A second trace to compare the first with (A/B)");
   app.add_flag("--demo", o.demo, "Capture the built-in demo (Split-K, fault double_count_l, CPU backend) and open it");
   app.add_option("--select", select, "Event to show first: first-divergence or event:N");
-  app.add_option("--panel", panel, "What to show: both (overview and detail), overview, detail, launch, ab, synthetic")
-      ->check(CLI::IsMember({"both", "overview", "detail", "launch", "ab", "synthetic"}));
+  app.add_option("--panel", panel, "What to show: both (overview and detail), overview, detail, launch, ab, synthetic, timeline")
+      ->check(CLI::IsMember({"both", "overview", "detail", "launch", "ab", "synthetic", "timeline"}));
   app.add_option("--screenshot", screenshot,
                  "Wait for the run to open, render --frames frames (default 3), save the window as PNG, exit");
   app.add_option("--frames", o.frames, "Exit after this many frames (default: run until closed)")

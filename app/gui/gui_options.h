@@ -27,7 +27,7 @@
 namespace ts {
 
 // What the main area shows (--panel; the View menu).
-enum class GuiPanel { both, overview, detail, launch, ab, synthetic };
+enum class GuiPanel { both, overview, detail, launch, ab, synthetic, timeline };
 std::string_view to_string(GuiPanel panel);
 
 struct GuiOptions {

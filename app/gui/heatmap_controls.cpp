@@ -29,7 +29,10 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colormap");
   ImGui::SameLine();
-  if (ImGui::Checkbox("Symmetric", &d.scale.symmetric)) changed = true, refit = d.auto_range;
+  if (ImGui::Checkbox("Symmetric", &d.scale.symmetric)) {
+    changed = true, refit = d.auto_range;
+    if (d.scale.symmetric) d.scale.split = false;  // a symmetric scale has 0, not a threshold, in its middle
+  }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Range +-max|x| around 0 (for differences)");
   ImGui::SameLine();
   if (ImGui::Checkbox("Log", &d.scale.log)) changed = true, refit = d.auto_range;
@@ -50,8 +53,9 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Log floor: the smallest |x| the log scale resolves");
   }
 
-  // Line 2: black point, white point, auto, fit.
-  const float button_w = ImGui::CalcTextSize("Autofit").x + 2 * ImGui::GetStyle().FramePadding.x;
+  // Line 2: black point, white point, auto, fit (error / tolerance: the tolerance scale).
+  const char* fit_label = d.error_ratio ? "Tolerance" : "Autofit";
+  const float button_w = ImGui::CalcTextSize(fit_label).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float auto_w = ImGui::GetFrameHeight() + ImGui::CalcTextSize("Auto").x + ImGui::GetStyle().ItemInnerSpacing.x;
   const float field_w = std::max(60.0f, (width - button_w - auto_w - 3 * gap) / 2);
   float lo = d.scale.min, hi = d.scale.max;
@@ -75,8 +79,20 @@ bool draw_heatmap_controls(const char* id, HeatmapDisplay& d, std::span<const Fl
   if (ImGui::Checkbox("Auto", &d.auto_range) && d.auto_range) changed = refit = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the range to the data whenever it changes");
   ImGui::SameLine();
-  if (ImGui::Button("Autofit")) changed = refit = true;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Fit the range to the finite, unmasked values now");
+  if (d.error_ratio) {
+    // Error maps default to one fixed scale (colour means the same in every run); this puts it back.
+    const ImGuiDisabledScope disabled(d.on_tolerance_scale());
+    if (ImGui::Button(fit_label)) {
+      d.use_tolerance_scale();
+      changed = true;
+    }
+  } else if (ImGui::Button(fit_label)) {
+    changed = refit = true;
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(d.error_ratio ? "The fixed tolerance scale: 1/1000 to 1000 x tolerance, log, blue within the "
+                                      "tolerance and red to yellow over it, the same in every run"
+                                    : "Fit the range to the finite, unmasked values now");
 
   if (refit) d.fit(data);
   return changed;

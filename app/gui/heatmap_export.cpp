@@ -1,5 +1,10 @@
 #include "app/gui/heatmap_export.h"
 
+#include <cstdio>
+
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/event_identity.h"
+
 #include <optional>
 #include <string>
 #include <system_error>
@@ -50,6 +55,38 @@ HeatmapPngLayout export_view_png(const std::filesystem::path& path, const Heatma
 ExportableHeatmap exportable(std::string stem, const HeatmapView& view, std::shared_ptr<const FloatGrid> grid,
                              const HeatmapDisplay& display, std::string title) {
   return {std::move(stem), std::move(grid), png_options_for(view, display, std::move(title))};
+}
+
+std::vector<ExportableHeatmap> event_frames(const RunView& run, const RunReference& reference,
+                                            std::span<const size_t> events, bool normalised,
+                                            const HeatmapDisplay& values, const HeatmapDisplay& diff) {
+  std::vector<ExportableHeatmap> out;
+  const std::string what = normalised ? "O/l" : "O";
+  for (size_t k = 0; k < events.size(); ++k) {
+    const EventComparison cmp = compare_event(run, reference, events[k]);
+    char prefix[64];
+    std::snprintf(prefix, sizeof prefix, "frame_%03zu_event_%zu_", k, events[k]);
+    const std::string title = describe_event(cmp.header, run.stages, run.attention);
+    const auto options = [&](const HeatmapDisplay& d, const std::string& t) {
+      HeatmapPngOptions o;
+      o.title = t;
+      o.row_label = "query row";
+      o.col_label = "head-dim column";
+      o.first_row = cmp.header.q_begin;
+      o.colormap = d.colormap;
+      o.scale = d.scale;
+      o.autofit = d.auto_range;  // Auto: each frame's own range, as the view would show it
+      return o;
+    };
+    const auto grid = [](const FloatGrid& g) { return std::make_shared<const FloatGrid>(g); };
+    out.push_back({prefix + std::string("trace"), grid(normalised ? cmp.o_norm_trace : cmp.o_trace),
+                   options(values, title + "  trace " + what)});
+    out.push_back({prefix + std::string("reference"), grid(normalised ? cmp.o_norm_reference : cmp.o_reference),
+                   options(values, title + "  reference " + what)});
+    out.push_back({prefix + std::string("diff"), grid(normalised ? cmp.o_norm_diff : cmp.o_diff),
+                   options(diff, title + "  trace - reference")});
+  }
+  return out;
 }
 
 std::vector<std::filesystem::path> write_heatmap_exports(

@@ -15,7 +15,9 @@
 
 #include "app/gui/heatmap_display.h"
 #include "app/gui/heatmap_view.h"
+#include "app/model/analysis/run_reference.h"
 #include "app/model/heatmap_png.h"
+#include "app/model/run_view.h"
 
 namespace ts {
 
@@ -34,6 +36,16 @@ struct ExportableHeatmap {
 
 ExportableHeatmap exportable(std::string stem, const HeatmapView& view, std::shared_ptr<const FloatGrid> grid,
                              const HeatmapDisplay& display, std::string title);
+
+// The detail view of each of `events` (indices into the run, in the order given) as numbered
+// frames: frame_NNN_event_E_{trace,reference,diff}, each the event's O/l (or raw O) beside the
+// float64 reference and their difference, drawn with `values` (trace and reference) and `diff`
+// (a display whose range follows the data, Auto, is fitted to each frame; a fixed one is kept).
+// Computes each comparison (compare_event): for the worker thread. Throws AnalysisError for an
+// event that cannot be compared.
+std::vector<ExportableHeatmap> event_frames(const RunView& run, const RunReference& reference,
+                                            std::span<const size_t> events, bool normalised,
+                                            const HeatmapDisplay& values, const HeatmapDisplay& diff);
 
 // Writes <stem>.png (when `png`) and <stem>.npy (float32, rows x cols; when `npy`; a masked
 // array also gets <stem>_mask.npy, uint8) for each heatmap, and whatever `also` writes into the

@@ -37,9 +37,9 @@ void cell_row(const char* what, const std::optional<CellIndex>& cell, const Heat
     }
     const FloatGridView view = g->view();
     const float value = view.at(cell->row, cell->col);
-    const bool masked = view.masked(cell->row, cell->col);
-    const CellClass k = classify_cell(value, masked);
-    const std::string text = format_cell_value(value, masked);
+    const uint8_t absent = view.absent(cell->row, cell->col);
+    const CellClass k = classify_cell(value, absent);
+    const std::string text = format_cell_value(value, absent);
     if (k == CellClass::finite) {
       ImGui::TextUnformatted(text.c_str());
     } else {

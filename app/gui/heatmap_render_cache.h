@@ -20,14 +20,7 @@ struct HeatmapRenderKey {
   double px_per_col = 0, px_per_row = 0;
   int width = 0, height = 0;          // framebuffer pixels
 
-  friend bool operator==(const HeatmapRenderKey& a, const HeatmapRenderKey& b) {
-    const ScaleMapping &m = a.mapping, &n = b.mapping;
-    return a.texture_generation == b.texture_generation && a.colormap == b.colormap && m.log == n.log &&
-           m.signed_log == n.signed_log && m.floor == n.floor && m.log2_floor == n.log2_floor && m.lo == n.lo &&
-           m.gain == n.gain && m.bias == n.bias && a.origin_x == b.origin_x && a.origin_y == b.origin_y &&
-           a.px_per_col == b.px_per_col && a.px_per_row == b.px_per_row && a.width == b.width &&
-           a.height == b.height;
-  }
+  friend bool operator==(const HeatmapRenderKey&, const HeatmapRenderKey&) = default;
 };
 
 struct HeatmapRenderCache {

@@ -13,7 +13,7 @@
 namespace ts {
 
 HeatmapRenderer::HeatmapRenderer() : vao_(GlVertexArray::create()), vbo_(GlBuffer::create()) {
-  program_for(false, false, false);  // a driver that cannot compile the shaders fails here, at start
+  program_for(false, false, false, false);  // a driver that cannot compile the shaders fails here, at start
   glBindVertexArray(vao_.id());
   glBindBuffer(GL_ARRAY_BUFFER, vbo_.id());
   glEnableVertexAttribArray(0);
@@ -24,14 +24,15 @@ HeatmapRenderer::HeatmapRenderer() : vao_(GlVertexArray::create()), vbo_(GlBuffe
   glBindBuffer(GL_ARRAY_BUFFER, 0);
 }
 
-HeatmapRenderer::Program& HeatmapRenderer::program_for(bool log, bool signed_log, bool pooling) {
-  std::unique_ptr<Program>& slot = programs_[(log ? 1 : 0) | (signed_log ? 2 : 0) | (pooling ? 4 : 0)];
+HeatmapRenderer::Program& HeatmapRenderer::program_for(bool log, bool signed_log, bool pooling, bool split) {
+  std::unique_ptr<Program>& slot = programs_[(log ? 1 : 0) | (signed_log ? 2 : 0) | (pooling ? 4 : 0) | (split ? 8 : 0)];
   if (!slot) {
     // The variant's macros go right after the #version line, which must stay first.
     std::string frag(shaders::heatmap_frag);
     const size_t eol = frag.find('\n') + 1;
     frag.insert(eol, std::string("#define TS_LOG ") + (log ? "1" : "0") + "\n#define TS_SIGNED_LOG " +
-                         (signed_log ? "1" : "0") + "\n#define TS_POOLING " + (pooling ? "1" : "0") + "\n");
+                         (signed_log ? "1" : "0") + "\n#define TS_POOLING " + (pooling ? "1" : "0") +
+                         "\n#define TS_SPLIT " + (split ? "1" : "0") + "\n");
     auto p = std::make_unique<Program>();
     p->program = build_shader_program("heatmap", shaders::heatmap_vert, frag);
     const GLuint id = p->program.id();
@@ -45,6 +46,9 @@ HeatmapRenderer::Program& HeatmapRenderer::program_for(bool log, bool signed_log
     p->lo = at("u_lo");
     p->gain = at("u_gain");
     p->bias = at("u_bias");
+    p->split_at = at("u_split_at");
+    p->split_u = at("u_split_u");
+    p->gain_high = at("u_gain_high");
     p->pooled = at("u_pooled");
     p->block = at("u_block");
     p->half_footprint = at("u_half_footprint");
@@ -74,6 +78,11 @@ void HeatmapRenderer::use(Program& p, const ScaleMapping& m, const float* projec
   glUniform1f(p.lo, m.lo);
   glUniform1f(p.gain, m.gain);
   glUniform1f(p.bias, m.bias);
+  if (m.split) {
+    glUniform1f(p.split_at, m.split_at);
+    glUniform1f(p.split_u, m.split_u);
+    glUniform1f(p.gain_high, m.gain_high);
+  }
   glUniform2f(p.block, static_cast<float>(1 << kx), static_cast<float>(1 << ky));
   glUniform2f(p.half_footprint, static_cast<float>(half_x), static_cast<float>(half_y));
 }
@@ -211,7 +220,7 @@ void HeatmapRenderer::render(const Request& r) {
                             sx(ca), sy(rb), u(ca), v(rb), sx(cb), sy(rb), u(cb), v(rb)};
     glBufferData(GL_ARRAY_BUFFER, sizeof quad, quad, GL_STREAM_DRAW);
     const bool pooling = (pool_x || pool_y) && !t.severity.empty();
-    Program& p = program_for(k.mapping.log, k.mapping.signed_log, pooling);
+    Program& p = program_for(k.mapping.log, k.mapping.signed_log, pooling, k.mapping.split);
     if (&p != current) use(p, k.mapping, ortho, kx, ky, half_x, half_y), current = &p;
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, t.cells.id());

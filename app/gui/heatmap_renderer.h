@@ -59,18 +59,19 @@ class HeatmapRenderer {
   void render(const Request& request);  // into the cache, if it is stale
   void blit(const Request& request, const ImDrawCmd& cmd);  // the cache onto the screen
 
-  // One program per variant of shaders/heatmap.frag (scale kind x NaN/Inf pooling), compiled
+  // One program per variant of shaders/heatmap.frag (scale kind x NaN/Inf pooling x split), compiled
   // on first use.
   struct Program {
     GlProgram program;
     GLint projection, cells, colormap, special, floor, log2_floor, lo, gain, bias, pooled, block, half_footprint;
+    GLint split_at, split_u, gain_high;
   };
-  Program& program_for(bool log, bool signed_log, bool pooling);
+  Program& program_for(bool log, bool signed_log, bool pooling, bool split);
   // half_x, half_y: how far (in cells) a pixel looks for NaN / Inf when pooling.
   void use(Program& p, const ScaleMapping& m, const float* projection, int kx, int ky, double half_x, double half_y);
 
   std::deque<Request> requests_;  // stable addresses: the callbacks point into it
-  std::array<std::unique_ptr<Program>, 8> programs_;
+  std::array<std::unique_ptr<Program>, 16> programs_;
   GlVertexArray vao_;
   GlBuffer vbo_;
   ColormapTextures colormaps_;

@@ -69,7 +69,7 @@ void HeatmapTexture::upload(const FloatGridView& grid, int max_tile_side) {
       for (int64_t r = 0; r < t.rows; ++r)
         for (int64_t c = 0; c < t.cols; ++c) {
           const float v = grid.at(r0 + r, c0 + c);
-          const CellClass k = classify_cell(v, grid.masked(r0 + r, c0 + c));
+          const CellClass k = classify_cell(v, grid.absent(r0 + r, c0 + c));
           const size_t i = static_cast<size_t>(r * t.cols + c);
           classes[i] = static_cast<uint8_t>(k);
           cells[2 * i] = std::isfinite(v) ? v : 0.0f;

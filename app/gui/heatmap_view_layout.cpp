@@ -29,7 +29,9 @@ void write_layout_json(const std::filesystem::path& path, const std::vector<Heat
           {"max", v.scale.max},
           {"log", v.scale.log},
           {"log_floor", v.scale.log_floor},
-          {"symmetric", v.scale.symmetric}}},
+          {"symmetric", v.scale.symmetric},
+          {"split", v.scale.split},
+          {"split_at", v.scale.split_at}}},
         {"picked", v.picked ? nlohmann::json::array({v.picked->row, v.picked->col}) : nlohmann::json(nullptr)},
     });
   }

@@ -18,14 +18,8 @@
 namespace ts {
 namespace {
 
-// Errors over tolerance span orders of magnitude: a log scale, floored well below 1.
-HeatmapDisplay error_display() {
-  HeatmapDisplay d;
-  d.colormap = ColormapId::ember;
-  d.scale.log = true;
-  d.scale.log_floor = 1e-3f;
-  return d;
-}
+// Error / tolerance: the one fixed scale every error map is drawn with (colormap.h).
+HeatmapDisplay error_display() { return HeatmapDisplay::for_error_ratio(); }
 
 std::string pair_text(int32_t b, int32_t h) { return "batch " + std::to_string(b) + ", head " + std::to_string(h); }
 

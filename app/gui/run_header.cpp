@@ -8,6 +8,8 @@
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/model/analysis/report_text.h"
+#include "app/model/analysis/tolerance.h"
+#include "app/model/analysis/worst_cell.h"
 #include "instrumentation/trace/display_text.h"
 #include "instrumentation/trace/trace_file.h"
 
@@ -26,6 +28,19 @@ void draw_run_header(const ViewerSession& s, float width) {
     ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + bs.x, p.y + bs.y), clean ? theme::kPass : theme::kFail, 3.0f);
     ImGui::GetWindowDrawList()->AddText(p, IM_COL32(16, 16, 18, 255), badge);
     ImGui::Dummy(bs);
+    if (ImGui::IsItemHovered()) {
+      // The verdict's rule and its numbers (tolerance.h), and how far the worst cell is from it.
+      const ImGuiFontScope ui(gui_fonts().ui);
+      const ImGuiTooltipScope tooltip;
+      const ImGuiTextWrapScope tip_wrap(ImGui::GetFontSize() * 40);
+      ImGui::TextUnformatted(std::string(comparison_rule()).c_str());
+      ImGui::Spacing();
+      ImGui::TextDisabled("tolerance: %s", r.tolerance.describe().c_str());
+      if (r.worst_cell) {
+        ImGui::Spacing();
+        ImGui::Text("worst cell: %s", describe_worst_cell(*r.worst_cell, r).c_str());
+      }
+    }
     ImGui::SameLine(0, 12);
     const ImGuiTextWrapScope wrap(ImGui::GetCursorPosX() + width - bs.x - 24);
     ImGui::TextUnformatted(r.symptom.line.c_str());

@@ -66,8 +66,13 @@ bool draw_stepping_bar(ViewerSession& s, Playback& playback, float width) {
   // events even in a run of thousands, and its "event i of n" is never under the grab.
   const size_t n = st.scope_size();
   int pos = static_cast<int>(st.scope_position());
-  char overlay[64];
-  std::snprintf(overlay, sizeof overlay, "event %d of %zu", n ? pos + 1 : 0, n);
+  // "event N" is the event's index in the trace everywhere (--select event:N, the readout, the
+  // timeline, --layout-json); the slider's own position is a step in the kernel's order.
+  char overlay[96];
+  if (st.selected())
+    std::snprintf(overlay, sizeof overlay, "step %d of %zu: event %zu", n ? pos + 1 : 0, n, *st.selected());
+  else
+    std::snprintf(overlay, sizeof overlay, "step %d of %zu", n ? pos + 1 : 0, n);
   ImGui::SetNextItemWidth(std::max(120.0f, width - (ImGui::GetCursorPosX() - ImGui::GetWindowContentRegionMin().x)));
   if (n > 1 && ImGui::SliderInt("##position", &pos, 0, static_cast<int>(n) - 1, overlay, ImGuiSliderFlags_AlwaysClamp))
     st.select_scope_position(static_cast<size_t>(pos));

@@ -13,7 +13,10 @@ ImFont* load_font(const char* path, float size_px) {
   ImFontConfig config;
   config.OversampleH = 2;
   config.OversampleV = 1;
-  return ImGui::GetIO().Fonts->AddFontFromFileTTF(path, size_px, &config);
+  // Latin-1 and the general punctuation block: ImGui's default ranges stop at U+00FF, and the
+  // reports' sentences use the em dash (U+2014), drawn as '?' without it. DejaVu has them all.
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2000, 0x206F, 0};
+  return ImGui::GetIO().Fonts->AddFontFromFileTTF(path, size_px, &config, ranges);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 
 namespace ts {
 
-std::string format_cell_value(float value, bool masked) {
+std::string format_cell_value(float value, uint8_t absent) {
+  // An absent cell holds no value worth showing: the words say why.
+  if (absent != 0) return std::string(cell_class_meaning(classify_cell(value, absent)));
   char text[64];
   if (std::isnan(value)) {
     std::snprintf(text, sizeof text, "NaN");
@@ -14,7 +16,7 @@ std::string format_cell_value(float value, bool masked) {
   } else {
     std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
   }
-  return masked ? "masked (" + std::string(text) + ")" : std::string(text);
+  return text;
 }
 
 std::string format_short(double value) {

@@ -1,5 +1,8 @@
 #include "app/gui/viewer_window.h"
 
+#include "app/model/viewer/cell_readout.h"
+#include "app/model/viewer/export_naming.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -50,7 +53,11 @@ ViewerWindow::ViewerWindow(const GuiOptions& o, ErrorLog& errors)
       detail_(o) {
   if (const std::string why = recent_.load(); !why.empty()) errors_.report("recent files", why);
   if (o.select) pending_select_ = parse_select_request(*o.select);
-  panel_ = o.panel.value_or(o.synthetic ? GuiPanel::synthetic : (o.run || o.demo) ? GuiPanel::both : GuiPanel::launch);
+  // Two runs (--against) are opened to be compared: the A/B tab, unless --panel says otherwise.
+  panel_ = o.panel.value_or(o.synthetic                ? GuiPanel::synthetic
+                            : (o.run && o.against)     ? GuiPanel::ab
+                            : (o.run || o.demo)        ? GuiPanel::both
+                                                       : GuiPanel::launch);
   if (panel_ == GuiPanel::synthetic) synthetic_ = std::make_unique<DemoWindow>(o);
   select_tab_ = panel_;
   if (o.run && o.against) open_pair(*o.run, *o.against);
@@ -125,10 +132,12 @@ void ViewerWindow::show_run(LoadedRun run) {
   if (pending_select_) {
     const SelectRequest r = *pending_select_;
     pending_select_.reset();
-    guarded(errors_, "--select", [&] {
+    const bool applied = guarded(errors_, "--select", [&] {
       if (!session_.apply(r) && r.first_divergence)
         last_status_ = "the run has no divergence: showing its first event";
     });
+    // An event past the run's end is a bad argument, as in the CLI: a headless run exits 2.
+    if (!applied && !startup_done_) startup_exit_code_ = 2;
   }
   // A run opened later shows the analysis; the one opened at start shows what --panel asked.
   if (startup_done_) {
@@ -239,6 +248,16 @@ void ViewerWindow::swap_ab() {
   });
 }
 
+std::filesystem::path ViewerWindow::default_export_folder() const {
+  std::string name = "tilescope-export";
+  if (session_.has_run()) {
+    const LoadedRun& r = session_.run();
+    name = export_folder_name(r.path ? r.path->filename().string() : r.display_name(), &session_.view(),
+                              session_.selected());
+  }
+  return unused_path(std::filesystem::current_path() / name);
+}
+
 void ViewerWindow::export_current(const ExportRequest& req) {
   std::vector<ExportableHeatmap> items;
   if (panel_ == GuiPanel::ab) items = ab_.exportables();
@@ -247,13 +266,28 @@ void ViewerWindow::export_current(const ExportRequest& req) {
     for (ExportableHeatmap& e : overview_.exportables()) items.push_back(std::move(e));
   }
   std::optional<LoadedRun> run;
-  if (req.report && session_.has_run()) run = session_.run();
-  start_job("export to " + req.folder.string(), [items, req, run](JobProgress& p) -> Apply {
+  if ((req.report || req.frames) && session_.has_run()) run = session_.run();
+  // Frames: the selected event's query rows, every step of them in the kernel's order.
+  std::vector<size_t> frame_events;
+  if (req.frames && session_.selected()) {
+    EventStepper rows = session_.stepper();
+    rows.scope = StepScope::row_block;
+    frame_events = rows.scope_events();
+  }
+  const bool normalised = detail_.normalised;
+  const HeatmapDisplay values = detail_.values_display(), diff = detail_.diff_display();
+  start_job("export to " + req.folder.string(), [items, req, run, frame_events, normalised, values,
+                                                 diff](JobProgress& p) mutable -> Apply {
+    if (!frame_events.empty() && run) {
+      p.set_phase("comparing " + std::to_string(frame_events.size()) + " frames");
+      for (ExportableHeatmap& h : event_frames(*run->run, *run->reference, frame_events, normalised, values, diff))
+        items.push_back(std::move(h));
+    }
     p.set_phase("writing heatmaps");
     // One export folder: the heatmaps, and the analysis's evidence in report/ (its own export).
     const auto report = [&](const std::filesystem::path& staging) {
       std::vector<std::filesystem::path> files;
-      if (!run) return files;
+      if (!run || !req.report) return files;
       p.set_phase("writing the analysis's evidence");
       for (const ExportedFile& f : export_run(*run->run, *run->report, staging / "report").files) files.push_back(f.path);
       return files;
@@ -305,7 +339,7 @@ void ViewerWindow::draw_menu_bar() {
     if (ImGui::MenuItem("Save trace as...", "Ctrl+S", false, has_run)) show_save_dialog();
     if (ImGui::MenuItem("Export...", "Ctrl+E", false, has_run || panel_ == GuiPanel::synthetic)) {
       if (panel_ == GuiPanel::synthetic && synthetic_) synthetic_->open_export_dialog();
-      else export_dialog_.show(std::filesystem::current_path() / "tilescope-export");
+      else export_dialog_.show(default_export_folder());
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
@@ -326,6 +360,7 @@ void ViewerWindow::draw_menu_bar() {
     if (ImGui::MenuItem("Overview only", nullptr, panel_ == GuiPanel::overview)) select_tab_ = panel_ = GuiPanel::overview;
     if (ImGui::MenuItem("Detail only", nullptr, panel_ == GuiPanel::detail)) select_tab_ = panel_ = GuiPanel::detail;
     if (ImGui::MenuItem("A/B", nullptr, panel_ == GuiPanel::ab)) select_tab_ = panel_ = GuiPanel::ab;
+    if (ImGui::MenuItem("Timeline", nullptr, panel_ == GuiPanel::timeline)) select_tab_ = panel_ = GuiPanel::timeline;
     if (ImGui::MenuItem("Launch", nullptr, panel_ == GuiPanel::launch)) select_tab_ = panel_ = GuiPanel::launch;
     ImGui::Separator();
     if (ImGui::MenuItem("Heatmap test pattern", nullptr, panel_ == GuiPanel::synthetic)) {
@@ -443,6 +478,8 @@ void ViewerWindow::draw_help() {
                            {"Click", "pick a cell (outlined in every linked view); on the overview: select its event"},
                            {"Arrow keys", "move the picked cell (Shift: by 8)"},
                            {"F, double-click", "fit the arrays to the view"},
+                           {"W / Shift+W", "pick the event's worst cell / select the run's worst cell"},
+                           {"Ctrl+C", "copy the picked cell's numbers"},
                            {"Ctrl+O / Ctrl+E / Ctrl+S / Ctrl+Q", "open / export / save trace as / quit"},
                            {"Ctrl+H", "this list"},
                            {"Drop files", "one: open it; two: compare them (A/B)"}};
@@ -464,11 +501,12 @@ void ViewerWindow::handle_keys() {
   if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_ = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
   if (io.KeyCtrl && ImGui::IsKeyPressed('E', false) && session_.has_run())
-    export_dialog_.show(std::filesystem::current_path() / "tilescope-export");
+    export_dialog_.show(default_export_folder());
   if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) show_save_dialog();
   if (io.KeyCtrl && ImGui::IsKeyPressed('H', false)) show_help_ = true;
   if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
-  if (analysis_panel(panel_) || panel_ == GuiPanel::ab) handle_stepping_keys(session_, playback_);
+  if (analysis_panel(panel_) || panel_ == GuiPanel::ab || panel_ == GuiPanel::timeline)
+    handle_stepping_keys(session_, playback_);
 }
 
 void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, double frame_seconds) {
@@ -513,6 +551,13 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
           const ABPanelActions actions{[this] { open_dialog_.show(OpenTarget::b, std::filesystem::current_path()); },
                                        [this] { rerun_on_other_backend(); }, [this] { swap_ab(); }, &playback_};
           guarded_ui(errors_, "A/B", [&] { ab_.draw(session_, renderer, errors_, actions, ImGui::GetContentRegionAvail()); });
+        }
+        if (const ImGuiTabItemScope tab("Timeline", nullptr, tab_flags(GuiPanel::timeline)); tab) {
+          if (!select_tab_) panel_ = GuiPanel::timeline;
+          const ImGuiChildScope child("##timeline", ImGui::GetContentRegionAvail(), false, kPanelFlags);
+          if (session_.has_run())
+            guarded_ui(errors_, "timeline", [&] { timeline_.draw(session_, ImGui::GetContentRegionAvail()); });
+          else ImGui::TextDisabled("Open a trace to see where and when its events ran.");
         }
         if (const ImGuiTabItemScope tab("Launch", nullptr, tab_flags(GuiPanel::launch)); tab) {
           if (!select_tab_) panel_ = GuiPanel::launch;
@@ -572,6 +617,8 @@ nlohmann::json ViewerWindow::layout_extra() const {
   // What the overview lists, by the trace's own stage names.
   j["stages"] = overview_.listed_stages();
   j["grid"] = overview_.grid_name();
+  if (panel_ == GuiPanel::timeline) j["timeline"] = timeline_.layout();
+  if (const auto& r = detail_.readout()) j["readout"] = to_text(*r);
   j["errors"] = nlohmann::json::array();
   for (const ErrorEntry& e : errors_.entries()) j["errors"].push_back(e.where + ": " + e.message);
   return j;

@@ -24,6 +24,7 @@
 #include "app/gui/launch_panel.h"
 #include "app/gui/open_dialog.h"
 #include "app/gui/overview_panel.h"
+#include "app/gui/timeline_panel.h"
 #include "app/model/viewer/background_job.h"
 #include "app/model/viewer/recent_files.h"
 #include "app/model/viewer/viewer_session.h"
@@ -53,6 +54,9 @@ class ViewerWindow {
   std::vector<HeatmapViewLayout> layouts() const;
   std::vector<LayoutMark> marks() const;
   nlohmann::json layout_extra() const;
+  // Where Ctrl+E offers to export: named after the run and the selected event, never an existing
+  // folder (export_naming.h).
+  std::filesystem::path default_export_folder() const;
 
   ViewerSession& session() { return session_; }
 
@@ -95,6 +99,7 @@ class ViewerWindow {
   std::optional<GuiPanel> select_tab_;  // switch tabs on the next frame
   OverviewPanel overview_;
   DetailPanel detail_;
+  TimelinePanel timeline_;
   ABPanel ab_;
   LaunchPanel launch_;
   std::unique_ptr<DemoWindow> synthetic_;

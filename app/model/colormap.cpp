@@ -7,6 +7,8 @@
 // linear sRGB matrices are the published definition of the space.
 #include "app/model/colormap.h"
 
+#include "app/model/float_grid.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -83,6 +85,16 @@ Rgba8 diverging_at(double t) {
   return oklch_to_rgba8(0.97 - 0.45 * a, 0.19 * std::pow(a, 0.85), s < 0 ? 255.0 : 28.0);
 }
 
+// s in [0, 1] along one of the two halves.
+Rgba8 tolerance_at(bool over, double s) {
+  // Two ramps meeting at the tolerance. Within it: dark blue to teal, low chroma, lighter
+  // towards the tolerance (errors well under it recede). Over it: red to orange to pale yellow,
+  // high chroma, lighter with the error. Lightness drops a little at the meeting point, so the
+  // edge between a cell just within and one just over the tolerance shows in gray too.
+  if (!over) return oklch_to_rgba8(0.25 + 0.40 * s, 0.05 + 0.06 * s, 265.0 - 55.0 * s);
+  return oklch_to_rgba8(0.60 + 0.36 * s, 0.20 - 0.09 * s, 32.0 + 72.0 * s);
+}
+
 ColormapTable build_table(ColormapId id) {
   ColormapTable table{};
   for (size_t i = 0; i < kColormapSize; ++i) {
@@ -92,13 +104,21 @@ ColormapTable build_table(ColormapId id) {
       case ColormapId::glacier: table[i] = glacier_at(t); break;
       case ColormapId::gray: table[i] = gray_at(t); break;
       case ColormapId::diverging: table[i] = diverging_at(t); break;
+      case ColormapId::tolerance: {
+        // Each half samples its own ramp end to end: entry 127 is the last "within", 128 the
+        // first "over".
+        constexpr size_t half = kColormapSize / 2;
+        const bool over = i >= half;
+        table[i] = tolerance_at(over, static_cast<double>(over ? i - half : i) / static_cast<double>(half - 1));
+        break;
+      }
     }
   }
   return table;
 }
 
-constexpr std::array<ColormapId, 4> kAllColormaps = {ColormapId::ember, ColormapId::glacier,
-                                                     ColormapId::gray, ColormapId::diverging};
+constexpr std::array<ColormapId, 5> kAllColormaps = {ColormapId::ember, ColormapId::glacier, ColormapId::gray,
+                                                     ColormapId::diverging, ColormapId::tolerance};
 
 }  // namespace
 
@@ -116,6 +136,7 @@ std::string_view colormap_name(ColormapId id) {
     case ColormapId::glacier: return "glacier";
     case ColormapId::gray: return "gray";
     case ColormapId::diverging: return "diverging";
+    case ColormapId::tolerance: return "tolerance";
   }
   return "unknown";
 }
@@ -144,8 +165,15 @@ const ColormapTable& colormap_table(ColormapId id) {
   return tables[index];
 }
 
-CellClass classify_cell(float value, bool masked) {
-  if (masked) return CellClass::masked;
+CellClass classify_cell(float value, uint8_t absent) {
+  switch (static_cast<AbsentCell>(absent)) {
+    case AbsentCell::none: break;
+    case AbsentCell::masked: return CellClass::masked;
+    case AbsentCell::never_written: return CellClass::never_written;
+    case AbsentCell::not_traced: return CellClass::not_traced;
+    case AbsentCell::pending: return CellClass::pending;
+    default: return CellClass::masked;  // an unknown code: no value, for no reason we can name
+  }
   if (std::isnan(value)) return CellClass::nan;
   if (std::isinf(value)) return value > 0 ? CellClass::pos_inf : CellClass::neg_inf;
   return CellClass::finite;
@@ -158,6 +186,23 @@ std::string_view cell_class_name(CellClass c) {
     case CellClass::pos_inf: return "+Inf";
     case CellClass::neg_inf: return "-Inf";
     case CellClass::masked: return "masked";
+    case CellClass::never_written: return "never written";
+    case CellClass::not_traced: return "not traced";
+    case CellClass::pending: return "pending";
+  }
+  return "unknown";
+}
+
+std::string_view cell_class_meaning(CellClass c) {
+  switch (c) {
+    case CellClass::finite: return "a value";
+    case CellClass::nan: return "NaN in the trace";
+    case CellClass::pos_inf: return "+Inf where the reference is finite";
+    case CellClass::neg_inf: return "-Inf where the reference is finite";
+    case CellClass::masked: return "masked (sees no key)";
+    case CellClass::never_written: return "never written by the kernel";
+    case CellClass::not_traced: return "not traced (filtered)";
+    case CellClass::pending: return "pending (not analysed yet)";
   }
   return "unknown";
 }
@@ -169,7 +214,13 @@ Rgba8 special_color(CellClass c) {
     case CellClass::nan: return {255, 0, 255, 255};      // magenta
     case CellClass::pos_inf: return {0, 255, 0, 255};    // green
     case CellClass::neg_inf: return {0, 255, 255, 255};  // cyan
-    case CellClass::masked: return {110, 110, 0, 255};   // olive: "no data here"
+    // Cells with no value. Chosen (by distance to every colormap entry and to each other) so that
+    // none is mistaken for an error's colour; the two that cover large areas by design are dim,
+    // the one that is a bug is loud.
+    case CellClass::masked: return {110, 110, 0, 255};        // olive: nothing to compute here
+    case CellClass::never_written: return {75, 0, 255, 255};  // electric violet: the kernel skipped it
+    case CellClass::not_traced: return {0, 140, 60, 255};     // dark green: left out by the filters
+    case CellClass::pending: return {0, 0, 160, 255};         // navy: the analysis is still on its way
     case CellClass::finite: break;
   }
   return {0, 0, 0, 0};

@@ -30,12 +30,14 @@ std::string format_value(double v) {
 std::string scale_description(ColormapId id, const ColorScale& s, int64_t rows, int64_t cols) {
   std::string kind = s.log ? (s.symmetric ? "signed log" : "log |x|") : (s.symmetric ? "symmetric" : "linear");
   if (s.log) kind += " (floor " + format_value(s.log_floor) + ")";
+  if (s.split) kind += ", split at " + format_value(s.split_at);
   return std::to_string(rows) + " x " + std::to_string(cols) + " cells   " + std::string(colormap_name(id)) + ", " +
          kind;
 }
 
 // The value at the colour bar's middle, for its centre label.
 double middle_value(const ColorScale& s) {
+  if (s.split) return s.split_at;  // each half spans its side of the threshold
   const ScaleEnds ends = scale_ends(s);
   if (s.log && s.symmetric) return 0.0;
   if (s.log) return std::sqrt(static_cast<double>(ends.low) * ends.high);  // geometric mean
@@ -100,8 +102,14 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   };
   std::vector<LegendEntry> legend;
   int legend_w = 0;
-  for (const auto& [cls, count] : {std::pair{CellClass::nan, stats.nan}, std::pair{CellClass::pos_inf, stats.pos_inf},
-                                   std::pair{CellClass::neg_inf, stats.neg_inf}, std::pair{CellClass::masked, stats.masked}}) {
+  // NaN, +Inf, -Inf and masked always (a zero is evidence too); the other absent kinds where
+  // the picture has some (an export is never pending).
+  for (const CellClass cls : {CellClass::nan, CellClass::pos_inf, CellClass::neg_inf, CellClass::masked,
+                              CellClass::never_written, CellClass::not_traced, CellClass::pending}) {
+    const size_t count = stats.count(cls);
+    const bool always = cls == CellClass::nan || cls == CellClass::pos_inf || cls == CellClass::neg_inf ||
+                        cls == CellClass::masked;
+    if (!always && count == 0) continue;
     legend.push_back({cls, std::string(cell_class_name(cls)) + " " + std::to_string(count), count});
     legend_w += label_h + 6 + text_width(legend.back().text, kPngLabelScale) + 22;
   }
@@ -125,7 +133,7 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   for (int64_t r = 0; r < grid.rows; ++r)
     for (int64_t c = 0; c < grid.cols; ++c) {
       const int x = L.plot_x + static_cast<int>(c) * L.cell_w, y = L.plot_y + static_cast<int>(r) * L.cell_h;
-      img.fill_rect(x, y, x + L.cell_w, y + L.cell_h, mapper(grid.at(r, c), grid.masked(r, c)));
+      img.fill_rect(x, y, x + L.cell_w, y + L.cell_h, mapper(grid.at(r, c), grid.absent(r, c)));
     }
   // Frame one pixel outside the plot, so edge cells keep their full size.
   img.fill_rect(L.plot_x - 1, L.plot_y - 1, L.plot_x + plot_w + 1, L.plot_y, kFrame);

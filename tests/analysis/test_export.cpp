@@ -58,8 +58,8 @@ Image load_png(const std::filesystem::path& path) {
 
 // The colour a cell of a panel must have: its value through the panel's colormap and scale, or
 // the special colour of its class.
-Rgba8 expected_colour(const ExportedPanel& p, float value, bool masked) {
-  const CellClass cls = classify_cell(value, masked);
+Rgba8 expected_colour(const ExportedPanel& p, float value, uint8_t absent) {
+  const CellClass cls = classify_cell(value, absent);
   if (cls != CellClass::finite) return special_color(cls);
   return map_value(value, p.colormap, p.layout.scale);
 }
@@ -135,7 +135,7 @@ TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
       const float v = g->grid.values[at];
       nan_cells += std::isnan(v);
       finite_cells += std::isfinite(v) && !g->grid.mask[at];
-      EXPECT_EQ(cell_pixel(img, p, r, c), expected_colour(p, v, g->grid.mask[at] != 0))
+      EXPECT_EQ(cell_pixel(img, p, r, c), expected_colour(p, v, g->grid.mask[at]))
           << "query " << r << " column " << c << " value " << v;
     }
   EXPECT_EQ(nan_cells, 60);
@@ -156,7 +156,7 @@ TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
     for (int64_t r : {int64_t{0}, int64_t{30}, int64_t{61}, int64_t{63}})
       for (int64_t c : {int64_t{0}, int64_t{17}, int64_t{63}}) {
         const float v = grids[k]->values[static_cast<size_t>(r * grids[k]->cols + c)];
-        EXPECT_EQ(cell_pixel(three, fd->panels[k], r, c), expected_colour(fd->panels[k], v, false))
+        EXPECT_EQ(cell_pixel(three, fd->panels[k], r, c), expected_colour(fd->panels[k], v, 0))
             << "panel " << k << " row " << r << " col " << c;
       }
   EXPECT_EQ(cell_pixel(three, fd->panels[0], 0, 0), special_color(CellClass::nan));
@@ -188,12 +188,14 @@ TEST(Export, PngsMarkTheToleranceAndCutNothing) {
         ASSERT_EQ(img.at(x, img.h - 1 - y), background) << f.path << " bottom edge at x " << x;
       }
     if (f.path.filename() == "first_divergence.png") continue;
-    // Ratio grids: log scale from 1e-3 to the top of the range; 1 sits at t = log(1/1e-3) / log(top/1e-3).
+    // Ratio grids: the fixed tolerance scale, log from 1e-3 to 1e3 split at 1: the tolerance is the
+    // middle of the bar.
     ASSERT_EQ(f.panels.size(), 1u) << f.path;
     const ExportedPanel& p = f.panels[0];
-    const double lo = std::log(static_cast<double>(p.layout.scale.min)), hi = std::log(static_cast<double>(p.layout.scale.max));
     ASSERT_NEAR(p.layout.scale.min, 1e-3, 1e-9) << f.path;
-    const double t = (0.0 - lo) / (hi - lo);
+    ASSERT_NEAR(p.layout.scale.max, 1e3, 1e-3) << f.path;
+    ASSERT_TRUE(p.layout.scale.split) << f.path;
+    const double t = 0.5;
     const int bar_top = p.y_offset + p.layout.colorbar_y, x = p.x_offset + p.layout.colorbar_x + p.layout.colorbar_w / 2;
     const double want_y = bar_top + (1.0 - t) * p.layout.colorbar_h;
     std::vector<int> white_rows;
@@ -211,7 +213,7 @@ TEST(Export, NpyFilesHoldTheComparedArrays) {
   testing::TempDir tmp;
   const Exported e = export_config(make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 20, 500, true, 3),
                                    seed, tmp.path());
-  // Grids: float32 [seq_q, key positions], -1 where no event covers a cell.
+  // Grids: float32 [seq_q, key positions], a negative code where no event covers a cell (why).
   for (int32_t s : {kSplitkPartialStage, kSplitkReduceStage, kSplitkFinalStage}) {
     const std::string base = e.report.stage_name(s);
     std::string file = base;
@@ -223,7 +225,7 @@ TEST(Export, NpyFilesHoldTheComparedArrays) {
     EXPECT_EQ(a.shape, (std::vector<int64_t>{g->grid.rows, g->grid.cols}));
     const std::vector<float> v = floats(a);
     for (size_t i = 0; i < v.size(); ++i)
-      ASSERT_TRUE(same_float(v[i], g->grid.mask[i] ? -1.0f : g->grid.values[i])) << base << " cell " << i;
+      ASSERT_TRUE(same_float(v[i], g->grid.mask[i] ? absent_cell_npy_value(static_cast<AbsentCell>(g->grid.mask[i])) : g->grid.values[i])) << base << " cell " << i;
     const NpyArray q = read_npy(tmp.path() / ("error_by_query_" + file + "_b0_h0.npy"));
     EXPECT_EQ(q.shape, (std::vector<int64_t>{20}));
     const std::vector<float> by_query = e.report.error_by_query(s, 0, 0);
@@ -296,7 +298,7 @@ TEST(Export, LongKvGridsArePooledByColumnAsTallGridsAreByRow) {
   ASSERT_EQ(grid.shape, (std::vector<int64_t>{1, 16385}));
   const std::vector<float> v = floats(grid);
   const float worst_of_first = *std::max_element(v.begin(), v.begin() + 5);
-  EXPECT_EQ(cell_pixel(img, panel, 0, 0), expected_colour(panel, worst_of_first, false));
+  EXPECT_EQ(cell_pixel(img, panel, 0, 0), expected_colour(panel, worst_of_first, 0));
 }
 
 TEST(Export, SummaryJsonMatchesTheReport) {

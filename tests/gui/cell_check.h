@@ -19,12 +19,19 @@ namespace ts::testing {
 inline ColorScale scale_of(const nlohmann::json& v) {
   const auto& s = v["scale"];
   return {s["min"].get<float>(), s["max"].get<float>(), s["log"].get<bool>(), s["log_floor"].get<float>(),
-          s["symmetric"].get<bool>()};
+          s["symmetric"].get<bool>(), s.value("split", false), s.value("split_at", 1.0f)};
 }
 
 // The colormap position t of a finite value under `s`, in float64 (independent of the
 // model's float arithmetic).
 inline double reference_t(double x, const ColorScale& s) {
+  if (s.split) {
+    // Two halves either side of split_at, each over its own side of the range (log or linear).
+    const auto u = [&](double v) { return s.log ? std::log2(std::max(std::abs(v), double{s.log_floor})) : v; };
+    const double lo = u(s.min), at = u(s.split_at), hi = u(s.max);
+    if (x <= s.split_at) return 0.5 * std::clamp(at > lo ? (u(x) - lo) / (at - lo) : 0.0, 0.0, 1.0);
+    return 0.5 + 0.5 * std::clamp(hi > at ? (u(x) - at) / (hi - at) : 0.0, 0.0, 1.0);
+  }
   if (s.log && s.symmetric) {
     const double m = std::max(std::abs(double{s.min}), std::abs(double{s.max}));
     const double k = std::log2(std::max(m, double{s.log_floor}) / s.log_floor);
@@ -45,6 +52,7 @@ inline double reference_t(double x, const ColorScale& s) {
 struct CellCheck {
   size_t under_crosshair = 0;  // cells in the picked cell's row or column: skipped (see below)
   size_t cells = 0, nan = 0, pos_inf = 0, neg_inf = 0, masked = 0, near_edge = 0, wrong = 0;
+  size_t never_written = 0, not_traced = 0;
 };
 
 // Every cell of `grid` in view `v` of the screenshot: the pixel at its centre must be the CPU
@@ -80,18 +88,21 @@ inline CellCheck check_cells(const Shot& shot, const nlohmann::json& v, const Fl
       }
       const Rgba8 got = shot.image.at(x, y);
       const float value = g.at(r, c);
-      const bool masked = g.masked(r, c);
       ++out.cells;
-      const CellClass k = classify_cell(value, masked);
+      const CellClass k = classify_cell(value, g.absent(r, c));
       if (k != CellClass::finite) {
         // The documented colours, written out.
         const Rgba8 want = k == CellClass::nan       ? Rgba8{255, 0, 255, 255}
                            : k == CellClass::pos_inf ? Rgba8{0, 255, 0, 255}
                            : k == CellClass::neg_inf ? Rgba8{0, 255, 255, 255}
-                                                     : Rgba8{110, 110, 0, 255};
+                           : k == CellClass::never_written ? Rgba8{75, 0, 255, 255}
+                           : k == CellClass::not_traced    ? Rgba8{0, 140, 60, 255}
+                           : k == CellClass::pending       ? Rgba8{0, 0, 160, 255}
+                                                           : Rgba8{110, 110, 0, 255};
         EXPECT_EQ(got, want) << cell_class_name(k) << " cell (" << r << ", " << c << ") in " << v["name"];
         out.nan += k == CellClass::nan, out.pos_inf += k == CellClass::pos_inf, out.neg_inf += k == CellClass::neg_inf,
-            out.masked += k == CellClass::masked;
+            out.masked += k == CellClass::masked, out.never_written += k == CellClass::never_written,
+            out.not_traced += k == CellClass::not_traced;
         continue;
       }
       const double ti = std::clamp(reference_t(value, scale), 0.0, 1.0) * 256.0;

@@ -43,6 +43,7 @@ TEST(GuiErrorRecovery, AnErrorInEveryPanelOfARealTraceIsShownAndTheViewerCarries
   const std::vector<Recovery> runs = {
       {{kTrace, "--panel", "both"}, {"viewer", "menu", "header", "overview", "detail", "stepping", "status"}},
       {{kTrace, "--against", kTrace, "--panel", "ab"}, {"ab"}},
+      {{kTrace, "--panel", "timeline"}, {"timeline"}},
       {{"--panel", "launch"}, {"launch"}},
       {{"--panel", "both"}, {"welcome"}},
       {{"--synthetic", "40x30"}, {"synthetic"}},

@@ -2,12 +2,15 @@
 // axis names; and a view without data is an error, not a crash. No GL needed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
 #include <stb_image.h>
 
 #include "app/gui/heatmap_export.h"
+#include "app/model/analysis/event_comparison.h"
+#include "tests/gui/viewer_fixtures.h"
 #include "instrumentation/trace/file_error.h"
 #include "tests/model/temp_dir.h"
 #include "tests/model/test_seed.h"
@@ -71,6 +74,44 @@ TEST(HeatmapExport, AViewWithoutDataOrAnUnwritablePathIsAnError) {
   HeatmapView view("Trace");
   view.set_data(std::make_shared<FloatGrid>(FloatGrid{{1.0f, 2.0f}, 1, 2, {}}));
   EXPECT_THROW(export_view_png(dir.path() / "no" / "x.png", view, {}, "t"), FileWriteError);
+}
+
+TEST(HeatmapExport, EventFramesAreEachEventsComparisonNumberedInOrder) {
+  TS_SEEDED(seed);
+  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const RunView& run = *loaded.run;
+  std::mt19937_64 rng(seed);
+  std::vector<size_t> events;
+  std::uniform_int_distribution<size_t> any(0, run.recorded_events - 1);
+  for (int i = 0; i < 3; ++i) events.push_back(any(rng));
+  HeatmapDisplay values;  // Auto: each frame fits its own range
+  HeatmapDisplay diff;
+  diff.colormap = ColormapId::diverging;
+  diff.scale = {-1.0f, 1.0f, false, 1e-6f, true};
+  diff.auto_range = false;  // fixed: kept in every frame
+  const std::vector<ExportableHeatmap> frames = event_frames(run, *loaded.reference, events, true, values, diff);
+  ASSERT_EQ(frames.size(), 3 * events.size());
+  for (size_t k = 0; k < events.size(); ++k) {
+    const EventComparison cmp = compare_event(run, *loaded.reference, events[k]);
+    const std::string prefix = "frame_00" + std::to_string(k) + "_event_" + std::to_string(events[k]) + "_";
+    EXPECT_EQ(frames[3 * k].stem, prefix + "trace");
+    EXPECT_EQ(frames[3 * k + 1].stem, prefix + "reference");
+    EXPECT_EQ(frames[3 * k + 2].stem, prefix + "diff");
+    EXPECT_EQ(frames[3 * k].grid->values, cmp.o_norm_trace.values);
+    EXPECT_EQ(frames[3 * k + 1].grid->values, cmp.o_norm_reference.values);
+    const auto& d = frames[3 * k + 2].grid->values;
+    ASSERT_EQ(d.size(), cmp.o_norm_diff.values.size());
+    for (size_t i = 0; i < d.size(); ++i)
+      EXPECT_TRUE(d[i] == cmp.o_norm_diff.values[i] || (std::isnan(d[i]) && std::isnan(cmp.o_norm_diff.values[i])));
+    EXPECT_TRUE(frames[3 * k].png.autofit);
+    EXPECT_FALSE(frames[3 * k + 2].png.autofit);
+    EXPECT_EQ(frames[3 * k + 2].png.scale, diff.scale);
+    EXPECT_EQ(frames[3 * k].png.first_row, cmp.header.q_begin);
+  }
+  testing::TempDir dir;
+  const auto written = write_heatmap_exports(dir.path() / "frames", frames, true, false);
+  EXPECT_EQ(written.size(), frames.size());
+  for (const auto& f : written) EXPECT_TRUE(std::filesystem::exists(f)) << f;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "app/gui/value_format.h"
+#include "app/model/float_grid.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {
@@ -29,7 +30,9 @@ TEST(ValueFormat, SpecialCells) {
   EXPECT_EQ(format_cell_value(std::numeric_limits<float>::quiet_NaN()), "NaN");
   EXPECT_EQ(format_cell_value(std::numeric_limits<float>::infinity()), "+Inf");
   EXPECT_EQ(format_cell_value(-std::numeric_limits<float>::infinity()), "-Inf");
-  EXPECT_EQ(format_cell_value(0.5f, true), "masked (0.5)");
+  EXPECT_EQ(format_cell_value(0.5f, static_cast<uint8_t>(AbsentCell::masked)), "masked (sees no key)");
+  EXPECT_EQ(format_cell_value(0.5f, static_cast<uint8_t>(AbsentCell::never_written)), "never written by the kernel");
+  EXPECT_EQ(format_cell_value(0.5f, static_cast<uint8_t>(AbsentCell::not_traced)), "not traced (filtered)");
   EXPECT_EQ(format_short(1234567.0), "1.235e+06");
 }
 

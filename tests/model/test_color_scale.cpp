@@ -232,5 +232,45 @@ TEST(ColorScale, AutofitOfNothingFiniteIsTheUnitRange) {
   EXPECT_THROW(value_stats(v, std::vector<uint8_t>(2, 0)), ColorScaleError);
 }
 
+TEST(ColorScale, ToleranceScaleSplitsAtOneWhateverTheValues) {
+  // Error / tolerance on the one fixed scale: any value <= 1 in the lower (cool) half, any value
+  // above it in the upper (hot) half, even a hair either side of 1; both halves log.
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const ColorMapper m(kToleranceColormap, tolerance_scale());
+  std::uniform_real_distribution<float> exponent(-4.0f, 4.0f);
+  for (int i = 0; i < 2000; ++i) {
+    const float v = std::pow(10.0f, exponent(rng));
+    const int k = m.lut_index(v);
+    if (v <= 1.0f) EXPECT_LT(k, 128) << v;
+    else EXPECT_GE(k, 128) << v;
+    // Within each half, log-linear: 1e-3 -> 0, 1 -> 127/128, 1e3 -> 255.
+    const double t = v <= 1.0f ? 0.5 * std::clamp((std::log10(v) + 3.0) / 3.0, 0.0, 1.0)
+                               : 0.5 + 0.5 * std::clamp(std::log10(v) / 3.0, 0.0, 1.0);
+    EXPECT_NEAR(k, std::min(t * 256.0, v <= 1.0f ? 127.0 : 255.0), 1.01) << v;
+  }
+  EXPECT_EQ(m.lut_index(1.0f), 127);
+  EXPECT_EQ(m.lut_index(std::nextafter(1.0f, 2.0f)), 128);
+  EXPECT_EQ(m.lut_index(0.0f), 0);
+  EXPECT_EQ(m.lut_index(1e9f), 255);
+  // A clean run (all 0.1 x) and a failing one (all 300 x) never share a colour.
+  EXPECT_NE(m(0.1f), m(300.0f));
+  EXPECT_THROW(ColorMapper(kToleranceColormap, [] {
+                 ColorScale s = tolerance_scale();
+                 s.symmetric = true;
+                 return s;
+               }()),
+               ColorScaleError);
+}
+
+TEST(ColorScale, AutofitOfASplitScaleKeepsBothHalves) {
+  ColorScale base = tolerance_scale();
+  const std::vector<float> small = {0.01f, 0.02f, 0.05f};
+  const ColorScale s = autofit(small, base);
+  EXPECT_TRUE(s.split);
+  EXPECT_LE(s.min, 0.01f);
+  EXPECT_GE(s.max, 10.0f);  // a decade over the threshold, though no value is there
+}
+
 }  // namespace
 }  // namespace ts

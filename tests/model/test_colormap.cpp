@@ -4,6 +4,7 @@
 #include <set>
 
 #include "app/model/colormap.h"
+#include "app/model/float_grid.h"
 #include "tests/model/oklab_reference.h"
 
 namespace ts {
@@ -73,7 +74,8 @@ TEST(Colormap, DivergingIsLightInTheMiddleBlueBelowRedAbove) {
 }
 
 TEST(Colormap, SpecialColoursAreDistinctAndInNoTable) {
-  const CellClass specials[] = {CellClass::nan, CellClass::pos_inf, CellClass::neg_inf, CellClass::masked};
+  const CellClass specials[] = {CellClass::nan,    CellClass::pos_inf,       CellClass::neg_inf,   CellClass::masked,
+                               CellClass::never_written, CellClass::not_traced, CellClass::pending};
   for (CellClass a : specials) {
     EXPECT_EQ(special_color(a).a, 255);
     for (CellClass b : specials)
@@ -87,6 +89,29 @@ TEST(Colormap, SpecialColoursAreDistinctAndInNoTable) {
   }
   // The documented colours (the viewer's legend and the README name them).
   EXPECT_EQ(special_color(CellClass::nan), (Rgba8{255, 0, 255, 255}));
+}
+
+TEST(Colormap, AbsentCellCodesAreThreeFactsWithThreeNames) {
+  // The mask byte says why a cell has no value; the value itself never decides it.
+  EXPECT_EQ(classify_cell(0.5f, static_cast<uint8_t>(AbsentCell::masked)), CellClass::masked);
+  EXPECT_EQ(classify_cell(0.5f, static_cast<uint8_t>(AbsentCell::never_written)), CellClass::never_written);
+  EXPECT_EQ(classify_cell(0.5f, static_cast<uint8_t>(AbsentCell::not_traced)), CellClass::not_traced);
+  EXPECT_EQ(classify_cell(std::nanf(""), static_cast<uint8_t>(AbsentCell::not_traced)), CellClass::not_traced);
+  EXPECT_EQ(classify_cell(std::nanf(""), 0), CellClass::nan);
+  EXPECT_EQ(cell_class_meaning(CellClass::masked), "masked (sees no key)");
+  EXPECT_EQ(cell_class_meaning(CellClass::never_written), "never written by the kernel");
+  EXPECT_EQ(cell_class_meaning(CellClass::not_traced), "not traced (filtered)");
+  // The .npy codes the export documents.
+  EXPECT_EQ(absent_cell_npy_value(AbsentCell::masked), -1.0f);
+  EXPECT_EQ(absent_cell_npy_value(AbsentCell::never_written), -2.0f);
+  EXPECT_EQ(absent_cell_npy_value(AbsentCell::not_traced), -3.0f);
+}
+
+TEST(Colormap, ToleranceMapIsCoolBelowItsMiddleAndHotAbove) {
+  // Lower half: blue hues (more blue than red); upper half: red to yellow (more red than blue).
+  const ColormapTable& t = colormap_table(ColormapId::tolerance);
+  for (size_t i = 0; i < kColormapSize / 2; ++i) EXPECT_GT(t[i].b, t[i].r) << i;
+  for (size_t i = kColormapSize / 2; i < kColormapSize; ++i) EXPECT_GT(t[i].r, t[i].b) << i;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 
+#include "app/model/analysis/absent_cells.h"
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/naive_baseline.h"
@@ -406,6 +407,7 @@ AnalysisReport analyze_run(const RunView& run, RunReference& ref, unsigned worke
   rep.tolerance = ref.tolerance();
   judge(run, row_errors, rep);
   collect_missing(run, rep);
+  mark_absent_cells(rep);  // why each empty grid cell is empty: masked, never written, not traced
   find_first_divergence(run, ref, rep);
   rep.verdict = rep.first_divergence.found ? Verdict::divergence : Verdict::clean;
   measure_failing_sets(run, ref, row_errors, rep);

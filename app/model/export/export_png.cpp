@@ -53,9 +53,8 @@ RgbaImage with_header(const RgbaImage& body, const std::vector<std::string>& lin
 int mark_colorbar(RgbaImage& image, const ExportedPanel& panel, float value, const std::string& label) {
   const HeatmapPngLayout& L = panel.layout;
   const ScaleMapping m = scale_mapping(L.scale);
-  const float u = m.log ? std::log2(std::max(std::fabs(value), m.floor)) : value;
-  const double t = (u - m.lo) * m.gain + m.bias;
-  if (!(t >= 0.0 && t <= 1.0) || L.colorbar_h <= 0) return -1;
+  if (!std::isfinite(value) || L.colorbar_h <= 0) return -1;
+  const double t = scale_position(m, value);
   // The bar's row y shows t = 1 - (y + 0.5) / h (heatmap_png.cpp).
   const int bar_x = panel.x_offset + L.colorbar_x, bar_y = panel.y_offset + L.colorbar_y;
   const int y = bar_y + std::clamp(static_cast<int>(std::lround((1.0 - t) * L.colorbar_h - 0.5)), 0, L.colorbar_h - 1);

@@ -26,8 +26,6 @@
 namespace ts {
 namespace {
 
-constexpr float kUncovered = -1.0f;    // .npy value of a grid cell no event covered
-constexpr float kRatioFloor = 1e-3f;   // ratio grids: log scale from here (1000x under tolerance)
 constexpr Rgba8 kMarker{255, 255, 255, 255};  // frame around the first divergence (ember tops out pale yellow)
 
 // A stage's name as a file name: letters, digits, '-' and '_' kept, anything else '_'; the
@@ -73,19 +71,6 @@ FloatGrid pool_blocks(const FloatGrid& g, int64_t kr, int64_t kc) {
 // remain.
 int64_t pool_factor(int64_t count, int64_t limit) { return std::max<int64_t>(1, (count + limit - 1) / limit); }
 
-// A fixed log scale for error / tolerance, so that 1 (the tolerance) is always in the same
-// place relative to the ends: [1e-3, max(10, the largest finite ratio)].
-ColorScale ratio_scale(const FloatGrid& g) {
-  float top = 10.0f;
-  for (size_t i = 0; i < g.values.size(); ++i)
-    if ((g.mask.empty() || !g.mask[i]) && std::isfinite(g.values[i])) top = std::max(top, g.values[i]);
-  ColorScale s;
-  s.log = true;
-  s.log_floor = kRatioFloor;
-  s.min = kRatioFloor;
-  s.max = top;
-  return s;
-}
 
 void frame_cells(RgbaImage& img, const HeatmapPngLayout& L, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   const int x0 = L.plot_x + static_cast<int>(c0) * L.cell_w - 2, x1 = L.plot_x + static_cast<int>(c1) * L.cell_w + 2;
@@ -96,10 +81,11 @@ void frame_cells(RgbaImage& img, const HeatmapPngLayout& L, int64_t r0, int64_t 
   img.fill_rect(x1 - 2, y0, x1, y1, kMarker);
 }
 
+// Absent cells as their negative codes (float_grid.h: absent_cell_npy_value; errors are >= 0).
 void write_grid_npy(const std::filesystem::path& path, const FloatGrid& g) {
   std::vector<float> v = g.values;
   for (size_t i = 0; i < v.size(); ++i)
-    if (!g.mask.empty() && g.mask[i]) v[i] = kUncovered;
+    if (!g.mask.empty() && g.mask[i]) v[i] = absent_cell_npy_value(static_cast<AbsentCell>(g.mask[i]));
   const int64_t shape[] = {g.rows, g.cols};
   write_npy(path, ElemType::F32, shape, v.data());
 }
@@ -139,8 +125,8 @@ struct Exporter {
     write_grid_npy(dir / (base + ".npy"), g.grid);
     grid_columns.push_back({{"file", base + ".npy"}, {"column_keys", g.column_keys}, {"rows_per_cell", g.rows_per_cell}});
     const std::string rows_axis = g.rows_per_cell > 1 ? "query / " + std::to_string(g.rows_per_cell) : "query";
-    add(base + ".npy", title + ": error / tolerance, float32 [" + rows_axis + ", column] (-1: not traced); column c covers the keys up to " +
-                           "column_keys[c] - 1, listed in summary.json");
+    add(base + ".npy", title + ": error / tolerance, float32 [" + rows_axis + ", column] (-1 masked: sees no key, -2 never written by " +
+                           "the kernel, -3 not traced: filtered); column c covers the keys up to column_keys[c] - 1, listed in summary.json");
     const int64_t k = pool_factor(g.grid.rows, options.max_grid_rows);
     const int64_t kc = pool_factor(g.grid.cols, options.max_grid_cols);
     const FloatGrid pooled = pool_blocks(g.grid, k, kc);
@@ -149,8 +135,9 @@ struct Exporter {
     o.row_label = rows_per_px > 1 ? "query (worst of " + std::to_string(rows_per_px) + ")" : "query";
     const std::string cols = "keys covered, by where they end";
     o.col_label = kc > 1 ? cols + " (worst of " + std::to_string(kc) + ")" : cols;
-    o.colormap = ColormapId::ember;
-    o.scale = ratio_scale(pooled);
+    // The one fixed error / tolerance scale of every error map, the viewer's too (colormap.h).
+    o.colormap = kToleranceColormap;
+    o.scale = tolerance_scale();
     o.autofit = false;
     HeatmapPngLayout layout;
     RgbaImage img = render_heatmap_image(pooled.view(), o, &layout);
@@ -167,11 +154,11 @@ struct Exporter {
       if (col >= 0 && col / kc < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col / kc, col / kc + 1);
     }
     mark_colorbar(img, panels[0], 1.0f, "1 = tolerance");
-    header.push_back(std::string("log colour scale; above the tolerance mark a cell is wrong") +
+    header.push_back(std::string("log colour scale, 1/1000 to 1000 x tolerance: blue within it, red to yellow over it") +
                      (first_here ? "; " + framed_note() : ""));
     img = with_header(img, header, panels);
     write_png_file(dir / (base + ".png"), img);
-    add(base + ".png", title + ": error / tolerance (log scale; 1 = the tolerance)", panels);
+    add(base + ".png", title + ": error / tolerance (log scale 1e-3 to 1e3; 1 = the tolerance)", panels);
   }
 
   void first_divergence() {

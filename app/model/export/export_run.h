@@ -8,10 +8,13 @@
 //                                         O/l (query rows x head-dim columns)
 //   first_divergence_{o_norm,o}_{trace,reference,diff}.npy, first_divergence_m_l.npy
 //                                         its arrays (O/l, raw O; m and l of trace and reference)
-// Grids in .npy are float32; a cell no event covered holds -1 (errors are >= 0), NaN where the
-// trace held NaN, inf where it held an infinity the reference does not. PNGs use the viewer's
-// colormaps and special colours (NaN, +Inf, -Inf, uncovered), a colour bar, axis labels and a
-// title with the config; the tolerance marked on the colour bar. The folder appears whole or not
+// Grids in .npy are float32: error / tolerance (>= 0), NaN where the trace held NaN, inf where it
+// held an infinity the reference does not, and a negative code where a cell has no value
+// (float_grid.h: AbsentCell): -1 masked (its rows see no key there), -2 never written by the
+// kernel, -3 not traced (left out by the capture's filters). PNGs use the viewer's fixed
+// tolerance scale and colormap (colormap.h: tolerance_scale) and special colours (NaN, +Inf,
+// -Inf, and the three absent kinds), a colour bar with the tolerance marked, axis labels and a
+// title with the config. The folder appears whole or not
 // at all (staged_folder.h): written beside the destination under a hidden name, then renamed
 // into place; an earlier export there is replaced as a whole, a folder holding anything else is
 // refused (FileWriteError), and a failure leaves nothing behind.

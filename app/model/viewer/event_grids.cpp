@@ -147,10 +147,17 @@ std::vector<NavigatorGrid> event_navigator(const RunView& run, const AnalysisRep
     by_stage[static_cast<size_t>(h.stage)].push_back(
         {order_key(h, run.stages), i, row_block(h), event_key_end(h, run.stage_of(i), run.attention)});
   }
+  // Events the kernel never wrote get cells of their own ("never written": nothing to select).
+  std::vector<std::vector<std::pair<RowBlock, int64_t>>> missing_by_stage(run.num_stages());
+  for (const EventHeader& m : report.missing)
+    if (m.batch == batch && m.head == head && valid_stage(m.stage, run.stages))
+      missing_by_stage[static_cast<size_t>(m.stage)].emplace_back(
+          row_block(m), event_key_end(m, run.stages[static_cast<size_t>(m.stage)], run.attention));
   std::vector<NavigatorGrid> out;
   for (size_t s = 0; s < by_stage.size(); ++s) {
     std::vector<Placed>& placed = by_stage[s];
-    if (placed.empty()) continue;
+    const auto& never_written = missing_by_stage[s];
+    if (placed.empty() && never_written.empty()) continue;
     NavigatorGrid g;
     g.stage = static_cast<int32_t>(s);
     g.batch = batch;
@@ -158,6 +165,10 @@ std::vector<NavigatorGrid> event_navigator(const RunView& run, const AnalysisRep
     for (const Placed& p : placed) {
       g.row_blocks.push_back(p.rows);
       g.column_keys.push_back(p.key_end);
+    }
+    for (const auto& [rows, key_end] : never_written) {
+      g.row_blocks.push_back(rows);
+      g.column_keys.push_back(key_end);
     }
     std::sort(g.column_keys.begin(), g.column_keys.end());
     g.column_keys.erase(std::unique(g.column_keys.begin(), g.column_keys.end()), g.column_keys.end());
@@ -175,8 +186,13 @@ std::vector<NavigatorGrid> event_navigator(const RunView& run, const AnalysisRep
     }
     const size_t cells = static_cast<size_t>(rows * cols);
     g.values.values.assign(cells, 0.0f);
-    g.values.mask.assign(cells, 1);
+    // A cell with no event: its rows see no key at that position (no event was planned there).
+    g.values.mask.assign(cells, static_cast<uint8_t>(AbsentCell::masked));
     g.events.assign(cells, -1);
+    for (const auto& [rows_of, key_end] : never_written) {
+      const int64_t r = index_in_sorted(g.row_blocks, rows_of), c = index_in_sorted(g.column_keys, key_end);
+      g.values.mask[static_cast<size_t>(r * cols + c)] = static_cast<uint8_t>(AbsentCell::never_written);
+    }
     // Each cell's events together, in the kernel's order within the cell.
     std::vector<std::pair<size_t, const Placed*>> by_cell;
     for (const Placed& p : placed) {

@@ -93,7 +93,8 @@ struct NavigatorGrid {
   int32_t batch = 0, head = 0;
   std::vector<RowBlock> row_blocks;   // row r: these query rows (sorted)
   std::vector<int64_t> column_keys;   // column c: events whose keys end here (sorted)
-  // Worst error / tolerance of the cell's events (NaN when one held NaN); masked: no event.
+  // Worst error / tolerance of the cell's events (NaN when one held NaN). No event: absent,
+  // AbsentCell::never_written where the kernel was to write one and did not, else masked.
   FloatGrid values;
   std::vector<int64_t> events;        // per cell: the event a click selects (cell_event); -1: none
   // Not empty when the stage has too many row blocks x key ends to draw as cells (then `values`
@@ -108,7 +109,7 @@ struct NavigatorGrid {
 // Most cells a navigator grid is drawn with; a stage beyond it is listed with `omitted` set.
 inline constexpr int64_t kMaxNavigatorCells = int64_t{1} << 20;
 
-// One grid per stage with compared events of (batch, head), in stage table order.
+// One grid per stage with compared or never-written events of (batch, head), in stage table order.
 std::vector<NavigatorGrid> event_navigator(const RunView& run, const AnalysisReport& report, int32_t batch,
                                            int32_t head);
 

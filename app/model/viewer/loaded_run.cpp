@@ -1,6 +1,7 @@
 #include "app/model/viewer/loaded_run.h"
 
 #include "app/model/analysis/analyze_run.h"
+#include "app/model/capture/capture_metadata.h"
 #include "app/model/trace_session.h"
 #include "instrumentation/trace/display_text.h"
 
@@ -22,6 +23,14 @@ std::string LoadedRun::display_name() const {
 
 std::string LoadedRun::backend_text() const {
   return backend ? std::string(to_string(*backend)) : std::string("backend not recorded");
+}
+
+std::string LoadedRun::backend_and_seed_text() const {
+  std::string s = backend_text();
+  if (!run) return s;
+  const auto seed = run->metadata.find(std::string(capture_meta::perturb_seed));
+  if (seed != run->metadata.end()) s += ", perturb seed " + printable(seed->second);
+  return s;
 }
 
 LoadedRun analyse_run(std::shared_ptr<const RunView> run, JobProgress& progress) {

@@ -31,6 +31,9 @@ struct LoadedRun {
   bool valid() const { return run && reference && report; }
   // "cpu", "gpu", or "backend not recorded" (a user's trace need not say).
   std::string backend_text() const;
+  // backend_text(), and the CPU's thread-order seed when the capture set one ("cpu, perturb seed
+  // 7"): two race captures of the same config differ only there.
+  std::string backend_and_seed_text() const;
   // The file name, or "capture (cpu)" for a run launched here and not saved; printable
   // (display_text.h): a file name may hold control characters.
   std::string display_name() const;
