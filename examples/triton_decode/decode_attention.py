@@ -16,7 +16,7 @@ merge does.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Tuple
 
 import torch
 import triton
@@ -37,12 +37,14 @@ def _split_range(seq_len, split, NUM_SPLITS: tl.constexpr):
     return start, tl.minimum(start + size, seq_len)
 
 
+# [doc:triton-signature]
 @triton.jit
 def partial_kernel(Q, K, V, KV_LENS, PART_O, PART_LSE, qk_scale,
                    stride_qb, stride_qh, stride_kb, stride_ks, stride_kh, stride_vb, stride_vs, stride_vh,
                    stride_pb, stride_ph, stride_ps, HEAD_DIM, GROUP,
                    NUM_SPLITS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
                    TS_BUF, TS_META, TS: tl.constexpr):
+    # [/doc]
     b = tl.program_id(0)
     kvh = tl.program_id(1)
     split = tl.program_id(2)
@@ -81,10 +83,12 @@ def partial_kernel(Q, K, V, KV_LENS, PART_O, PART_LSE, qk_scale,
         part = b * stride_pb + heads * stride_ph + split * stride_ps
         tl.store(PART_O + part[:, None] + d[None, :], out, mask=h_ok[:, None] & d_ok[None, :])
         tl.store(PART_LSE + part // BLOCK_D, lse, mask=h_ok)
+        # [doc:triton-record-heads]
         if TS:
             tst.record_heads(TS_BUF, TS_META, TS, stage=0, convention=tst.NORMALIZED | tst.LOG_BASE_2, batch=b,
                              head=kvh * GROUP, heads=GROUP, kv_head=kvh, q_begin=0, split=split, step=0,
                              key_begin=start, key_end=end, m=lse, l=e_sum, o=out)
+        # [/doc]
 
 
 @triton.jit
@@ -123,22 +127,25 @@ def merge_kernel(PART_O, PART_LSE, KV_LENS, OUT, OUT_LSE, stride_pb, stride_ph, 
         lse_out = e_max + tl.log2(e_sum)
     tl.store(OUT + b * stride_ob + h * stride_oh + d, out.to(OUT.dtype.element_ty), mask=d_ok)
     tl.store(OUT_LSE + b * NUM_HEADS + h, lse_out)
+    # [doc:triton-record-rows]
     if TS:
         one = tl.zeros([1], tl.float32)
         tst.record_rows(TS_BUF, TS_META, TS, stage=1, convention=tst.NORMALIZED | tst.LOG_BASE_2, batch=b, head=h,
                         kv_head=h // GROUP, q_begin=0, rows=1, split=-1, step=0, key_begin=0, key_end=seq_len,
                         m=one + lse_out, l=one + e_sum, o=out[None, :])
+    # [/doc]
 
 
 def decode_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kv_lens: torch.Tensor, num_splits: int = 4,
                      scale: float = 0.0, planted: bool = False, trace: Optional[Any] = None,
-                     block_n: int = 16) -> Tuple[torch.Tensor, torch.Tensor]:
+                     block_n: int = 16, launches: Optional[List[Any]] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     """Decode attention of one query token per sequence.
 
     ``q`` [batch, heads_q, head_dim]; ``k``, ``v`` [batch, seq_kv, heads_kv, head_dim] (heads_q a
     multiple of heads_kv); ``kv_lens`` int32 [batch] (the keys each sequence has, <= seq_kv).
     Returns the output [batch, heads_q, head_dim] (q's dtype) and the base-2 LSE [batch, heads_q]
-    (float32). ``trace``: an open tilescope.record(...) recording, or None.
+    (float32). ``trace``: an open tilescope.record(...) recording, or None. ``launches``: a list
+    that receives what the two launches return (compiled: the compiled kernels).
     """
     batch, heads_q, head_dim = q.shape
     heads_kv = k.shape[2]
@@ -153,13 +160,17 @@ def decode_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kv_lens:
     assert part_o.stride(2) == block_d  # PART_LSE is indexed by PART_O's offset / BLOCK_D
     out = torch.empty(batch, heads_q, head_dim, dtype=q.dtype, device=q.device)
     out_lse = torch.empty(batch, heads_q, dtype=torch.float32, device=q.device)
+    # [doc:triton-launch]
     ts = trace.triton if trace is not None else tst.NO_TRACE
-    partial_kernel[(batch, heads_kv, num_splits)](
+    first = partial_kernel[(batch, heads_kv, num_splits)](
         q, k, v, kv_lens, part_o, part_lse, qk_scale, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
         k.stride(2), v.stride(0), v.stride(1), v.stride(2), part_o.stride(0), part_o.stride(1), part_o.stride(2),
         head_dim, group, NUM_SPLITS=num_splits, BLOCK_H=block_h, BLOCK_N=block_n, BLOCK_D=block_d, **ts)
-    merge_kernel[(batch, heads_q)](
+    second = merge_kernel[(batch, heads_q)](
         part_o, part_lse, kv_lens, out, out_lse, part_o.stride(0), part_o.stride(1), part_o.stride(2),
         out.stride(0), out.stride(1), head_dim, group, heads_q, NUM_SPLITS=num_splits, BLOCK_D=block_d,
         PLANTED=planted, **ts)
+    # [/doc]
+    if launches is not None:
+        launches += [first, second]
     return out, out_lse

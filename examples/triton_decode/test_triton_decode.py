@@ -142,3 +142,18 @@ def test_filter_and_full_buffer(tmp_path, request, device):
     heads_q = q.shape[1]
     total = sum(len(split_ranges(int(n), 4)) for n in lens.tolist()) * heads_q + len(lens) * heads_q
     assert small.num_events + small.dropped_events == total
+
+
+def test_kernels_without_the_helpers_compute_the_same(request, device):
+    """untraced.py (what bench_helpers.py compares against) removes the helpers and nothing else."""
+    from untraced import load_without_tracing
+    import decode_attention
+
+    plain = load_without_tracing(decode_attention.__file__, "decode_attention_untraced")
+    import inspect
+    source = inspect.getsource(plain)
+    assert "TS_BUF" not in source and "tst.record" not in source and "PLANTED" in source
+    q, k, v, lens = inputs(device, seed_of(request))
+    out, lse = decode_attention.decode_attention(q, k, v, lens)
+    out_plain, lse_plain = plain.decode_attention(q, k, v, lens)
+    assert torch.equal(out, out_plain) and torch.equal(lse, lse_plain)

@@ -127,6 +127,7 @@ class Recording:
         self.events_per_block = events_per_block
         self.buffer: Any = None
         self.view: Any = None
+        self._triton: Optional[Dict[str, Any]] = None
         self.num_events = 0
         self.dropped_events = 0
 
@@ -163,6 +164,8 @@ class Recording:
         the buffer's device), ``TS=True``. See :mod:`tilescope.triton`."""
         if self.buffer is None:
             raise RecorderError("rec.triton is for use inside the recording's `with` block")
+        if self._triton is not None and self._triton["TS_BUF"] is self.buffer:
+            return self._triton
         if self.events_per_block:
             raise RecorderError("tilescope.triton takes slots from the counter: record with events_per_block=0")
         from .triton import META_FIELDS
@@ -175,7 +178,8 @@ class Recording:
         mask = values["filter.stage_mask"]
         values["filter.stage_mask"] = mask - (1 << 64) if mask >= 1 << 63 else mask  # its bits, as int64
         meta = torch.tensor([values[k] for k in META_FIELDS], dtype=torch.int64)
-        return {"TS_BUF": self.buffer, "TS_META": meta.to(self.device), "TS": True}
+        self._triton = {"TS_BUF": self.buffer, "TS_META": meta.to(self.device), "TS": True}
+        return self._triton
 
     def set_output(self, out: Any, lse: Any = None, layout: Optional[str] = None, lse_base: str = "natural") -> None:
         """The kernel's output (Q's layout unless ``layout`` says) and its LSE [batch, heads, seq]
