@@ -28,12 +28,16 @@ def main():
     k = torch.randn(batch, seq, heads_kv, dim, generator=g).to(dtype).to(device)
     v = torch.randn(batch, seq, heads_kv, dim, generator=g).to(dtype).to(device)
     lens = torch.tensor([200, 117, 3, 64], dtype=torch.int32, device=device)  # 3 keys: one split empty
+    # [doc:triton-record]
     with tilescope.record(q[:, None], k, v, stages=STAGES, path=args.path, kv_lens=lens.tolist(),
                           kernel="triton_decode" + ("_planted" if args.planted else ""),
                           run=f"seed {args.seed}, {args.dtype}, {device}") as rec:
         out, lse = decode_attention(q, k, v, lens, num_splits=splits, planted=args.planted, trace=rec)
         rec.set_output(out[:, None], lse=lse[:, :, None], lse_base="base2")
-    print(f"{args.path}: {rec.num_events} events ({rec.dropped_events} dropped), {rec.metadata['device']}")
+    report = tilescope.diff(rec.path)
+    # [/doc]
+    print(f"{args.path}: {rec.num_events} events ({rec.dropped_events} dropped), {rec.metadata['device']}: "
+          f"{report.verdict}")
 
 
 if __name__ == "__main__":
