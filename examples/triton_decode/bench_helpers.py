@@ -1,12 +1,12 @@
 """What the tilescope.triton helpers cost the example's kernels when launched without a recording
 (TS=False), against the same kernels with the helpers removed from the source (untraced.py), on a
-GPU: the compiled code compared (PTX without debug lines, registers, spills) and the time of both
+GPU: the code of the launched kernels compared (PTX without debug lines, SASS, registers, spills:
+compile_check.py's) and the time of both
 launches (triton.testing.do_bench, median, rounds interleaved); also the time with a recording.
 
     python bench_helpers.py [--json PATH]
 """
 import argparse
-import difflib
 import json
 import statistics
 import sys
@@ -17,22 +17,10 @@ import triton
 
 import tilescope
 import decode_attention as instrumented
+from compile_check import code, sass
 from untraced import load_without_tracing
 
 plain = load_without_tracing(Path(instrumented.__file__))
-
-
-def code(kernel):
-    """The PTX without debug information (.loc/.file lines, comments, debug sections)."""
-    lines = []
-    for line in kernel.asm["ptx"].splitlines():
-        s = line.strip()
-        if s.startswith(".section") and "debug" in s:
-            break
-        if s.startswith((".loc", ".file", "//")) or not s:
-            continue
-        lines.append(s)
-    return lines
 
 
 def main():
@@ -55,8 +43,8 @@ def main():
                             dtype="fp16"), "kernels": {}}
     for a, b in zip(off, bare):
         ca, cb = code(a), code(b)
-        diff = [l for l in difflib.unified_diff(cb, ca, lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---")]
-        result["kernels"][a.name] = {"ptx_identical": ca == cb, "ptx_lines": len(ca), "ptx_lines_differing": len(diff),
+        result["kernels"][a.name] = {"ptx_identical": ca == cb, "ptx_lines": len(ca),
+                                     "sass_identical": sass(a) == sass(b),
                                      "regs": [getattr(a, "n_regs", None), getattr(b, "n_regs", None)],
                                      "spills": [getattr(a, "n_spills", None), getattr(b, "n_spills", None)]}
     # "recording": traced, each call preceded by a reset of the buffer's counters (one small launch).
@@ -82,7 +70,7 @@ def main():
     print(text)
     if args.json:
         Path(args.json).write_text(text)
-    return 0 if all(k["ptx_identical"] for k in result["kernels"].values()) else 1
+    return 0 if all(k["ptx_identical"] and k["sass_identical"] for k in result["kernels"].values()) else 1
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import tilescope
+from conftest import INTERPRETED
 from tilescope.testing import assert_attention_matches
 
 from decode_attention import STAGES, decode_attention
@@ -157,3 +158,15 @@ def test_kernels_without_the_helpers_compute_the_same(request, device):
     out, lse = decode_attention.decode_attention(q, k, v, lens)
     out_plain, lse_plain = plain.decode_attention(q, k, v, lens)
     assert torch.equal(out, out_plain) and torch.equal(lse, lse_plain)
+
+
+@pytest.mark.skipif(INTERPRETED, reason="compiles for a GPU target (not under TRITON_INTERPRET)")
+@pytest.mark.parametrize("arch", [80, 90])
+def test_helpers_compile_away(arch):
+    """Compiled ahead of time (no GPU needed), the kernels launched with TS=False are the kernels
+    without the helpers, instruction for instruction; with TS=True they compile too."""
+    from compile_check import compare
+
+    for name, k in compare(arch).items():
+        assert k["ptx_identical_ts_false_vs_untraced"] and k["sass_identical_ts_false_vs_untraced"], (name, k)
+        assert k["ptx_lines_ts_true"] > k["ptx_lines"], (name, k)

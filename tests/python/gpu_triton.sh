@@ -17,6 +17,7 @@ fi
 [ -n "$cli" ] && [ -x "$cli" ] || { echo "gpu_triton.sh: give the tilescope CLI (argument or TILESCOPE_CLI)" >&2; exit 2; }
 out=${OUT:-/tmp/gpu_triton}; mkdir -p "$out"; log=$out/gpu_triton.log; : > "$log"
 export TILESCOPE_CLI=$cli PYTHONPATH=$repo/python${PYTHONPATH:+:$PYTHONPATH}
+export TRITON_DEFAULT_FP_FUSION=${TRITON_DEFAULT_FP_FUSION:-1}  # Triton 3.9's default, said (it warns otherwise)
 py=${PYTHON:-python3}
 failed=0
 step() {  # step NAME COMMAND...: runs it, logs it, remembers a failure

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Triton example's tests in Triton's interpreter (TRITON_INTERPRET=1, CPU tensors): no GPU
-# needed. Not in CI (torch and triton cost about 2 min and 5.4 GB to install: docs/python.md);
+# The Triton example's tests without a GPU: in Triton's interpreter (TRITON_INTERPRET=1, CPU
+# tensors), then compiled ahead of time for sm_80 and sm_90 (test_helpers_compile_away: the
+# kernels with TS=False are the kernels without the helpers, PTX and SASS). Not in CI (torch and triton cost about 2 min and 5.4 GB to install: docs/python.md);
 # run by hand, or by tests/python/gpu_triton.sh on the GPU machine.
 #   tests/python/interp_triton.sh BUILD_DIR [PYTEST ARGS...]
 # Uses $PYTHON when it imports torch, triton and pytest; otherwise makes a virtual environment
@@ -23,6 +24,7 @@ if [ -z "$py" ] || ! "$py" -c "import torch, triton, pytest" 2>/dev/null; then
 fi
 export TILESCOPE_CLI=${TILESCOPE_CLI:-$build/app/cli/tilescope}
 [ -x "$TILESCOPE_CLI" ] || { echo "interp_triton.sh: no CLI at $TILESCOPE_CLI (build the tilescope target)" >&2; exit 2; }
-export PYTHONPATH=$repo/python${PYTHONPATH:+:$PYTHONPATH} TRITON_INTERPRET=1
+export PYTHONPATH=$repo/python${PYTHONPATH:+:$PYTHONPATH} TRITON_DEFAULT_FP_FUSION=${TRITON_DEFAULT_FP_FUSION:-1}
 cd "$repo/examples/triton_decode"
-exec "$py" -m pytest -q -p no:cacheprovider . "$@"
+TRITON_INTERPRET=1 "$py" -m pytest -q -p no:cacheprovider . "$@"
+"$py" -m pytest -q -p no:cacheprovider -k compile_away . "$@"
