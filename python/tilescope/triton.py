@@ -39,6 +39,7 @@ import triton
 import triton.language as tl
 
 from . import trace as _trace
+from ._layout import EVENT_HEADER, MAX_KEY_RANGES
 
 # tilescope/event.h's ConventionBits (tilescope.trace's), as tl.constexpr for kernels.
 NORMALIZED = tl.constexpr(_trace.NORMALIZED)
@@ -54,7 +55,32 @@ META_FIELDS: List[str] = ["m_offset", "l_offset", "o_offset", "counters_offset",
 # The launch arguments of a kernel launched without a recording.
 NO_TRACE: Dict[str, object] = {"TS_BUF": None, "TS_META": None, "TS": False}
 
-_HEADER_WORDS = tl.constexpr(30)  # EventHeader: 120 bytes = 30 int32 words (time_ns is words 28-29)
+# Where the helpers find what they need, from the one description of each layout.
+_HEADER_WORDS = tl.constexpr(EVENT_HEADER.itemsize // 4)  # EventHeader as int32 words (30)
+
+
+def _word(field: str, index: int = 0) -> tl.constexpr:
+    """The int32 word of EventHeader where ``field`` (element ``index`` of it) lies."""
+    return tl.constexpr(EVENT_HEADER.fields[field][1] // 4 + index)
+
+
+_W_STAGE, _W_CONVENTION, _W_BATCH, _W_HEAD, _W_KV_HEAD = (_word(f) for f in ("stage", "convention", "batch", "head",
+                                                                               "kv_head"))
+_W_Q_BEGIN, _W_ROWS, _W_SPLIT, _W_STEP, _W_BLOCK = (_word(f) for f in ("q_begin", "rows", "split", "step", "block"))
+_W_WHERE, _W_NUM_KEY_RANGES = _word("where"), _word("num_key_ranges")
+_W_KEY_BEGIN, _W_KEY_END = _word("keys", 0), _word("keys", 1)  # the first key range
+assert MAX_KEY_RANGES * 2 + _W_KEY_BEGIN <= _word("time_ns")
+
+
+def _meta_index(field: str) -> tl.constexpr:
+    return tl.constexpr(META_FIELDS.index(field))
+
+
+_M_M, _M_L, _M_O, _M_COUNTERS = (_meta_index(f) for f in ("m_offset", "l_offset", "o_offset", "counters_offset"))
+_M_CAPACITY, _M_MAX_ROWS, _M_HEAD_DIM = (_meta_index(f) for f in ("capacity", "max_rows", "head_dim"))
+_M_BATCH_BEGIN, _M_BATCH_END, _M_HEAD_BEGIN, _M_HEAD_END, _M_QUERY_BEGIN, _M_QUERY_END, _M_STAGE_MASK = (
+    _meta_index("filter." + f) for f in ("batch_begin", "batch_end", "head_begin", "head_end", "query_begin",
+                                          "query_end", "stage_mask"))
 
 
 @triton.jit
@@ -65,12 +91,13 @@ def _meta(TS_META, i: tl.constexpr):
 @triton.jit
 def _keeps(TS_META, stage, batch, head, q_begin, rows):
     """The recording's filter (probe.h's filter_keeps); broadcasts over tensor arguments."""
-    mask = _meta(TS_META, 13)
+    mask = _meta(TS_META, _M_STAGE_MASK)
     stage64 = tl.full([], 0, tl.int64) + stage
     bit = (mask >> (stage64 & 63)) & 1
     stage_kept = (stage64 >= 64) | (stage64 < 0) | (bit != 0)
-    return (stage_kept & (batch >= _meta(TS_META, 7)) & (batch < _meta(TS_META, 8)) & (head >= _meta(TS_META, 9))
-            & (head < _meta(TS_META, 10)) & (q_begin < _meta(TS_META, 12)) & (q_begin + rows > _meta(TS_META, 11)))
+    return (stage_kept & (batch >= _meta(TS_META, _M_BATCH_BEGIN)) & (batch < _meta(TS_META, _M_BATCH_END))
+            & (head >= _meta(TS_META, _M_HEAD_BEGIN)) & (head < _meta(TS_META, _M_HEAD_END))
+            & (q_begin < _meta(TS_META, _M_QUERY_END)) & (q_begin + rows > _meta(TS_META, _M_QUERY_BEGIN)))
 
 
 @triton.jit
@@ -81,33 +108,33 @@ def _block_linear():
 @triton.jit
 def _header_word(col, stage, convention, batch, head, kv_head, q_begin, rows, split, step, block, key_begin,
                  key_end):
-    """EventHeader's int32 word ``col`` (0..31; 30 and 31 lie past the header and are not stored)."""
-    v = tl.where(col == 0, stage, 0)
-    v = tl.where(col == 1, convention, v)
-    v = tl.where(col == 2, batch, v)
-    v = tl.where(col == 3, head, v)
-    v = tl.where(col == 4, kv_head, v)
-    v = tl.where(col == 5, q_begin, v)
-    v = tl.where(col == 6, rows, v)
-    v = tl.where(col == 7, split, v)
-    v = tl.where(col == 8, step, v)
-    v = tl.where(col == 9, block, v)
-    v = tl.where(col == 10, -1, v)  # where: unknown
-    v = tl.where(col == 11, 1, v)   # one key range
-    v = tl.where(col == 12, key_begin, v)
-    v = tl.where(col == 13, key_end, v)
-    return v.to(tl.int32)           # the other key ranges {0, 0}, time_ns 0
+    """EventHeader's int32 word ``col`` (0..31; words past the header are not stored)."""
+    v = tl.where(col == _W_STAGE, stage, 0)
+    v = tl.where(col == _W_CONVENTION, convention, v)
+    v = tl.where(col == _W_BATCH, batch, v)
+    v = tl.where(col == _W_HEAD, head, v)
+    v = tl.where(col == _W_KV_HEAD, kv_head, v)
+    v = tl.where(col == _W_Q_BEGIN, q_begin, v)
+    v = tl.where(col == _W_ROWS, rows, v)
+    v = tl.where(col == _W_SPLIT, split, v)
+    v = tl.where(col == _W_STEP, step, v)
+    v = tl.where(col == _W_BLOCK, block, v)
+    v = tl.where(col == _W_WHERE, -1, v)           # where: unknown
+    v = tl.where(col == _W_NUM_KEY_RANGES, 1, v)   # one key range
+    v = tl.where(col == _W_KEY_BEGIN, key_begin, v)
+    v = tl.where(col == _W_KEY_END, key_end, v)
+    return v.to(tl.int32)                          # the other key ranges {0, 0}, time_ns 0
 
 
 @triton.jit
 def _slots(TS_BUF, TS_META, kept):
     """Slots for the events where ``kept`` (a 1-D int1 tensor) from the buffer's counter, in
     order; -1 where not kept or past the capacity (those counted in ``dropped``)."""
-    counters = (TS_BUF + _meta(TS_META, 3)).to(tl.pointer_type(tl.int64), bitcast=True)
+    counters = (TS_BUF + _meta(TS_META, _M_COUNTERS)).to(tl.pointer_type(tl.int64), bitcast=True)
     k64 = kept.to(tl.int64)
     first = tl.atomic_add(counters, tl.sum(k64, axis=0))
     slot = first + tl.cumsum(k64, axis=0) - 1
-    capacity = _meta(TS_META, 4)
+    capacity = _meta(TS_META, _M_CAPACITY)
     lost = kept & (slot >= capacity)
     tl.atomic_add(counters + 1, tl.sum(lost.to(tl.int64), axis=0))
     return tl.where(kept & (slot < capacity), slot, -1)
@@ -127,15 +154,15 @@ def record_rows(TS_BUF, TS_META, TS: tl.constexpr, stage, convention, batch, hea
         one = tl.full([1], 1, tl.int1)
         slot = tl.max(_slots(TS_BUF, TS_META, one & _keeps(TS_META, stage, batch, head, q_begin, rows)), axis=0)
         if slot >= 0:
-            max_rows = _meta(TS_META, 5)
-            head_dim = _meta(TS_META, 6)
+            max_rows = _meta(TS_META, _M_MAX_ROWS)
+            head_dim = _meta(TS_META, _M_HEAD_DIM)
             r = tl.arange(0, R)
             c = tl.arange(0, D)
             row_ok = (r < rows) & (r < max_rows)
             base = slot * max_rows
-            mp = (TS_BUF + _meta(TS_META, 0)).to(tl.pointer_type(tl.float32), bitcast=True)
-            lp = (TS_BUF + _meta(TS_META, 1)).to(tl.pointer_type(tl.float32), bitcast=True)
-            op = (TS_BUF + _meta(TS_META, 2)).to(tl.pointer_type(tl.float32), bitcast=True)
+            mp = (TS_BUF + _meta(TS_META, _M_M)).to(tl.pointer_type(tl.float32), bitcast=True)
+            lp = (TS_BUF + _meta(TS_META, _M_L)).to(tl.pointer_type(tl.float32), bitcast=True)
+            op = (TS_BUF + _meta(TS_META, _M_O)).to(tl.pointer_type(tl.float32), bitcast=True)
             tl.store(mp + base + r, m.to(tl.float32), mask=row_ok)
             tl.store(lp + base + r, l.to(tl.float32), mask=row_ok)
             tl.store(op + (base + r[:, None]) * head_dim + c[None, :], o.to(tl.float32),
@@ -161,13 +188,13 @@ def record_heads(TS_BUF, TS_META, TS: tl.constexpr, stage, convention, batch, he
         kept = (r < heads) & _keeps(TS_META, stage, batch, head + r, q_begin, 1)
         slot = _slots(TS_BUF, TS_META, kept)
         ok = slot >= 0
-        max_rows = _meta(TS_META, 5)
-        head_dim = _meta(TS_META, 6)
+        max_rows = _meta(TS_META, _M_MAX_ROWS)
+        head_dim = _meta(TS_META, _M_HEAD_DIM)
         c = tl.arange(0, D)
         base = slot * max_rows
-        mp = (TS_BUF + _meta(TS_META, 0)).to(tl.pointer_type(tl.float32), bitcast=True)
-        lp = (TS_BUF + _meta(TS_META, 1)).to(tl.pointer_type(tl.float32), bitcast=True)
-        op = (TS_BUF + _meta(TS_META, 2)).to(tl.pointer_type(tl.float32), bitcast=True)
+        mp = (TS_BUF + _meta(TS_META, _M_M)).to(tl.pointer_type(tl.float32), bitcast=True)
+        lp = (TS_BUF + _meta(TS_META, _M_L)).to(tl.pointer_type(tl.float32), bitcast=True)
+        op = (TS_BUF + _meta(TS_META, _M_O)).to(tl.pointer_type(tl.float32), bitcast=True)
         tl.store(mp + base, m.to(tl.float32), mask=ok)
         tl.store(lp + base, l.to(tl.float32), mask=ok)
         tl.store(op + base[:, None] * head_dim + c[None, :], o.to(tl.float32),
