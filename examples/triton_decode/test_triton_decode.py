@@ -95,6 +95,9 @@ def test_events_hold_what_the_kernel_computed(tmp_path, request, device):
         b, h, s = int(part.batch[i]), int(part.head[i]), int(part.split[i])
         assert (s, *part.key_ranges[i][0]) in split_ranges(int(lens[b]), 4)
         assert part.kv_head[i] == h // group and part.rows[i] == 1 and part.q_begin[i] == 0
+        # The program's linear index in its launch (grid batch x heads_kv x splits, x fastest).
+        assert part.block[i] == b + q.shape[0] * (h // group + k.shape[2] * s)
+    assert (t.events.where == -1).all() and (t.events.time_ns == 0).all()  # not known to Triton
     assert set(np.unique(part.convention).tolist()) == {1 | 2}  # normalized, base-2 LSE (tilescope/event.h)
     merge = t.select(stage="merge")
     assert len(merge.rows) == q.shape[0] * q.shape[1]
