@@ -26,9 +26,9 @@ atomic add, count what finds no slot in ``dropped``, and apply the recording's f
 CUDA probe's ``tilescope::record`` does (tilescope/probe.h). ``TS`` is a ``tl.constexpr``: with
 ``TS=False`` the helpers' bodies are not compiled, so the kernel is the kernel without them.
 
-Events written here have ``where = -1`` and ``time_ns = 0`` (Triton has no portable way to read
-the SM id or a global timer, and the interpreter has neither); everything else is as the probe
-writes it. The same code runs in Triton's interpreter (``TRITON_INTERPRET=1``, CPU tensors):
+Compiled for an NVIDIA GPU, an event's ``where`` is the SM id and ``time_ns`` the global timer
+(``%smid``, ``%globaltimer``, read by inline PTX as the CUDA probe reads them); in the interpreter
+they are -1 and 0. Everything else is as the probe writes it. The same code runs in Triton's interpreter (``TRITON_INTERPRET=1``, CPU tensors):
 :func:`tilescope.record` accepts CPU tensors for that.
 """
 from __future__ import annotations
@@ -39,6 +39,7 @@ import triton
 import triton.language as tl
 
 from . import trace as _trace
+from .record import _interpreting
 from ._layout import EVENT_HEADER, MAX_KEY_RANGES
 
 # tilescope/event.h's ConventionBits (tilescope.trace's), as tl.constexpr for kernels.
@@ -68,6 +69,7 @@ _W_STAGE, _W_CONVENTION, _W_BATCH, _W_HEAD, _W_KV_HEAD = (_word(f) for f in ("st
                                                                                "kv_head"))
 _W_Q_BEGIN, _W_ROWS, _W_SPLIT, _W_STEP, _W_BLOCK = (_word(f) for f in ("q_begin", "rows", "split", "step", "block"))
 _W_WHERE, _W_NUM_KEY_RANGES = _word("where"), _word("num_key_ranges")
+_W_TIME_LO, _W_TIME_HI = _word("time_ns"), _word("time_ns", 1)  # little-endian uint64
 _W_KEY_BEGIN, _W_KEY_END = _word("keys", 0), _word("keys", 1)  # the first key range
 assert MAX_KEY_RANGES * 2 + _W_KEY_BEGIN <= _word("time_ns")
 
@@ -100,6 +102,24 @@ def _keeps(TS_META, stage, batch, head, q_begin, rows):
             & (q_begin < _meta(TS_META, _M_QUERY_END)) & (q_begin + rows > _meta(TS_META, _M_QUERY_BEGIN)))
 
 
+# Whether kernels are compiled (not run by the interpreter): TRITON_INTERPRET is read by Triton when
+# it is imported, and so here.
+_COMPILED = tl.constexpr(not _interpreting())
+
+
+@triton.jit
+def _where_and_when():
+    """(SM id, global timer in ns) compiled; (-1, 0) in the interpreter."""
+    if _COMPILED:
+        where = tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+        when = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False,
+                                         pack=1)
+    else:
+        where = tl.full([], -1, tl.int32)
+        when = tl.full([], 0, tl.int64)
+    return where, when
+
+
 @triton.jit
 def _block_linear():
     return (tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)))
@@ -107,7 +127,7 @@ def _block_linear():
 
 @triton.jit
 def _header_word(col, stage, convention, batch, head, kv_head, q_begin, rows, split, step, block, key_begin,
-                 key_end):
+                 key_end, where, when):
     """EventHeader's int32 word ``col`` (0..31; words past the header are not stored)."""
     v = tl.where(col == _W_STAGE, stage, 0)
     v = tl.where(col == _W_CONVENTION, convention, v)
@@ -119,11 +139,13 @@ def _header_word(col, stage, convention, batch, head, kv_head, q_begin, rows, sp
     v = tl.where(col == _W_SPLIT, split, v)
     v = tl.where(col == _W_STEP, step, v)
     v = tl.where(col == _W_BLOCK, block, v)
-    v = tl.where(col == _W_WHERE, -1, v)           # where: unknown
+    v = tl.where(col == _W_WHERE, where, v)
     v = tl.where(col == _W_NUM_KEY_RANGES, 1, v)   # one key range
     v = tl.where(col == _W_KEY_BEGIN, key_begin, v)
     v = tl.where(col == _W_KEY_END, key_end, v)
-    return v.to(tl.int32)                          # the other key ranges {0, 0}, time_ns 0
+    v = tl.where(col == _W_TIME_LO, (when & 0xFFFFFFFF).to(tl.uint32).to(tl.int32, bitcast=True), v)
+    v = tl.where(col == _W_TIME_HI, (when >> 32).to(tl.int32), v)
+    return v.to(tl.int32)                          # the other key ranges {0, 0}
 
 
 @triton.jit
@@ -168,8 +190,9 @@ def record_rows(TS_BUF, TS_META, TS: tl.constexpr, stage, convention, batch, hea
             tl.store(op + (base + r[:, None]) * head_dim + c[None, :], o.to(tl.float32),
                      mask=row_ok[:, None] & (c[None, :] < head_dim))
             w = tl.arange(0, 32)
+            where, when = _where_and_when()
             words = _header_word(w, stage, convention, batch, head, kv_head, q_begin, rows, split, step,
-                                 _block_linear(), key_begin, key_end)
+                                 _block_linear(), key_begin, key_end, where, when)
             hp = TS_BUF.to(tl.pointer_type(tl.int32), bitcast=True)
             tl.store(hp + slot * _HEADER_WORDS + w, words, mask=w < _HEADER_WORDS)
 
@@ -200,7 +223,8 @@ def record_heads(TS_BUF, TS_META, TS: tl.constexpr, stage, convention, batch, he
         tl.store(op + base[:, None] * head_dim + c[None, :], o.to(tl.float32),
                  mask=ok[:, None] & (c[None, :] < head_dim))
         w = tl.arange(0, 32)
+        where, when = _where_and_when()
         words = _header_word(w[None, :], stage, convention, batch, (head + r)[:, None], kv_head, q_begin, 1, split,
-                             step, _block_linear(), key_begin, key_end)
+                             step, _block_linear(), key_begin, key_end, where, when)
         hp = TS_BUF.to(tl.pointer_type(tl.int32), bitcast=True)
         tl.store(hp + slot[:, None] * _HEADER_WORDS + w[None, :], words, mask=ok[:, None] & (w[None, :] < _HEADER_WORDS))
