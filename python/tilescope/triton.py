@@ -28,8 +28,9 @@ CUDA probe's ``tilescope::record`` does (tilescope/probe.h). ``TS`` is a ``tl.co
 
 Compiled for an NVIDIA GPU, an event's ``where`` is the SM id and ``time_ns`` the global timer
 (``%smid``, ``%globaltimer``, read by inline PTX as the CUDA probe reads them); in the interpreter
-they are -1 and 0. Everything else is as the probe writes it. The same code runs in Triton's interpreter (``TRITON_INTERPRET=1``, CPU tensors):
-:func:`tilescope.record` accepts CPU tensors for that.
+they are -1 and 0. Everything else is as the probe writes it. The same code runs in Triton's
+interpreter (``TRITON_INTERPRET=1``, CPU tensors): :func:`tilescope.record` accepts CPU tensors
+for that.
 """
 from __future__ import annotations
 
