@@ -116,7 +116,7 @@ class Recording:
         self._inputs = (qb, kb, vb, dtype)
         self._output: Optional[Tuple[Any, Optional[Any], str]] = None
         self.metadata: Dict[str, str] = ({"backend": "gpu", "device": self._device_name()} if self.cuda else
-                                         {"backend": "triton-interpreter", "device": "CPU (TRITON_INTERPRET=1)"})
+                                         {"backend": "cpu", "device": "Triton interpreter (TRITON_INTERPRET=1)"})
         if kernel or run:
             self.metadata.update({"kernel": kernel, "run": run})
         self.layout_of_buffer = BufferLayout(capacity, max_rows, self.attention.head_dim)
