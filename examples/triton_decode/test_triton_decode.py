@@ -61,10 +61,14 @@ def test_fixed_kernel_is_clean(tmp_path, request, device, dtype, num_splits):
         report = tilescope.diff(rec.path)
         assert report.stages["partial"]["verdict"] == "clean" and report.stages["merge"]["verdict"] == "clean"
         assert report.clean or report.first_divergence["stage"] == "output", str(report)
+        # (Truncated in Triton 3.9; rounded to nearest even by an interpreter that does as the GPU.)
         merge = rec.load().select(stage="merge")
-        bits = np.ascontiguousarray(merge.o[:, 0]).view(np.uint32) & np.uint32(0xFFFF0000)
+        o = np.ascontiguousarray(merge.o[:, 0])
+        truncated = (o.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+        nearest = torch.from_numpy(o).to(torch.bfloat16).float().numpy()
         got = out.float().numpy()[merge.batch, merge.head]
-        np.testing.assert_array_equal(got, bits.view(np.float32))
+        assert np.array_equal(got, truncated) or np.array_equal(got, nearest)
+        assert report.clean or not np.array_equal(got, nearest)
     else:
         assert assert_attention_matches(rec).clean
     # Every non-empty split of every query head, then one merge per (batch, head).
