@@ -4,6 +4,8 @@
 - :func:`diff` runs tilescope's C++ analysis (the ``tilescope`` CLI) and returns a :class:`Report`;
 - :func:`tilescope.testing.assert_attention_matches` asserts with the report as the message;
 - :func:`record` traces a CUDA kernel of a PyTorch extension (needs torch);
+- :mod:`tilescope.triton` (imported on its own; needs triton): helpers a Triton kernel calls to
+  record its states into :func:`record`'s buffer (``**rec.triton`` at launch);
 - :func:`get_include` / :func:`get_cmake_dir` give an extension the probe headers.
 """
 from ._cli import CliError, CliNotFoundError, find_cli

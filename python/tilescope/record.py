@@ -14,6 +14,10 @@ headers, m, l, O, then the two counters. ``rec.view`` is a CPU uint8 tensor hold
 (``cudaMemcpyToSymbolAsync`` on the current stream). On a normal exit the stream is waited for,
 the buffer copied back, and the trace written with Q, K, V and the output; on an exception
 nothing is written.
+
+A Triton kernel takes the buffer as launch arguments instead: ``rec.triton`` (see
+:mod:`tilescope.triton`). Under Triton's interpreter (``TRITON_INTERPRET=1``) Q, K, V may be CPU
+tensors; the buffer is then a CPU tensor too.
 """
 from __future__ import annotations
 
@@ -26,6 +30,11 @@ from ._layout import TRACE_VIEW_SIZE, BufferLayout, pack_trace_view
 from .writer import Attention, HostInputs, RecorderError, TraceFilter, stage_table, write_recording
 
 _LAYOUTS = ("bshd", "bhsd")
+
+
+def _interpreting() -> bool:
+    """Whether Triton runs kernels in its interpreter (on CPU tensors)."""
+    return os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
 
 
 def _torch() -> Any:
@@ -73,10 +82,11 @@ class Recording:
         for name, t in (("Q", q), ("K", k), ("V", v)):
             if not isinstance(t, torch.Tensor):
                 raise RecorderError(f"{name} is a {type(t).__name__}, not a torch tensor")
-            if t.device.type != "cuda":
+            if t.device.type != "cuda" and not (t.device.type == "cpu" and _interpreting()):
                 raise RecorderError(f"{name} is on {t.device}: tilescope.record traces CUDA kernels, so Q, K and V "
                                     "must be CUDA tensors (for a kernel on the CPU, build it with tilescope's CPU "
-                                    "path and its C++ recorder: docs/your-own-kernel.md)")
+                                    "path and its C++ recorder: docs/your-own-kernel.md; CPU tensors are taken "
+                                    "for a Triton kernel under TRITON_INTERPRET=1)")
         if k.device != q.device or v.device != q.device:
             raise RecorderError(f"Q, K and V must be on one device (got {q.device}, {k.device}, {v.device})")
         dtype = _dtype_name(torch, q, "Q")
@@ -101,10 +111,12 @@ class Recording:
                                 "block records")
         self.path = os.fspath(path)
         self.device = q.device
-        self.stream = stream if stream is not None else torch.cuda.current_stream(q.device)
+        self.cuda = q.device.type == "cuda"
+        self.stream = stream if stream is not None or not self.cuda else torch.cuda.current_stream(q.device)
         self._inputs = (qb, kb, vb, dtype)
         self._output: Optional[Tuple[Any, Optional[Any], str]] = None
-        self.metadata: Dict[str, str] = {"backend": "gpu", "device": self._device_name()}
+        self.metadata: Dict[str, str] = ({"backend": "gpu", "device": self._device_name()} if self.cuda else
+                                         {"backend": "cpu", "device": "Triton interpreter (TRITON_INTERPRET=1)"})
         if kernel or run:
             self.metadata.update({"kernel": kernel, "run": run})
         self.layout_of_buffer = BufferLayout(capacity, max_rows, self.attention.head_dim)
@@ -115,6 +127,7 @@ class Recording:
         self.events_per_block = events_per_block
         self.buffer: Any = None
         self.view: Any = None
+        self._triton: Optional[Dict[str, Any]] = None
         self.num_events = 0
         self.dropped_events = 0
 
@@ -125,16 +138,48 @@ class Recording:
     def start(self) -> "Recording":
         """Allocates and clears the buffer on the stream and makes ``view``."""
         torch, lay = self._torch, self.layout_of_buffer
-        with torch.cuda.device(self.device), torch.cuda.stream(self.stream):
+
+        def clear() -> None:
             self.buffer = torch.empty(lay.total, dtype=torch.uint8, device=self.device)
             for begin, end, byte in lay.clear_ranges():
                 self.buffer[begin:end].fill_(byte)
+
+        if self.cuda:
+            with torch.cuda.device(self.device), torch.cuda.stream(self.stream):
+                clear()
+        else:
+            clear()
         fields = lay.view_fields(self.buffer.data_ptr(), len(self.stages), self.events_per_block)
         fields.update(self.filter.view_fields(self.stages))
         raw = pack_trace_view(fields)
         self.view = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
         assert self.view.numel() == TRACE_VIEW_SIZE
+        self._fields = fields
         return self
+
+    @property
+    def triton(self) -> Dict[str, Any]:
+        """A Triton kernel's launch arguments (``kernel[grid](..., **rec.triton)``): ``TS_BUF``
+        the buffer, ``TS_META`` its description (int64, :data:`tilescope.triton.META_FIELDS`, on
+        the buffer's device), ``TS=True``. See :mod:`tilescope.triton`."""
+        if self.buffer is None:
+            raise RecorderError("rec.triton is for use inside the recording's `with` block")
+        if self._triton is not None and self._triton["TS_BUF"] is self.buffer:
+            return self._triton
+        if self.events_per_block:
+            raise RecorderError("tilescope.triton takes slots from the counter: record with events_per_block=0")
+        from .triton import META_FIELDS
+
+        torch, lay = self._torch, self.layout_of_buffer
+        values = {"m_offset": lay.m_offset, "l_offset": lay.l_offset, "o_offset": lay.o_offset,
+                  "counters_offset": lay.counters_offset, "capacity": lay.capacity, "max_rows": lay.max_rows,
+                  "head_dim": lay.head_dim}
+        values.update({k: v for k, v in self._fields.items() if k.startswith("filter.")})
+        mask = values["filter.stage_mask"]
+        values["filter.stage_mask"] = mask - (1 << 64) if mask >= 1 << 63 else mask  # its bits, as int64
+        meta = torch.tensor([values[k] for k in META_FIELDS], dtype=torch.int64)
+        self._triton = {"TS_BUF": self.buffer, "TS_META": meta.to(self.device), "TS": True}
+        return self._triton
 
     def set_output(self, out: Any, lse: Any = None, layout: Optional[str] = None, lse_base: str = "natural") -> None:
         """The kernel's output (Q's layout unless ``layout`` says) and its LSE [batch, heads, seq]
@@ -152,7 +197,8 @@ class Recording:
     def finish(self) -> None:
         """Waits for the stream, copies the buffer back and writes the trace."""
         torch = self._torch
-        self.stream.synchronize()
+        if self.cuda:
+            self.stream.synchronize()
         raw = self.buffer.to("cpu").numpy()
         qb, kb, vb, dtype = self._inputs
         inputs = HostInputs(_host(torch, qb), _host(torch, kb), _host(torch, vb), dtype)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The Triton example (examples/triton_decode) on a GPU machine (torch with CUDA, triton, pytest;
+# no network; the package from the checkout, PYTHONPATH=python): its pytest file compiled and in
+# Triton's interpreter, the same seeded run recorded both ways (fixed and planted) and diffed, the
+# verdicts compared, and the helpers' cost with TS=False against the kernels without them.
+#   tests/python/gpu_triton.sh [TILESCOPE_CLI]     (default: build/release, then build/default)
+# Writes gpu_triton.log, bench_helpers.json and the four traces to $OUT when set (else /tmp).
+# Exit status 0 only when every step passed. docs/gpu-validation.md records runs.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cli=${1:-${TILESCOPE_CLI:-}}
+if [ -z "$cli" ]; then
+  for c in "$repo/build/release/app/cli/tilescope" "$repo/build/default/app/cli/tilescope"; do
+    [ -x "$c" ] && { cli=$c; break; }
+  done
+fi
+[ -n "$cli" ] && [ -x "$cli" ] || { echo "gpu_triton.sh: give the tilescope CLI (argument or TILESCOPE_CLI)" >&2; exit 2; }
+out=${OUT:-/tmp/gpu_triton}; mkdir -p "$out"; log=$out/gpu_triton.log; : > "$log"
+export TILESCOPE_CLI=$cli PYTHONPATH=$repo/python${PYTHONPATH:+:$PYTHONPATH}
+export TRITON_DEFAULT_FP_FUSION=${TRITON_DEFAULT_FP_FUSION:-1}  # Triton 3.9's default, said (it warns otherwise)
+py=${PYTHON:-python3}
+failed=0
+step() {  # step NAME COMMAND...: runs it, logs it, remembers a failure
+  echo "== $1" | tee -a "$log"; shift
+  local start=$(date +%s%N)
+  "$@" 2>&1 | tee -a "$log"; local rc=${PIPESTATUS[0]}
+  echo "== rc $rc, $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+  [ "$rc" = 0 ] || failed=1
+}
+cd "$repo/examples/triton_decode"
+step "versions" "$py" -c "import torch, triton; assert torch.cuda.is_available(), 'no CUDA device'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, torch.cuda.get_device_name(), 'triton', triton.__version__)"
+step "pytest, compiled" "$py" -m pytest -v -s -p no:cacheprovider .
+step "pytest, interpreter" env TRITON_INTERPRET=1 "$py" -m pytest -v -p no:cacheprovider .
+for mode in compiled interpreter; do
+  for variant in fixed planted; do
+    flag=; [ $variant = planted ] && flag=--planted
+    interp=0; [ $mode = interpreter ] && interp=1
+    step "record $variant, $mode" env TRITON_INTERPRET=$interp "$py" run_decode.py "$out/$variant.$mode.trace.safetensors" $flag
+    "$cli" diff --json "$out/$variant.$mode.trace.safetensors" > "$out/$variant.$mode.json"
+    "$cli" diff "$out/$variant.$mode.trace.safetensors" >> "$log" 2>&1
+  done
+done
+step "verdicts: compiled == interpreter" "$py" - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+for variant in ("fixed", "planted"):
+    r = {m: json.load(open(f"{out}/{variant}.{m}.json")) for m in ("compiled", "interpreter")}
+    seen = {m: (d["verdict"], (d.get("first_divergence") or {}).get("stage"), d.get("origin_stage"),
+                d["stages"]["partial"]["verdict"], d["stages"]["merge"]["verdict"]) for m, d in r.items()}
+    print(variant, seen)
+    assert seen["compiled"] == seen["interpreter"], f"{variant}: the verdicts differ"
+    assert seen["compiled"][0] == ("clean" if variant == "fixed" else "divergence")
+    if variant == "planted":
+        assert seen["compiled"][1] == "merge" and seen["compiled"][3] == "clean"
+PY
+echo "== compiled against interpreter (fixed; informative)" | tee -a "$log"
+"$cli" diff "$out/fixed.compiled.trace.safetensors" --against "$out/fixed.interpreter.trace.safetensors" 2>&1 | head -8 | tee -a "$log"
+step "helpers' cost (TS=False vs no helpers)" "$py" bench_helpers.py --json "$out/bench_helpers.json"
+echo "gpu_triton.sh: $([ $failed = 0 ] && echo passed || echo FAILED)" | tee -a "$log"
+exit $failed
