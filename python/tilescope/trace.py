@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _random_inputs
 from ._safetensors import RawTensor, TraceFormatError, read_safetensors, widen_bf16
 
 #: The trace format this reader knows.
@@ -25,6 +26,12 @@ MAX_STAGE_NAME_BYTES = 64
 MAX_ROWS_LIMIT = 65536
 MAX_HEAD_DIM = 65536
 MAX_KEY_RANGES = 8
+#: The most bytes of inputs a trace's recipe may have re-made (Q, K and V in the stored dtype;
+#: the arrays of :class:`Inputs` take up to twice that for bf16, widened to float32). A recipe
+#: that implies more, or more than this machine's memory, is refused before anything is made.
+MAX_REMADE_INPUT_BYTES = 1 << 36
+#: The metadata keys of inputs re-made from their seed (docs/trace-format.md).
+RECIPE_KEYS = ("inputs_seed", "inputs_distribution", "inputs_scale", "inputs_preset", "inputs_generated")
 
 #: Convention bits (tilescope/event.h, ConventionBits).
 NORMALIZED, LOG_BASE2, UNSCALED_MAX, NO_MAX = 1, 2, 4, 8
@@ -157,7 +164,7 @@ class Events:
 
 
 class Inputs:
-    """Q, K, V of the traced heads, as the trace stores them.
+    """Q, K, V of the traced heads, as the trace stores them or re-made from its recipe.
 
     ``q`` [Pq, seq_q, head_dim] for the (batch, query head) pairs ``q_pairs`` [Pq, 2]; ``k``
     and ``v`` [Pk, seq_kv, head_dim] for ``kv_pairs``. bf16 is widened exactly to float32,
@@ -200,8 +207,8 @@ class Trace:
     the stage table and attention as parsed JSON, other JSON objects parsed); ``attention``
     (the attention description with defaults filled in); ``stages`` (list of :class:`Stage`);
     ``max_rows``, ``head_dim``, ``dropped_events``, ``requested_events``; ``events``
-    (:class:`Events`); ``missing`` (:class:`Events` or None); ``inputs`` (:class:`Inputs` or
-    None); ``output`` ([batch, heads_q, seq_q, head_dim], bf16 widened; or None);
+    (:class:`Events`); ``missing`` (:class:`Events` or None); ``inputs`` (:class:`Inputs`,
+    stored or re-made from the recorded seed and checked against its SHA-256; or None); ``output`` ([batch, heads_q, seq_q, head_dim], bf16 widened; or None);
     ``output_lse`` ([batch, heads_q, seq_q] float32, or None); ``tensors`` (every tensor as
     stored, bf16 as its bits).
     """
@@ -433,6 +440,11 @@ class Trace:
     def _inputs(self, tensors: Mapping[str, RawTensor]) -> Optional[Inputs]:
         names = ("inputs.q_pairs", "inputs.kv_pairs", "inputs.q", "inputs.k", "inputs.v")
         present = [n for n in names if n in tensors]
+        if "inputs_generated" in self.raw_metadata:
+            if present:
+                raise self._fail("it holds inputs.* tensors and an inputs_generated recipe; a trace holds one or "
+                                 "the other")
+            return self._remade_inputs(self.raw_metadata)
         if not present:
             return None
         if len(present) != len(names):
@@ -451,6 +463,111 @@ class Trace:
         k = self._tensor(tensors, "inputs.k", [stored], [kp.shape[0], a["seq_kv"], a["head_dim"]])
         v = self._tensor(tensors, "inputs.v", [stored], [kp.shape[0], a["seq_kv"], a["head_dim"]])
         return Inputs(qp, kp, _values(q), _values(k), _values(v), a["dtype"], a["heads_q"], a["heads_kv"])
+
+    # --- inputs re-made from their seed (docs/trace-format.md) ------------------------------
+    def _recipe_fail(self, what: str) -> TraceFormatError:
+        return self._fail(f"the trace's inputs are recorded as their generator's spec, but {what}; re-capture "
+                          "with --store-inputs to keep the inputs themselves")
+
+    def _recipe_pairs(self, recipe: Mapping[str, Any], key: str, heads: int, heads_name: str) -> List[Tuple[int, int]]:
+        a = self.attention
+        pairs = recipe.get(key)
+        if not isinstance(pairs, list):
+            raise self._recipe_fail(f"inputs_generated has no list '{key}'")
+        if len(pairs) > a["batch"] * heads:
+            raise self._recipe_fail(f"inputs_generated's '{key}' lists {len(pairs)} pairs; the attention has "
+                                    f"{a['batch']} x {heads} (batch, {heads_name})")
+        out: List[Tuple[int, int]] = []
+        seen = set()
+        for p in pairs:
+            if not (isinstance(p, list) and len(p) == 2 and all(type(x) is int for x in p)):
+                raise self._recipe_fail(f"inputs_generated's '{key}' holds {json.dumps(p)[:100]}, not a "
+                                        "[batch, head] pair of indices")
+            b, h = p
+            if not (0 <= b < a["batch"] and 0 <= h < heads):
+                raise self._recipe_fail(f"inputs_generated's '{key}' holds [{b}, {h}], outside the attention "
+                                        f"(batch < {a['batch']}, {heads_name} < {heads})")
+            if (b, h) in seen:
+                raise self._recipe_fail(f"inputs_generated's '{key}' lists [{b}, {h}] twice")
+            seen.add((b, h))
+            out.append((b, h))
+        return out
+
+    def _remade_inputs(self, meta: Mapping[str, str]) -> Inputs:
+        """Inputs recorded as their recipe: every field checked, the size bounded, the tensors re-made
+        and their SHA-256 compared with the recorded ones."""
+        a = self.attention
+        try:
+            recipe = json.loads(meta["inputs_generated"])
+        except (ValueError, RecursionError):
+            recipe = None
+        if not isinstance(recipe, dict):
+            raise self._recipe_fail("metadata 'inputs_generated' is not a JSON object")
+        generator = recipe.get("generator")
+        if not isinstance(generator, str):
+            raise self._recipe_fail("inputs_generated does not name its generator")
+        q_pairs = self._recipe_pairs(recipe, "q_pairs", a["heads_q"], "query head")
+        kv_pairs = self._recipe_pairs(recipe, "kv_pairs", a["heads_kv"], "kv head")
+        hashes = recipe.get("sha256")
+        if not isinstance(hashes, dict):
+            raise self._recipe_fail("inputs_generated has no 'sha256' object")
+        for name in ("q", "k", "v"):
+            h = hashes.get(name)
+            if not (isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h)):
+                raise self._recipe_fail(f"inputs_generated's sha256 of {name} is not 64 lowercase hex digits")
+        for key in RECIPE_KEYS:
+            if key not in meta:
+                raise self._recipe_fail(f"metadata key '{key}' is missing")
+        seed_text = meta["inputs_seed"]
+        digits = seed_text.lstrip("0") or "0"
+        if not (seed_text.isascii() and seed_text.isdigit() and len(digits) <= 20 and int(digits) < 2**64):
+            raise self._recipe_fail(f"metadata 'inputs_seed' = {seed_text[:40]!r} is not a whole number below 2^64")
+        seed = int(digits)
+        distribution = meta["inputs_distribution"]
+        if distribution not in _random_inputs.DISTRIBUTIONS:
+            raise self._recipe_fail(f"metadata 'inputs_distribution' = {distribution[:40]!r} is not normal or "
+                                    "uniform")
+        preset = meta["inputs_preset"]
+        if preset not in _random_inputs.PRESETS:
+            raise self._recipe_fail(f"metadata 'inputs_preset' = {preset[:40]!r} is not none, large_logits or "
+                                    "all_equal_scores")
+        scale_text = meta["inputs_scale"]
+        try:
+            scale = json.loads(scale_text) if len(scale_text) <= 64 else None
+        except ValueError:
+            scale = None
+        if type(scale) not in (int, float) or not math.isfinite(scale) or scale <= 0:
+            raise self._recipe_fail(f"metadata 'inputs_scale' = {scale_text[:40]!r} is not a finite number > 0")
+        if generator != _random_inputs.GENERATOR:
+            raise self._fail(f"the trace's inputs were made by generator {generator[:80]!r}, which this reader "
+                             f"does not have (it has {_random_inputs.GENERATOR!r}): open it with the tilescope that "
+                             "captured it (tool_version in its metadata), or re-capture with --store-inputs")
+        element = _random_inputs.STORED[a["dtype"]].itemsize
+        size = element * a["head_dim"] * (len(q_pairs) * a["seq_q"] + 2 * len(kv_pairs) * a["seq_kv"])
+        limit = min(MAX_REMADE_INPUT_BYTES, _physical_memory())
+        if size > limit:
+            raise self._recipe_fail(
+                f"re-making them takes {size} bytes ({len(q_pairs)} query and {len(kv_pairs)} kv (batch, head) pairs "
+                f"of seq_q {a['seq_q']} / seq_kv {a['seq_kv']} x head_dim {a['head_dim']} {a['dtype']}), more than "
+                f"the {limit} this reader re-makes (MAX_REMADE_INPUT_BYTES {MAX_REMADE_INPUT_BYTES}, or this "
+                "machine's memory)")
+        made = _random_inputs.make_head_inputs(a, seed, distribution, float(scale), preset, q_pairs, kv_pairs)
+        for name in ("q", "k", "v"):
+            got = _random_inputs.sha256_hex(made[name])
+            if got != hashes[name]:
+                raise self._fail(
+                    f"inputs.{name} re-made from seed {seed} ({distribution}, scale {scale}, preset {preset}) has "
+                    f"SHA-256 {got}, the trace recorded {hashes[name]}: the seed, the spec or the hash was edited "
+                    f"after the capture, or the trace was made by another generator")
+        values = {}
+        for name, t in made.items():
+            t = widen_bf16(t) if a["dtype"] == "bf16" else t
+            t.flags.writeable = False
+            values[name] = t
+        qp = np.array(q_pairs, dtype=np.int32).reshape(-1, 2)
+        kp = np.array(kv_pairs, dtype=np.int32).reshape(-1, 2)
+        qp.flags.writeable = kp.flags.writeable = False
+        return Inputs(qp, kp, values["q"], values["k"], values["v"], a["dtype"], a["heads_q"], a["heads_kv"])
 
     def _output(self, tensors: Mapping[str, RawTensor]) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
         a = self.attention
@@ -521,6 +638,14 @@ def _values(t: RawTensor) -> np.ndarray:
         out.flags.writeable = False
         return out
     return t.array
+
+
+def _physical_memory() -> int:
+    """This machine's memory in bytes (no bound where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return MAX_REMADE_INPUT_BYTES
 
 
 def _torch() -> Any:

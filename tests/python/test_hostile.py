@@ -10,9 +10,19 @@ import tilescope
 from tilescope import TraceFormatError
 
 
+SHAPE = ("--kernel", "splitk", "--heads", 2, "--seq-q", 8, "--seq-kv", 128, "--splits", 2, "--seed", 4)
+
+
 @pytest.fixture(scope="module")
 def good(capture):
-    return capture("--kernel", "splitk", "--heads", 2, "--seq-q", 8, "--seq-kv", 128, "--splits", 2, "--seed", 4)
+    """A trace that stores its inputs (inputs.* tensors)."""
+    return capture(*SHAPE, "--store-inputs")
+
+
+@pytest.fixture(scope="module")
+def recipe(capture):
+    """The same capture, its inputs recorded as their recipe (capture's default)."""
+    return capture(*SHAPE)
 
 
 def split(path):
@@ -135,6 +145,117 @@ def test_inputs_defects(good, tmp_path):
     refused(write(tmp_path, join(h, data)), "must come together")
 
 
+def edit_meta(tmp_path, path, change):
+    """The file with its metadata changed by change(meta) (the data as it was)."""
+    header, data = split(path)
+    h = json.loads(json.dumps(header))
+    change(h["__metadata__"])
+    return write(tmp_path, join(h, data))
+
+
+def edit_recipe(tmp_path, path, change):
+    """The file with its inputs_generated JSON changed by change(recipe)."""
+    def edit(meta):
+        g = json.loads(meta["inputs_generated"])
+        change(g)
+        meta["inputs_generated"] = json.dumps(g)
+    return edit_meta(tmp_path, path, edit)
+
+
+def test_the_recipe_file_loads(recipe, good):
+    header, _ = split(recipe)
+    assert not any(k.startswith("inputs.") for k in header) and "inputs_generated" in header["__metadata__"]
+    assert tilescope.load(recipe).inputs.k.shape == tilescope.load(good).inputs.k.shape
+
+
+def test_recipe_edited_seed_or_hash_names_the_tensor_and_both_hashes(recipe, tmp_path, rng):
+    meta = split(recipe)[0]["__metadata__"]
+    hashes = json.loads(meta["inputs_generated"])["sha256"]
+    seed = int(meta["inputs_seed"])
+    other = int(rng.integers(0, 2**63)) * 2 + 1
+    other = other if other != seed else seed + 1
+    e = refused(edit_meta(tmp_path, recipe, lambda m: m.update(inputs_seed=str(other))),
+                "inputs.q re-made from seed %d .* has SHA-256 [0-9a-f]{64}, the trace recorded %s"
+                % (other, hashes["q"]))
+    assert hashes["q"] in str(e)
+    for name in ("q", "k", "v"):
+        forged = "".join(rng.choice(list("0123456789abcdef"), 64))
+        refused(edit_recipe(tmp_path, recipe, lambda g: g["sha256"].update({name: forged})),
+                "inputs.%s re-made .* has SHA-256 %s, the trace recorded %s" % (name, hashes[name], forged))
+    # The spec is part of what the hash covers: another distribution, scale or preset is refused.
+    for key, value in (("inputs_distribution", "uniform"), ("inputs_scale", "1.5"), ("inputs_preset", "large_logits")):
+        refused(edit_meta(tmp_path, recipe, lambda m: m.update({key: value})), "inputs.q re-made .* has SHA-256")
+
+
+def test_recipe_fields_are_checked(recipe, good, tmp_path):
+    meta = lambda **kv: (lambda m: m.update(kv))  # noqa: E731
+    for change, pattern in (
+            (meta(inputs_seed="-1"), "inputs_seed. = '-1' is not a whole number below 2\\^64"),
+            (meta(inputs_seed=str(2**64)), "not a whole number below 2\\^64"),
+            (meta(inputs_seed="1" * 5000), "not a whole number below 2\\^64"),
+            (meta(inputs_seed="0x10"), "not a whole number"),
+            (meta(inputs_seed=""), "not a whole number"),
+            (meta(inputs_distribution="cauchy"), "inputs_distribution. = 'cauchy' is not normal or uniform"),
+            (meta(inputs_preset="all_zero"), "inputs_preset. = 'all_zero' is not none"),
+            (meta(inputs_scale="NaN"), "inputs_scale. = 'NaN' is not a finite number > 0"),
+            (meta(inputs_scale="1e999"), "inputs_scale"),
+            (meta(inputs_scale="-2"), "inputs_scale"),
+            (meta(inputs_scale="0"), "inputs_scale"),
+            (meta(inputs_scale="true"), "inputs_scale"),
+            (meta(inputs_scale="[1]"), "inputs_scale"),
+            (lambda m: m.pop("inputs_seed"), "metadata key 'inputs_seed' is missing"),
+            (lambda m: m.pop("inputs_preset"), "metadata key 'inputs_preset' is missing"),
+            (meta(inputs_generated="[1, 2]"), "inputs_generated' is not a JSON object"),
+            (meta(inputs_generated="{" * 100000), "inputs_generated' is not a JSON object"),
+    ):
+        refused(edit_meta(tmp_path, recipe, change), pattern)
+    for change, pattern in (
+            (lambda g: g.update(generator="tilescope-counter-2"), "generator 'tilescope-counter-2', which this reader"),
+            (lambda g: g.pop("generator"), "does not name its generator"),
+            (lambda g: g.update(q_pairs=[[0, 2]]), "'q_pairs' holds \\[0, 2\\], outside the attention"),
+            (lambda g: g.update(q_pairs=[[1, 0]]), "'q_pairs' holds \\[1, 0\\], outside"),
+            (lambda g: g.update(kv_pairs=[[0, -1]]), "'kv_pairs' holds \\[0, -1\\], outside"),
+            (lambda g: g.update(kv_pairs=[[0, 2**40]]), "outside the attention"),
+            (lambda g: g.update(q_pairs=[[0, 1], [0, 1]]), "lists \\[0, 1\\] twice"),
+            (lambda g: g.update(q_pairs=[[0, 0]] * 10**5), "lists 100000 pairs; the attention has 1 x 2"),
+            (lambda g: g.update(q_pairs=[[0, 1.0]]), "not a \\[batch, head\\] pair"),
+            (lambda g: g.update(q_pairs=[[0, True]]), "not a \\[batch, head\\] pair"),
+            (lambda g: g.update(q_pairs=[[0]]), "not a \\[batch, head\\] pair"),
+            (lambda g: g.update(q_pairs={"0": 1}), "no list 'q_pairs'"),
+            (lambda g: g.pop("kv_pairs"), "no list 'kv_pairs'"),
+            (lambda g: g.pop("sha256"), "no 'sha256' object"),
+            (lambda g: g["sha256"].update(k=g["sha256"]["k"].upper()), "sha256 of k is not 64 lowercase hex"),
+            (lambda g: g["sha256"].update(v=g["sha256"]["v"][:63]), "sha256 of v is not 64 lowercase hex"),
+            (lambda g: g["sha256"].pop("q"), "sha256 of q is not 64 lowercase hex"),
+    ):
+        refused(edit_recipe(tmp_path, recipe, change), pattern)
+    # A trace holds its inputs or their recipe, never both.
+    generated = split(recipe)[0]["__metadata__"]
+    recipe_keys = {k: v for k, v in generated.items() if k.startswith("inputs_")}
+    both = edit_meta(tmp_path, good, lambda m: m.update(recipe_keys))
+    refused(both, "inputs.\\* tensors and an inputs_generated recipe")
+
+
+def test_recipe_of_absurd_size_is_refused_before_anything_is_made(recipe, tmp_path, monkeypatch):
+    made = []
+    real = tilescope.trace._random_inputs.make_head_inputs
+    monkeypatch.setattr(tilescope.trace._random_inputs, "make_head_inputs",
+                        lambda *a, **k: made.append(1) or real(*a, **k))
+    header = split(recipe)[0]
+    att = json.loads(header["__metadata__"]["attention"])
+    # A sequence of 2^31 - 1 keys: the events still fit it, the K and V it implies do not.
+    huge = edit_meta(tmp_path, recipe, lambda m: m.update(attention=json.dumps({**att, "seq_kv": 2**31 - 1})))
+    refused(huge, "re-making them takes %d bytes .* more than the" % (4 * 64 * (2 * 8 + 2 * 2 * (2**31 - 1))))
+    assert not made
+    # The stated bound, exactly: the file's own size is allowed, one byte less is not.
+    size = 4 * 64 * (2 * 8 + 2 * 2 * 128)
+    monkeypatch.setattr(tilescope.trace, "MAX_REMADE_INPUT_BYTES", size - 1)
+    refused(recipe, "re-making them takes %d bytes" % size)
+    assert not made
+    monkeypatch.setattr(tilescope.trace, "MAX_REMADE_INPUT_BYTES", size)
+    assert tilescope.load(recipe).inputs.v.shape == (2, 128, 64) and made
+
+
 def test_files_that_cannot_be_read(tmp_path):
     with pytest.raises(FileNotFoundError):
         tilescope.load(tmp_path / "absent.trace.safetensors")
@@ -146,9 +267,10 @@ def test_files_that_cannot_be_read(tmp_path):
         tilescope.load(fifo)
 
 
-def test_random_corruption_never_escapes_as_another_error(good, tmp_path, rng):
+@pytest.mark.parametrize("which", ["good", "recipe"])
+def test_random_corruption_never_escapes_as_another_error(which, request, tmp_path, rng):
     """Random byte flips anywhere in the file: loaded (a payload flip) or TraceFormatError."""
-    raw = bytearray(open(good, "rb").read())
+    raw = bytearray(open(request.getfixturevalue(which), "rb").read())
     for _ in range(300):
         bad = bytearray(raw)
         for at in rng.integers(0, len(raw), size=int(rng.integers(1, 4))):
