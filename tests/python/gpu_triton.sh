@@ -21,6 +21,7 @@ out=${OUT:-/tmp/gpu_triton}; mkdir -p "$out"; log=$out/gpu_triton.log; : > "$log
 export TILESCOPE_CLI=$cli PYTHONPATH=$repo/python${PYTHONPATH:+:$PYTHONPATH}
 export TRITON_DEFAULT_FP_FUSION=${TRITON_DEFAULT_FP_FUSION:-1}  # Triton 3.9's default, said (it warns otherwise)
 py=${PYTHON:-python3}
+case $py in */*) py=$(cd "$(dirname "$py")" && pwd)/$(basename "$py");; esac  # not realpath: a venv's python is a link
 failed=0 failures=()
 first_error() {  # first_error FILE: the step's first line that says what went wrong
   local line
