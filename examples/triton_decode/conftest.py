@@ -8,6 +8,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "") not in ("", "0")
+if INTERPRETED:
+    import interpreter_compat
+
+    interpreter_compat.install()  # Triton 3.5/3.6 under NumPy >= 2.4: see interpreter_compat.py
 
 
 @pytest.fixture(scope="session")

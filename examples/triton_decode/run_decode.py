@@ -9,8 +9,11 @@ import os
 
 import torch
 
+import interpreter_compat
 import tilescope
 from decode_attention import STAGES, decode_attention
+
+interpreter_compat.install()  # under TRITON_INTERPRET=1 with Triton 3.5/3.6 and NumPy >= 2.4 only
 
 
 def main():

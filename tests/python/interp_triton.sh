@@ -11,6 +11,7 @@ set -euo pipefail
 build=$(realpath "$1"); shift
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 py=${PYTHON:-}
+case $py in */*) py=$(cd "$(dirname "$py")" && pwd)/$(basename "$py");; esac  # it runs in the example's folder
 if [ -z "$py" ] || ! "$py" -c "import torch, triton, pytest" 2>/dev/null; then
   venv=$build/triton-venv
   if ! "$venv/bin/python" -c "import torch, triton, pytest, numpy" 2>/dev/null; then
