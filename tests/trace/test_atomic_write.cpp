@@ -102,9 +102,16 @@ TEST(AtomicWrite, FailedWriteLeavesNoTempFileAndKeepsTheOldFile) {
   write_trace(path, small.contents());
   const auto before = test::read_bytes(path);
 
-  const SomeTrace big = some_events(64);  // ~2 MB of payload
+  // The limit is half of what the big trace takes (its size depends on the random events' row
+  // counts: payloads are stored up to the most rows of any event), so the write fails part-way.
+  const SomeTrace big = some_events(64);
+  const auto sized = dir / "sized.trace.safetensors";
+  write_trace(sized, big.contents());
+  const auto big_bytes = std::filesystem::file_size(sized);
+  std::filesystem::remove(sized);
+  ASSERT_GT(big_bytes, 2 * test::read_bytes(path).size()) << "the big trace must be larger than the small one";
   {
-    FileSizeLimit limit(256 * 1024);
+    FileSizeLimit limit(static_cast<rlim_t>(big_bytes / 2));
     expect_write_error([&] { write_trace(path, big.contents()); }, path, "File too large");
   }
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"run.trace.safetensors"});

@@ -128,7 +128,9 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   GenerationProgress generated;
   if (progress && std::holds_alternative<RandomInputSpec>(spec.inputs)) {
     const AttentionConfig& c = spec.config;
-    const uint64_t total = static_cast<uint64_t>(c.batch * c.heads * (c.seq_q + 2 * c.seq_kv) * c.head_dim);
+    // Q has a row per query head, K and V one per kv head (GQA).
+    const uint64_t total =
+        static_cast<uint64_t>(c.batch * (c.heads * c.seq_q + 2 * c.kv_heads() * c.seq_kv) * c.head_dim);
     auto done = std::make_shared<std::atomic<uint64_t>>(0);
     generated = [done, total, &progress](int64_t n) {
       progress(done->fetch_add(static_cast<uint64_t>(n)) + static_cast<uint64_t>(n), total);
