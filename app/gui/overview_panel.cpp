@@ -126,7 +126,7 @@ void OverviewPanel::update(ViewerSession& s) {
         pairs_grid_ = std::make_shared<FloatGrid>(pairs_->values);
         pairs_view_.set_data(pairs_grid_);
         HeatmapAxes axes;
-        axes.row_label = "query head (rows grouped by batch and kv head)";
+        axes.row_label = "query head";
         axes.row_values.emplace();
         for (const auto& p : pairs_->pairs) axes.row_values->push_back(p.second);
         set_key_columns(axes, pairs_->column_keys, run->attention.seq_kv);
@@ -314,9 +314,11 @@ void OverviewPanel::draw_pair_overview(ViewerSession& s, HeatmapRenderer& render
   const RunView& run = s.view();
   const std::array<FloatGridView, 1> data = {pairs_grid_->view()};
   const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
-  ImGui::TextDisabled("%zu pairs x %zu key positions; rows grouped by batch and kv head (%lld query heads per kv head)",
-                      o.pairs.size(), o.column_keys.size(),
-                      static_cast<long long>(std::max<int64_t>(1, run.attention.group_size())));
+  const int64_t group = std::max<int64_t>(1, run.attention.group_size());
+  const std::string grouping = group > 1 ? std::to_string(group) + " query heads share each kv head (dark lines: groups)"
+                                         : "one query head per kv head";
+  ImGui::TextDisabled("Every pair: %zu (batch, query head) rows x %zu key positions; white lines: batches; %s", o.pairs.size(),
+                      o.column_keys.size(), grouping.c_str());
   draw_heatmap_controls("pairs", grid_display_, data, size.x);
   const float view_h = std::max(100.0f, size.y - 3 * ImGui::GetFrameHeightWithSpacing() - bar_h);
   pairs_nav_.begin_frame();
@@ -332,6 +334,7 @@ void OverviewPanel::draw_pair_overview(ViewerSession& s, HeatmapRenderer& render
     for (size_t g = 1; g < o.groups.size(); ++g) {
       const float y = std::round(static_cast<float>(l.origin_y + l.px_per_row * o.groups[g].row0));
       const bool new_batch = o.groups[g].batch != o.groups[g - 1].batch;
+      if (!new_batch && group == 1) continue;  // MHA: a line under every row would hide the cells
       dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), new_batch ? IM_COL32(255, 255, 255, 230) : IM_COL32(0, 0, 0, 220),
                   new_batch ? 2.0f : 1.0f);
     }
@@ -422,7 +425,8 @@ void OverviewPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& 
   ImGui::Spacing();
   const float used = ImGui::GetCursorPosY() - start.y;
   const float rest = std::max(200.0f, size.y - used);
-  const float navigator_h = std::clamp(rest * 0.36f, 110.0f, 320.0f);
+  // The decode overview has a row per pair (hundreds): it gets more of the height.
+  const float navigator_h = pairs_grid_ ? std::clamp(rest * 0.24f, 110.0f, 220.0f) : std::clamp(rest * 0.36f, 110.0f, 320.0f);
   const float grid_h = rest - navigator_h - ImGui::GetTextLineHeightWithSpacing() - 2 * ImGui::GetStyle().ItemSpacing.y;
   if (pairs_grid_) {
     draw_pair_overview(s, renderer, ImVec2(size.x, grid_h));
