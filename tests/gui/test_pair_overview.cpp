@@ -108,6 +108,19 @@ TEST(PairOverview, GqaGroupsSideBySideAndTheFirstDivergenceFramed) {
   EXPECT_FALSE(pair_overview_event(o, run, report, 0, o.values.cols));
 }
 
+// A few query rows per pair (still "few"): a cell is the worst over the pair's rows, and a click
+// still lands on that pair's event at that key.
+TEST(PairOverview, SeveralQueryRowsTakeTheWorstOfThem) {
+  TS_SEEDED(seed);
+  AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
+  config.seq_q = 3;
+  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  ASSERT_TRUE(shows_pair_overview(*loaded.run));
+  const PairOverview o = pair_overview(*loaded.run, *loaded.report);
+  EXPECT_EQ(o.values.rows, 16);
+  expect_cells_are_their_events(*loaded.run, *loaded.report, o);
+}
+
 TEST(PairOverview, ACleanRunIsWithinTolerance) {
   TS_SEEDED(seed);
   const LoadedRun loaded = testing::capture_cpu(testing::splitk_decode_gqa(Fault::none), seed);
