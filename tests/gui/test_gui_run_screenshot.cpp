@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <random>
 
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_identity.h"
@@ -356,6 +357,27 @@ TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
                        {click_cell(grid, 12, 2), index_of("splitk.reduce", head0, 12 / block_m * block_m, 2)},
                        {"1 key home\n3 key n\n", static_cast<size_t>(report.first_divergence.event_index)},
                        {"1 key end\n3 key shift+n\n", static_cast<size_t>(report.first_divergence.event_index)}});
+}
+
+// Decode: a click on a random cell of the decode overview opens that pair's event at that key
+// position (the one pair_overview_event names), whichever pair was shown before.
+TEST(GuiRunScreenshot, ACellOfTheDecodeOverviewOpensItsPair) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto trace = dir.path() / "decode.trace.safetensors";
+  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  const RunView run = open_run(trace);
+  const AnalysisReport report = analyze_run(run);
+  const PairOverview o = pair_overview(run, report);
+  const Shot before = run_screenshot(dir, "before", {trace.string(), "--select", "event:0"});
+  const auto& grid = view_named(before.layout, "Error by pair");
+  std::mt19937_64 rng(seed);
+  const int64_t row = static_cast<int64_t>(rng() % o.pairs.size()), col = static_cast<int64_t>(rng() % o.column_keys.size());
+  SCOPED_TRACE("cell " + std::to_string(row) + ", " + std::to_string(col));
+  const auto want = pair_overview_event(o, run, report, row, col);
+  ASSERT_TRUE(want.has_value());
+  EXPECT_EQ(std::pair(run.headers[*want].batch, run.headers[*want].head), o.pairs[static_cast<size_t>(row)]);
+  expect_steps_select(dir, trace, "event:0", {{click_cell(grid, static_cast<double>(row), static_cast<double>(col)), *want}});
 }
 
 // A user's trace (write_trace; stages "my_partial", "merge", "epilogue" of its own, uneven key
