@@ -315,10 +315,12 @@ void OverviewPanel::draw_pair_overview(ViewerSession& s, HeatmapRenderer& render
   const std::array<FloatGridView, 1> data = {pairs_grid_->view()};
   const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
   const int64_t group = std::max<int64_t>(1, run.attention.group_size());
-  const std::string grouping = group > 1 ? std::to_string(group) + " query heads share each kv head (dark lines: groups)"
-                                         : "one query head per kv head";
-  ImGui::TextDisabled("Every pair: %zu (batch, query head) rows x %zu key positions; white lines: batches; %s", o.pairs.size(),
-                      o.column_keys.size(), grouping.c_str());
+  const std::string grouping = group > 1 ? "; dark: GQA groups of " + std::to_string(group) : "";
+  ImGui::TextDisabled("%zu pairs x %zu key positions; white lines: batches%s", o.pairs.size(), o.column_keys.size(),
+                      grouping.c_str());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Few query rows: a row per (batch, query head), rows by batch, then kv head, then query head.\n"
+                      "A cell: the pair's worst error / tolerance at that key position. Click: open that pair there.");
   draw_heatmap_controls("pairs", grid_display_, data, size.x);
   const float view_h = std::max(100.0f, size.y - 3 * ImGui::GetFrameHeightWithSpacing() - bar_h);
   pairs_nav_.begin_frame();
