@@ -13,6 +13,8 @@
 #   splitk-clean-overview.png    the fixed kernel's overview: every cell cool (within tolerance) on
 #                                the same fixed scale the failing demo is hot on
 #   timeline-gpu.png             the timeline of a real H200 trace (assets/traces): SMs x time
+#   decode-overview.png          a GQA decode (128 pairs of one query row): every pair at once,
+#                                the first divergence framed, curves over the pair's splits
 # Builds nothing: BUILD_DIR (default build/default) must hold tilescope and tilescope-gui, e.g.
 #   cmake --preset default && cmake --build build/default --target tilescope tilescope-gui
 # Needs a display, or xvfb-run (used when DISPLAY is unset). Usage: scripts/screenshots.sh
@@ -133,6 +135,9 @@ capture splitk-fixed-4 "${splitk[@]}" --splits 4 --fault none
 # FA-1, causal, more queries than keys: the first 96 rows see no key at all.
 capture fa1-masked-nan --kernel fa1 --heads 1 --seq-q 256 --seq-kv 160 --head-dim 64 --dtype fp16 --causal \
   --fault masked_nan
+# A GQA decode: 4 x 32 query heads on 8 kv heads, one query row each.
+capture decode-gqa --kernel splitk --batch 4 --heads 32 --heads-kv 8 --seq-q 1 --seq-kv 2048 --head-dim 64 \
+  --splits 4 --fault double_count_l
 
 echo "== screenshots"
 shot splitk-first-divergence.png "$work/splitk-demo.trace.safetensors" --select first-divergence
@@ -155,3 +160,4 @@ head -c 4096 "$work/splitk-demo.trace.safetensors" >"$work/corrupt.trace.safeten
 EXPECT_EXIT=2 shot error-panel.png "$work/corrupt.trace.safetensors"
 shot splitk-clean-overview.png "$work/splitk-fixed.trace.safetensors"
 shot timeline-gpu.png assets/traces/splitk_double_count_l.gpu.trace.safetensors --panel timeline
+shot decode-overview.png "$work/decode-gqa.trace.safetensors" --select first-divergence

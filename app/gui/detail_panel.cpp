@@ -17,6 +17,7 @@
 #include "app/gui/value_format.h"
 #include "app/model/analysis/symptoms.h"
 #include "app/model/viewer/cell_readout.h"
+#include "app/model/viewer/stage_series.h"
 
 namespace ts {
 DetailPanel::DetailPanel(const GuiOptions& o) {
@@ -116,6 +117,17 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
     error_by_query_ = {"this event's rows", std::move(err)};
   } else {
     error_by_query_ = {cmp->stage.name + ", all queries", std::move(err)};
+  }
+  series_x_label_.reset();
+  if (auto series = stage_series(s.view(), *s.run().reference, s.report(), cmp->event_index)) {
+    const std::string q = ", query " + std::to_string(series->query);
+    m_trace_ = {(normalised_state_ ? "trace LSE" : "trace m") + q, std::move(series->m_trace)};
+    m_reference_ = {"reference", std::move(series->m_reference)};
+    l_trace_ = {"trace l" + q, std::move(series->l_trace)};
+    l_reference_ = {"reference", std::move(series->l_reference)};
+    error_by_query_ = {cmp->stage.name + ", each " + series->x_label, std::move(series->worst)};
+    series_x_label_ = series->x_label;
+    series_selected_ = series->selected;
   }
 }
 
@@ -262,6 +274,11 @@ void DetailPanel::draw_curves(ViewerSession& s, float height) {
   if (!table) return;
   CurvePlotOptions rows;
   rows.first_x = static_cast<double>(first_row_);
+  if (series_x_label_) {  // over the event's siblings, the selected one banded
+    rows.first_x = 0;
+    rows.x_label = *series_x_label_;
+    rows.band = {{static_cast<double>(series_selected_), static_cast<double>(series_selected_)}};
+  }
   ImGui::TableNextColumn();
   const ImU32 reference_color = (theme::kReferenceCurve & 0x00FFFFFFu) | (170u << IM_COL32_A_SHIFT);
   const PlotSeries m[] = {{&m_trace_, theme::kTraceCurve, 1.5f}, {&m_reference_, reference_color, 4.0f}};
@@ -284,6 +301,11 @@ void DetailPanel::draw_curves(ViewerSession& s, float height) {
   err.first_x = error_whole_run_ ? 0.0 : static_cast<double>(first_row_);
   if (error_whole_run_)
     err.band = {{static_cast<double>(first_row_ / per), static_cast<double>((first_row_ + rows_ - 1) / per)}};
+  if (series_x_label_) {
+    err.x_label = rows.x_label;
+    err.first_x = 0;
+    err.band = rows.band;
+  }
   const PlotSeries e[] = {{&error_by_query_, theme::kFail}};
   draw_curve_plot("err", "error / tolerance", e, err, ImVec2(ImGui::GetContentRegionAvail().x, height));
 }

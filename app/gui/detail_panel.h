@@ -65,6 +65,10 @@ class DetailPanel {
   bool normalised_state_ = false;      // compared as normalised: m is the LSE, l is 1
   bool error_whole_run_ = false;       // error_by_query_ is the stage's grid, not this event's rows
   int64_t error_rows_per_point_ = 1;   // queries pooled into one point of it
+  // Few query rows (decode): the curves run over the event's siblings (stage_series.h), x
+  // counting this, the selected event at series_selected_.
+  std::optional<std::string> series_x_label_;
+  size_t series_selected_ = 0;
   int64_t first_row_ = 0;
   int32_t rows_ = 0;
   bool passes_ = true;

@@ -76,7 +76,8 @@ OverviewPanel::OverviewPanel() : grid_display_(error_display()), navigator_displ
 
 std::vector<HeatmapViewLayout> OverviewPanel::layouts() const {
   std::vector<HeatmapViewLayout> out;
-  if (grid_) out.push_back(grid_view_.layout());
+  if (pairs_grid_) out.push_back(pairs_view_.layout());
+  else if (grid_) out.push_back(grid_view_.layout());
   for (const NavigatorView& n : navigator_)
     if (n.grid) out.push_back(n.view->layout());
   return out;
@@ -84,6 +85,9 @@ std::vector<HeatmapViewLayout> OverviewPanel::layouts() const {
 
 std::vector<ExportableHeatmap> OverviewPanel::exportables() const {
   std::vector<ExportableHeatmap> out;
+  if (pairs_grid_)
+    out.push_back(exportable("overview_pairs", pairs_view_, pairs_grid_, grid_display_,
+                             "worst error / tolerance by (batch, query head) and keys covered"));
   if (grid_) out.push_back(exportable("overview_error_grid", grid_view_, grid_, grid_display_, grid_title_));
   for (const NavigatorView& n : navigator_) {
     if (!n.grid) continue;
@@ -110,7 +114,29 @@ void OverviewPanel::update(ViewerSession& s) {
   grid_view_.set_data(nullptr);
   grid_name_.clear();
   listed_stages_.clear();
-  if (new_run) navigator_.clear();
+  if (new_run) {
+    navigator_.clear();
+    pairs_.reset();
+    pairs_grid_.reset();
+    pairs_view_.set_data(nullptr);
+    last_pairs_pick_.reset();
+    if (run && shows_pair_overview(*run)) {
+      pairs_ = pair_overview(*run, s.report());
+      if (pairs_->values.rows > 0) {
+        pairs_grid_ = std::make_shared<FloatGrid>(pairs_->values);
+        pairs_view_.set_data(pairs_grid_);
+        HeatmapAxes axes;
+        axes.row_label = "query head";
+        axes.row_values.emplace();
+        for (const auto& p : pairs_->pairs) axes.row_values->push_back(p.second);
+        set_key_columns(axes, pairs_->column_keys, run->attention.seq_kv);
+        pairs_view_.axes = std::move(axes);
+        pairs_view_.set_title("worst error / tolerance by (batch, query head) and keys covered, every pair");
+        const std::array<FloatGridView, 1> data = {pairs_grid_->view()};
+        if (grid_display_.auto_range) grid_display_.fit(data);
+      }
+    }
+  }
   if (!run) return;
 
   for (const StageReport& st : s.report().stages)
@@ -283,6 +309,65 @@ void OverviewPanel::draw_error_grid(ViewerSession& s, HeatmapRenderer& renderer,
   last_grid_pick_ = grid_nav_.picked;
 }
 
+void OverviewPanel::draw_pair_overview(ViewerSession& s, HeatmapRenderer& renderer, ImVec2 size) {
+  const PairOverview& o = *pairs_;
+  const RunView& run = s.view();
+  const std::array<FloatGridView, 1> data = {pairs_grid_->view()};
+  const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
+  const int64_t group = std::max<int64_t>(1, run.attention.group_size());
+  const std::string grouping = group > 1 ? "; dark: GQA groups of " + std::to_string(group) : "";
+  ImGui::TextDisabled("%zu pairs x %zu key positions; white lines: batches%s", o.pairs.size(), o.column_keys.size(),
+                      grouping.c_str());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Few query rows: a row per (batch, query head), rows by batch, then kv head, then query head.\n"
+                      "A cell: the pair's worst error / tolerance at that key position. Click: open that pair there.");
+  draw_heatmap_controls("pairs", grid_display_, data, size.x);
+  const float view_h = std::max(100.0f, size.y - 3 * ImGui::GetFrameHeightWithSpacing() - bar_h);
+  pairs_nav_.begin_frame();
+  pairs_view_.draw(renderer, pairs_nav_, grid_display_, ImVec2(size.x, view_h));
+  const HeatmapViewLayout& l = pairs_view_.layout();
+
+  // The groups: a thin dark line between kv heads, a light one between batches, so a GQA group's
+  // query heads read as one block.
+  if (l.rows > 0) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImDrawListClipScope clip(dl, ImVec2(l.image_min_x, l.image_min_y), ImVec2(l.image_max_x, l.image_max_y));
+    const float x0 = static_cast<float>(l.origin_x), x1 = static_cast<float>(l.origin_x + l.px_per_col * l.cols);
+    for (size_t g = 1; g < o.groups.size(); ++g) {
+      const float y = std::round(static_cast<float>(l.origin_y + l.px_per_row * o.groups[g].row0));
+      const bool new_batch = o.groups[g].batch != o.groups[g - 1].batch;
+      if (!new_batch && group == 1) continue;  // MHA: a line under every row would hide the cells
+      dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), new_batch ? IM_COL32(255, 255, 255, 230) : IM_COL32(0, 0, 0, 220),
+                  new_batch ? 2.0f : 1.0f);
+    }
+  }
+  if (pairs_nav_.hovered) {
+    const auto [r, c] = std::pair(pairs_nav_.hovered->row, pairs_nav_.hovered->col);
+    if (r >= 0 && r < static_cast<int64_t>(o.pairs.size()) && c >= 0 && c < static_cast<int64_t>(o.column_keys.size())) {
+      const auto [b, h] = o.pairs[static_cast<size_t>(r)];
+      ImGui::SetTooltip("batch %d, head %d (kv head %lld), keys up to %lld\nclick: show this pair's event there", b, h,
+                        static_cast<long long>(run.attention.kv_head_of(h)),
+                        static_cast<long long>(o.column_keys[static_cast<size_t>(c)] - 1));
+    }
+  }
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + (l.image_min_x - ImGui::GetCursorScreenPos().x));
+  draw_color_bar(renderer.colormaps(), grid_display_, pairs_view_.stats(), l.image_max_x - l.image_min_x);
+
+  // A click (or arrow key) on a cell opens that pair at that key position.
+  if (pairs_nav_.picked && pairs_nav_.picked != last_pairs_pick_)
+    if (const auto e = pair_overview_event(o, run, s.report(), pairs_nav_.picked->row, pairs_nav_.picked->col))
+      s.stepper().select(*e);
+  if (const EventHeader* h = s.selected_header())
+    if (const auto c = o.cell_of(run, *h)) {
+      sync_pick(pairs_nav_, CellRect{c->row, c->row + 1, c->col, c->col + 1});
+      frame_cells(pairs_view_, CellRect{c->row, c->row + 1, c->col, c->col + 1}, "selected event", false);
+    }
+  if (o.divergence)
+    frame_cells(pairs_view_, CellRect{o.divergence->row, o.divergence->row + 1, o.divergence->col, o.divergence->col + 1},
+                "first divergence", true);
+  last_pairs_pick_ = pairs_nav_.picked;
+}
+
 void OverviewPanel::draw_navigator(ViewerSession& s, HeatmapRenderer& renderer, ImVec2 size) {
   if (navigator_.empty()) return;
   const std::vector<NavigatorGrid>& grids = s.navigator();
@@ -342,10 +427,16 @@ void OverviewPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& 
   ImGui::Spacing();
   const float used = ImGui::GetCursorPosY() - start.y;
   const float rest = std::max(200.0f, size.y - used);
-  const float navigator_h = std::clamp(rest * 0.36f, 110.0f, 320.0f);
+  // The decode overview has a row per pair (hundreds): it gets more of the height.
+  const float navigator_h = pairs_grid_ ? std::clamp(rest * 0.24f, 110.0f, 220.0f) : std::clamp(rest * 0.36f, 110.0f, 320.0f);
   const float grid_h = rest - navigator_h - ImGui::GetTextLineHeightWithSpacing() - 2 * ImGui::GetStyle().ItemSpacing.y;
-  draw_error_grid(s, renderer, ImVec2(size.x, grid_h));
-  handle_heatmap_keys(grid_nav_);
+  if (pairs_grid_) {
+    draw_pair_overview(s, renderer, ImVec2(size.x, grid_h));
+    handle_heatmap_keys(pairs_nav_);
+  } else {
+    draw_error_grid(s, renderer, ImVec2(size.x, grid_h));
+    handle_heatmap_keys(grid_nav_);
+  }
   ImGui::TextDisabled("Event navigator: each event's worst error / tolerance (click one to show it)");
   draw_navigator(s, renderer, ImVec2(size.x, std::max(60.0f, size.y - (ImGui::GetCursorPosY() - start.y) - 4)));
 }

@@ -5,7 +5,9 @@
 // stage — with the first divergence framed; and the event navigator, per stage a row per row
 // block and a column per key position, each cell its event coloured by its worst error. A click
 // on a grid cell or a navigator cell selects its event (event_grids.h says which); the selection
-// is outlined in both.
+// is outlined in both. When query rows are few (decode) the error grid is the decode overview
+// instead (pair_overview.h): every (batch, query head) as a row, grouped by kv head, by key
+// position; a click on a cell selects that pair's event there.
 #pragma once
 
 #include <memory>
@@ -20,6 +22,7 @@
 #include "app/gui/heatmap_renderer.h"
 #include "app/gui/heatmap_view.h"
 #include "app/gui/heatmap_view_layout.h"
+#include "app/model/viewer/pair_overview.h"
 #include "app/model/viewer/viewer_session.h"
 
 namespace ts {
@@ -50,6 +53,7 @@ class OverviewPanel {
   void draw_selectors(ViewerSession& session);
   void draw_verdict_table(ViewerSession& session);
   void draw_error_grid(ViewerSession& session, HeatmapRenderer& renderer, ImVec2 size);
+  void draw_pair_overview(ViewerSession& session, HeatmapRenderer& renderer, ImVec2 size);
   void draw_navigator(ViewerSession& session, HeatmapRenderer& renderer, ImVec2 size);
   // Frames cells of a view (screen rectangle from its layout) and records the mark.
   void frame_cells(const HeatmapView& view, const CellRect& cells, const char* name, bool divergence);
@@ -65,6 +69,12 @@ class OverviewPanel {
   HeatmapNavigation grid_nav_;
   std::optional<CellIndex> last_grid_pick_;
   HeatmapDisplay grid_display_;
+  // The decode overview of the shown run (empty when its query rows are not few).
+  std::optional<PairOverview> pairs_;
+  std::shared_ptr<const FloatGrid> pairs_grid_;
+  HeatmapView pairs_view_{"Error by pair"};
+  HeatmapNavigation pairs_nav_;
+  std::optional<CellIndex> last_pairs_pick_;
   std::vector<NavigatorView> navigator_;
   HeatmapDisplay navigator_display_;
   std::vector<LayoutMark> marks_;

@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <random>
 
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/run_reference.h"
 #include "app/model/trace_session.h"
+#include "app/model/viewer/pair_overview.h"
 #include "tests/gui/cell_check.h"
 #include "tests/gui/screenshot_run.h"
 #include "tests/gui/viewer_fixtures.h"
@@ -262,6 +264,39 @@ TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays)
   expect_first_divergence_framed(dir, trace);
 }
 
+// Decode (one query row, GQA): the overview is every (batch, query head) by key position in one
+// grid, the first divergence framed on its pair's row and key end, the cells the decode
+// overview's values (pair_overview.h) in the CPU colormap's colours; the per-pair grid is not drawn.
+TEST(GuiRunScreenshot, DecodeOverviewShowsEveryPairWithTheFirstDivergenceFramed) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto trace = dir.path() / "decode.trace.safetensors";
+  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  const RunView run = open_run(trace);
+  const AnalysisReport report = analyze_run(run);
+  const PairOverview o = pair_overview(run, report);
+  ASSERT_TRUE(o.divergence.has_value());
+
+  const Shot shot = run_screenshot(dir, "decode", {trace.string(), "--select", "first-divergence", "--panel", "overview"},
+                                   "1800x1060");
+  EXPECT_FALSE(has_view(shot.layout, "Error by query"));
+  ASSERT_TRUE(has_view(shot.layout, "Error by pair"));
+  const auto& grid = view_named(shot.layout, "Error by pair");
+  EXPECT_EQ(grid["rows"], 16);  // 2 batches x 8 query heads
+  EXPECT_EQ(grid["cols"], o.column_keys.size());
+  bool marked = false;
+  for (const auto& m : shot.layout["marks"]) {
+    if (m["name"] != "first divergence" || m["view"] != "Error by pair") continue;
+    marked = true;
+    EXPECT_EQ(m["rows"][0], o.divergence->row);
+    EXPECT_EQ(m["cols"][0], o.divergence->col);
+  }
+  EXPECT_TRUE(marked) << shot.layout["marks"];
+  expect_frame(shot, grid, o.divergence->row, o.divergence->row + 1, o.divergence->col, o.divergence->col + 1);
+  const auto c = check_cells(shot, grid, o.values, 1e-3);
+  EXPECT_GT(c.cells, 0u);
+}
+
 // The same on a trace captured on an H200 (assets/traces, docs/gpu-validation.md).
 TEST(GuiRunScreenshot, AGpuTraceOpensAtItsFirstDivergence) {
   testing::TempDir dir;
@@ -322,6 +357,27 @@ TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
                        {click_cell(grid, 12, 2), index_of("splitk.reduce", head0, 12 / block_m * block_m, 2)},
                        {"1 key home\n3 key n\n", static_cast<size_t>(report.first_divergence.event_index)},
                        {"1 key end\n3 key shift+n\n", static_cast<size_t>(report.first_divergence.event_index)}});
+}
+
+// Decode: a click on a random cell of the decode overview opens that pair's event at that key
+// position (the one pair_overview_event names), whichever pair was shown before.
+TEST(GuiRunScreenshot, ACellOfTheDecodeOverviewOpensItsPair) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto trace = dir.path() / "decode.trace.safetensors";
+  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  const RunView run = open_run(trace);
+  const AnalysisReport report = analyze_run(run);
+  const PairOverview o = pair_overview(run, report);
+  const Shot before = run_screenshot(dir, "before", {trace.string(), "--select", "event:0"});
+  const auto& grid = view_named(before.layout, "Error by pair");
+  std::mt19937_64 rng(seed);
+  const int64_t row = static_cast<int64_t>(rng() % o.pairs.size()), col = static_cast<int64_t>(rng() % o.column_keys.size());
+  SCOPED_TRACE("cell " + std::to_string(row) + ", " + std::to_string(col));
+  const auto want = pair_overview_event(o, run, report, row, col);
+  ASSERT_TRUE(want.has_value());
+  EXPECT_EQ(std::pair(run.headers[*want].batch, run.headers[*want].head), o.pairs[static_cast<size_t>(row)]);
+  expect_steps_select(dir, trace, "event:0", {{click_cell(grid, static_cast<double>(row), static_cast<double>(col)), *want}});
 }
 
 // A user's trace (write_trace; stages "my_partial", "merge", "epilogue" of its own, uneven key

@@ -25,6 +25,21 @@ AttentionConfig splitk_small(Fault fault) {
   return c;
 }
 
+AttentionConfig splitk_decode_gqa(Fault fault) {
+  AttentionConfig c;
+  c.kernel = KernelKind::splitk;
+  c.fault = fault;
+  c.batch = 2;
+  c.heads = 8;
+  c.heads_kv = 2;
+  c.seq_q = 1;
+  c.seq_kv = 1024;
+  c.head_dim = 64;
+  c.dtype = DType::f32;
+  c.num_splits = 4;
+  return c;
+}
+
 AttentionConfig splitk_causal_masked(Fault fault) {
   AttentionConfig c;
   c.kernel = KernelKind::splitk;

@@ -21,6 +21,9 @@ AttentionConfig splitk_small(Fault fault);
 // Split-K, causal, 1 head, 64 queries x 64... sized so that early query tiles see no key of the
 // later splits: with masked_nan those partials hold NaN.
 AttentionConfig splitk_causal_masked(Fault fault);
+// Split-K decode with GQA: 2 batches, 8 query heads on 2 kv heads (heads 4k..4k+3 share kv head
+// k), 1 query row x 1024 keys, head dim 64, 4 splits, fp32: the decode overview's case.
+AttentionConfig splitk_decode_gqa(Fault fault);
 // FA-1, 1 head, 80 queries x 200 keys, head dim 32 (2 query tiles, 4 kv tiles).
 AttentionConfig fa1_small(Fault fault);
 

@@ -226,6 +226,15 @@ std::vector<std::pair<int32_t, int32_t>> traced_pairs_of(const RunView& run) {
   return {pairs.begin(), pairs.end()};
 }
 
+const ErrorGrid* overview_grid_of(const AnalysisReport& report, int32_t batch, int32_t head) {
+  for (const ErrorGrid& g : report.overview)
+    if (g.batch == batch && g.head == head) return &g;
+  // Only final-kind stages traced (the output alone): the first of them stands for the overview.
+  for (const ErrorGrid& g : report.grids)
+    if (g.batch == batch && g.head == head) return &g;
+  return nullptr;
+}
+
 std::optional<EventHeader> divergence_header(const AnalysisReport& report) {
   if (!report.first_divergence.found) return std::nullopt;
   return report.first_divergence.header;

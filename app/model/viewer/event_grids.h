@@ -113,6 +113,10 @@ inline constexpr int64_t kMaxNavigatorCells = int64_t{1} << 20;
 std::vector<NavigatorGrid> event_navigator(const RunView& run, const AnalysisReport& report, int32_t batch,
                                            int32_t head);
 
+// The overview grid of (batch, head): the report's worst of its non-final stages; when the pair has
+// no non-final stage, the first grid it has (a trace of the output alone). nullptr when none.
+const ErrorGrid* overview_grid_of(const AnalysisReport& report, int32_t batch, int32_t head);
+
 // The (batch, head) pairs that have events, sorted.
 std::vector<std::pair<int32_t, int32_t>> traced_pairs_of(const RunView& run);
 

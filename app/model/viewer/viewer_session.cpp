@@ -86,12 +86,7 @@ const ErrorGrid* ViewerSession::overview_grid() const {
   if (!has_run()) return nullptr;
   const auto [b, h] = pair();
   if (grid_stage != kOverviewGrid) return a_.report->grid(grid_stage, b, h);
-  for (const ErrorGrid& g : a_.report->overview)
-    if (g.batch == b && g.head == h) return &g;
-  // Only final-kind stages traced (the output alone): the first of them stands for the overview.
-  for (const ErrorGrid& g : a_.report->grids)
-    if (g.batch == b && g.head == h) return &g;
-  return nullptr;
+  return overview_grid_of(*a_.report, b, h);
 }
 
 const std::vector<NavigatorGrid>& ViewerSession::navigator() {

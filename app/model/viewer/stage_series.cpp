@@ -1,0 +1,68 @@
+#include "app/model/viewer/stage_series.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/event_identity.h"
+#include "app/model/viewer/pair_overview.h"
+
+namespace ts {
+
+std::optional<StageSeries> stage_series(const RunView& run, const RunReference& reference,
+                                        const AnalysisReport& report, size_t event) {
+  if (event >= run.num_events()) throw std::out_of_range("event " + std::to_string(event) + " is past the run's events");
+  if (run.attention.seq_q > kFewQueryRows || report.events.size() != run.num_events()) return std::nullopt;
+  const EventHeader& sel = run.headers[event];
+  std::vector<std::pair<OrderKey, size_t>> found;
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    const EventHeader& h = run.headers[i];
+    if (!report.events[i].compared || h.stage != sel.stage || h.batch != sel.batch || h.head != sel.head ||
+        h.q_begin != sel.q_begin || h.rows != sel.rows)
+      continue;
+    found.emplace_back(order_key(h, run.stages), i);
+  }
+  if (found.size() < 2 || found.size() > kMaxSeriesEvents) return std::nullopt;
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  StageSeries s;
+  s.query = sel.q_begin;
+  std::set<int32_t> splits, steps;
+  for (const auto& [key, i] : found) {
+    if (i == event) s.selected = s.events.size();
+    s.events.push_back(i);
+    splits.insert(run.headers[i].split);
+    steps.insert(run.headers[i].step);
+  }
+  // What x counts: a split each (a split's partial state, the reduce merging split after
+  // split), else a step each of one block, else the position in the kernel's order (a running
+  // state over every split's kv tiles).
+  const size_t n = s.events.size();
+  s.x_label = splits.size() == n && *splits.begin() >= 0 ? "split" : steps.size() == n ? "step" : "event (kernel order)";
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t i : s.events) {
+    const EventResult& r = report.events[i];
+    s.worst.push_back(r.nan ? nan : r.worst_ratio);
+    try {
+      const EventComparison c = compare_event(run, reference, i);
+      if (i == event) s.normalised = c.compared_normalized;
+      const auto first = [&](const std::vector<float>& v) { return v.empty() ? nan : v.front(); };
+      s.m_trace.push_back(first(c.m_trace));
+      s.m_reference.push_back(first(c.m_reference));
+      s.l_trace.push_back(first(c.l_trace));
+      s.l_reference.push_back(first(c.l_reference));
+    } catch (const std::exception&) {  // not comparable (inputs missing): a gap in the curves
+      s.m_trace.push_back(nan);
+      s.m_reference.push_back(nan);
+      s.l_trace.push_back(nan);
+      s.l_reference.push_back(nan);
+    }
+  }
+  return s;
+}
+
+}  // namespace ts

@@ -1,0 +1,98 @@
+// The detail's curves where query rows are few (app/model/viewer/stage_series.h), on Split-K
+// decode runs captured at test time: the series of a partial is its pair's partials, one per
+// split in split order; each point is that event's own comparison (compare_event) and verdict;
+// runs with many query rows keep their curves over the rows. Seeded inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/model/analysis/event_comparison.h"
+#include "app/model/viewer/stage_series.h"
+#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/test_seed.h"
+
+namespace ts {
+namespace {
+
+int32_t stage_named(const RunView& run, const std::string& name) {
+  for (size_t s = 0; s < run.stages.size(); ++s)
+    if (run.stages[s].name == name) return static_cast<int32_t>(s);
+  return -1;
+}
+
+TEST(StageSeries, APartialRunsOverItsPairsSplits) {
+  TS_SEEDED(seed);
+  const AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
+  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const RunView& run = *loaded.run;
+  const int32_t partial = stage_named(run, "splitk.partial");
+  ASSERT_GE(partial, 0);
+  // A random partial of a random pair.
+  std::mt19937_64 rng(seed);
+  std::vector<size_t> partials;
+  for (size_t i = 0; i < run.num_events(); ++i)
+    if (run.headers[i].stage == partial) partials.push_back(i);
+  ASSERT_FALSE(partials.empty());
+  const size_t pick = partials[rng() % partials.size()];
+  const EventHeader& h = run.headers[pick];
+
+  const auto series = stage_series(run, *loaded.reference, *loaded.report, pick);
+  ASSERT_TRUE(series.has_value());
+  EXPECT_EQ(series->x_label, "split");
+  ASSERT_EQ(series->events.size(), static_cast<size_t>(config.num_splits));
+  EXPECT_EQ(series->events[series->selected], pick);
+  for (size_t k = 0; k < series->events.size(); ++k) {
+    const EventHeader& e = run.headers[series->events[k]];
+    EXPECT_EQ(e.stage, partial);
+    EXPECT_EQ(std::pair(e.batch, e.head), std::pair(h.batch, h.head));
+    EXPECT_EQ(e.split, static_cast<int32_t>(k));
+    const EventComparison c = compare_event(run, *loaded.reference, series->events[k]);
+    EXPECT_EQ(series->m_trace[k], c.m_trace.front());
+    EXPECT_EQ(series->m_reference[k], c.m_reference.front());
+    EXPECT_EQ(series->l_trace[k], c.l_trace.front());
+    EXPECT_EQ(series->l_reference[k], c.l_reference.front());
+    EXPECT_EQ(series->worst[k], loaded.report->events[series->events[k]].worst_ratio);
+  }
+  // Past the events: an error, never a crash.
+  EXPECT_THROW(stage_series(run, *loaded.reference, *loaded.report, run.num_events()), std::out_of_range);
+}
+
+// The reduce merges split after split: a point per split; the running state's tiles (a kv tile
+// per event over every split) count events in the kernel's order.
+TEST(StageSeries, TheReduceCountsSplitsTheTilesCountEvents) {
+  TS_SEEDED(seed);
+  const AttentionConfig config = testing::splitk_decode_gqa(Fault::none);
+  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const RunView& run = *loaded.run;
+  for (const auto& [name, label] : {std::pair<std::string, std::string>{"splitk.reduce", "split"},
+                                    {"splitk.tile", "event (kernel order)"}}) {
+    const int32_t stage = stage_named(run, name);
+    ASSERT_GE(stage, 0) << name;
+    size_t first = 0;
+    while (first < run.num_events() && run.headers[first].stage != stage) ++first;
+    ASSERT_LT(first, run.num_events());
+    const auto series = stage_series(run, *loaded.reference, *loaded.report, first);
+    ASSERT_TRUE(series.has_value()) << name;
+    EXPECT_EQ(series->x_label, label) << name;
+    size_t count = 0;
+    for (size_t i = 0; i < run.num_events(); ++i) {
+      const EventHeader& h = run.headers[i];
+      count += h.stage == stage && h.batch == run.headers[first].batch && h.head == run.headers[first].head;
+    }
+    EXPECT_EQ(series->events.size(), count) << name;
+    for (size_t k = 0; k < series->worst.size(); ++k) EXPECT_LE(series->worst[k], 1.0f) << name;
+  }
+}
+
+TEST(StageSeries, ManyQueryRowsKeepTheirCurves) {
+  TS_SEEDED(seed);
+  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::none), seed);
+  EXPECT_FALSE(stage_series(*loaded.run, *loaded.reference, *loaded.report, 0).has_value());
+}
+
+}  // namespace
+}  // namespace ts
