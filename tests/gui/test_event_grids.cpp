@@ -192,7 +192,7 @@ TEST(ErrorGridCells, NonUniformKeyRangesOfAUsersTrace) {
   const EventHeader& last = run.headers[user.index_of(testing::kUserEpilogue, 1, 32, -1)];
   EXPECT_EQ(grid_cells_of(o1, last, run.stages, run.attention), (CellRect{32, 40, 0, 3}));
   EXPECT_EQ(grid_cells_of(*epilogue, last, run.stages, run.attention), (CellRect{32, 40, 0, 1}));
-  for (int64_t q : report.first_divergence.query_rows) EXPECT_TRUE(CellRect(16, 32, 1, 2).contains(q, 1)) << q;
+  for (int64_t q : report.first_divergence.query_rows) EXPECT_TRUE((CellRect{16, 32, 1, 2}.contains(q, 1))) << q;
 
   // Axis words: key positions by their last key; one column of every key says so.
   const ColumnAxis axis = key_column_axis(o1.column_keys, run.attention.seq_kv);

@@ -194,7 +194,9 @@ TEST(FileBytes, SpecialFilesAreRefusedWithoutBlockingOrReadingForever) {
       {fifo, "it is a FIFO (named pipe), not a regular file"},
       {"/dev/zero", "it is a character device, not a regular file"},
       {dir.path(), "it is a folder, not a regular file"}};
-  for (const auto& [path, what] : cases) {
+  for (const auto& c : cases) {
+    const std::filesystem::path& path = c.first;  // (clang 14: no lambda capture of a binding)
+    const std::string& what = c.second;
     const std::string e = error_of<FileReadError>([&] { FileBytes::read(path); });
     EXPECT_NE(e.find(what), std::string::npos) << e;
     EXPECT_THROW(read_small_file(path, 1 << 20), FileReadError) << path;

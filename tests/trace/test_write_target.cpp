@@ -56,7 +56,9 @@ TEST(WriteTarget, DevicesFifosAndLinksToThemAreRefusedAndKept) {
       {dir / "null_link", "it is a symbolic link to a character device, not a regular file"},
       {dir / "fifo_link", "it is a symbolic link to a FIFO (named pipe)"}};
   // (Never /dev/null itself: a writer without this check, run as root, would replace it.)
-  for (const auto& [path, what] : cases) {
+  for (const auto& c : cases) {
+    const std::filesystem::path& path = c.first;  // (clang 14: no lambda capture of a binding)
+    const std::string& what = c.second;
     SCOPED_TRACE(path.string());
     const mode_t before = type_of(path);
     std::string e = write_error([&] { write_file(path, "data"); });
