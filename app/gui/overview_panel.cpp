@@ -195,7 +195,9 @@ void OverviewPanel::draw_selectors(ViewerSession& s) {
       if (g.batch == b && g.head == h && ImGui::Selectable(r.stage_name(g.stage).c_str(), s.grid_stage == g.stage))
         s.grid_stage = g.stage;
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Which stage's errors the grid shows");
+  // The label can be wider than a narrow window's panel (1366 x 768): the tooltip holds it whole.
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Which stage's errors the grid shows: %s", grid_stage_text(r, s.grid_stage, b, h).c_str());
 }
 
 void OverviewPanel::draw_verdict_table(ViewerSession& s) {
