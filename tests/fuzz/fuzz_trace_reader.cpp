@@ -49,8 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Every header the reader accepted indexes its stage table and its payload rows.
     const auto read_header = [&](const ts::EventHeader& h) {
       acc += static_cast<float>(trace.stages().at(static_cast<size_t>(h.stage)).name.size());
-      acc += static_cast<float>(h.rows + h.q_begin + h.kv_head + h.split + h.step);
-      for (int32_t k = 0; k < h.num_key_ranges; ++k) acc += static_cast<float>(h.keys[k].end - h.keys[k].begin);
+      // In 64 bits: valid fields reach 2^31 - 1 each (kMaxSeq), their int sum would overflow.
+      acc += static_cast<float>(int64_t{h.rows} + h.q_begin + h.kv_head + h.split + h.step);
+      for (int32_t k = 0; k < h.num_key_ranges; ++k) acc += static_cast<float>(int64_t{h.keys[k].end} - h.keys[k].begin);
     };
     for (size_t i = 0; i < trace.num_events(); ++i) {
       const ts::EventHeader& h = trace.header(i);
