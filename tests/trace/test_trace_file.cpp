@@ -130,7 +130,7 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
   EXPECT_EQ(t.format_version(), 2);
   EXPECT_EQ(t.attention(), r.spec);
   EXPECT_EQ(t.stages(), ev.stages);
-  EXPECT_EQ(t.max_rows(), ev.max_rows);
+  EXPECT_EQ(t.max_rows(), test::stored_rows_of(ev));  // compact: the most rows of any event
   EXPECT_EQ(t.head_dim(), ev.head_dim);
   EXPECT_EQ(t.dropped_events(), ev.dropped);
   EXPECT_EQ(t.requested_events(), ev.requested);
@@ -150,7 +150,9 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
   EXPECT_EQ(t.file().at("events.key_ranges").shape,
             (std::vector<int64_t>{static_cast<int64_t>(ev.size()), widest, 2}));
 
-  const size_t rows = static_cast<size_t>(ev.max_rows), hd = static_cast<size_t>(ev.head_dim);
+  // The file holds each event's first `rows` rows of the `reserved` the events were made with.
+  const size_t rows = static_cast<size_t>(test::stored_rows_of(ev)), reserved = static_cast<size_t>(ev.max_rows),
+               hd = static_cast<size_t>(ev.head_dim);
   const std::span<const std::byte> file = t.file().bytes(t.file().at(trace_tensor::o));
   std::vector<size_t> per_stage(ev.stages.size(), 0);
   for (size_t i = 0; i < ev.size(); ++i) {
@@ -158,9 +160,9 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
     expect_same_header(t.header(i), ev.headers[i]);
     ASSERT_EQ(t.m(i).size(), rows);
     ASSERT_EQ(t.o(i).size(), rows * hd);
-    EXPECT_TRUE(test::same_bits(t.m(i).data(), &ev.m[i * rows], rows * 4));
-    EXPECT_TRUE(test::same_bits(t.l(i).data(), &ev.l[i * rows], rows * 4));
-    EXPECT_TRUE(test::same_bits(t.o(i).data(), &ev.o[i * rows * hd], rows * hd * 4));
+    EXPECT_TRUE(test::same_bits(t.m(i).data(), &ev.m[i * reserved], rows * 4));
+    EXPECT_TRUE(test::same_bits(t.l(i).data(), &ev.l[i * reserved], rows * 4));
+    EXPECT_TRUE(test::same_bits(t.o(i).data(), &ev.o[i * reserved * hd], rows * hd * 4));
     // No copy: the payload points into the file's mapping.
     if (!t.o(i).empty()) {
       EXPECT_GE(reinterpret_cast<const std::byte*>(t.o(i).data()), file.data());
@@ -183,7 +185,10 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
   EXPECT_EQ(back.stages, ev.stages);
   EXPECT_TRUE(test::same_bits(back.headers.data(), ev.headers.data(), ev.size() * sizeof(EventHeader)));
   EXPECT_TRUE(test::same_bits(back.missing.data(), ev.missing.data(), ev.missing.size() * sizeof(EventHeader)));
-  EXPECT_TRUE(test::same_bits(back.o.data(), ev.o.data(), ev.o.size() * 4));
+  EXPECT_EQ(back.max_rows, static_cast<int32_t>(rows));
+  ASSERT_EQ(back.o.size(), ev.size() * rows * hd);
+  for (size_t i = 0; i < ev.size(); ++i)
+    EXPECT_TRUE(test::same_bits(&back.o[i * rows * hd], &ev.o[i * reserved * hd], rows * hd * 4)) << i;
 
   const std::optional<HeadInputs> in = t.read_inputs();
   ASSERT_TRUE(in.has_value());

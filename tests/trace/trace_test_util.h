@@ -203,6 +203,16 @@ inline CapturedEvents random_events(std::mt19937_64& rng, size_t n, int32_t max_
   return random_events(rng, n, max_rows, spec, random_stage_table(rng), n / 10);
 }
 
+// The rows per event a trace file stores for these events: the most any event or missing event
+// holds (the writer's compact payloads, instrumentation/trace/trace_file.cpp), or max_rows when
+// there are none.
+inline int32_t stored_rows_of(const CapturedEvents& ev) {
+  int32_t rows = ev.headers.empty() && ev.missing.empty() ? ev.max_rows : 0;
+  for (const auto* list : {&ev.headers, &ev.missing})
+    for (const EventHeader& h : *list) rows = std::max(rows, h.rows);
+  return rows;
+}
+
 inline bool same_bits(const void* a, const void* b, size_t bytes) {
   return bytes == 0 || std::memcmp(a, b, bytes) == 0;  // an empty vector's data() may be null
 }
