@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/open_with_progress.h"
 #include "app/cli/progress_bar.h"
 #include "app/cli/report_output.h"
 #include "app/model/analysis/ab_compare.h"
@@ -49,17 +50,7 @@ void run(const DiffOptions& o) {
   // A bar on a terminal (quiet otherwise, and for work under half a second): re-making the
   // inputs a trace records as their seed, then comparing its row blocks.
   ProgressBar bar("diff", o.progress || ProgressBar::stderr_is_terminal());
-  const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
-  OpenRunOptions open;
-  open.workers = o.workers;
-  open.progress = update;
-  options.progress = update;
-  const auto open_traced = [&](const std::string& path) {
-    bar.set_phase("re-making inputs", "bytes");
-    RunView v = open_run(path, open);
-    bar.set_phase("comparing", "row blocks");
-    return v;
-  };
+  const OpenWithProgress open_traced(bar, o.workers, options);
   const RunView a = open_traced(o.run);
   if (o.against.empty()) {
     AnalysisReport report;

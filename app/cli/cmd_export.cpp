@@ -13,6 +13,7 @@
 
 #include "app/cli/cancel_signal.h"
 #include "app/cli/commands.h"
+#include "app/cli/open_with_progress.h"
 #include "app/cli/progress_bar.h"
 #include "app/cli/report_output.h"
 #include "app/model/analysis/ab_compare.h"
@@ -60,17 +61,7 @@ void run(const ExportCliOptions& o) {
   const CancelWrites cancel_writes(cancel.flag());
   // A bar on a terminal (quiet otherwise, and for work under half a second), as diff's.
   ProgressBar bar("export", o.progress || ProgressBar::stderr_is_terminal());
-  const auto update = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
-  OpenRunOptions open;
-  open.workers = o.workers;
-  open.progress = update;
-  options.progress = update;
-  const auto open_traced = [&](const std::string& path) {
-    bar.set_phase("re-making inputs", "bytes");
-    RunView v = open_run(path, open);
-    bar.set_phase("comparing", "row blocks");
-    return v;
-  };
+  const OpenWithProgress open_traced(bar, o.workers, options);
   const RunView a = open_traced(o.run);
   bool clean = true;
   try {
