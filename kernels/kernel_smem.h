@@ -1,4 +1,4 @@
-// Shared-memory layouts of the kernels, in floats, so that the kernels carve their dynamic
+// Shared-memory layouts of the kernels (FA-1 in floats, the Split-K partial in bytes), so that the kernels carve their dynamic
 // shared memory and the launchers size it from the same numbers.
 #pragma once
 
@@ -20,18 +20,23 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
   return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm;
 }
 
-// Split-K partial: the same tiles with at most kSplitkMaxBlockM query rows, and each row's first
-// and end visible key [bm] (int32).
-TS_HOST_DEVICE constexpr int splitk_partial_smem_floats(int head_dim) {
-  const int bm = kSplitkMaxBlockM, bn = splitk_block_n(head_dim), ld = qkv_tile_ld(head_dim);
-  return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm + 2 * bm;
+// Split-K partial: Q [bm][ld] (float, pre-scaled), K and V [bn][raw ld] in the input dtype
+// (converted as they are read), S/P [bm][bn + 8], m, l, alpha [bm], and each row's first and
+// end visible key [bm] (int32). Every part's size is a multiple of 16 bytes. K and V are kept
+// in the input dtype, not as float: with float tiles (74 KiB) ptxas gave the decode kernel 168
+// registers and it ran at 2.36 TB/s on an H100; with these (41 KiB) it takes 217 and runs at
+// 3.1 TB/s, cuDNN's speed (docs/perf.md, "Split-K decode").
+// Row stride of a K or V tile held in the input dtype: +16 bytes keeps 16-byte alignment and
+// moves consecutive key rows to different banks for the 16-byte reads of K.
+TS_HOST_DEVICE constexpr int raw_tile_ld(int head_dim, int elem_bytes) { return head_dim + 16 / elem_bytes; }
+TS_HOST_DEVICE constexpr int splitk_partial_smem_bytes(int head_dim, int elem_bytes) {
+  const int bm = kSplitkMaxBlockM, bn = splitk_block_n(head_dim);
+  const int floats = bm * qkv_tile_ld(head_dim) + bm * score_tile_ld(bn) + 3 * bm + 2 * bm;
+  return floats * 4 + 2 * bn * raw_tile_ld(head_dim, elem_bytes) * elem_bytes;
 }
 
 constexpr size_t fa1_smem_bytes(int head_dim) {
   return static_cast<size_t>(fa1_smem_floats(head_dim)) * sizeof(float);
-}
-constexpr size_t splitk_partial_smem_bytes(int head_dim) {
-  return static_cast<size_t>(splitk_partial_smem_floats(head_dim)) * sizeof(float);
 }
 
 }  // namespace ts

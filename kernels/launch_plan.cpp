@@ -200,7 +200,7 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
       throw ConfigError("num_splits", "query tiles x splits = " + std::to_string(partial_x) +
                                           " exceeds the grid's 2^31-1 blocks; use fewer splits");
     plan.kernels.push_back({KernelStage::splitk_partial, static_cast<uint32_t>(partial_x), heads,
-                            batch, splitk_partial_smem_bytes(d), {}});
+                            batch, static_cast<size_t>(splitk_partial_smem_bytes(d, static_cast<int>(dtype_size(config.dtype)))), {}});
     plan.kernels.push_back({KernelStage::splitk_reduce, static_cast<uint32_t>(t.num_q_tiles), heads,
                             batch, 0, {}});
     plan.partial_rows = config.batch * config.heads * config.seq_q * t.num_splits;

@@ -176,6 +176,7 @@ __global__ void __launch_bounds__(kKernelThreads)
   constexpr int kBN = splitk_block_n(kD);
   constexpr int kLD = qkv_tile_ld(kD);
   constexpr int kLS = score_tile_ld(kBN);
+  constexpr int kLK = raw_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
   constexpr int kWarps = kKernelThreads / 32;
   constexpr int kKeysPerLane = kBN / 32;                     // softmax: a warp per row
   constexpr int kScoreSteps = kBM * kBN / kKernelThreads;    // (row, key) pairs per thread
@@ -186,9 +187,9 @@ __global__ void __launch_bounds__(kKernelThreads)
 
   TS_DYNAMIC_SHARED(float, smem);
   float* q_s = smem;
-  float* k_s = q_s + kBM * kLD;
-  float* v_s = k_s + kBN * kLD;
-  float* s_s = v_s + kBN * kLD;
+  T* k_s = reinterpret_cast<T*>(q_s + kBM * kLD);  // kernel_smem.h: splitk_partial_smem_bytes
+  T* v_s = k_s + kBN * kLK;
+  float* s_s = reinterpret_cast<float*>(v_s + kBN * kLK);
   float* m_s = s_s + kBM * kLS;
   float* l_s = m_s + kBM;
   float* alpha_s = l_s + kBM;
@@ -246,8 +247,8 @@ __global__ void __launch_bounds__(kKernelThreads)
 
   for (int t = visited.begin; t < visited.end; ++t) {
     const int64_t j0 = static_cast<int64_t>(t) * kBN;
-    k_next.template store<kLD>(k_s, tid);
-    v_next.template store<kLD>(v_s, tid);
+    k_next.template store_raw<kLK>(k_s, tid);
+    v_next.template store_raw<kLK>(v_s, tid);
     __syncthreads();
     if (t + 1 < visited.end) {  // the next tile's loads fly while this one is computed
       const int64_t j1 = j0 + kBN;
@@ -266,14 +267,17 @@ __global__ void __launch_bounds__(kKernelThreads)
         // Four independent sums: one chain of head_dim dependent FMAs would make the decode
         // step wait on FMA latency rather than on memory.
         const float* qr = q_s + r * kLD;
-        const float* kr = k_s + j * kLD;
+        const T* kr = k_s + j * kLK;
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
         TS_UNROLL_N(2)
         for (int c = 0; c < kD; c += 16) {
-          s0 = device::dot4(device::load_f4(qr + c), device::load_f4(kr + c), s0);
-          s1 = device::dot4(device::load_f4(qr + c + 4), device::load_f4(kr + c + 4), s1);
-          s2 = device::dot4(device::load_f4(qr + c + 8), device::load_f4(kr + c + 8), s2);
-          s3 = device::dot4(device::load_f4(qr + c + 12), device::load_f4(kr + c + 12), s3);
+          float kf[16];
+          device::raw8_to_float(device::load_raw8(kr + c), kf);
+          device::raw8_to_float(device::load_raw8(kr + c + 8), kf + 8);
+          s0 = device::dot4(device::load_f4(qr + c), make_float4(kf[0], kf[1], kf[2], kf[3]), s0);
+          s1 = device::dot4(device::load_f4(qr + c + 4), make_float4(kf[4], kf[5], kf[6], kf[7]), s1);
+          s2 = device::dot4(device::load_f4(qr + c + 8), make_float4(kf[8], kf[9], kf[10], kf[11]), s2);
+          s3 = device::dot4(device::load_f4(qr + c + 12), make_float4(kf[12], kf[13], kf[14], kf[15]), s3);
         }
         float s = (s0 + s1) + (s2 + s3);
         if (softcap) s = device::softcap_score(s, p.softcap, p.softcap_inv);  // uniform branch
@@ -329,8 +333,8 @@ __global__ void __launch_bounds__(kKernelThreads)
         float pv0 = 0.0f, pv1 = 0.0f;  // two chains: the adds of one key wait on the previous
         TS_UNROLL_N(8)
         for (int j = 0; j < kBN; j += 2) {
-          pv0 = prow[j] * v_s[j * kLD + c] + pv0;
-          pv1 = prow[j + 1] * v_s[(j + 1) * kLD + c] + pv1;
+          pv0 = prow[j] * device::element_to_float(v_s + j * kLK + c) + pv0;
+          pv1 = prow[j + 1] * device::element_to_float(v_s + (j + 1) * kLK + c) + pv1;
         }
         float add = pv0 + pv1;
         if constexpr (Traits::kFaulty) {

@@ -51,6 +51,17 @@ struct TileLoader {
       }
     }
   }
+
+  // Writes the fetched vectors as they are (the input dtype) to a shared tile of row stride kLd
+  // elements (kernel_smem.h: raw_tile_ld); the kernel converts elements as it reads them.
+  template <int kLd>
+  __device__ __forceinline__ void store_raw(T* tile, int tid) const {
+    TS_UNROLL
+    for (int i = 0; i < kPerThread; ++i) {
+      const int e = tid + i * kThreads;
+      if (e < kVecs) store_raw8(tile + (e / kVecPerRow) * kLd + (e % kVecPerRow) * 8, raw[i]);
+    }
+  }
 };
 
 // fetch + store in one go, for tiles that are not pipelined.

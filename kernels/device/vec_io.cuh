@@ -32,6 +32,17 @@ __device__ __forceinline__ Raw8<T> load_raw8(const T* p) {
   return r;
 }
 
+// The 8 elements' bits to p (16-byte aligned), as load_raw8 read them.
+template <typename T>
+__device__ __forceinline__ void store_raw8(T* p, const Raw8<T>& r) {
+#if defined(__CUDA_ARCH__)
+  TS_UNROLL
+  for (int i = 0; i < Raw8<T>::kWords; ++i) reinterpret_cast<uint4*>(p)[i] = r.w[i];
+#else
+  std::memcpy(p, &r.w[0], sizeof(r.w));
+#endif
+}
+
 template <typename T>
 __device__ __forceinline__ Raw8<T> zero_raw8() {
   Raw8<T> r;
@@ -78,6 +89,18 @@ __device__ __forceinline__ void raw8_to_float(const Raw8<T>& r, float* out) {
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// One element of a tile that store_raw8 wrote, as float.
+template <typename T>
+__device__ __forceinline__ float element_to_float(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return to_float(*p);
+#else
+  T x;
+  std::memcpy(&x, p, sizeof x);  // written as raw bytes: read as bytes (host aliasing rules)
+  return to_float(x);
+#endif
+}
 
 template <typename T>
 __device__ __forceinline__ T from_float(float x);
