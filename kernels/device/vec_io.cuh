@@ -39,7 +39,7 @@ __device__ __forceinline__ void store_raw8(T* p, const Raw8<T>& r) {
   TS_UNROLL
   for (int i = 0; i < Raw8<T>::kWords; ++i) reinterpret_cast<uint4*>(p)[i] = r.w[i];
 #else
-  std::memcpy(p, &r.w[0], sizeof(r.w));
+  std::memcpy(static_cast<void*>(p), &r.w[0], sizeof(r.w));
 #endif
 }
 
@@ -97,7 +97,7 @@ __device__ __forceinline__ float element_to_float(const T* p) {
   return to_float(*p);
 #else
   T x;
-  std::memcpy(&x, p, sizeof x);  // written as raw bytes: read as bytes (host aliasing rules)
+  std::memcpy(static_cast<void*>(&x), p, sizeof x);  // written as raw bytes: read as bytes (host aliasing rules)
   return to_float(x);
 #endif
 }
