@@ -68,19 +68,18 @@ void section(const char* title) {
 }  // namespace
 
 void LaunchPanel::gpu_line() {
-  if (!gpu_) {
-    std::string why;
-    const bool ok = gpu_available(&why);
-    gpu_ = {ok, why};
+  if (!gpu) {
+    ImGui::TextDisabled("GPU: checking...");
+    return;
   }
-  if (gpu_->first) {
+  if (gpu->available) {
     ImGui::TextColored(ImColor(theme::kPass), "GPU: available");
     return;
   }
   // Wrapped in the field's column: the reason (no device, a build without CUDA) is long.
   const ImGuiTextWrapScope wrap;
   const ImGuiStyleColorScope colour(ImGuiCol_Text, theme::kWarn);
-  ImGui::TextWrapped("GPU: not available (%s); the cpu backend runs the same kernel source", gpu_->second.c_str());
+  ImGui::TextWrapped("GPU: not available (%s); the cpu backend runs the same kernel source", gpu->why_not.c_str());
 }
 
 void LaunchPanel::draw_kernel_fields(const std::string& bad) {

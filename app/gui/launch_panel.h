@@ -14,13 +14,10 @@
 
 #include "app/model/viewer/background_job.h"
 #include "app/model/viewer/launch_form.h"
+#include "app/model/viewer/loaded_run.h"
+#include "app/model/viewer/viewer_controller.h"
 
 namespace ts {
-
-struct CaptureRequest {
-  CaptureSpec spec;
-  std::optional<std::filesystem::path> save_to;
-};
 
 class LaunchPanel {
  public:
@@ -32,14 +29,15 @@ class LaunchPanel {
 
   LaunchForm form;
   std::string save_path;  // optional: write the trace here after the capture
+  // Whether a GPU can run the capture, as the caller found out off the UI thread (nullopt: not
+  // known yet).
+  std::optional<GpuState> gpu;
 
  private:
   void draw_kernel_fields(const std::string& bad);
   void draw_input_fields(const std::string& bad);
   void draw_trace_fields(const std::string& bad);
   void gpu_line();
-
-  std::optional<std::pair<bool, std::string>> gpu_;  // available, why not (asked once)
 };
 
 }  // namespace ts

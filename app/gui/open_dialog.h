@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "app/model/viewer/recent_files.h"
+#include "app/model/viewer/viewer_controller.h"
 
 namespace ts {
 
-enum class OpenTarget { a, b };  // open as the run (A) or to compare with it (B)
-
+// OpenTarget: viewer_controller.h.
 struct OpenChoice {
   OpenTarget target = OpenTarget::a;
   std::filesystem::path path;

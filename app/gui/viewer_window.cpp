@@ -28,31 +28,18 @@ constexpr ImGuiWindowFlags kPanelFlags = ImGuiWindowFlags_NoScrollbar | ImGuiWin
 
 bool analysis_panel(GuiPanel p) { return p == GuiPanel::both || p == GuiPanel::overview || p == GuiPanel::detail; }
 
-// A trace opened from a file, saved under another name: its bytes, written atomically (read
-// with the checks of every reader: a regular file, unchanged while it is copied).
-void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to) {
-  const InputFile in(from);
-  AtomicFileWriter out(to);
-  std::vector<std::byte> buffer(static_cast<size_t>(std::min<uint64_t>(in.size(), uint64_t{1} << 20)));
-  for (uint64_t done = 0; done < in.size();) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), in.size() - done));
-    in.read_at(done, buffer.data(), n);
-    out.write(buffer.data(), n);
-    done += n;
-  }
-  in.check_unchanged();
-  out.commit();
-}
-
 }  // namespace
 
 ViewerWindow::ViewerWindow(const GuiOptions& o, ErrorLog& errors)
     : options_(o),
       errors_(errors),
       recent_(o.recent_store.value_or(RecentFiles::default_store())),
+      controller_(recent_),
+      session_(controller_.session()),
       detail_(o) {
   if (const std::string why = recent_.load(); !why.empty()) errors_.report("recent files", why);
-  if (o.select) pending_select_ = parse_select_request(*o.select);
+  StartupRequest start{o.run, o.against, o.demo, std::nullopt};
+  if (o.select) start.select = parse_select_request(*o.select);
   // Two runs (--against) are opened to be compared: the A/B tab, unless --panel says otherwise.
   panel_ = o.panel.value_or(o.synthetic                ? GuiPanel::synthetic
                             : (o.run && o.against)     ? GuiPanel::ab
@@ -60,14 +47,8 @@ ViewerWindow::ViewerWindow(const GuiOptions& o, ErrorLog& errors)
                                                        : GuiPanel::launch);
   if (panel_ == GuiPanel::synthetic) synthetic_ = std::make_unique<DemoWindow>(o);
   select_tab_ = panel_;
-  if (o.run && o.against) open_pair(*o.run, *o.against);
-  else if (o.run) open_file(*o.run, OpenTarget::a);
-  else if (o.demo) {
-    LaunchForm demo = default_launch_form();
-    demo.backend = Backend::cpu;
-    launch({to_capture_spec(demo), std::nullopt}, false);
-  }
-  if (!job_.running()) startup_done_ = true;
+  controller_.start(start);
+  poll_controller();  // a request refused at once (a bad --select is only known later)
 }
 
 std::string ViewerWindow::title() const {
@@ -86,166 +67,30 @@ std::string ViewerWindow::status_text() const {
   } else {
     s = "no run open: File > Open, drop a trace on the window, or launch one";
   }
-  if (!last_status_.empty()) s += "   |   " + last_status_;
+  if (!controller_.status().empty()) s += "   |   " + controller_.status();
   return s;
 }
 
-// --- jobs -------------------------------------------------------------------------------------
+// --- the controller ---------------------------------------------------------------------------
 
-void ViewerWindow::start_job(std::string what, std::function<Apply(JobProgress&)> work) {
-  if (!job_.start(what, std::move(work)))
-    errors_.report(what, "another task is running (" + job_.what() + "); wait for it, or cancel it");
-  else last_status_ = what + "...";
-}
-
-void ViewerWindow::poll_job() {
-  if (!job_.poll()) return;
-  const std::string what = job_.what();
-  switch (job_.state()) {
-    case JobState::succeeded: {
-      Apply apply = job_.take_result();
-      last_status_ = what + ": done";
-      guarded(errors_, what, [&] { apply(*this); });
-      break;
+void ViewerWindow::poll_controller() {
+  const ControllerUpdate u = controller_.poll();
+  for (const ControllerUpdate::Problem& p : u.problems) errors_.report(p.where, p.error);
+  if (u.run_shown) {
+    playback_.pause();
+    focus_detail_ = true;
+    // A run opened later shows the analysis; the one opened at start shows what --panel asked.
+    if (!u.shown_at_startup) {
+      if (!analysis_panel(panel_)) panel_ = GuiPanel::both;
+      select_tab_ = panel_;
     }
-    case JobState::failed:
-      errors_.report(what, job_.exception());
-      last_status_ = what + ": failed";
-      if (!startup_done_) startup_exit_code_ = cli::exit_code_for(job_.exception());
-      break;
-    case JobState::cancelled:
-      last_status_ = what + ": cancelled";
-      if (!startup_done_) startup_exit_code_ = 130;
-      break;
-    default: break;
   }
-  if (!startup_done_) {
-    startup_done_ = true;
-    pending_select_.reset();  // a --select that found no run has nothing to apply to
+  if (u.b_shown) select_tab_ = panel_ = GuiPanel::ab;
+  if (u.startup) {
+    if (u.startup->state == JobState::failed) startup_exit_code_ = cli::exit_code_for(u.startup->error);
+    else if (u.startup->state == JobState::cancelled) startup_exit_code_ = 130;
+    else if (u.startup->bad_select) startup_exit_code_ = 2;
   }
-}
-
-void ViewerWindow::show_run(LoadedRun run) {
-  session_.open(std::move(run));
-  playback_.pause();
-  focus_detail_ = true;
-  if (pending_select_) {
-    const SelectRequest r = *pending_select_;
-    pending_select_.reset();
-    const bool applied = guarded(errors_, "--select", [&] {
-      if (!session_.apply(r) && r.first_divergence)
-        last_status_ = "the run has no divergence: showing its first event";
-    });
-    // An event past the run's end is a bad argument, as in the CLI: a headless run exits 2.
-    if (!applied && !startup_done_) startup_exit_code_ = 2;
-  }
-  // A run opened later shows the analysis; the one opened at start shows what --panel asked.
-  if (startup_done_) {
-    if (!analysis_panel(panel_)) panel_ = GuiPanel::both;
-    select_tab_ = panel_;
-  }
-}
-
-void ViewerWindow::remember(const std::filesystem::path& path) {
-  guarded(errors_, "recent files", [&] { recent_.add(path); });
-}
-
-void ViewerWindow::open_file(const std::filesystem::path& path, OpenTarget target) {
-  if (target == OpenTarget::b && session_.has_run()) {
-    const LoadedRun a = session_.run();
-    start_job("compare with " + path.filename().string(), [a, path](JobProgress& p) -> Apply {
-      LoadedRun b = load_run_file(path, p);
-      auto ab = std::make_shared<ABResult>(compare_with(a, std::move(b), p));
-      return [ab, a, path](ViewerWindow& w) {
-        if (!w.session_.has_run() || w.session_.run().run != a.run) return;  // A changed meanwhile
-        w.session_.set_b(std::move(*ab));
-        w.remember(path);
-        w.panel_ = GuiPanel::ab;
-        w.select_tab_ = GuiPanel::ab;
-      };
-    });
-    return;
-  }
-  start_job("open " + path.filename().string(), [path](JobProgress& p) -> Apply {
-    auto run = std::make_shared<LoadedRun>(load_run_file(path, p));
-    return [run, path](ViewerWindow& w) {
-      w.show_run(std::move(*run));
-      w.remember(path);
-    };
-  });
-}
-
-void ViewerWindow::open_pair(const std::filesystem::path& a_path, const std::filesystem::path& b_path) {
-  start_job("open " + a_path.filename().string() + " and " + b_path.filename().string(),
-            [a_path, b_path](JobProgress& p) -> Apply {
-              auto a = std::make_shared<LoadedRun>(load_run_file(a_path, p));
-              LoadedRun b = load_run_file(b_path, p);
-              auto ab = std::make_shared<ABResult>(compare_with(*a, std::move(b), p));
-              return [a, ab, a_path, b_path](ViewerWindow& w) {
-                w.show_run(std::move(*a));
-                w.session_.set_b(std::move(*ab));
-                w.remember(a_path);
-                w.remember(b_path);
-              };
-            });
-}
-
-void ViewerWindow::launch(const CaptureRequest& request, bool as_b) {
-  const std::string what = std::string(as_b ? "re-run on " : "capture on ") +
-                           std::string(to_string(request.spec.backend)) + " (" +
-                           std::string(to_string(request.spec.config.kernel)) + ", " +
-                           std::string(to_string(request.spec.config.fault)) + ")";
-  // A path to save to is checked before the run (write_target.h: not a device, not an input).
-  if (request.save_to && !guarded(errors_, what, [&] { check_capture_output(request.spec, *request.save_to); }))
-    return;
-  std::optional<LoadedRun> a;
-  if (as_b && session_.has_run()) a = session_.run();
-  start_job(what, [request, a](JobProgress& p) -> Apply {
-    auto run = std::make_shared<LoadedRun>(capture_and_analyse(request.spec, p, request.save_to));
-    if (a) {
-      auto ab = std::make_shared<ABResult>(compare_with(*a, std::move(*run), p));
-      return [ab, a, save = request.save_to](ViewerWindow& w) {
-        if (!w.session_.has_run() || w.session_.run().run != a->run) return;
-        w.session_.set_b(std::move(*ab));
-        if (save) w.remember(*save);
-        w.panel_ = GuiPanel::ab;
-        w.select_tab_ = GuiPanel::ab;
-      };
-    }
-    return [run, save = request.save_to](ViewerWindow& w) {
-      w.show_run(std::move(*run));
-      if (save) w.remember(*save);
-    };
-  });
-}
-
-bool ViewerWindow::can_rerun() const {
-  return session_.has_run() && (session_.run().spec || session_.view().config);
-}
-
-void ViewerWindow::rerun_on_other_backend() {
-  if (!session_.has_run()) return;
-  guarded(errors_, "re-run on the other backend", [&] {
-    const LoadedRun& run = session_.run();
-    CaptureSpec spec = run.spec ? *run.spec : to_capture_spec(form_from_run(*run.run));
-    // A run of our kernels says where it ran; one that does not is taken as the CPU's.
-    spec = on_other_backend(spec, run.backend.value_or(Backend::cpu));
-    launch({spec, std::nullopt}, true);
-  });
-}
-
-void ViewerWindow::swap_ab() {
-  if (!session_.has_b()) return;
-  const LoadedRun a = session_.run(), b = session_.b();
-  start_job("swap A and B", [a, b](JobProgress& p) -> Apply {
-    auto ab = std::make_shared<ABResult>(compare_with(b, a, p));
-    return [ab, b](ViewerWindow& w) {
-      const std::optional<size_t> keep = w.session_.selected();
-      w.session_.open(b);
-      if (keep && *keep < b.run->num_events()) w.session_.stepper().select(*keep);
-      w.session_.set_b(std::move(*ab));
-    };
-  });
 }
 
 std::filesystem::path ViewerWindow::default_export_folder() const {
@@ -276,8 +121,8 @@ void ViewerWindow::export_current(const ExportRequest& req) {
   }
   const bool normalised = detail_.normalised;
   const HeatmapDisplay values = detail_.values_display(), diff = detail_.diff_display();
-  start_job("export to " + req.folder.string(), [items, req, run, frame_events, normalised, values,
-                                                 diff](JobProgress& p) mutable -> Apply {
+  controller_.export_files(req.folder, [items, req, run, frame_events, normalised, values,
+                                        diff](JobProgress& p) mutable -> size_t {
     if (!frame_events.empty() && run) {
       p.set_phase("comparing " + std::to_string(frame_events.size()) + " frames");
       for (ExportableHeatmap& h : event_frames(*run->run, *run->reference, frame_events, normalised, values, diff))
@@ -292,32 +137,14 @@ void ViewerWindow::export_current(const ExportRequest& req) {
       for (const ExportedFile& f : export_run(*run->run, *run->report, staging / "report").files) files.push_back(f.path);
       return files;
     };
-    const size_t count = write_heatmap_exports(req.folder, items, req.png, req.npy, report).size();
-    return [count, folder = req.folder](ViewerWindow& w) {
-      w.last_status_ = "exported " + std::to_string(count) + " files to " + folder.string();
-    };
-  });
-}
-
-void ViewerWindow::save_trace_as(const std::filesystem::path& path) {
-  if (!session_.has_run()) return;
-  const LoadedRun run = session_.run();
-  start_job("save trace as " + path.filename().string(), [run, path](JobProgress& p) -> Apply {
-    p.set_phase("writing " + path.filename().string());
-    if (run.capture) save_trace(*run.capture, path);
-    else if (run.path) copy_file_atomically(*run.path, path);
-    else throw std::runtime_error("this run has no trace to save");
-    return [path](ViewerWindow& w) {
-      w.remember(path);
-      w.last_status_ = "saved " + path.string();
-    };
+    return write_heatmap_exports(req.folder, items, req.png, req.npy, report).size();
   });
 }
 
 void ViewerWindow::drop(const std::vector<std::string>& paths) {
   if (paths.empty()) return;
-  if (paths.size() >= 2) open_pair(paths[0], paths[1]);
-  else open_file(paths[0], OpenTarget::a);
+  if (paths.size() >= 2) controller_.open_pair(paths[0], paths[1]);
+  else controller_.open(paths[0], OpenTarget::a);
 }
 
 // --- drawing ----------------------------------------------------------------------------------
@@ -331,7 +158,7 @@ void ViewerWindow::draw_menu_bar() {
     if (const ImGuiMenuScope recent("Open recent", !recent_.entries().empty()); recent) {
       for (const auto& p : recent_.entries())
         if (ImGui::MenuItem(printable(p.filename().string()).c_str(), printable(p.parent_path().string()).c_str()))
-          open_file(p, OpenTarget::a);
+          controller_.open(p, OpenTarget::a);
     }
     if (ImGui::MenuItem("Compare with...", nullptr, false, has_run))
       open_dialog_.show(OpenTarget::b, std::filesystem::current_path());
@@ -347,13 +174,11 @@ void ViewerWindow::draw_menu_bar() {
   if (const ImGuiMenuScope run("Run"); run) {
     if (ImGui::MenuItem("Launch...")) select_tab_ = panel_ = GuiPanel::launch;
     if (ImGui::MenuItem("Capture the built-in demo (CPU)")) {
-      LaunchForm demo = default_launch_form();
-      demo.backend = Backend::cpu;
-      launch({to_capture_spec(demo), std::nullopt}, false);
+      controller_.launch_demo();
     }
-    if (ImGui::MenuItem("Re-run on the other backend", nullptr, false, has_run && !busy() && can_rerun()))
-      rerun_on_other_backend();
-    if (ImGui::MenuItem("Cancel the running task", nullptr, false, busy())) job_.cancel();
+    if (ImGui::MenuItem("Re-run on the other backend", nullptr, false, has_run && !busy() && controller_.can_rerun()))
+      controller_.rerun_on_other_backend();
+    if (ImGui::MenuItem("Cancel the running task", nullptr, false, busy())) controller_.cancel();
   }
   if (const ImGuiMenuScope view("View"); view) {
     if (ImGui::MenuItem("Overview and detail", nullptr, panel_ == GuiPanel::both)) select_tab_ = panel_ = GuiPanel::both;
@@ -382,11 +207,11 @@ void ViewerWindow::show_save_dialog() {
 }
 
 void ViewerWindow::draw_job_bar() {
-  if (!job_.running()) return;
-  const JobProgress::Snapshot p = job_.progress();
+  if (!controller_.busy()) return;
+  const JobProgress::Snapshot p = controller_.progress();
   const auto fraction = p.fraction();
   ImGui::AlignTextToFramePadding();
-  ImGui::TextColored(ImColor(theme::kAccent), "%s", job_.what().c_str());
+  ImGui::TextColored(ImColor(theme::kAccent), "%s", controller_.job_what().c_str());
   ImGui::SameLine();
   char overlay[200];
   if (fraction) std::snprintf(overlay, sizeof overlay, "%s  %d%%", p.phase.c_str(), static_cast<int>(*fraction * 100));
@@ -395,8 +220,12 @@ void ViewerWindow::draw_job_bar() {
   const float sweep = std::fmod(static_cast<float>(ImGui::GetTime()) * 0.6f, 1.0f);
   ImGui::ProgressBar(fraction ? static_cast<float>(*fraction) : sweep, ImVec2(420, 0), overlay);
   ImGui::SameLine();
-  if (job_.cancel_requested()) ImGui::TextDisabled("cancelling...");
-  else if (ImGui::Button("Cancel")) job_.cancel();
+  if (controller_.cancel_requested()) ImGui::TextDisabled("cancelling...");
+  else if (ImGui::Button("Cancel")) controller_.cancel();
+  if (const std::vector<std::string> next = controller_.waiting(); !next.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("then: %s", printable(next.front()).c_str());
+  }
 }
 
 void ViewerWindow::draw_welcome(ImVec2 size) {
@@ -417,9 +246,7 @@ void ViewerWindow::draw_welcome(ImVec2 size) {
   if (ImGui::Button("Open a trace...", ImVec2(220, 0))) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
   ImGui::SameLine();
   if (ImGui::Button("Capture the built-in demo", ImVec2(220, 0))) {
-    LaunchForm demo = default_launch_form();
-    demo.backend = Backend::cpu;
-    launch({to_capture_spec(demo), std::nullopt}, false);
+    controller_.launch_demo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Split-K whose reduce double-counts the splits' sums, on the CPU backend");
   ImGui::SameLine();
@@ -434,7 +261,7 @@ void ViewerWindow::draw_welcome(ImVec2 size) {
   ImGui::TextUnformatted("Recent");
   if (recent_.entries().empty()) ImGui::TextDisabled("(none yet)");
   for (const auto& p : recent_.entries()) {
-    if (ImGui::Selectable(printable(p.filename().string()).c_str())) open_file(p, OpenTarget::a);
+    if (ImGui::Selectable(printable(p.filename().string()).c_str())) controller_.open(p, OpenTarget::a);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", printable(p.string()).c_str());
   }
 }
@@ -510,7 +337,7 @@ void ViewerWindow::handle_keys() {
 }
 
 void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, double frame_seconds) {
-  poll_job();
+  poll_controller();
   // The panels draw no background of their own: the frame is cleared to the window colour, and
   // a full-window fill per panel is what a CPU rasteriser (llvmpipe) spends most of a frame on.
   const ImGuiStyleColorScope no_child_background(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
@@ -549,7 +376,7 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
           if (!select_tab_) panel_ = GuiPanel::ab;
           const ImGuiChildScope child("##ab", ImGui::GetContentRegionAvail(), false, kPanelFlags);
           const ABPanelActions actions{[this] { open_dialog_.show(OpenTarget::b, std::filesystem::current_path()); },
-                                       [this] { rerun_on_other_backend(); }, [this] { swap_ab(); }, &playback_};
+                                       [this] { controller_.rerun_on_other_backend(); }, [this] { controller_.swap_ab(); }, &playback_};
           guarded_ui(errors_, "A/B", [&] { ab_.draw(session_, renderer, errors_, actions, ImGui::GetContentRegionAvail()); });
         }
         if (const ImGuiTabItemScope tab("Timeline", nullptr, tab_flags(GuiPanel::timeline)); tab) {
@@ -563,9 +390,11 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
           if (!select_tab_) panel_ = GuiPanel::launch;
           guarded_ui(errors_, "launch", [&] {
             bool cancel = false;
-            if (const auto request = launch_.draw(job_.running(), job_.progress(), cancel, ImGui::GetContentRegionAvail()))
-              launch(*request, false);
-            if (cancel) job_.cancel();
+            launch_.gpu = controller_.gpu_state();
+            if (const auto request = launch_.draw(controller_.busy(), controller_.progress(), cancel,
+                                                  ImGui::GetContentRegionAvail()))
+              controller_.launch(*request, false);
+            if (cancel) controller_.cancel();
           });
         }
       }
@@ -574,13 +403,13 @@ void ViewerWindow::draw(HeatmapRenderer& renderer, ImVec2 pos, ImVec2 size, doub
   }
 
   guarded_ui(errors_, "open", [&] {
-    if (const auto choice = open_dialog_.draw(recent_)) open_file(choice->path, choice->target);
+    if (const auto choice = open_dialog_.draw(recent_)) controller_.open(choice->path, choice->target);
   });
   guarded_ui(errors_, "export", [&] {
     if (const auto req = export_dialog_.draw(session_.has_run())) export_current(*req);
   });
   guarded_ui(errors_, "save trace as", [&] {
-    if (const auto path = save_dialog_.draw()) save_trace_as(*path);
+    if (const auto path = save_dialog_.draw()) controller_.save_trace_as(*path);
   });
   guarded_ui(errors_, "help", [&] { draw_help(); });
   handle_keys();
@@ -607,7 +436,7 @@ std::vector<LayoutMark> ViewerWindow::marks() const {
 nlohmann::json ViewerWindow::layout_extra() const {
   nlohmann::json j;
   j["panel"] = std::string(to_string(panel_));
-  j["busy"] = job_.running();
+  j["busy"] = controller_.busy();
   j["run"] = session_.has_run() ? nlohmann::json(session_.run().display_name()) : nlohmann::json(nullptr);
   j["run_b"] = session_.has_b() ? nlohmann::json(session_.b().display_name()) : nlohmann::json(nullptr);
   const auto sel = session_.selected();

@@ -1,7 +1,8 @@
 // The viewer's main window: menus, the run's header, the panels (overview and detail side by
-// side, A/B, launch; or the heatmap test pattern), dialogs, keys, drag-and-drop, and the
-// worker-thread job that opens, captures, compares and exports. The UI thread only polls the
-// job; whatever the job produced is applied here, between frames.
+// side, A/B, launch; or the heatmap test pattern), dialogs, keys and drag-and-drop. What they
+// ask for (open, compare, launch, re-run, save, export) is forwarded to the controller
+// (app/model/viewer/viewer_controller.h), which runs it off the UI thread; the window polls it
+// once a frame and shows what changed.
 #pragma once
 
 #include <filesystem>
@@ -25,8 +26,8 @@
 #include "app/gui/open_dialog.h"
 #include "app/gui/overview_panel.h"
 #include "app/gui/timeline_panel.h"
-#include "app/model/viewer/background_job.h"
 #include "app/model/viewer/recent_files.h"
+#include "app/model/viewer/viewer_controller.h"
 #include "app/model/viewer/viewer_session.h"
 
 namespace ts {
@@ -41,8 +42,8 @@ class ViewerWindow {
   // Paths dropped on the window: one opens as the run; two open as A and B.
   void drop(const std::vector<std::string>& paths);
 
-  bool busy() const { return job_.running(); }
-  bool animating() const { return playback_.playing || job_.running(); }
+  bool busy() const { return controller_.busy(); }
+  bool animating() const { return playback_.playing || controller_.busy(); }
   bool quit_requested() const { return quit_; }
   // 0, or the exit code the CLI would give for why the run asked for at start (a trace, a pair,
   // the demo) could not be opened: 2 bad input, 3 failure, 130 cancelled.
@@ -58,25 +59,13 @@ class ViewerWindow {
   // folder (export_naming.h).
   std::filesystem::path default_export_folder() const;
 
-  ViewerSession& session() { return session_; }
+  ViewerSession& session() { return controller_.session(); }
 
  private:
-  using Apply = std::function<void(ViewerWindow&)>;
-
-  void start_job(std::string what, std::function<Apply(JobProgress&)> work);
-  void poll_job();
-  void open_file(const std::filesystem::path& path, OpenTarget target);
-  void open_pair(const std::filesystem::path& a, const std::filesystem::path& b);
-  void launch(const CaptureRequest& request, bool as_b);
-  // Runs of our kernels only: a user's trace has no config to launch again.
-  bool can_rerun() const;
-  void rerun_on_other_backend();
-  void swap_ab();
+  // Shows what the controller's poll found: its errors, and the tab a new run asks for.
+  void poll_controller();
   void export_current(const ExportRequest& request);
-  void save_trace_as(const std::filesystem::path& path);
   void show_save_dialog();
-  void show_run(LoadedRun run);
-  void remember(const std::filesystem::path& path);
 
   void draw_menu_bar();
   void draw_job_bar();
@@ -87,12 +76,10 @@ class ViewerWindow {
 
   GuiOptions options_;
   ErrorLog& errors_;
-  ViewerSession session_;
-  Playback playback_;
-  BackgroundJob<Apply> job_;
   RecentFiles recent_;
-  std::optional<SelectRequest> pending_select_;
-  bool startup_done_ = false;
+  ViewerController controller_;
+  ViewerSession& session_;  // the controller's
+  Playback playback_;
   int startup_exit_code_ = 0;
 
   GuiPanel panel_ = GuiPanel::both;
@@ -109,7 +96,6 @@ class ViewerWindow {
   bool focus_detail_ = false;  // a run was just shown: arrow keys move the detail's pick
   bool show_help_ = false;
   bool quit_ = false;
-  std::string last_status_;
 };
 
 }  // namespace ts

@@ -3,6 +3,7 @@
 // and rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -11,6 +12,7 @@
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/analysis/event_identity.h"
+#include "app/model/analysis/naive_baseline.h"
 #include "app/model/analysis/state_compare.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/model/test_seed.h"
@@ -155,6 +157,41 @@ TEST(Tolerance, RuleIsTwiceTheNaiveErrorPlusAFloor) {
   EXPECT_DOUBLE_EQ(t.final_stage.o_norm.atol, 8e-3 + bf16);
   EXPECT_DOUBLE_EQ(t.final_stage.m.atol, 1e-2 + bf16);
   EXPECT_GT(bf16, f32);
+}
+
+// The reference makes the naive baselines' keys of a kv head when its row blocks ask for them
+// and keeps only a few: on a GQA decode run with more kv heads than it keeps, asked in an order
+// that makes it drop and make them again, every row block's baseline errors are those of the
+// keys converted all at once (pair_floats), and so is the tolerance made from them.
+TEST(RunReference, NaiveKeysMadeOnUseGiveTheBaselinesOfKeysMadeAtOnce) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = test::make_config(KernelKind::splitk, Fault::none, DType::bf16, 64, 1, 700, false, 4, 3, 8);
+  spec.config.heads_kv = 4;  // 12 kv pairs, more than kNaiveKeysKept
+  spec.seed = seed;
+  const RunView run = test::launch_run(spec);
+  ASSERT_GT(run.inputs.kv_pairs.size(), kNaiveKeysKept);
+  const std::vector<PairFloats> at_once = pair_floats(run.attention, run.inputs);
+  const RunReference ref(run);
+  std::vector<RowBlock> order = ref.row_blocks();
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  order.insert(order.end(), order.begin(), order.end());  // each asked twice
+  for (const RowBlock& rb : order) {
+    const auto block = ref.block(rb);
+    const PairFloats* f = nullptr;
+    for (const PairFloats& p : at_once)
+      if (p.batch == rb.batch && p.head == rb.head) f = &p;
+    ASSERT_NE(f, nullptr);
+    const NaiveErrors want = naive_row_block_errors(run.attention, *f, *block);
+    const NaiveErrors got = ref.naive_errors(*block);
+    EXPECT_GT(want.o_dtype, 0.0);  // bf16 inputs: the textbook in bf16 is off the reference
+    EXPECT_EQ(got.m_f32, want.m_f32);
+    EXPECT_EQ(got.l_rel_f32, want.l_rel_f32);
+    EXPECT_EQ(got.o_norm_f32, want.o_norm_f32);
+    EXPECT_EQ(got.o_dtype, want.o_dtype);
+    EXPECT_EQ(got.lse_dtype, want.lse_dtype);
+  }
 }
 
 // compare_event against kernels/reference.h used directly (a row block reference of the event's

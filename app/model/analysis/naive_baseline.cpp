@@ -42,47 +42,48 @@ KeyRange key_range(int64_t begin, int64_t end) { return {static_cast<int32_t>(be
 
 }  // namespace
 
-std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers) {
+std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs& inputs) {
   check_head_inputs(spec, inputs);
   const int64_t sq = spec.seq_q, d = spec.head_dim;
-  std::map<int32_t, std::shared_ptr<const NaiveKeys>> keys;  // by kv pair index
+  std::vector<PairFloats> out;
+  out.reserve(inputs.q_pairs.size());
   for (size_t i = 0; i < inputs.q_pairs.size(); ++i) {
     const auto [b, h] = inputs.q_pairs[i];
-    const int32_t kv = inputs.kv_index(b, spec.kv_head_of(h));
-    if (kv < 0)
+    PairFloats f;
+    f.batch = b;
+    f.head = h;
+    f.kv_index = inputs.kv_index(b, spec.kv_head_of(h));
+    if (f.kv_index < 0)
       throw std::invalid_argument("the inputs hold no keys of (batch " + std::to_string(b) + ", kv head " +
                                   std::to_string(spec.kv_head_of(h)) + "), which query head " + std::to_string(h) +
                                   " reads");
-    keys[kv];
+    f.q.resize(static_cast<size_t>(sq * d));
+    inputs.q.copy_floats(static_cast<int64_t>(i) * sq * d, sq * d, f.q.data());
+    out.push_back(std::move(f));
   }
+  return out;
+}
+
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers) {
+  std::vector<PairFloats> out = pair_queries(spec, inputs);
   // Each kv pair converted once, the pairs on `workers` threads (a decode trace has 128 of them).
+  std::map<int32_t, std::shared_ptr<const NaiveKeys>> keys;  // by kv pair index
+  for (const PairFloats& f : out) keys[f.kv_index];
   std::vector<std::map<int32_t, std::shared_ptr<const NaiveKeys>>::iterator> todo;
   for (auto it = keys.begin(); it != keys.end(); ++it) todo.push_back(it);
   parallel_for(static_cast<int64_t>(todo.size()), workers, [&](int64_t i) {
     todo[static_cast<size_t>(i)]->second =
         std::make_shared<const NaiveKeys>(naive_keys(spec, inputs, todo[static_cast<size_t>(i)]->first));
   });
-  std::vector<PairFloats> out;
-  out.reserve(inputs.q_pairs.size());
-  for (size_t i = 0; i < inputs.q_pairs.size(); ++i) {
-    const auto [b, h] = inputs.q_pairs[i];
-    const int32_t kv = inputs.kv_index(b, spec.kv_head_of(h));
-    const auto& shared = keys[kv];
-    PairFloats f;
-    f.batch = b;
-    f.head = h;
-    f.q.resize(static_cast<size_t>(sq * d));
-    inputs.q.copy_floats(static_cast<int64_t>(i) * sq * d, sq * d, f.q.data());
-    f.keys = shared;
-    out.push_back(std::move(f));
-  }
+  for (PairFloats& f : out) f.keys = keys[f.kv_index];
   return out;
 }
 
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
-                                   const RowBlockReference& reference) {
+                                   const RowBlockReference& reference, const NaiveKeys* given_keys) {
   const RowBlock& block = reference.block();
-  if (floats.batch != block.batch || floats.head != block.head || !floats.keys)
+  const NaiveKeys* keys_of_pair = given_keys != nullptr ? given_keys : floats.keys.get();
+  if (floats.batch != block.batch || floats.head != block.head || keys_of_pair == nullptr)
     throw std::invalid_argument("naive baseline: the inputs of (batch " + std::to_string(floats.batch) + ", head " +
                                 std::to_string(floats.head) + ") given for a row block of (batch " +
                                 std::to_string(block.batch) + ", head " + std::to_string(block.head) + ")");
@@ -90,7 +91,7 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
   const size_t dd = static_cast<size_t>(d), rows = static_cast<size_t>(block.rows);
   const std::vector<int64_t>& bounds = reference.boundaries();
   const size_t pieces = bounds.size() - 1;
-  const NaiveKeys& keys = *floats.keys;
+  const NaiveKeys& keys = *keys_of_pair;
 
   // The float32 textbook states of each piece and of all keys against the reference's.
   const TextbookStates st = textbook_states(spec, block.batch, block.head, floats.q.data(), keys, block.q_begin,

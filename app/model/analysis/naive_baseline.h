@@ -28,19 +28,24 @@ namespace ts {
 // so that a GQA run converts each kv head once. Read by every row block of the pair.
 struct PairFloats {
   int32_t batch = 0, head = 0;
+  int32_t kv_index = 0;  // its kv head's index into the inputs' kv_pairs
   std::vector<float> q;  // [seq_q, head_dim]
-  std::shared_ptr<const NaiveKeys> keys;
+  std::shared_ptr<const NaiveKeys> keys;  // null from pair_queries
 };
 // Every query pair of `inputs`, in q_pairs order; the kv pairs converted on `workers` threads
 // (0: every core). Throws std::invalid_argument when the inputs do not fit the spec or a query
 // pair's kv head is absent.
 std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers = 0);
+// The same without the keys (for a caller that converts them when it needs them: a decode
+// trace's are a GiB, and each is read by its few row blocks only).
+std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs& inputs);
 
-// The baselines' errors on one row block. `floats` are the row block's (batch, head);
-// `reference` is its float64 reference, whose boundaries cut the keys into the pieces compared.
-// Throws std::invalid_argument when `floats` belong to another pair.
+// The baselines' errors on one row block. `floats` are the row block's (batch, head), `keys`
+// its kv head's (floats.keys by default); `reference` is its float64 reference, whose
+// boundaries cut the keys into the pieces compared. Throws std::invalid_argument when `floats`
+// belong to another pair or there are no keys.
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
-                                   const RowBlockReference& reference);
+                                   const RowBlockReference& reference, const NaiveKeys* keys = nullptr);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

@@ -76,7 +76,8 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   if (!blocks_.empty()) {
     try {
       inputs_ = std::make_unique<ReferenceInputs>(spec_, run.inputs, options_.workers);
-      floats_ = pair_floats(spec_, run.inputs, options_.workers);
+      floats_ = pair_queries(spec_, run.inputs);
+      run_inputs_ = &run.inputs;
     } catch (const std::exception& e) {
       throw AnalysisError(std::string("the run's inputs cannot be used: ") + e.what());
     }
@@ -229,8 +230,25 @@ RefState RunReference::expected(const EventHeader& h) const { return expected(h,
 NaiveErrors RunReference::naive_errors(const RowBlockReference& ref) const {
   const RowBlock& rb = ref.block();
   for (const PairFloats& f : floats_)
-    if (f.batch == rb.batch && f.head == rb.head) return naive_row_block_errors(spec_, f, ref);
+    if (f.batch == rb.batch && f.head == rb.head) return naive_row_block_errors(spec_, f, ref, naive_keys_of(f.kv_index).get());
   throw AnalysisError("no inputs of " + pair_name(rb.batch, rb.head) + " for the naive baselines");
+}
+
+std::shared_ptr<const NaiveKeys> RunReference::naive_keys_of(int32_t kv_index) const {
+  {
+    const std::lock_guard lock(naive_mutex_);
+    for (auto it = naive_keys_.begin(); it != naive_keys_.end(); ++it)
+      if (it->first == kv_index) {
+        naive_keys_.splice(naive_keys_.begin(), naive_keys_, it);
+        return it->second;
+      }
+  }
+  // Made outside the lock (two threads may both make one: the same keys, the second dropped).
+  auto made = std::make_shared<const NaiveKeys>(naive_keys(spec_, *run_inputs_, kv_index));
+  const std::lock_guard lock(naive_mutex_);
+  naive_keys_.emplace_front(kv_index, made);
+  if (naive_keys_.size() > kNaiveKeysKept) naive_keys_.pop_back();
+  return made;
 }
 
 const Tolerance& RunReference::tolerance() const {

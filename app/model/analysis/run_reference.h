@@ -12,6 +12,10 @@
 // AnalysisError that says what the trace claims and what it would cost.
 //
 // Thread-safe: row blocks are computed on first use and cached (LRU, `cache_bytes` in all).
+// The naive baselines' float32 keys of a kv head are made when its row blocks ask for them and
+// only a few are kept (kNaiveKeysKept): a decode trace's would be another GiB of fresh pages,
+// most of its opening time, and each is read by its few row blocks only. They are made from the
+// run's inputs, so the run must outlive its RunReference (as every user of one has it).
 #pragma once
 
 #include <cstddef>
@@ -50,6 +54,9 @@ struct RunReferenceOptions {
 
 // The most memory one row block's reference may take (its piece and prefix states).
 inline constexpr size_t kMaxRowBlockBytes = size_t{1} << 30;
+// The naive baselines' keys kept for re-use (kv heads): enough for the query heads of a GQA
+// group read in turn on every analysis thread.
+inline constexpr size_t kNaiveKeysKept = 8;
 
 class RunReference {
  public:
@@ -97,7 +104,11 @@ class RunReference {
   std::unique_ptr<GpuReference> gpu_;              // after inputs_, which it reads
   std::string device_note_ = "CPU";
   mutable std::mutex gpu_mutex_;                   // GpuReference::compute: one caller at a time
-  std::vector<PairFloats> floats_;                 // by inputs' q_pairs index
+  std::vector<PairFloats> floats_;                 // by inputs' q_pairs index; keys made on use
+  const HeadInputs* run_inputs_ = nullptr;         // the run's, which the naive keys are made from
+  mutable std::mutex naive_mutex_;
+  mutable std::list<std::pair<int32_t, std::shared_ptr<const NaiveKeys>>> naive_keys_;  // by kv index, recent first
+  std::shared_ptr<const NaiveKeys> naive_keys_of(int32_t kv_index) const;
   std::vector<RowBlock> blocks_;
   std::map<RowBlock, std::vector<int64_t>> boundaries_;
 

@@ -47,6 +47,12 @@ LoadedRun analyse_run(std::shared_ptr<const RunView> run, JobProgress& progress)
 // (FileReadError, TraceFormatError, AnalysisError), JobCancelled when cancelled.
 LoadedRun load_run_file(const std::filesystem::path& path, JobProgress& progress);
 
+// A capture the viewer is asked to run: what to capture, and where to save its trace (optional).
+struct CaptureRequest {
+  CaptureSpec spec;
+  std::optional<std::filesystem::path> save_to;
+};
+
 // Runs a capture (progress in blocks), then analyses it; `save_to`, when given, is written
 // with save_trace before the analysis. Throws what run_capture throws (ConfigError,
 // CaptureError, InputError, LaunchError: no GPU, failed, cancelled), FileWriteError.
