@@ -1,0 +1,347 @@
+// The Split-K decode kernels launched directly (no launcher, no trace buffers), for measuring
+// changes to the decode kernel on a lent GPU: splitk_partial_kernel + splitk_reduce_kernel on
+// B x H=32 x Sq=1 x Skv=32768 x D=128 (bf16 or f32), plain and traced (nothing recorded), with the
+// split count given (--splits, default 1: the heuristic's choice for B=8 H=32 on 132 SMs) and at
+// most --blocks blocks per SM (default kSplitkBlocksPerSm; 0: as many as fit; the extra blocks kept
+// out with shared memory, as launch_gpu.cu does). Each variant's output is checked against a
+// float64 reference of three (batch, head) pairs and for finiteness everywhere (the output
+// poisoned before the check run), then timed: median over 7 batches of 20 runs (CUDA events),
+// after 3 warm-up runs. bench_kernels_gpu measures the launcher's path; this one exists to try
+// kernel variants (split counts, occupancy) and to compare two trees' kernels bit for bit.
+//
+// Built with the GPU benchmarks (TILESCOPE_BENCH, TILESCOPE_CUDA), or by hand against any tree,
+// e.g. an older checkout to compare with, and carried to the GPU machine:
+//   nvcc -std=c++20 -O2 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a
+//        -I. -Iinstrumentation/probe -Xcompiler -static-libstdc++,-static-libgcc
+//        tests/kernels/bench_decode_direct.cu -o bench_decode_direct        (one line)
+//   bench_decode_direct [--dtype bf16|f32] [--batch 8] [--splits 1] [--blocks N] [--seed 1]
+//                       [--copy] [--out FILE]
+// --copy: also a 2 GiB device-to-device copy's bandwidth (bytes read + written); --out: the plain
+// build's O, raw bytes (cmp two builds' files). Prints one line per variant: registers, shared
+// bytes, resident blocks per SM, splits, median ms, GB/s (K and V read once, Q read, O written),
+// max abs error; exit status 1 on a wrong result, 2 on a CUDA error or bad argument.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "kernels/kernel_smem.h"
+#include "kernels/splitk_partial.cuh"
+#include "kernels/splitk_reduce.cuh"
+#include "kernels/tiling.h"  // kSplitkBlocksPerSm
+
+namespace {
+
+using ts::AttentionParams;
+using ts::KernelVariant;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+
+__device__ __host__ inline float random_value(uint64_t i, uint64_t seed) {  // in [-1, 1)
+  uint64_t x = i * 0x9E3779B97F4A7C15ull + seed * 0xD1B54A32D192ED03ull;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return static_cast<float>(x >> 40) / static_cast<float>(1ull << 23) - 1.0f;
+}
+
+template <typename T>
+__global__ void fill(T* p, uint64_t n, uint64_t seed) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    p[i] = ts::device::from_float<T>(random_value(i, seed));
+}
+
+// On the host (ts::device::to_float is device code): bf16 is the high half of a float's bits.
+template <typename T>
+double to_double(T x) {
+  float f = 0.0f;
+  if constexpr (sizeof(T) == 2) {
+    uint16_t h = 0;
+    std::memcpy(&h, &x, 2);
+    const uint32_t bits = uint32_t{h} << 16;
+    std::memcpy(&f, &bits, 4);
+  } else {
+    std::memcpy(&f, &x, 4);
+  }
+  return static_cast<double>(f);
+}
+
+struct Shape {
+  int batch = 8, heads = 32, seq_kv = 32768, d = 128;
+  int splits = 1;  // what kernels/tiling.cpp's heuristic chooses for B=8 H=32 on 132 SMs
+  int blocks = ts::kSplitkBlocksPerSm;  // at most this many blocks per SM (0: as many as fit)
+};
+
+template <typename T>
+struct Bench {
+  Shape s;
+  AttentionParams p{};
+  T *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+  float *lse = nullptr, *po = nullptr, *pm = nullptr, *pl = nullptr;
+  uint64_t seed = 1;
+
+  size_t q_elems() const { return size_t(s.batch) * s.heads * s.d; }
+  size_t kv_elems() const { return size_t(s.batch) * s.heads * s.seq_kv * s.d; }
+  double bytes() const { return double(kv_elems()) * 2 * sizeof(T) + 2.0 * q_elems() * sizeof(T); }
+
+  void setup() {
+    check(cudaMalloc(&q, q_elems() * sizeof(T)), "malloc q");
+    check(cudaMalloc(&k, kv_elems() * sizeof(T)), "malloc k");
+    check(cudaMalloc(&v, kv_elems() * sizeof(T)), "malloc v");
+    check(cudaMalloc(&o, q_elems() * sizeof(T)), "malloc o");
+    fill<<<1024, 256>>>(q, q_elems(), seed * 3 + 0);
+    fill<<<4096, 256>>>(k, kv_elems(), seed * 3 + 1);
+    fill<<<4096, 256>>>(v, kv_elems(), seed * 3 + 2);
+    check(cudaGetLastError(), "fill launch");
+    check(cudaDeviceSynchronize(), "fill");
+    const int block_n = ts::splitk_block_n(s.d);
+    const int kv_tiles = static_cast<int>(ts::ceil_div(s.seq_kv, block_n));
+    const int splits = s.splits;
+    const size_t rows = size_t(s.batch) * s.heads * splits;
+    check(cudaMalloc(&lse, q_elems() / s.d * sizeof(float)), "malloc lse");
+    check(cudaMalloc(&po, rows * s.d * sizeof(float)), "malloc partial o");
+    check(cudaMalloc(&pm, rows * sizeof(float)), "malloc partial m");
+    check(cudaMalloc(&pl, rows * sizeof(float)), "malloc partial l");
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    p.lse = lse;
+    p.partial_o = po;
+    p.partial_m = pm;
+    p.partial_l = pl;
+    p.q_row_stride = p.k_row_stride = p.v_row_stride = p.o_row_stride = s.d;
+    p.q_head_stride = p.o_head_stride = s.d;
+    p.k_head_stride = p.v_head_stride = int64_t{s.seq_kv} * s.d;
+    p.q_batch_stride = p.o_batch_stride = int64_t{s.heads} * s.d;
+    p.k_batch_stride = p.v_batch_stride = int64_t{s.heads} * s.seq_kv * s.d;
+    p.batch = s.batch;
+    p.heads = p.heads_kv = s.heads;
+    p.seq_q = 1;
+    p.seq_kv = s.seq_kv;
+    p.head_dim = s.d;
+    p.mask = ts::KernelMask{1, s.seq_kv, false, -1, -1};
+    p.scale = static_cast<float>(1.0 / std::sqrt(double(s.d)));
+    p.block_m = 1;
+    p.block_n = block_n;
+    p.num_q_tiles = 1;
+    p.num_kv_tiles = kv_tiles;
+    p.num_splits = splits;
+    p.kv_tiles_per_split = static_cast<int>(ts::ceil_div(kv_tiles, splits));
+  }
+
+  // The launcher's shared-memory rule (kernels/launch_gpu.cu: occupancy_matched_smem).
+  static int blocks_per_sm(const void* fn, size_t smem) {
+    int n = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, ts::kKernelThreads, smem), "occupancy");
+    return n;
+  }
+  static size_t padded_smem(const void* fn, size_t smem, int target) {
+    check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024), "smem attribute");
+    if (blocks_per_sm(fn, smem) <= target) return smem;
+    for (size_t bytes = smem; bytes <= 200 * 1024; bytes += 256)
+      if (blocks_per_sm(fn, bytes) <= target) return bytes;
+    return smem;
+  }
+
+  void run_once(const void* partial, const void* reduce, size_t smem) const {
+    AttentionParams params = p;
+    void* args[] = {&params};
+    check(cudaLaunchKernel(partial, dim3(p.num_splits, s.heads, s.batch), dim3(ts::kKernelThreads), args, smem, nullptr),
+          "launch partial");
+    check(cudaLaunchKernel(reduce, dim3(1, s.heads, s.batch), dim3(ts::kKernelThreads), args, 0, nullptr),
+          "launch reduce");
+  }
+
+  // Max abs error of O over three (batch, head) pairs against a float64 reference; NaN when an
+  // output element is not finite.
+  double check_output(const void* partial, const void* reduce, size_t smem, std::vector<unsigned char>* o_bytes) const {
+    check(cudaMemset(o, 0xff, q_elems() * sizeof(T)), "poison o");
+    run_once(partial, reduce, smem);
+    check(cudaDeviceSynchronize(), "check run");
+    std::vector<T> oh(q_elems());
+    check(cudaMemcpy(oh.data(), o, q_elems() * sizeof(T), cudaMemcpyDeviceToHost), "copy o");
+    if (o_bytes != nullptr) {
+      o_bytes->resize(q_elems() * sizeof(T));
+      std::memcpy(o_bytes->data(), oh.data(), o_bytes->size());
+    }
+    for (const T& x : oh)
+      if (!std::isfinite(to_double(x))) return NAN;
+    const int pairs[3][2] = {{0, 0}, {s.batch / 2, 17 % s.heads}, {s.batch - 1, s.heads - 1}};
+    double worst = 0.0;
+    const size_t head = size_t(s.seq_kv) * s.d;
+    std::vector<T> qh(s.d), kh(head), vh(head);
+    for (const auto& bh : pairs) {
+      const size_t qi = (size_t(bh[0]) * s.heads + bh[1]) * s.d, ki = (size_t(bh[0]) * s.heads + bh[1]) * head;
+      check(cudaMemcpy(qh.data(), q + qi, s.d * sizeof(T), cudaMemcpyDeviceToHost), "copy q");
+      check(cudaMemcpy(kh.data(), k + ki, head * sizeof(T), cudaMemcpyDeviceToHost), "copy k");
+      check(cudaMemcpy(vh.data(), v + ki, head * sizeof(T), cudaMemcpyDeviceToHost), "copy v");
+      std::vector<double> sc(s.seq_kv), out(s.d, 0.0);
+      double m = -INFINITY, l = 0.0;
+      for (int j = 0; j < s.seq_kv; ++j) {
+        double dot = 0.0;
+        for (int c = 0; c < s.d; ++c) dot += to_double(qh[c]) * to_double(kh[size_t(j) * s.d + c]);
+        sc[j] = dot / std::sqrt(double(s.d));
+        m = std::max(m, sc[j]);
+      }
+      for (int j = 0; j < s.seq_kv; ++j) {
+        const double e = std::exp(sc[j] - m);
+        l += e;
+        for (int c = 0; c < s.d; ++c) out[c] += e * to_double(vh[size_t(j) * s.d + c]);
+      }
+      for (int c = 0; c < s.d; ++c) worst = std::max(worst, std::fabs(out[c] / l - to_double(oh[qi + c])));
+    }
+    return worst;
+  }
+
+  double median_ms(const void* partial, const void* reduce, size_t smem) const {
+    for (int i = 0; i < 3; ++i) run_once(partial, reduce, smem);
+    cudaEvent_t a, b;
+    check(cudaEventCreate(&a), "event");
+    check(cudaEventCreate(&b), "event");
+    std::vector<float> ms;
+    for (int rep = 0; rep < 7; ++rep) {
+      check(cudaEventRecord(a), "record");
+      for (int i = 0; i < 20; ++i) run_once(partial, reduce, smem);
+      check(cudaEventRecord(b), "record");
+      check(cudaEventSynchronize(b), "sync");
+      float t = 0.0f;
+      check(cudaEventElapsedTime(&t, a, b), "elapsed");
+      ms.push_back(t / 20.0f);
+    }
+    std::sort(ms.begin(), ms.end());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms[ms.size() / 2];
+  }
+
+  // Returns false on a wrong result.
+  bool variant(const char* name, const void* partial, const void* reduce, size_t smem_plan,
+               std::vector<unsigned char>* o_bytes = nullptr) const {
+    const size_t smem = s.blocks > 0 ? padded_smem(partial, smem_plan, s.blocks) : smem_plan;
+    check(cudaFuncSetAttribute(partial, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)), "smem attribute");
+    cudaFuncAttributes attr{};
+    check(cudaFuncGetAttributes(&attr, partial), "attributes");
+    const double err = check_output(partial, reduce, smem, o_bytes);
+    const bool ok = std::isfinite(err) && err < (sizeof(T) == 4 ? 1e-5 : 1e-3);
+    if (!ok) {
+      std::printf("%-34s WRONG: max abs error %.3g\n", name, err);
+      return false;
+    }
+    const double t = median_ms(partial, reduce, smem);
+    std::printf("%-34s regs %3d  smem %6zu  blocks/SM %d  splits %d  %.4f ms  %6.0f GB/s  err %.2g\n", name,
+                attr.numRegs, smem, blocks_per_sm(partial, smem), p.num_splits, t, bytes() / t / 1e6, err);
+    return true;
+  }
+};
+
+template <typename T>
+int run(const Shape& shape, uint64_t seed, const char* out_path) {
+  Bench<T> b;
+  b.s = shape;
+  b.seed = seed;
+  b.setup();
+  const int elem = static_cast<int>(sizeof(T));
+  const void* reduce = reinterpret_cast<const void*>(&ts::splitk_reduce_kernel<T, KernelVariant::plain>);
+  const void* reduce_traced = reinterpret_cast<const void*>(&ts::splitk_reduce_kernel<T, KernelVariant::traced>);
+  const size_t smem = static_cast<size_t>(ts::splitk_partial_smem_bytes(128, elem));
+  bool ok = true;
+  std::vector<unsigned char> o_bytes;
+  ok &= b.variant("plain", reinterpret_cast<const void*>(&ts::splitk_partial_kernel<T, 128, KernelVariant::plain>),
+                  reduce, smem, &o_bytes);
+  ok &= b.variant("traced, nothing recorded",
+                  reinterpret_cast<const void*>(&ts::splitk_partial_kernel<T, 128, KernelVariant::traced>),
+                  reduce_traced, smem);
+  if (out_path != nullptr) {
+    FILE* f = std::fopen(out_path, "wb");
+    if (f == nullptr || std::fwrite(o_bytes.data(), 1, o_bytes.size(), f) != o_bytes.size()) {
+      std::fprintf(stderr, "cannot write %s\n", out_path);
+      return 2;
+    }
+    std::fclose(f);
+  }
+  return ok ? 0 : 1;
+}
+
+double copy_gbps() {  // device-to-device copy of 2 GiB, bytes read + written
+  const size_t n = size_t{2} << 30;
+  void *a = nullptr, *b = nullptr;
+  check(cudaMalloc(&a, n), "malloc copy");
+  check(cudaMalloc(&b, n), "malloc copy");
+  check(cudaMemset(a, 1, n), "memset");
+  for (int i = 0; i < 3; ++i) check(cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice), "copy");
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> ms;
+  for (int rep = 0; rep < 7; ++rep) {
+    cudaEventRecord(e0);
+    for (int i = 0; i < 5; ++i) cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float t = 0;
+    cudaEventElapsedTime(&t, e0, e1);
+    ms.push_back(t / 5);
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * n / ms[3] / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  Shape shape;
+  std::string dtype = "bf16";
+  uint64_t seed = 1;
+  const char* out = nullptr;
+  bool copy = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--dtype") dtype = next();
+    else if (a == "--batch") shape.batch = std::atoi(next());
+    else if (a == "--splits") shape.splits = std::atoi(next());
+    else if (a == "--blocks") shape.blocks = std::atoi(next());
+    else if (a == "--seed") seed = std::strtoull(next(), nullptr, 10);
+    else if (a == "--out") out = next();
+    else if (a == "--copy") copy = true;
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const int kv_tiles = static_cast<int>(ts::ceil_div(shape.seq_kv, ts::splitk_block_n(shape.d)));
+  if (shape.batch < 1 || shape.splits < 1 || shape.splits > kv_tiles || shape.blocks < 0) {
+    std::fprintf(stderr, "--batch >= 1, 1 <= --splits <= %d (the kv tiles), --blocks >= 0\n", kv_tiles);
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "properties");
+  std::printf("%s, %d SMs; B=%d H=%d Sq=1 Skv=%d D=%d %s; splits %d, at most %d blocks/SM\n", prop.name,
+              prop.multiProcessorCount, shape.batch, shape.heads, shape.seq_kv, shape.d, dtype.c_str(), shape.splits,
+              shape.blocks);
+  if (copy) std::printf("device-to-device copy: %.0f GB/s (read + written)\n", copy_gbps());
+  if (dtype == "bf16") return run<__nv_bfloat16>(shape, seed, out);
+  if (dtype == "f32") return run<float>(shape, seed, out);
+  std::fprintf(stderr, "--dtype: bf16 or f32\n");
+  return 2;
+}
