@@ -57,6 +57,8 @@ CurvePlotHover draw_curve_plot(const char* id, const std::string& title, std::sp
   const ImVec2 a(std::floor(p0.x + label_w + 10), std::floor(p0.y + header_h));
   const ImVec2 b(right, std::floor(p0.y + size.y - 2 * line - 6));
   const float w = std::max(8.0f, b.x - a.x), h = std::max(8.0f, b.y - a.y);
+  hover.min_x = a.x, hover.min_y = a.y, hover.max_x = a.x + w, hover.max_y = a.y + h;
+  hover.frame = frame;
   auto px = [&](double x) { return a.x + static_cast<float>(frame.fx(x)) * w; };
   auto py = [&](double y) {
     if (frame.log_y && !(y > 0)) return b.y;

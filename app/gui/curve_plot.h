@@ -33,9 +33,13 @@ struct CurvePlotOptions {
   std::optional<std::pair<double, double>> band;       // x range to highlight [a, b]
 };
 
-// What the cursor is over (for callers that react to it), from the last draw.
+// What the cursor is over (for callers that react to it), and where the plot drew, from the last
+// draw: the plot area's corners in screen units and the frame it maps (index i of a series is
+// at x = first_x + i; a value y at frame.fy(y) up from the bottom edge).
 struct CurvePlotHover {
   std::optional<size_t> index;
+  float min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+  CurveFrame frame;
 };
 
 // Lays the plot out over `size` at the cursor. Returns what the cursor was over.

@@ -33,6 +33,7 @@ DetailPanel::DetailPanel(const GuiOptions& o) {
   max_tile_ = o.max_tile;
   initial_pick_ = o.pick;
   animate_ = o.animate;
+  curves_over_group = o.curves_over_group;
 }
 
 std::vector<HeatmapViewLayout> DetailPanel::layouts() const {
@@ -52,10 +53,15 @@ std::vector<ExportableHeatmap> DetailPanel::exportables() const {
 void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
   const std::optional<size_t> sel = s.selected();
   const RunView* run = s.has_run() ? &s.view() : nullptr;
-  if (sel == shown_event_ && run == shown_run_ && normalised == shown_normalised_) return;
+  if (sel == shown_event_ && run == shown_run_ && normalised == shown_normalised_ &&
+      curves_over_group == shown_over_group_)
+    return;
   shown_event_ = sel;
   shown_run_ = run;
   shown_normalised_ = normalised;
+  shown_over_group_ = curves_over_group;
+  group_label_.clear();
+  series_x_label_.reset();
   error_.clear();
   if (!run || !sel) {
     trace_grid_ = reference_grid_ = diff_grid_ = nullptr;
@@ -118,8 +124,13 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
   } else {
     error_by_query_ = {cmp->stage.name + ", all queries", std::move(err)};
   }
-  series_x_label_.reset();
-  if (auto series = stage_series(s.view(), *s.run().reference, s.report(), cmp->event_index)) {
+  std::optional<StageSeries> series;
+  if (auto group = group_series(s.view(), *s.run().reference, s.report(), cmp->event_index)) {
+    group_label_ = group->group;
+    if (curves_over_group) series = std::move(group);
+  }
+  if (!series) series = stage_series(s.view(), *s.run().reference, s.report(), cmp->event_index);
+  if (series) {
     const std::string q = ", query " + std::to_string(series->query);
     m_trace_ = {(normalised_state_ ? "trace LSE" : "trace m") + q, std::move(series->m_trace)};
     m_reference_ = {"reference", std::move(series->m_reference)};
@@ -128,6 +139,7 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
     error_by_query_ = {cmp->stage.name + ", each " + series->x_label, std::move(series->worst)};
     series_x_label_ = series->x_label;
     series_selected_ = series->selected;
+    series_first_x_ = series->first_x;
   }
 }
 
@@ -267,28 +279,79 @@ void DetailPanel::draw_views(HeatmapRenderer& renderer, float view_h) {
   }
 }
 
+nlohmann::json DetailPanel::curves_layout() const {
+  nlohmann::json j;
+  j["over_group"] = curves_over_group && series_x_label_ == "query head";
+  j["group"] = group_label_;
+  j["x_label"] = series_x_label_ ? nlohmann::json(*series_x_label_) : nlohmann::json(nullptr);
+  j["first_x"] = series_x_label_ ? series_first_x_ : first_row_;
+  j["selected"] = series_selected_;
+  j["plots"] = nlohmann::json::array();
+  for (const DrawnCurve& c : drawn_curves_) {
+    nlohmann::json p = {{"id", c.id},
+                        {"min", {c.where.min_x, c.where.min_y}},
+                        {"max", {c.where.max_x, c.where.max_y}},
+                        {"x_range", {c.where.frame.x0, c.where.frame.x1}},
+                        {"y_range", {c.where.frame.y0, c.where.frame.y1}},
+                        {"log_y", c.where.frame.log_y}};
+    p["series"] = nlohmann::json::array();
+    for (const CurveSeries* cs : c.series) {
+      nlohmann::json y = nlohmann::json::array();
+      for (float v : cs->y) y.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+      p["series"].push_back({{"name", cs->name}, {"y", std::move(y)}});
+    }
+    j["plots"].push_back(std::move(p));
+  }
+  return j;
+}
+
 void DetailPanel::draw_curves(ViewerSession& s, float height) {
   (void)s;
+  drawn_curves_.clear();
   if (!trace_grid_ || height < 60) return;
+  // GQA: the curves run over the event's splits (or steps) or across its kv head's query heads.
+  if (!group_label_.empty() && height > 60 + ImGui::GetFrameHeightWithSpacing()) {
+    const float y0 = ImGui::GetCursorPosY();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("Curves:");
+    ImGui::SameLine();
+    int over = curves_over_group ? 1 : 0;
+    if (ImGui::RadioButton("this head, over the keys", &over, 0)) curves_over_group = false;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("m, l and the error of this query head's events, split by split");
+    ImGui::SameLine();
+    const std::string across = "across its GQA group (" + group_label_ + ")";
+    if (ImGui::RadioButton(across.c_str(), &over, 1)) curves_over_group = true;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("m, l and the error of this event in each query head that shares its kv head");
+    height -= ImGui::GetCursorPosY() - y0;
+  }
   const ImGuiTableScope table("##curves", 3, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_PadOuterX);
   if (!table) return;
   CurvePlotOptions rows;
   rows.first_x = static_cast<double>(first_row_);
   if (series_x_label_) {  // over the event's siblings, the selected one banded
-    rows.first_x = 0;
+    rows.first_x = static_cast<double>(series_first_x_);
     rows.x_label = *series_x_label_;
-    rows.band = {{static_cast<double>(series_selected_), static_cast<double>(series_selected_)}};
+    const double at = static_cast<double>(series_first_x_ + static_cast<int64_t>(series_selected_));
+    rows.band = {{at, at}};
   }
+  const auto drawn = [&](const char* id, const CurvePlotHover& h, std::vector<const CurveSeries*> series) {
+    drawn_curves_.push_back({id, h, std::move(series)});
+  };
   ImGui::TableNextColumn();
   const ImU32 reference_color = (theme::kReferenceCurve & 0x00FFFFFFu) | (170u << IM_COL32_A_SHIFT);
   const PlotSeries m[] = {{&m_trace_, theme::kTraceCurve, 1.5f}, {&m_reference_, reference_color, 4.0f}};
-  draw_curve_plot("m", normalised_state_ ? "LSE (natural log)" : "m (max score over its keys)", m, rows,
-                  ImVec2(ImGui::GetContentRegionAvail().x, height));
+  drawn("m",
+        draw_curve_plot("m", normalised_state_ ? "LSE (natural log)" : "m (max score over its keys)", m, rows,
+                        ImVec2(ImGui::GetContentRegionAvail().x, height)),
+        {&m_trace_, &m_reference_});
   ImGui::TableNextColumn();
   const PlotSeries l[] = {{&l_trace_, theme::kTraceCurve, 1.5f}, {&l_reference_, reference_color, 4.0f}};
   // A normalised state keeps no sum (O is already divided by it): its l is 1 by definition.
-  draw_curve_plot("l", normalised_state_ ? "l (normalised state: 1)" : "l (sum of exp(s - m) over its keys)", l, rows,
-                  ImVec2(ImGui::GetContentRegionAvail().x, height));
+  drawn("l",
+        draw_curve_plot("l", normalised_state_ ? "l (normalised state: 1)" : "l (sum of exp(s - m) over its keys)", l,
+                        rows, ImVec2(ImGui::GetContentRegionAvail().x, height)),
+        {&l_trace_, &l_reference_});
   ImGui::TableNextColumn();
   CurvePlotOptions err;
   err.log_y = true;
@@ -303,11 +366,12 @@ void DetailPanel::draw_curves(ViewerSession& s, float height) {
     err.band = {{static_cast<double>(first_row_ / per), static_cast<double>((first_row_ + rows_ - 1) / per)}};
   if (series_x_label_) {
     err.x_label = rows.x_label;
-    err.first_x = 0;
+    err.first_x = rows.first_x;
     err.band = rows.band;
   }
   const PlotSeries e[] = {{&error_by_query_, theme::kFail}};
-  draw_curve_plot("err", "error / tolerance", e, err, ImVec2(ImGui::GetContentRegionAvail().x, height));
+  drawn("err", draw_curve_plot("err", "error / tolerance", e, err, ImVec2(ImGui::GetContentRegionAvail().x, height)),
+        {&error_by_query_});
 }
 
 void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors, Playback& playback, ImVec2 size) {

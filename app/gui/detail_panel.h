@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "app/gui/heatmap_navigation.h"
 #include "app/gui/heatmap_renderer.h"
 #include "app/gui/heatmap_view.h"
+#include <nlohmann/json.hpp>
 #include "app/model/viewer/cell_readout.h"
 #include "app/model/viewer/viewer_session.h"
 
@@ -38,8 +40,14 @@ class DetailPanel {
   const HeatmapDisplay& diff_display() const { return diff_display_; }
   // The picked cell's numbers as last drawn (for --layout-json).
   const std::optional<CellReadout>& readout() const { return readout_; }
+  // The curves as last drawn (for --layout-json): what x counts, the group when they run across
+  // one, and per plot its area, frame and series.
+  nlohmann::json curves_layout() const;
 
   bool normalised = true;  // O/l (the attention output so far) or O as stored
+  // Few query rows and GQA: the curves run across the selected event's kv-head group (one point
+  // per query head, stage_series.h: group_series) instead of over its splits.
+  bool curves_over_group = false;
 
  private:
   void update(ViewerSession& session, ErrorLog& errors);
@@ -69,6 +77,15 @@ class DetailPanel {
   // counting this, the selected event at series_selected_.
   std::optional<std::string> series_x_label_;
   size_t series_selected_ = 0;
+  int64_t series_first_x_ = 0;
+  bool shown_over_group_ = false;
+  std::string group_label_;  // the selected event's group ("kv head 0: heads 0-3"), when it has one
+  struct DrawnCurve {
+    std::string id;
+    CurvePlotHover where;
+    std::vector<const CurveSeries*> series;
+  };
+  std::vector<DrawnCurve> drawn_curves_;
   int64_t first_row_ = 0;
   int32_t rows_ = 0;
   bool passes_ = true;

@@ -76,6 +76,11 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--values-colormap", values_colormap, "Colormap of the trace and reference (default ember)");
   app.add_option("--values-scale", o.values_scale, "Scale of the trace and reference: linear, log, symmetric, signed-log")
       ->check(CLI::IsMember({"linear", "log", "symmetric", "signed-log"}));
+  std::string curves;
+  app.add_option("--curves", curves,
+                 "Few query rows (decode): the detail's curves run over the selected head's events along the keys "
+                 "(keys, the default) or across the query heads sharing its kv head (group)")
+      ->check(CLI::IsMember({"keys", "group"}));
   app.add_flag("--animate", o.animate, "Zoom the heatmaps a little every frame, so that each frame re-renders them");
   bool no_vsync = false;
   app.add_flag("--no-vsync", no_vsync, "Do not wait for the display between frames (timing runs)");
@@ -150,6 +155,7 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   if (!recent.empty()) o.recent_store = recent;
   if (o.screenshot && o.frames == 0) o.frames = 3;
   o.vsync = !no_vsync;
+  o.curves_over_group = curves == "group";
   // The files a run writes, checked before it starts (write_target.h): a regular file or
   // nothing, in a folder that exists, and never the trace it shows.
   std::vector<std::filesystem::path> inputs;

@@ -52,6 +52,7 @@ struct GuiOptions {
   std::optional<ColormapId> values_colormap;  // trace and reference: colormap...
   std::string values_scale = "linear";        // ...and scale: linear, log, symmetric, signed-log
   bool vsync = true;
+  bool curves_over_group = false;  // --curves group: the detail's curves across the GQA group
   bool animate = false;  // zoom the views a little every frame (timing of re-rendered frames)
   double job_timeout_s = 900;  // headless: give up waiting for opening / capturing after this
 

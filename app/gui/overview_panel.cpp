@@ -317,7 +317,7 @@ void OverviewPanel::draw_pair_overview(ViewerSession& s, HeatmapRenderer& render
   const std::array<FloatGridView, 1> data = {pairs_grid_->view()};
   const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
   const int64_t group = std::max<int64_t>(1, run.attention.group_size());
-  const std::string grouping = group > 1 ? "; dark: GQA groups of " + std::to_string(group) : "";
+  const std::string grouping = group > 1 ? "; dark lines and labels: GQA groups of " + std::to_string(group) : "";
   ImGui::TextDisabled("%zu pairs x %zu key positions; white lines: batches%s", o.pairs.size(), o.column_keys.size(),
                       grouping.c_str());
   if (ImGui::IsItemHovered())
@@ -325,24 +325,61 @@ void OverviewPanel::draw_pair_overview(ViewerSession& s, HeatmapRenderer& render
                       "A cell: the pair's worst error / tolerance at that key position. Click: open that pair there.");
   draw_heatmap_controls("pairs", grid_display_, data, size.x);
   const float view_h = std::max(100.0f, size.y - 3 * ImGui::GetFrameHeightWithSpacing() - bar_h);
+  // GQA: a column right of the grid names each group ("kv head 0: heads 0-3"), the batch
+  // before it where there are several.
+  const bool batches = !o.groups.empty() && o.groups.front().batch != o.groups.back().batch;
+  const auto group_text = [&](const PairGroup& g) {
+    return (batches ? "batch " + std::to_string(g.batch) + ", " : std::string()) + g.label;
+  };
+  float labels_w = 0;
+  if (group > 1)
+    for (const PairGroup& g : o.groups) labels_w = std::max(labels_w, ImGui::CalcTextSize(group_text(g).c_str()).x + 16);
+  labels_w = std::min(labels_w, size.x * 0.4f);
+  const ImVec2 view_at = ImGui::GetCursorScreenPos();
   pairs_nav_.begin_frame();
-  pairs_view_.draw(renderer, pairs_nav_, grid_display_, ImVec2(size.x, view_h));
+  pairs_view_.draw(renderer, pairs_nav_, grid_display_, ImVec2(size.x - labels_w, view_h));
   const HeatmapViewLayout& l = pairs_view_.layout();
+  const ImVec2 after_view = ImGui::GetCursorScreenPos();
 
   // The groups: a thin dark line between kv heads, a light one between batches, so a GQA group's
   // query heads read as one block.
   if (l.rows > 0) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImDrawListClipScope clip(dl, ImVec2(l.image_min_x, l.image_min_y), ImVec2(l.image_max_x, l.image_max_y));
-    const float x0 = static_cast<float>(l.origin_x), x1 = static_cast<float>(l.origin_x + l.px_per_col * l.cols);
-    for (size_t g = 1; g < o.groups.size(); ++g) {
-      const float y = std::round(static_cast<float>(l.origin_y + l.px_per_row * o.groups[g].row0));
-      const bool new_batch = o.groups[g].batch != o.groups[g - 1].batch;
-      if (!new_batch && group == 1) continue;  // MHA: a line under every row would hide the cells
-      dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), new_batch ? IM_COL32(255, 255, 255, 230) : IM_COL32(0, 0, 0, 220),
-                  new_batch ? 2.0f : 1.0f);
+    {
+      const ImDrawListClipScope clip(dl, ImVec2(l.image_min_x, l.image_min_y), ImVec2(l.image_max_x, l.image_max_y));
+      const float x0 = static_cast<float>(l.origin_x), x1 = static_cast<float>(l.origin_x + l.px_per_col * l.cols);
+      for (size_t g = 1; g < o.groups.size(); ++g) {
+        const float y = std::round(static_cast<float>(l.origin_y + l.px_per_row * o.groups[g].row0));
+        const bool new_batch = o.groups[g].batch != o.groups[g - 1].batch;
+        if (!new_batch && group == 1) continue;  // MHA: a line under every row would hide the cells
+        dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), new_batch ? IM_COL32(255, 255, 255, 230) : IM_COL32(0, 0, 0, 220),
+                    new_batch ? 2.0f : 1.0f);
+      }
+    }
+    if (labels_w > 0) {
+      // A bracket beside each group's rows and its label at the bracket's middle; a label that
+      // would overlap the one above (groups thinner than a line of text) is left out.
+      const float line = ImGui::GetTextLineHeight();
+      const float bx = std::floor(l.image_max_x) + 5;
+      float free_y = l.image_min_y;
+      const ImDrawListClipScope clip(dl, ImVec2(bx - 1, l.image_min_y), ImVec2(view_at.x + size.x, l.image_max_y));
+      for (const PairGroup& g : o.groups) {
+        const float y0 = static_cast<float>(l.origin_y + l.px_per_row * g.row0);
+        const float y1 = static_cast<float>(l.origin_y + l.px_per_row * g.row1);
+        if (y1 < l.image_min_y || y0 > l.image_max_y) continue;
+        dl->AddLine(ImVec2(bx, y0 + 2), ImVec2(bx, y1 - 2), theme::kDimText);
+        const std::string text = group_text(g);
+        const float ty = std::round((std::max(y0, l.image_min_y) + std::min(y1, l.image_max_y) - line) / 2);
+        if (ty < free_y) continue;
+        const float tw = ImGui::CalcTextSize(text.c_str()).x;
+        dl->AddText(ImVec2(bx + 6, ty), ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+        marks_.push_back({"group " + text, pairs_view_.name(), bx + 6, ty, bx + 6 + tw, ty + line, g.row0, g.row1, 0,
+                          static_cast<int64_t>(o.column_keys.size())});
+        free_y = ty + line + 2;
+      }
     }
   }
+  ImGui::SetCursorScreenPos(after_view);
   if (pairs_nav_.hovered) {
     const auto [r, c] = std::pair(pairs_nav_.hovered->row, pairs_nav_.hovered->col);
     if (r >= 0 && r < static_cast<int64_t>(o.pairs.size()) && c >= 0 && c < static_cast<int64_t>(o.column_keys.size())) {

@@ -448,6 +448,7 @@ nlohmann::json ViewerWindow::layout_extra() const {
   j["grid"] = overview_.grid_name();
   if (panel_ == GuiPanel::timeline) j["timeline"] = timeline_.layout();
   if (const auto& r = detail_.readout()) j["readout"] = to_text(*r);
+  if (panel_ == GuiPanel::both || panel_ == GuiPanel::detail) j["curves"] = detail_.curves_layout();
   j["errors"] = nlohmann::json::array();
   for (const ErrorEntry& e : errors_.entries()) j["errors"].push_back(e.where + ": " + e.message);
   return j;

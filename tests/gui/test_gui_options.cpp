@@ -57,6 +57,14 @@ TEST(GuiOptions, ARunItsComparisonAndWhatToShow) {
   EXPECT_EQ(r.options->recent_store, std::filesystem::path("/tmp/r.json"));
   EXPECT_EQ(r.options->job_timeout_s, 30);
   EXPECT_FALSE(r.options->demo);
+  EXPECT_FALSE(r.options->curves_over_group);
+  r = parse({"a.trace.safetensors", "--curves", "group"});
+  ASSERT_TRUE(r.options) << r.output;
+  EXPECT_TRUE(r.options->curves_over_group);
+  r = parse({"a.trace.safetensors", "--curves", "heads"});
+  EXPECT_FALSE(r.options);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--curves"), std::string::npos) << r.output;
   r = parse({"--demo", "--select", "first-divergence"});
   ASSERT_TRUE(r.options) << r.output;
   EXPECT_TRUE(r.options->demo);

@@ -17,6 +17,7 @@
 #include "app/model/analysis/run_reference.h"
 #include "app/model/trace_session.h"
 #include "app/model/viewer/pair_overview.h"
+#include "app/model/viewer/stage_series.h"
 #include "tests/gui/cell_check.h"
 #include "tests/gui/screenshot_run.h"
 #include "tests/gui/viewer_fixtures.h"
@@ -110,6 +111,20 @@ void expect_frame(const Shot& shot, const nlohmann::json& v, int64_t row0, int64
       EXPECT_FALSE(color_near(shot.image, (x0 + x1) / 2, (y0 + y1) / 2, mark, 3));
     }
   }
+}
+
+// Finds a colour within `distance` (per channel) of `color` within `reach` pixels of (x, y): an
+// antialiased line's pixels are blends at its edges.
+bool color_close(const RgbaImage& img, double x, double y, Rgba8 color, int reach, int distance) {
+  for (int dy = -reach; dy <= reach; ++dy)
+    for (int dx = -reach; dx <= reach; ++dx) {
+      const int px = static_cast<int>(std::floor(x)) + dx, py = static_cast<int>(std::floor(y)) + dy;
+      if (!img.contains(px, py)) continue;
+      const Rgba8 c = img.at(px, py);
+      if (std::abs(c.r - color.r) <= distance && std::abs(c.g - color.g) <= distance && std::abs(c.b - color.b) <= distance)
+        return true;
+    }
+  return false;
 }
 
 size_t count_color(const RgbaImage& img, Rgba8 c) { return static_cast<size_t>(std::count(img.pixels.begin(), img.pixels.end(), c)); }
@@ -295,6 +310,103 @@ TEST(GuiRunScreenshot, DecodeOverviewShowsEveryPairWithTheFirstDivergenceFramed)
   expect_frame(shot, grid, o.divergence->row, o.divergence->row + 1, o.divergence->col, o.divergence->col + 1);
   const auto c = check_cells(shot, grid, o.values, 1e-3);
   EXPECT_GT(c.cells, 0u);
+}
+
+// Decode with GQA (8 query heads on 2 kv heads, as `tilescope capture --heads 8 --heads-kv 2
+// --seq-q 1` makes it), both panels, the curves across the group (--curves group): each group of
+// the overview is labelled beside its rows ("batch 1, kv head 0: heads 0-3"), its label's text
+// drawn there; a dark line lies between the groups of a batch; and the detail's m and l curves
+// put a point per query head of the selected event's group, each at that head's own m and l
+// (group_series), drawn in the trace's colour where the plot's frame says.
+TEST(GuiRunScreenshot, DecodeGqaGroupsAreLabelledAndTheCurvesRunAcrossOne) {
+  TS_SEEDED(seed);
+  testing::TempDir dir;
+  const auto trace = dir.path() / "decode.trace.safetensors";
+  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  const RunView run = open_run(trace);
+  RunReference ref(run);
+  const AnalysisReport report = analyze_run(run, ref);
+  const PairOverview o = pair_overview(run, report);
+  ASSERT_EQ(o.groups.size(), size_t{4});
+
+  const Shot shot = run_screenshot(dir, "gqa", {trace.string(), "--select", "first-divergence", "--curves", "group"},
+                                   "1800x1060");
+  EXPECT_TRUE(shot.layout["errors"].empty()) << shot.layout["errors"];
+  const auto& grid = view_named(shot.layout, "Error by pair");
+  const double fx = shot.layout["framebuffer_scale"][0], fy = shot.layout["framebuffer_scale"][1];
+  const double oy = grid["origin"][1], py = grid["px_per_cell"][1];
+  const double gx0 = grid["image_min"][0], gx1 = grid["image_max"][0];
+
+  // Every group's label, beside the grid and level with its rows, with text drawn in it.
+  for (const PairGroup& g : o.groups) {
+    const std::string name = "group batch " + std::to_string(g.batch) + ", " + g.label;
+    SCOPED_TRACE(name);
+    const nlohmann::json* mark = nullptr;
+    for (const auto& m : shot.layout["marks"])
+      if (m["name"] == name) mark = &m;
+    ASSERT_NE(mark, nullptr) << shot.layout["marks"];
+    EXPECT_EQ((*mark)["rows"][0], g.row0);
+    EXPECT_EQ((*mark)["rows"][1], g.row1);
+    const double x0 = (*mark)["min"][0], y0 = (*mark)["min"][1], x1 = (*mark)["max"][0], y1 = (*mark)["max"][1];
+    EXPECT_GE(x0, gx1);
+    EXPECT_GE((y0 + y1) / 2, oy + g.row0 * py - 1);
+    EXPECT_LE((y0 + y1) / 2, oy + g.row1 * py + 1);
+    size_t text = 0;
+    for (int y = static_cast<int>(y0 * fy); y < static_cast<int>(y1 * fy); ++y)
+      for (int x = static_cast<int>(x0 * fx); x < static_cast<int>(x1 * fx); ++x)
+        if (shot.image.contains(x, y)) {
+          const Rgba8 c = shot.image.at(x, y);
+          text += c.r > 150 && c.g > 150 && c.b > 150;
+        }
+    EXPECT_GT(text, 40u) << "no text drawn in the label";
+  }
+  // The dark line between the two kv heads of a batch, across the grid.
+  for (size_t k = 1; k < o.groups.size(); ++k) {
+    if (o.groups[k].batch != o.groups[k - 1].batch) continue;
+    const double y = std::round(oy + o.groups[k].row0 * py);
+    size_t dark = 0, samples = 0;
+    for (double x = gx0 + 4; x < gx1 - 4; x += 7, ++samples) {
+      bool found = false;
+      for (int dy : {-1, 0})
+        if (const int yy = static_cast<int>(y * fy) + dy; shot.image.contains(static_cast<int>(x * fx), yy)) {
+          const Rgba8 c = shot.image.at(static_cast<int>(x * fx), yy);
+          found |= std::max({c.r, c.g, c.b}) < 70;
+        }
+      dark += found;
+    }
+    EXPECT_GT(dark, samples * 9 / 10) << "group line at row " << o.groups[k].row0;
+  }
+
+  // The curves: across the first divergence's group, a point per head at its own m and l.
+  const size_t div = static_cast<size_t>(report.first_divergence.event_index);
+  const auto series = group_series(run, ref, report, div);
+  ASSERT_TRUE(series.has_value());
+  const auto& curves = shot.layout["curves"];
+  EXPECT_TRUE(curves["over_group"].get<bool>());
+  EXPECT_EQ(curves["group"], series->group);
+  EXPECT_EQ(curves["x_label"], "query head");
+  EXPECT_EQ(curves["first_x"], series->first_x);
+  EXPECT_EQ(curves["selected"], series->selected);
+  const Rgba8 trace_colour{255, 140, 70, 255};  // theme::kTraceCurve
+  size_t plots = 0;
+  for (const auto& p : curves["plots"]) {
+    if (p["id"] != "m" && p["id"] != "l") continue;
+    ++plots;
+    SCOPED_TRACE(p["id"].get<std::string>());
+    const std::vector<float>& want = p["id"] == "m" ? series->m_trace : series->l_trace;
+    const auto& y = p["series"][0]["y"];
+    ASSERT_EQ(y.size(), want.size());
+    const double ax = p["min"][0], ay = p["min"][1], bx = p["max"][0], by = p["max"][1];
+    const double x0 = p["x_range"][0], x1 = p["x_range"][1], y0 = p["y_range"][0], y1 = p["y_range"][1];
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(y[k].get<float>(), want[k]) << "head " << series->first_x + static_cast<int64_t>(k);
+      const double hx = ax + (static_cast<double>(series->first_x + static_cast<int64_t>(k)) - x0) / (x1 - x0) * (bx - ax);
+      const double hy = by - (want[k] - y0) / (y1 - y0) * (by - ay);
+      EXPECT_TRUE(color_close(shot.image, hx * fx, hy * fy, trace_colour, 3, 40))
+          << "no trace curve at head " << series->first_x + static_cast<int64_t>(k) << " (" << hx << ", " << hy << ")";
+    }
+  }
+  EXPECT_EQ(plots, 2u);
 }
 
 // The same on a trace captured on an H200 (assets/traces, docs/gpu-validation.md).

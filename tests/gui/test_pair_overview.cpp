@@ -49,6 +49,13 @@ void expect_cells_are_their_events(const RunView& run, const AnalysisReport& rep
     }
 }
 
+TEST(PairOverview, HeadsTextJoinsRuns) {
+  EXPECT_EQ(heads_text({5}), "head 5");
+  EXPECT_EQ(heads_text({3, 0, 2, 1}), "heads 0-3");
+  EXPECT_EQ(heads_text({0, 2, 4, 5, 6}), "heads 0, 2, 4-6");
+  EXPECT_EQ(heads_text({7, 7, 6}), "heads 6-7");
+}
+
 TEST(PairOverview, OnlyWhenQueryRowsAreFew) {
   TS_SEEDED(seed);
   EXPECT_TRUE(shows_pair_overview(*testing::capture_cpu(testing::splitk_decode_gqa(Fault::none), seed).run));
@@ -76,6 +83,10 @@ TEST(PairOverview, GqaGroupsSideBySideAndTheFirstDivergenceFramed) {
       EXPECT_EQ(o.pairs[static_cast<size_t>(r)].first, grp.batch);
       EXPECT_EQ(o.pairs[static_cast<size_t>(r)].second / 4, grp.kv_head);
     }
+    // Labelled by its kv head and the query heads of its rows.
+    const int64_t k = grp.kv_head;
+    EXPECT_EQ(grp.label, "kv head " + std::to_string(k) + ": heads " + std::to_string(4 * k) + "-" +
+                             std::to_string(4 * k + 3));
   }
   // Columns: the 4 splits' ends (1024 keys in 4 splits) at least, every one a key end of an event.
   EXPECT_GE(o.column_keys.size(), size_t{4});

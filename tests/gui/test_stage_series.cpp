@@ -1,16 +1,19 @@
 // The detail's curves where query rows are few (app/model/viewer/stage_series.h), on Split-K
 // decode runs captured at test time: the series of a partial is its pair's partials, one per
 // split in split order; each point is that event's own comparison (compare_event) and verdict;
-// runs with many query rows keep their curves over the rows. Seeded inputs.
+// runs with many query rows keep their curves over the rows; across a GQA group, a point per query
+// head sharing the event's kv head, each that head's own event. Seeded inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "app/model/analysis/event_comparison.h"
+#include "app/model/analysis/event_identity.h"
 #include "app/model/viewer/stage_series.h"
 #include "tests/gui/viewer_fixtures.h"
 #include "tests/model/test_seed.h"
@@ -86,6 +89,62 @@ TEST(StageSeries, TheReduceCountsSplitsTheTilesCountEvents) {
     EXPECT_EQ(series->events.size(), count) << name;
     for (size_t k = 0; k < series->worst.size(); ++k) EXPECT_LE(series->worst[k], 1.0f) << name;
   }
+}
+
+// Across the GQA group (8 query heads on 2 kv heads: heads 4k..4k+3 on kv head k): a random
+// event's group is its kv head's four heads, each point that head's event of the same stage,
+// split, step and keys, compared on its own; the fault (l counted twice) shows in every head.
+TEST(StageSeries, AGroupSeriesRunsOverTheHeadsOfItsKvHead) {
+  TS_SEEDED(seed);
+  const AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
+  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const RunView& run = *loaded.run;
+  std::mt19937_64 rng(seed);
+  for (const char* name : {"splitk.partial", "splitk.reduce", "splitk.tile"}) {
+    SCOPED_TRACE(name);
+    const int32_t stage = stage_named(run, name);
+    ASSERT_GE(stage, 0);
+    std::vector<size_t> of_stage;
+    for (size_t i = 0; i < run.num_events(); ++i)
+      if (run.headers[i].stage == stage) of_stage.push_back(i);
+    const size_t pick = of_stage[rng() % of_stage.size()];
+    const EventHeader& h = run.headers[pick];
+    const auto series = group_series(run, *loaded.reference, *loaded.report, pick);
+    ASSERT_TRUE(series.has_value());
+    const int32_t kv = h.head / 4;
+    EXPECT_EQ(series->x_label, "query head");
+    EXPECT_EQ(series->first_x, 4 * kv);
+    EXPECT_EQ(series->group, "kv head " + std::to_string(kv) + ": heads " + std::to_string(4 * kv) + "-" +
+                                 std::to_string(4 * kv + 3));
+    ASSERT_EQ(series->events.size(), size_t{4});
+    EXPECT_EQ(series->events[series->selected], pick);
+    EXPECT_EQ(series->selected, static_cast<size_t>(h.head - 4 * kv));
+    for (size_t k = 0; k < 4; ++k) {
+      const size_t i = series->events[k];
+      const EventHeader& e = run.headers[i];
+      EXPECT_EQ(e.head, 4 * kv + static_cast<int32_t>(k));
+      EXPECT_EQ(std::tuple(e.stage, e.batch, e.q_begin, e.split, e.step), std::tuple(h.stage, h.batch, h.q_begin, h.split, h.step));
+      EXPECT_EQ(event_key_end(e, run.stages[static_cast<size_t>(e.stage)], run.attention),
+                event_key_end(h, run.stages[static_cast<size_t>(h.stage)], run.attention));
+      const EventComparison c = compare_event(run, *loaded.reference, i);
+      EXPECT_EQ(series->m_trace[k], c.m_trace.front());
+      EXPECT_EQ(series->m_reference[k], c.m_reference.front());
+      EXPECT_EQ(series->l_trace[k], c.l_trace.front());
+      EXPECT_EQ(series->l_reference[k], c.l_reference.front());
+      EXPECT_EQ(series->worst[k], loaded.report->events[i].worst_ratio);
+    }
+  }
+  EXPECT_THROW(group_series(run, *loaded.reference, *loaded.report, run.num_events()), std::out_of_range);
+}
+
+// Without GQA (a kv head per query head) there is no group to run across.
+TEST(StageSeries, NoGroupWithoutGqa) {
+  TS_SEEDED(seed);
+  AttentionConfig config = testing::splitk_decode_gqa(Fault::none);
+  config.heads_kv = config.heads;
+  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  EXPECT_FALSE(group_series(*loaded.run, *loaded.reference, *loaded.report, 0).has_value());
+  EXPECT_TRUE(stage_series(*loaded.run, *loaded.reference, *loaded.report, 0).has_value());
 }
 
 TEST(StageSeries, ManyQueryRowsKeepTheirCurves) {

@@ -19,6 +19,20 @@ uint8_t absent_of(uint8_t so_far, uint8_t cell) {
 
 }  // namespace
 
+std::string heads_text(std::vector<int32_t> heads) {
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  std::string out = heads.size() == 1 ? "head " : "heads ";
+  for (size_t i = 0; i < heads.size();) {
+    size_t j = i;
+    while (j + 1 < heads.size() && heads[j + 1] == heads[j] + 1) ++j;
+    out += (i ? ", " : "") + std::to_string(heads[i]);
+    if (j > i) out += "-" + std::to_string(heads[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 bool shows_pair_overview(const RunView& run) {
   return run.attention.seq_q <= kFewQueryRows && traced_pairs_of(run).size() > 1;
 }
@@ -56,8 +70,13 @@ PairOverview pair_overview(const RunView& run, const AnalysisReport& report) {
   for (size_t r = 0; r < o.pairs.size(); ++r) {
     const auto [batch, head] = o.pairs[r];
     if (o.groups.empty() || o.groups.back().batch != batch || o.groups.back().kv_head != kv_head(head))
-      o.groups.push_back({static_cast<int64_t>(r), static_cast<int64_t>(r), batch, kv_head(head)});
+      o.groups.push_back({static_cast<int64_t>(r), static_cast<int64_t>(r), batch, kv_head(head), {}});
     o.groups.back().row1 = static_cast<int64_t>(r) + 1;
+  }
+  for (PairGroup& g : o.groups) {
+    std::vector<int32_t> heads;
+    for (int64_t r = g.row0; r < g.row1; ++r) heads.push_back(o.pairs[static_cast<size_t>(r)].second);
+    g.label = "kv head " + std::to_string(g.kv_head) + ": " + heads_text(std::move(heads));
   }
 
   std::vector<const ErrorGrid*> grids;

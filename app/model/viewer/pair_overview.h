@@ -4,13 +4,14 @@
 // head), a column per key position of the pairs' overview grids (a split's end for the reduce and
 // the partials, a kv tile's end for a tile stage), each cell the worst error / tolerance over the
 // pair's query rows there (NaN when one held NaN). Rows go by batch, then kv head, then query
-// head, so the query heads that share a kv head (GQA) sit side by side as a group. The first
-// divergence is a cell; a click on a cell selects the event the pair's own overview grid would
+// head, so the query heads that share a kv head (GQA) sit side by side as a group, named by its
+// label ("kv head 0: heads 0-3"). The first divergence is a cell; a click on a cell selects the event the pair's own overview grid would
 // select for that column (event_grids.h). No GL.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,11 @@ struct PairGroup {
   int64_t row0 = 0, row1 = 0;  // rows [row0, row1)
   int32_t batch = 0;
   int64_t kv_head = 0;
+  std::string label;  // "kv head 0: heads 0-3" (its rows' query heads, heads_text)
 };
+
+// Query heads as few words: "head 5", "heads 0-3", "heads 0, 2, 4-6" (sorted, runs joined).
+std::string heads_text(std::vector<int32_t> heads);
 
 struct PairOverview {
   std::vector<std::pair<int32_t, int32_t>> pairs;  // row r: this (batch, query head)

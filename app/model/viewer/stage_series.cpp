@@ -12,6 +12,42 @@
 
 namespace ts {
 
+namespace {
+
+// Per event of s.events: m and l of its first query row, trace and reference (NaN where it cannot
+// be compared), and its worst error / tolerance.
+void fill_values(const RunView& run, const RunReference& reference, const AnalysisReport& report, size_t event,
+                 StageSeries& s) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t i : s.events) {
+    const EventResult& r = report.events[i];
+    s.worst.push_back(r.nan ? nan : r.worst_ratio);
+    try {
+      const EventComparison c = compare_event(run, reference, i);
+      if (i == event) s.normalised = c.compared_normalized;
+      const auto first = [&](const std::vector<float>& v) { return v.empty() ? nan : v.front(); };
+      s.m_trace.push_back(first(c.m_trace));
+      s.m_reference.push_back(first(c.m_reference));
+      s.l_trace.push_back(first(c.l_trace));
+      s.l_reference.push_back(first(c.l_reference));
+    } catch (const std::exception&) {  // not comparable (inputs missing): a gap in the curves
+      s.m_trace.push_back(nan);
+      s.m_reference.push_back(nan);
+      s.l_trace.push_back(nan);
+      s.l_reference.push_back(nan);
+    }
+  }
+}
+
+bool same_keys(const EventHeader& a, const EventHeader& b) {
+  if (a.num_key_ranges != b.num_key_ranges) return false;
+  for (int32_t k = 0; k < a.num_key_ranges && k < kMaxKeyRanges; ++k)
+    if (a.keys[k].begin != b.keys[k].begin || a.keys[k].end != b.keys[k].end) return false;
+  return true;
+}
+
+}  // namespace
+
 std::optional<StageSeries> stage_series(const RunView& run, const RunReference& reference,
                                         const AnalysisReport& report, size_t event) {
   if (event >= run.num_events()) throw std::out_of_range("event " + std::to_string(event) + " is past the run's events");
@@ -43,25 +79,46 @@ std::optional<StageSeries> stage_series(const RunView& run, const RunReference& 
   const size_t n = s.events.size();
   s.x_label = splits.size() == n && *splits.begin() >= 0 ? "split" : steps.size() == n ? "step" : "event (kernel order)";
 
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (size_t i : s.events) {
-    const EventResult& r = report.events[i];
-    s.worst.push_back(r.nan ? nan : r.worst_ratio);
-    try {
-      const EventComparison c = compare_event(run, reference, i);
-      if (i == event) s.normalised = c.compared_normalized;
-      const auto first = [&](const std::vector<float>& v) { return v.empty() ? nan : v.front(); };
-      s.m_trace.push_back(first(c.m_trace));
-      s.m_reference.push_back(first(c.m_reference));
-      s.l_trace.push_back(first(c.l_trace));
-      s.l_reference.push_back(first(c.l_reference));
-    } catch (const std::exception&) {  // not comparable (inputs missing): a gap in the curves
-      s.m_trace.push_back(nan);
-      s.m_reference.push_back(nan);
-      s.l_trace.push_back(nan);
-      s.l_reference.push_back(nan);
-    }
+  fill_values(run, reference, report, event, s);
+  return s;
+}
+
+std::optional<StageSeries> group_series(const RunView& run, const RunReference& reference,
+                                        const AnalysisReport& report, size_t event) {
+  if (event >= run.num_events()) throw std::out_of_range("event " + std::to_string(event) + " is past the run's events");
+  const AttentionSpec& a = run.attention;
+  if (a.seq_q > kFewQueryRows || report.events.size() != run.num_events() || a.heads_kv < 1 ||
+      a.heads_q % a.heads_kv != 0 || a.group_size() < 2)
+    return std::nullopt;
+  const EventHeader& sel = run.headers[event];
+  const int64_t kv = a.kv_head_of(sel.head);
+  std::vector<std::pair<int32_t, size_t>> found;  // (head, event)
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    const EventHeader& h = run.headers[i];
+    if (!report.events[i].compared || h.stage != sel.stage || h.batch != sel.batch || h.q_begin != sel.q_begin ||
+        h.rows != sel.rows || h.split != sel.split || h.step != sel.step || a.kv_head_of(h.head) != kv ||
+        !same_keys(h, sel))
+      continue;
+    found.emplace_back(h.head, i);
   }
+  std::sort(found.begin(), found.end());
+  // One event per head, consecutive heads: anything else would put a point at the wrong x.
+  if (found.size() < 2) return std::nullopt;
+  for (size_t k = 1; k < found.size(); ++k)
+    if (found[k].first != found[k - 1].first + 1) return std::nullopt;
+
+  StageSeries s;
+  s.query = sel.q_begin;
+  s.x_label = "query head";
+  s.first_x = found.front().first;
+  std::vector<int32_t> heads;
+  for (const auto& [head, i] : found) {
+    if (i == event) s.selected = s.events.size();
+    s.events.push_back(i);
+    heads.push_back(head);
+  }
+  s.group = "kv head " + std::to_string(kv) + ": " + heads_text(std::move(heads));
+  fill_values(run, reference, report, event, s);
   return s;
 }
 
