@@ -403,8 +403,11 @@ void DetailPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& er
   const float bar_h = ImGui::GetTextLineHeightWithSpacing() * 2 + 14;
   const float readout_h = 3 * (ImGui::GetTextLineHeight() + 2 * style.CellPadding.y) + 8 + ImGui::GetFrameHeightWithSpacing();
   const float rest = size.y - used - controls_h - bar_h - readout_h - 5 * style.ItemSpacing.y;
-  const float curves_h = std::clamp(rest * 0.34f, 110.0f, 240.0f);
-  const float view_h = std::max(120.0f, rest - curves_h);
+  // Few query rows: the views are a strip of a row or a few, the curves (over the siblings or the
+  // GQA group) say more, so they take half; the curves' selector line comes on top of that.
+  const float curves_h = series_x_label_ ? std::clamp(rest * 0.5f, 150.0f, 320.0f) : std::clamp(rest * 0.34f, 110.0f, 240.0f);
+  const float selector_h = group_label_.empty() ? 0.0f : ImGui::GetFrameHeightWithSpacing();
+  const float view_h = std::max(120.0f, rest - curves_h - selector_h);
   draw_views(renderer, view_h);
   handle_heatmap_keys(nav_);
   const std::array<const HeatmapView*, 3> views = {&trace_, &reference_, &diff_};

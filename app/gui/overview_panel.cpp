@@ -131,7 +131,7 @@ void OverviewPanel::update(ViewerSession& s) {
         for (const auto& p : pairs_->pairs) axes.row_values->push_back(p.second);
         set_key_columns(axes, pairs_->column_keys, run->attention.seq_kv);
         pairs_view_.axes = std::move(axes);
-        pairs_view_.set_title("worst error / tolerance by (batch, query head) and keys covered, every pair");
+        pairs_view_.set_title("worst error / tolerance, every pair, by keys covered");
         const std::array<FloatGridView, 1> data = {pairs_grid_->view()};
         if (grid_display_.auto_range) grid_display_.fit(data);
       }
