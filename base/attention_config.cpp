@@ -10,36 +10,39 @@
 namespace ts {
 namespace {
 
-constexpr std::array<FaultInfo, 8> kFaults{{
-    {Fault::none, "none", "the correct kernel", true, true},
+constexpr std::array<FaultInfo, 9> kFaults{{
+    {Fault::none, "none", "the correct kernel", true, true, true},
     {Fault::double_count_l, "double_count_l",
      "the Split-K reduce weights each split by its local sum l again (sums double-counted)",
-     false, true},
+     false, true, false},
     {Fault::masked_nan, "masked_nan",
      "no guard for a fully masked tile or split under causal masking: exp(-inf - -inf) gives NaN",
-     true, true},
+     true, true, true},
     {Fault::empty_split, "empty_split",
      "more splits than kv tiles; an empty split exits without writing its state, and the reduce "
      "reads the unset (NaN) partials",
-     false, true},
+     false, true, false},
     {Fault::partial_layout, "partial_layout",
      "the reducer's query stride in the partial buffers forgets the split count: query 0 is right, "
      "later queries read other queries' partials",
-     false, true},
+     false, true, false},
     {Fault::per_tile_softmax, "per_tile_softmax",
-     "FA-1 without online rescaling: each kv tile's softmax is used as is, right for one tile, "
-     "wrong after",
-     true, false},
+     "FA-1 or FA-2 without online rescaling: each kv tile's softmax is used as is, right for one "
+     "tile, wrong after",
+     true, false, true},
     {Fault::stale_accumulator, "stale_accumulator",
      "the P.V accumulator is not cleared between kv tiles: O is right after one tile, wrong after "
      "(m and l stay right)",
-     true, true},
+     true, true, true},
     {Fault::missing_barrier, "missing_barrier",
      "no barrier before a shared-memory K/V tile is overwritten by the next: slower threads read "
      "the next tile's values (a race)",
-     true, true},
+     true, true, false},
+    {Fault::fragment_rows, "fragment_rows",
+     "FA-2's final store exchanges the mma accumulator's row halves (c0,c1 and c2,c3): row r of "
+     "each warp's 16 gets row r xor 8's output",
+     false, false, true},
 }};
-
 template <typename Enum, size_t N>
 std::optional<Enum> lookup(std::string_view name,
                            const std::array<std::pair<std::string_view, Enum>, N>& table) {
@@ -48,8 +51,8 @@ std::optional<Enum> lookup(std::string_view name,
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<std::string_view, KernelKind>, 2> kKernelNames{
-    {{"fa1", KernelKind::fa1}, {"splitk", KernelKind::splitk}}};
+constexpr std::array<std::pair<std::string_view, KernelKind>, 3> kKernelNames{
+    {{"fa1", KernelKind::fa1}, {"splitk", KernelKind::splitk}, {"fa2", KernelKind::fa2}}};
 constexpr std::array<std::pair<std::string_view, Backend>, 3> kBackendNames{
     {{"cpu", Backend::cpu}, {"gpu", Backend::gpu}, {"auto", Backend::auto_}}};
 
@@ -83,6 +86,27 @@ std::optional<Fault> fault_from_name(std::string_view name) {
   for (const auto& f : kFaults)
     if (f.name == name) return f.fault;
   return std::nullopt;
+}
+
+bool fault_applies(Fault fault, KernelKind kernel) {
+  const FaultInfo& f = fault_info(fault);
+  switch (kernel) {
+    case KernelKind::fa1: return f.fa1;
+    case KernelKind::splitk: return f.splitk;
+    case KernelKind::fa2: return f.fa2;
+  }
+  return false;
+}
+
+std::string fault_refusal(Fault fault, KernelKind kernel) {
+  if (fault_applies(fault, kernel)) return {};
+  const std::string head = "fault '" + std::string(to_string(fault)) + "' does not apply to the " +
+                           std::string(to_string(kernel)) + " kernel";
+  if (fault == Fault::missing_barrier && kernel == KernelKind::fa2)
+    return head + ": FA-2 fills its K/V tiles by cp.async, which the CPU runtime lands only at the "
+                  "wait, after the next barrier, so the race could not show there "
+                  "(kernels/fa2_forward.cuh)";
+  return head;
 }
 
 std::string_view to_string(KernelKind kind) { return name_of(kind, kKernelNames); }
@@ -140,15 +164,24 @@ void validate(const AttentionConfig& c) {
   if (c.num_splits > 1024)
     throw ConfigError("num_splits",
                       "num_splits must be at most 1024 (got " + std::to_string(c.num_splits) + ")");
-  if (c.kernel == KernelKind::fa1 && c.num_splits > 1)
-    throw ConfigError("num_splits", "num_splits applies to the splitk kernel only (fa1 got " +
+  if (c.kernel != KernelKind::splitk && c.num_splits > 1)
+    throw ConfigError("num_splits", "num_splits applies to the splitk kernel only (" +
+                                        std::string(to_string(c.kernel)) + " got " +
                                         std::to_string(c.num_splits) + ")");
+  if (!fault_applies(c.fault, c.kernel)) throw ConfigError("fault", fault_refusal(c.fault, c.kernel));
+  if (c.kernel == KernelKind::fa2) {
+    if (c.dtype != DType::f16 && c.dtype != DType::bf16)
+      throw ConfigError("dtype", "the fa2 kernel runs on tensor cores, which take 16-bit inputs: "
+                                 "dtype must be fp16 or bf16 (got " + std::string(to_string(c.dtype)) +
+                                 "; fa1 runs fp32)");
+    bool fa2_dim = false;
+    for (int d : kFa2HeadDims) fa2_dim |= (c.head_dim == d);
+    if (!fa2_dim)
+      throw ConfigError("head_dim", "the fa2 kernel is instantiated for head_dim 64 and 128 only (got " +
+                                        std::to_string(c.head_dim) + "; fa1 runs 32 to 256)");
+  }
   if (!std::isfinite(c.softmax_scale) || c.softmax_scale < 0.0)
     throw ConfigError("softmax_scale", "softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim))");
-  const FaultInfo& f = fault_info(c.fault);
-  if ((c.kernel == KernelKind::fa1 && !f.fa1) || (c.kernel == KernelKind::splitk && !f.splitk))
-    throw ConfigError("fault", "fault '" + std::string(f.name) + "' does not apply to the " +
-                                   std::string(to_string(c.kernel)) + " kernel");
 
   // Element counts of the largest tensor must fit the kernels' 32-bit in-tensor offsets.
   constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
@@ -234,7 +267,7 @@ void from_json(const nlohmann::json& j, AttentionConfig& c) {
   };
   AttentionConfig out;
   auto kernel = kernel_from_name(str("kernel"));
-  if (!kernel) throw ConfigError("kernel", "unknown kernel '" + str("kernel") + "' (fa1, splitk)");
+  if (!kernel) throw ConfigError("kernel", "unknown kernel '" + str("kernel") + "' (fa1, splitk, fa2)");
   out.kernel = *kernel;
   auto fault = fault_from_name(str("fault"));
   if (!fault) throw ConfigError("fault", "unknown fault '" + str("fault") + "'");

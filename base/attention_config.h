@@ -23,6 +23,7 @@ namespace ts {
 enum class KernelKind : int32_t {
   fa1 = 0,     // one pass over the kv tiles with online softmax
   splitk = 1,  // flash-decoding: partial pass over kv splits, then a log-sum-exp reduce
+  fa2 = 2,     // FA-1's pass on tensor cores (mma.sync), one warp per 16 query rows; fp16/bf16
 };
 
 enum class Backend : int32_t {
@@ -42,6 +43,7 @@ enum class Fault : int32_t {
   per_tile_softmax,   // FA-1 without online rescaling: right for one kv tile, wrong after
   stale_accumulator,  // the P.V accumulator is not reset between kv tiles
   missing_barrier,    // a shared-memory tile is overwritten before every thread has read it
+  fragment_rows,      // FA-2's final store exchanges the accumulator's row halves (r, r + 8)
 };
 
 struct FaultInfo {
@@ -50,20 +52,28 @@ struct FaultInfo {
   std::string_view description;  // one line: the bug it reproduces
   bool fa1;                      // meaningful for the FA-1 kernel
   bool splitk;                   // meaningful for the Split-K kernel
+  bool fa2;                      // meaningful for the FA-2 kernel
 };
 
 std::span<const FaultInfo> all_faults();
 const FaultInfo& fault_info(Fault fault);
 std::optional<Fault> fault_from_name(std::string_view name);
+// Whether `fault` is offered on `kernel` (FaultInfo's flags), and, when it is not, why, as a
+// sentence (validate's message).
+bool fault_applies(Fault fault, KernelKind kernel);
+std::string fault_refusal(Fault fault, KernelKind kernel);
 
 std::string_view to_string(KernelKind kind);
 std::string_view to_string(Backend backend);
 std::string_view to_string(Fault fault);
-std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk"
+std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk", "fa2"
 std::optional<Backend> backend_from_name(std::string_view name);    // "cpu", "gpu", "auto"
 
-// Head dims the kernels are instantiated for.
+// Head dims the kernels are instantiated for (fa1, splitk).
 inline constexpr int kSupportedHeadDims[] = {32, 64, 128, 256};
+// FA-2 runs on tensor cores, which take 16-bit inputs (fp16, bf16), and is instantiated for
+// these head dims only (each instantiation costs two nvcc builds in CI: sm_80 and sm_90a).
+inline constexpr int kFa2HeadDims[] = {64, 128};
 
 // Masks and scores follow base/attention_spec.h (the attention_spec(config) below): the diagonal
 // of query row i is key i + seq_kv - seq_q (bottom-right alignment, what decode needs), both for

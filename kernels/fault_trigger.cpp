@@ -12,7 +12,7 @@ namespace {
 struct RowInBlock {
   KeySpan keys;         // the row's visible keys, all of them
   KvTileRange visited;  // the tiles its block visits
-  KvTileRange split;    // Split-K: the block's split (FA-1: every kv tile)
+  KvTileRange split;    // Split-K: the block's split (FA-1, FA-2: every kv tile)
 };
 
 // Calls f(RowInBlock) for every query row and every block that serves it (FA-1: one block per
@@ -25,7 +25,7 @@ bool any_row_in_block(const Tiling& t, bool mask_guard, F&& f) {
   for (int64_t row = 0; row < t.seq_q; ++row) {
     const KvTileRange visible = t.kv_tiles_visited(row / t.block_m);
     const KeySpan keys = mask.row_keys(row);
-    if (t.kernel == KernelKind::fa1) {
+    if (t.kernel != KernelKind::splitk) {  // FA-1 and FA-2 walk the same tiles
       if (f(RowInBlock{keys, visible, KvTileRange{0, t.num_kv_tiles}})) return true;
       continue;
     }
@@ -51,7 +51,7 @@ int32_t most_kv_tiles_per_block(const Tiling& t) {
   int32_t most = 0;
   for (int32_t q = 0; q < t.num_q_tiles; ++q) {
     const KvTileRange visible = t.kv_tiles_visited(q);
-    if (t.kernel == KernelKind::fa1) most = std::max(most, visible.size());
+    if (t.kernel != KernelKind::splitk) most = std::max(most, visible.size());
     else
       for (int32_t s = 0; s < t.num_splits; ++s)
         most = std::max(most, splitk_visited_tiles(t.split_kv_tiles(s), visible, true).size());
@@ -95,6 +95,22 @@ bool a_row_sees_two_keys_of_a_split(const Tiling& t) {
   });
 }
 
+// fragment_rows: row r of a warp's 16 gets row r xor 8's output. Nothing changes when every row
+// and its partner hold the same output: both see no key (O = 0), or the same one key (O = that
+// key's V row exactly). A partner past seq_q is a padding row of the tile, computed with a zero
+// query under the same mask rule: it too holds O = 0 or one key's V row in those cases, and
+// anything else otherwise.
+bool a_row_and_its_partner_differ(const Tiling& t) {
+  const KernelMask mask = t.mask();
+  for (int64_t row = 0; row < t.seq_q; ++row) {
+    const int64_t partner = row ^ 8;
+    const KeySpan a = mask.row_keys(row), b = mask.row_keys(partner);
+    const int64_t na = std::max<int64_t>(0, a.end - a.begin), nb = std::max<int64_t>(0, b.end - b.begin);
+    if (na != nb || na > 1 || (na == 1 && a.begin != b.begin)) return true;
+  }
+  return false;
+}
+
 std::string one_tile_reason(const Tiling& t) {
   Tiling without_window = t;
   without_window.window_left = without_window.window_right = -1;
@@ -113,9 +129,7 @@ std::string one_tile_reason(const Tiling& t) {
 std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
   const bool splitk = c.kernel == KernelKind::splitk;
   // The catalogue's own record of where each fault lives (validate() refuses the others).
-  const FaultInfo& info = fault_info(c.fault);
-  if (c.fault != Fault::none && !(splitk ? info.splitk : info.fa1))
-    return "it is not a fault of the " + std::string(to_string(c.kernel)) + " kernel";
+  if (!fault_applies(c.fault, c.kernel)) return "it is not a fault of the " + std::string(to_string(c.kernel)) + " kernel";
   switch (c.fault) {
     case Fault::none: return {};
     case Fault::double_count_l:
@@ -129,7 +143,8 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
       return splitk ? "under this mask every row sees a key in the first kv tile of every split (it needs a split "
                       "that starts past a query row's last visible key, or one whose first tile a --window leaves "
                       "out: more --splits, or --seq-q closer to --seq-kv)"
-                    : "under this mask every row sees a key in the first kv tile its query tile visits (FA-1 meets a "
+                    : "under this mask every row sees a key in the first kv tile its query tile visits (" +
+                          std::string(c.kernel == KernelKind::fa2 ? "FA-2" : "FA-1") + " meets a "
                       "fully masked tile only when a row sees no key, as when --seq-q exceeds --seq-kv under "
                       "--causal, or when a --window starts a row's keys past that tile)";
     case Fault::empty_split:
@@ -157,6 +172,11 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
       return "it is a race between the threads of a block, which shows only when some run ahead into the next kv "
              "tile; this run's schedule did not (on the CPU backend, --perturb-seed reorders the threads between "
              "barriers)";
+    case Fault::fragment_rows:
+      if (!a_row_and_its_partner_differ(t))
+        return "every query row and its partner row (row xor 8) see the same single key or none, so their outputs "
+               "are equal and exchanging them changes nothing";
+      return {};
   }
   return {};
 }

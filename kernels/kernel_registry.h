@@ -14,7 +14,7 @@ namespace ts {
 
 using AttentionKernel = void (*)(AttentionParams);
 
-enum class KernelStage : int32_t { fa1 = 0, splitk_partial = 1, splitk_reduce = 2 };
+enum class KernelStage : int32_t { fa1 = 0, splitk_partial = 1, splitk_reduce = 2, fa2 = 3 };
 
 const char* kernel_stage_name(KernelStage stage);  // "fa1_forward", "splitk_partial", ...
 
@@ -41,6 +41,8 @@ AttentionKernel find_kernel(KernelStage stage, DType dtype, int head_dim, Kernel
   AttentionKernel splitk_reduce_kernels_f32(int head_dim, KernelVariant variant);    \
   AttentionKernel splitk_reduce_kernels_f16(int head_dim, KernelVariant variant);    \
   AttentionKernel splitk_reduce_kernels_bf16(int head_dim, KernelVariant variant);   \
+  AttentionKernel fa2_kernels_f16(int head_dim, KernelVariant variant);              \
+  AttentionKernel fa2_kernels_bf16(int head_dim, KernelVariant variant);             \
   }
 
 TS_DECLARE_KERNEL_TABLE(cpu)

@@ -9,7 +9,9 @@
 
 namespace ts::kernel_select {
 
-template <template <int, KernelVariant> class Kernel>
+// kDims: the head dims to instantiate (all that fa1 and splitk support by default); nullptr
+// for any other.
+template <template <int, KernelVariant> class Kernel, int... kDims>
 AttentionKernel by_variant_and_dim(int head_dim, KernelVariant variant) {
   auto pick = [&](auto dim) -> AttentionKernel {
     constexpr int kD = decltype(dim)::value;
@@ -20,12 +22,18 @@ AttentionKernel by_variant_and_dim(int head_dim, KernelVariant variant) {
     }
     return nullptr;
   };
-  switch (head_dim) {
-    case 32: return pick(std::integral_constant<int, 32>{});
-    case 64: return pick(std::integral_constant<int, 64>{});
-    case 128: return pick(std::integral_constant<int, 128>{});
-    case 256: return pick(std::integral_constant<int, 256>{});
-    default: return nullptr;
+  if constexpr (sizeof...(kDims) > 0) {
+    AttentionKernel found = nullptr;
+    ((head_dim == kDims ? (found = pick(std::integral_constant<int, kDims>{}), 0) : 0), ...);
+    return found;
+  } else {
+    switch (head_dim) {
+      case 32: return pick(std::integral_constant<int, 32>{});
+      case 64: return pick(std::integral_constant<int, 64>{});
+      case 128: return pick(std::integral_constant<int, 128>{});
+      case 256: return pick(std::integral_constant<int, 256>{});
+      default: return nullptr;
+    }
   }
 }
 

@@ -35,6 +35,13 @@ TS_HOST_DEVICE constexpr int splitk_partial_smem_bytes(int head_dim, int elem_by
   return floats * 4 + 2 * bn * raw_tile_ld(head_dim, elem_bytes) * elem_bytes;
 }
 
+// FA-2: Q [bm][d], K and V [2][bn][d] (double-buffered), in the input dtype (16-bit); the faulty
+// build adds each thread's P V product of a tile, [d / 8 * 4][threads] floats.
+TS_HOST_DEVICE constexpr int fa2_smem_bytes(int head_dim, int elem_bytes, bool faulty) {
+  return (kFa2BlockM + 4 * kFa2BlockN) * head_dim * elem_bytes +
+         (faulty ? head_dim / 2 * kKernelThreads * 4 : 0);
+}
+
 constexpr size_t fa1_smem_bytes(int head_dim) {
   return static_cast<size_t>(fa1_smem_floats(head_dim)) * sizeof(float);
 }

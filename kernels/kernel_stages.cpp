@@ -5,6 +5,8 @@ namespace ts {
 std::vector<StageInfo> kernel_stage_table(KernelKind kernel) {
   if (kernel == KernelKind::fa1)
     return {{"fa1.step", StageKind::state, 0}, {"final", StageKind::final, 0}};
+  if (kernel == KernelKind::fa2)
+    return {{"fa2.step", StageKind::state, 0, /*p_rounded=*/true}, {"final", StageKind::final, 0}};
   return {{"splitk.tile", StageKind::state, 0},
           {"splitk.partial", StageKind::state, 0},
           {"splitk.reduce", StageKind::merge, 1},

@@ -4,6 +4,9 @@
 //
 //   FA-1:    0 "fa1.step"        state  pass 0  the running state after each kv tile (registers)
 //            1 "final"           final  pass 0  the output rows as written, with their LSE
+//   FA-2:    0 "fa2.step"        state  pass 0  as FA-1's, with P rounded to the input dtype
+//                                               before P V (StageInfo::p_rounded)
+//            1 "final"           final  pass 0  as FA-1's
 //   Split-K: 0 "splitk.tile"     state  pass 0  a split's running state after each of its kv
 //                                               tiles (optional: LaunchRequest::tile_events)
 //            1 "splitk.partial"  state  pass 0  the split's state as written to the partial
@@ -24,6 +27,10 @@ namespace ts {
 inline constexpr int32_t kFa1StepStage = 0;
 inline constexpr int32_t kFa1FinalStage = 1;
 inline constexpr int32_t kFa1NumStages = 2;
+
+inline constexpr int32_t kFa2StepStage = 0;
+inline constexpr int32_t kFa2FinalStage = 1;
+inline constexpr int32_t kFa2NumStages = 2;
 
 inline constexpr int32_t kSplitkTileStage = 0;
 inline constexpr int32_t kSplitkPartialStage = 1;

@@ -14,6 +14,7 @@ const char* kernel_stage_name(KernelStage stage) {
     case KernelStage::fa1: return "fa1_forward";
     case KernelStage::splitk_partial: return "splitk_partial";
     case KernelStage::splitk_reduce: return "splitk_reduce";
+    case KernelStage::fa2: return "fa2_forward";
   }
   return "?";
 }
@@ -78,6 +79,8 @@ std::vector<StageCount> events_of_block(const LaunchPlan& plan, const PlannedKer
   switch (k.stage) {
     case KernelStage::fa1:
       return {{kFa1StepStage, t.kv_tiles_visited(c.q_tile).size()}, {kFa1FinalStage, 1}};
+    case KernelStage::fa2:
+      return {{kFa2StepStage, t.kv_tiles_visited(c.q_tile).size()}, {kFa2FinalStage, 1}};
     case KernelStage::splitk_partial:
       return {{kSplitkTileStage, plan.tile_events ? partial_tiles_visited(plan, c).size() : 0},
               {kSplitkPartialStage, 1}};
@@ -153,7 +156,9 @@ EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& k, uint64
   h.block = static_cast<int32_t>(block);
   h.where = -1;
   h.num_key_ranges = 1;
-  const bool fa1 = k.stage == KernelStage::fa1;
+  // FA-1 and FA-2 record the same stages at the same indices (kernel_stages.h).
+  static_assert(kFa1StepStage == kFa2StepStage && kFa1FinalStage == kFa2FinalStage);
+  const bool fa1 = k.stage == KernelStage::fa1 || k.stage == KernelStage::fa2;
   if (stage == (fa1 ? kFa1FinalStage : kSplitkFinalStage)) {
     h.convention = kNormalized;
     h.keys[0] = {0, static_cast<int32_t>(t.seq_kv)};
@@ -194,6 +199,11 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
   if (config.kernel == KernelKind::fa1) {
     plan.kernels.push_back({KernelStage::fa1, static_cast<uint32_t>(t.num_q_tiles), heads, batch,
                             fa1_smem_bytes(d), {}});
+  } else if (config.kernel == KernelKind::fa2) {
+    plan.kernels.push_back({KernelStage::fa2, static_cast<uint32_t>(t.num_q_tiles), heads, batch,
+                            static_cast<size_t>(fa2_smem_bytes(d, static_cast<int>(dtype_size(config.dtype)),
+                                                                    plan.variant == KernelVariant::faulty)),
+                            {}});
   } else {
     const int64_t partial_x = int64_t{t.num_q_tiles} * t.num_splits;
     if (partial_x > std::numeric_limits<int32_t>::max())

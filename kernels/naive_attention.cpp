@@ -310,7 +310,8 @@ TextbookScores textbook_scores(const AttentionSpec& spec, DType dtype, int64_t b
 }
 
 TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
-                               const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> bounds) {
+                               const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> bounds,
+                               DType p_dtype) {
   if (bounds.size() < 2 || bounds.front() != 0 || bounds.back() != spec.seq_kv ||
       !std::is_sorted(bounds.begin(), bounds.end()) ||
       std::adjacent_find(bounds.begin(), bounds.end()) != bounds.end())
@@ -348,6 +349,10 @@ TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t
       for (size_t j = pa; j < pb; ++j) pm = std::max(pm, s[j]);
       for (size_t j = pa; j < pb; ++j) st.piece_l[p * n + r] += (p_piece[r * width + j] = std::exp(s[j] - pm));
     }
+  }
+  if (p_dtype != DType::f32) {  // the weights as a 16-bit P operand holds them (the sums l are taken)
+    round_to_dtype(p_dtype, p_piece.data(), p_piece.size());
+    round_to_dtype(p_dtype, p_all.data(), p_all.size());
   }
   // O of the row's piece and of all keys in one pass over V, a chunk at a time for every row.
   const Loops& loop = loops();

@@ -71,14 +71,17 @@ TextbookScores textbook_scores(const AttentionSpec& spec, DType dtype, int64_t b
 // head) over each piece between consecutive `boundaries` (sorted, unique, 0 first and seq_kv
 // last) and over all keys: scores as textbook_scores gives them in fp32, then per row the max,
 // exp(s - m) and their sum, and O = sum of exp(s - m) v, in key order, in float32. A row that
-// sees no key of a piece holds -inf / 0 / 0 there.
+// sees no key of a piece holds -inf / 0 / 0 there. `p_dtype`: the weights exp(s - m) are rounded
+// to it before they weight V (the sums l are not), as a kernel that feeds P to 16-bit tensor-core
+// operands does (StageInfo::p_rounded); f32 leaves them as they are.
 struct TextbookStates {
   int32_t rows = 0, head_dim = 0;
   std::vector<float> piece_m, piece_l, piece_o;  // [piece][row], [piece][row], [piece][row][c]
   std::vector<float> all_m, all_l, all_o;        // [row], [row], [row][c]
 };
 TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
-                               const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> boundaries);
+                               const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> boundaries,
+                               DType p_dtype = DType::f32);
 
 // Query rows [row0, row0 + rows) of (batch, head), from its query rows as float32 (q
 // [seq_q, head_dim]) and its kv head's NaiveKeys: `o` ([rows, head_dim]) gets the output rounded

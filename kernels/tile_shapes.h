@@ -19,6 +19,11 @@ inline constexpr int kKernelThreads = 128;
 TS_HOST_DEVICE constexpr int fa1_block_m(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 TS_HOST_DEVICE constexpr int fa1_block_n(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 
+// FA-2: 64 query rows (16 per warp: one mma row block) x 64 keys at every head dim it runs (64,
+// 128): FA-1's tiles there, so the faults' trigger rules hold for both.
+inline constexpr int kFa2BlockM = 64;
+inline constexpr int kFa2BlockN = 64;
+
 // Split-K partial: at most 8 query rows per tile (fewer when seq_q is smaller, so that a
 // decode step with seq_q = 1 computes one row, not 7 idle ones; 8 rather than 16 keeps the
 // head_dim 128 block at 74 KiB of shared memory and 168 registers, three blocks to an H100

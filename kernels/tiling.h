@@ -24,8 +24,8 @@ struct Tiling {
   int32_t block_n = 0;
   int32_t num_q_tiles = 0;
   int32_t num_kv_tiles = 0;
-  int32_t num_splits = 1;          // FA-1: 1
-  int32_t kv_tiles_per_split = 0;  // FA-1: num_kv_tiles
+  int32_t num_splits = 1;          // FA-1, FA-2: 1
+  int32_t kv_tiles_per_split = 0;  // FA-1, FA-2: num_kv_tiles
 
   // kv tiles [begin, end) of split s; possibly empty (see split_kv_tile_range).
   KvTileRange split_kv_tiles(int32_t split) const {

@@ -143,8 +143,10 @@ void add_capture_command(CLI::App& app) {
   // An option given twice: the last one wins (scripts append overrides).
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-  cmd->add_option("--kernel", o->kernel, "Kernel: fa1 (one pass, online softmax) or splitk")
-      ->check(CLI::IsMember({"fa1", "splitk"}))
+  cmd->add_option("--kernel", o->kernel,
+                  "Kernel: fa1 (one pass, online softmax), splitk, or fa2 (fa1's pass on tensor cores; "
+                  "fp16/bf16, head dim 64 or 128)")
+      ->check(CLI::IsMember({"fa1", "splitk", "fa2"}))
       ->capture_default_str();
   cmd->add_option("--fault", o->fault, "Fault variant (see `tilescope faults`); none = correct")
       ->check(CLI::IsMember(fault_names()))
@@ -206,7 +208,7 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--trace-queries", o->trace_queries,
                   "Trace only events holding these query rows, A:B");
   cmd->add_option("--stages", o->stages,
-                  "Trace only these stages, comma-separated; fa1: fa1.step, final; splitk: splitk.tile, "
+                  "Trace only these stages, comma-separated; fa1: fa1.step, final; fa2: fa2.step, final; splitk: splitk.tile, "
                   "splitk.partial, splitk.reduce, final");
   cmd->add_option("--tile-events", o->tile_events,
                   "Split-K: record each split's state after every kv tile (splitk.tile): on, off, or auto "

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -15,9 +16,17 @@
 namespace ts::cli {
 namespace {
 
+std::vector<std::string> kernel_names(const FaultInfo& f) {
+  std::vector<std::string> out;
+  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk, KernelKind::fa2})
+    if (fault_applies(f.fault, k)) out.emplace_back(to_string(k));
+  return out;
+}
+
 std::string kernels_of(const FaultInfo& f) {
-  if (f.fa1 && f.splitk) return "fa1, splitk";
-  return f.fa1 ? "fa1" : "splitk";
+  std::string s;
+  for (const std::string& k : kernel_names(f)) s += (s.empty() ? "" : ", ") + k;
+  return s;
 }
 
 void run(bool json) {
@@ -25,8 +34,7 @@ void run(bool json) {
     nlohmann::json list = nlohmann::json::array();
     for (const FaultInfo& f : all_faults()) {
       nlohmann::json kernels = nlohmann::json::array();
-      if (f.fa1) kernels.push_back("fa1");
-      if (f.splitk) kernels.push_back("splitk");
+      for (const std::string& k : kernel_names(f)) kernels.push_back(k);
       list.push_back({{"name", f.name}, {"kernels", kernels}, {"description", f.description}});
     }
     print_json(list);
@@ -34,10 +42,10 @@ void run(bool json) {
   }
   char line[512];
   std::string text;
-  std::snprintf(line, sizeof line, "%-18s %-12s %s\n", "fault", "kernels", "what it reproduces");
+  std::snprintf(line, sizeof line, "%-18s %-17s %s\n", "fault", "kernels", "what it reproduces");
   text += line;
   for (const FaultInfo& f : all_faults()) {
-    std::snprintf(line, sizeof line, "%-18s %-12s ", std::string(f.name).c_str(), kernels_of(f).c_str());
+    std::snprintf(line, sizeof line, "%-18s %-17s ", std::string(f.name).c_str(), kernels_of(f).c_str());
     text += line + std::string(f.description) + "\n";
   }
   text += "\nUse: tilescope capture --kernel KERNEL --fault NAME ... -o run.trace.safetensors\n";

@@ -90,11 +90,12 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
   label("kernel", bad, launch_field::kernel);
   if (enum_combo("##kernel", f.config.kernel,
                  std::array{std::pair{KernelKind::fa1, "fa1 (one pass, online softmax)"},
-                            std::pair{KernelKind::splitk, "splitk (partial pass + log-sum-exp reduce)"}})) {
+                            std::pair{KernelKind::splitk, "splitk (partial pass + log-sum-exp reduce)"},
+                            std::pair{KernelKind::fa2, "fa2 (tensor cores; fp16/bf16, head dim 64/128)"}})) {
     bool applies = false;
     for (const FaultInfo& fi : faults_for(f.config.kernel)) applies |= fi.fault == f.config.fault;
     if (!applies) f.config.fault = Fault::none;
-    if (f.config.kernel == KernelKind::fa1) f.config.num_splits = 0;
+    if (f.config.kernel != KernelKind::splitk) f.config.num_splits = 0;
     // Another kernel, another stage table: trace all of its stages.
     f.stage_mask = all_stages_mask(kernel_stage_table(f.config.kernel));
   }

@@ -45,8 +45,10 @@ int32_t default_pass(StageKind kind, const std::vector<StageInfo>& others) {
 
 std::string stage_table_json(const std::vector<StageInfo>& stages) {
   nlohmann::json j = nlohmann::json::array();
-  for (const StageInfo& s : stages)
+  for (const StageInfo& s : stages) {
     j.push_back({{"name", s.name}, {"kind", std::string(to_string(s.kind))}, {"pass", s.pass}});
+    if (s.p_rounded) j.back()["p_rounded"] = true;
+  }
   return j.dump();
 }
 
@@ -94,6 +96,11 @@ std::vector<StageInfo> parse_stage_table(std::string_view text) {
         throw std::invalid_argument(where + " ('" + s.name + "') has a pass that is not an integer in [0, " +
                                     std::to_string(kMaxPass) + "]");
       s.pass = static_cast<int32_t>(e["pass"].get<int64_t>());
+    }
+    if (e.contains("p_rounded")) {
+      if (!e["p_rounded"].is_boolean())
+        throw std::invalid_argument(where + " ('" + s.name + "') has a p_rounded that is not true or false");
+      s.p_rounded = e["p_rounded"].get<bool>();
     }
     out.push_back(std::move(s));
     pass_given.push_back(has_pass);

@@ -35,6 +35,11 @@ struct StageInfo {
   std::string name;
   StageKind kind = StageKind::state;
   int32_t pass = 0;
+  // The kernel rounds the softmax weights P to the input dtype before P V (a tensor-core kernel:
+  // mma takes 16-bit operands), so the stage's states carry that rounding: the yardstick of its
+  // tolerance rounds P the same way (app/model/analysis/tolerance.h). Meaningless for a final
+  // stage, whose yardstick (the input-dtype naive attention) rounds P already.
+  bool p_rounded = false;
   bool operator==(const StageInfo&) const = default;
 };
 
@@ -45,11 +50,12 @@ std::optional<StageKind> stage_kind_from_name(std::string_view name);
 // recorded earlier), the final output the largest pass of the other stages.
 int32_t default_pass(StageKind kind, const std::vector<StageInfo>& others);
 
-// JSON: [{"name": "splitk.partial", "kind": "state", "pass": 0}, ...].
+// JSON: [{"name": "splitk.partial", "kind": "state", "pass": 0}, ...]; "p_rounded": true on the
+// stages that have it (absent: false).
 std::string stage_table_json(const std::vector<StageInfo>& stages);
 // Throws std::invalid_argument naming the problem: not a list of objects, more than kMaxStages,
 // a name empty, too long, with control characters or repeated, an unknown kind, a pass outside
-// [0, 1000]. A missing pass takes default_pass.
+// [0, 1000], a p_rounded that is not a boolean. A missing pass takes default_pass.
 std::vector<StageInfo> parse_stage_table(std::string_view json);
 
 // "unnormalized", "normalized", "unnormalized, base-2 max", "normalized, base-2 LSE",

@@ -43,6 +43,16 @@ __device__ __forceinline__ void store_raw8(T* p, const Raw8<T>& r) {
 #endif
 }
 
+// Two 16-bit elements' bits (a .b32 register, low element first) to p (4-byte aligned).
+template <typename T>
+__device__ __forceinline__ void store_word(T* p, unsigned w) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<unsigned*>(p) = w;
+#else
+  std::memcpy(static_cast<void*>(p), &w, sizeof w);
+#endif
+}
+
 template <typename T>
 __device__ __forceinline__ Raw8<T> zero_raw8() {
   Raw8<T> r;

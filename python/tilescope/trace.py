@@ -55,6 +55,9 @@ class Stage:
     name: str
     kind: str  # "state", "merge" or "final"
     pass_: int  # launch order ("pass" in the file)
+    # The kernel rounds the softmax weights P to the input dtype before P V (a tensor-core kernel):
+    # the analysis's yardstick for the stage rounds them too ("p_rounded" in the file, absent: False).
+    p_rounded: bool = False
 
 
 class Events:
@@ -328,12 +331,15 @@ class Trace:
             p = entry.get("pass")
             if p is not None and (type(p) is not int or not 0 <= p < 2**31):
                 raise self._fail(f"stage {name!r}: pass {p!r} must be a non-negative integer")
-            parsed.append((name, kind, p))
+            rounded = entry.get("p_rounded", False)
+            if type(rounded) is not bool:
+                raise self._fail(f"stage {name!r}: p_rounded {rounded!r} must be true or false")
+            parsed.append((name, kind, p, rounded))
         # Defaults: a state 0, a merge 1, a final stage the largest pass of the others.
-        passes = [p if p is not None else (0 if k == "state" else 1 if k == "merge" else None) for _, k, p in parsed]
-        others = [p for p, (_, k, _) in zip(passes, parsed) if k != "final" and p is not None]
+        passes = [p if p is not None else (0 if k == "state" else 1 if k == "merge" else None) for _, k, p, _ in parsed]
+        others = [p for p, (_, k, _, _) in zip(passes, parsed) if k != "final" and p is not None]
         last = max(others) if others else 0
-        return [Stage(n, k, p if p is not None else last) for (n, k, _), p in zip(parsed, passes)]
+        return [Stage(n, k, p if p is not None else last, r) for (n, k, _, r), p in zip(parsed, passes)]
 
     def _attention(self, meta: Mapping[str, str]) -> Dict[str, Any]:
         a = self._json(meta, "attention")
@@ -389,7 +395,8 @@ class Trace:
         values: Dict[str, Any] = {}
         for key, text in meta.items():
             if key == "stages":
-                values[key] = [{"name": s.name, "kind": s.kind, "pass": s.pass_} for s in self.stages]
+                values[key] = [dict({"name": s.name, "kind": s.kind, "pass": s.pass_}, **({"p_rounded": True} if s.p_rounded else {}))
+                               for s in self.stages]
             elif key == "attention":
                 values[key] = dict(self.attention)
             elif key in ("max_rows", "head_dim", "dropped_events", "requested_events"):

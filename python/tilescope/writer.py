@@ -121,16 +121,16 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
     out = []
     for s in stages:
         if isinstance(s, Stage):
-            out.append((s.name, s.kind, s.pass_))
+            out.append((s.name, s.kind, s.pass_, s.p_rounded))
         elif isinstance(s, str):
-            out.append((s, "state", -1))
+            out.append((s, "state", -1, False))
         else:
             name, kind, *rest = s
-            out.append((name, kind, rest[0] if rest else -1))
+            out.append((name, kind, rest[0] if rest else -1, False))
     if not 1 <= len(out) <= 64:
         raise RecorderError("declare 1 to 64 stages: one per kind of event the kernel records")
     names = set()
-    for name, kind, p in out:
+    for name, kind, p, _ in out:
         if not isinstance(name, str) or not 1 <= len(name.encode()) <= 64 or any(ord(c) < 32 for c in name):
             raise RecorderError(f"stage name {name!r}: 1 to 64 bytes, no control characters")
         if name in names:
@@ -140,10 +140,10 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
             raise RecorderError(f"stage {name!r}: kind {kind!r} is not one of {', '.join(STAGE_KINDS)}")
         if p < -1:
             raise RecorderError(f"stage {name!r}: pass {p}; -1 means the default")
-    passes = [p if p >= 0 else (0 if k == "state" else 1 if k == "merge" else -1) for _, k, p in out]
-    others = [p for p, (_, k, _) in zip(passes, out) if k != "final"]
+    passes = [p if p >= 0 else (0 if k == "state" else 1 if k == "merge" else -1) for _, k, p, _ in out]
+    others = [p for p, (_, k, _, _) in zip(passes, out) if k != "final"]
     last = max(others) if others else 0
-    return [Stage(n, k, p if p >= 0 else last) for (n, k, _), p in zip(out, passes)]
+    return [Stage(n, k, p if p >= 0 else last, r) for (n, k, _, r), p in zip(out, passes)]
 
 
 def collect(buffer: np.ndarray, layout: BufferLayout) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
@@ -269,7 +269,8 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
         meta[key] = str(value)
     meta.update({"tilescope_format": "2", "max_rows": str(max_rows), "head_dim": str(a["head_dim"]),
                  "dropped_events": str(dropped), "requested_events": str(n + dropped),
-                 "stages": json.dumps([{"name": s.name, "kind": s.kind, "pass": s.pass_} for s in stages]),
+                 "stages": json.dumps([dict({"name": s.name, "kind": s.kind, "pass": s.pass_},
+                                                **({"p_rounded": True} if s.p_rounded else {})) for s in stages]),
                  "attention": json.dumps(a)})
     write_safetensors(path, tensors, meta)
     return n

@@ -215,7 +215,7 @@ TEST(CompareEvent, ArraysAgreeWithTheReferenceAndTheTrace) {
       ASSERT_EQ(c.rows, ev.header.rows);
       ASSERT_EQ(c.compared_normalized, want.normalized);
       const size_t d = static_cast<size_t>(c.head_dim);
-      const StageBars& bars = ref.tolerance().for_kind(stage.kind);
+      const StageBars& bars = ref.tolerance().for_stage(stage);
       for (size_t r = 0; r < static_cast<size_t>(c.rows); ++r) {
         EXPECT_EQ(c.m_trace[r], ev.m[r]);
         EXPECT_FLOAT_EQ(c.m_reference[r], static_cast<float>(want.m[r]));

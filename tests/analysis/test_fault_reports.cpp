@@ -54,13 +54,16 @@ Place first_fully_masked_partial(const AttentionConfig& c, const Tiling& t) {
   return {};
 }
 
-// masked_nan, FA-1: the first query tile with a row that sees no key at all; its first step
-// (or its final output when it visits no kv tile).
+// The running-state stage of FA-1 or FA-2.
+std::string step_stage(const AttentionConfig& c) { return c.kernel == KernelKind::fa2 ? "fa2.step" : "fa1.step"; }
+
+// masked_nan, FA-1 and FA-2: the first query tile with a row that sees no key at all; its first
+// step (or its final output when it visits no kv tile).
 Place first_fully_masked_fa1(const AttentionConfig& c, const Tiling& t) {
   for (int32_t q = 0; q < t.num_q_tiles; ++q)
     for (int32_t r = 0; r < t.rows_in_q_tile(q); ++r)
       if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, {0, 1}))
-        return t.kv_tiles_visited(q).end > 0 ? Place{"fa1.step", q, -1, 0} : Place{"final", q, -1, -1};
+        return t.kv_tiles_visited(q).end > 0 ? Place{step_stage(c), q, -1, 0} : Place{"final", q, -1, -1};
   ADD_FAILURE() << "config has no row that sees no key";
   return {};
 }
@@ -88,21 +91,30 @@ Place expected_place(const FaultCase& fc, const Tiling& t) {
     case Fault::per_tile_softmax:
     case Fault::stale_accumulator:
       // The second kv tile: FA-1's second step, or a split's second tile state.
-      if (c.kernel == KernelKind::fa1) return {"fa1.step", 0, -1, 1};
+      if (c.kernel != KernelKind::splitk) return {step_stage(c), 0, -1, 1};
       for (int32_t s = 0; s < t.num_splits; ++s)
         if (t.split_kv_tiles(s).size() >= 2) return {"splitk.tile", 0, s, 1};
       ADD_FAILURE() << "config has no split of two kv tiles";
       return {};
     case Fault::missing_barrier:
       return c.kernel == KernelKind::fa1 ? Place{"fa1.step", 0, -1, -1} : Place{"splitk.tile", 0, 0, -1};
+    case Fault::fragment_rows: return {"final", 0, -1, -1};  // the store of the first query tile
     case Fault::none: break;
   }
   return {};
 }
 
 std::vector<FaultCase> fault_cases() {
-  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk;
+  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk, fa2 = KernelKind::fa2;
   return {
+      // FA-2 (tensor cores): FA-1's faults, and fragment_rows: row r of each warp's 16 gets row r xor
+      // 8's output at the final store.
+      {"masked_nan_fa2_fp16", make_config(fa2, Fault::masked_nan, DType::f16, 64, 100, 40, true), {"nan_fully_masked"}},
+      {"per_tile_softmax_fa2_bf16", make_config(fa2, Fault::per_tile_softmax, DType::bf16, 128, 70, 200, true), {"no_online_rescale"}},
+      {"stale_fa2_bf16", make_config(fa2, Fault::stale_accumulator, DType::bf16, 64, 90, 200, true), {"stale_state"}},
+      {"stale_fa2_fp16_d128", make_config(fa2, Fault::stale_accumulator, DType::f16, 128, 64, 300, false), {"stale_state"}},
+      {"fragment_rows_fa2_bf16", make_config(fa2, Fault::fragment_rows, DType::bf16, 64, 128, 150, false), {"rows_exchanged"}},
+      {"fragment_rows_fa2_fp16_causal", make_config(fa2, Fault::fragment_rows, DType::f16, 128, 80, 100, true, 0, 1, 2), {"rows_exchanged"}},
       // double_count_l: every partial right, the reduce's O weighted by l again.
       {"double_count_l_fp32", make_config(splitk, Fault::double_count_l, DType::f32, 64, 40, 700, false, 4, 1, 2), {"reduce_scaled_by_l"}},
       {"double_count_l_bf16_causal", make_config(splitk, Fault::double_count_l, DType::bf16, 128, 33, 900, true, 3), {"reduce_scaled_by_l"}},
@@ -227,6 +239,13 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
     EXPECT_EQ(s.m.failing_rows, 0u) << "m is right";
     EXPECT_EQ(s.l.failing_rows, 0u) << "l is right";
   }
+  if (fc.config.fault == Fault::fragment_rows) {
+    ASSERT_TRUE(r.symptom.mechanism.has_value());
+    EXPECT_EQ(r.symptom.mechanism->numbers.at("row_xor"), 8.0) << r.symptom.line;
+    const StageReport& fin = r.stages[static_cast<size_t>(kFa2FinalStage)];
+    EXPECT_EQ(fin.m.failing_rows, 0u) << "the LSE is the row's own";
+    EXPECT_TRUE(r.stages[static_cast<size_t>(kFa2StepStage)].clean()) << "the running states are right";
+  }
   if (fc.config.fault == Fault::per_tile_softmax) {
     const StageReport& s = r.stages[static_cast<size_t>(kFa1StepStage)];
     EXPECT_GT(s.m.failing_rows + s.l.failing_rows, 0u) << "the running m / l are not carried";
@@ -235,6 +254,22 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
 
 INSTANTIATE_TEST_SUITE_P(AllFaults, FaultReport, ::testing::ValuesIn(fault_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// fragment_rows where a row's partner (row xor 8) lies past seq_q: the row holds the output the
+// kernel computed for a padding row, which no replay can predict, so no mechanism is named.
+TEST(FaultReport, RowsExchangedIsNotClaimedWhenAPartnerIsPastTheQueries) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa2, Fault::fragment_rows, DType::bf16, 64, 12, 100, false);
+  spec.seed = seed;
+  const RunView run = test::blind(test::launch_run(spec));
+  const AnalysisReport r = analyze_run(run);
+  EXPECT_EQ(r.verdict, Verdict::divergence);
+  EXPECT_NE(r.symptom.kind, "rows_exchanged") << r.symptom.line;
+  if (r.symptom.mechanism) {
+    EXPECT_NE(r.symptom.mechanism->id, "rows_exchanged");
+  }
+}
 
 TEST(FaultReport, EveryFaultVariantIsCovered) {
   std::set<Fault> covered;

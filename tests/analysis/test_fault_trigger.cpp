@@ -5,6 +5,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "app/model/analysis/analyze_run.h"
 #include "kernels/fault_trigger.h"
@@ -19,16 +20,18 @@ using test::make_config;
 // A small random config for `fault`, near the edges the faults live on: few or many splits,
 // seq_q around seq_kv, one kv tile or several.
 AttentionConfig random_config(Fault fault, std::mt19937_64& rng) {
-  const FaultInfo& f = fault_info(fault);
-  const KernelKind kernel = f.fa1 && f.splitk ? (rng() % 2 ? KernelKind::fa1 : KernelKind::splitk)
-                            : f.fa1          ? KernelKind::fa1
-                                             : KernelKind::splitk;
-  const int64_t head_dim = rng() % 2 ? 32 : 64;
+  std::vector<KernelKind> kernels;
+  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk, KernelKind::fa2})
+    if (fault_applies(fault, k)) kernels.push_back(k);
+  const KernelKind kernel = kernels[rng() % kernels.size()];
+  // fa2: 16-bit inputs, head dims 64 and 128.
+  const int64_t head_dim = kernel == KernelKind::fa2 ? 64 : rng() % 2 ? 32 : 64;
+  const DType dtype = kernel == KernelKind::fa2 ? DType::bf16 : DType::f32;
   const int64_t seq_kv = 2 + static_cast<int64_t>(rng() % 300);
   const int64_t seq_q = 1 + static_cast<int64_t>(rng() % (seq_kv + 40));
   const bool causal = rng() % 3 != 0;
   const int64_t splits = kernel == KernelKind::splitk ? 1 + static_cast<int64_t>(rng() % 6) : 0;
-  AttentionConfig c = make_config(kernel, fault, DType::f32, head_dim, seq_q, seq_kv, causal, splits);
+  AttentionConfig c = make_config(kernel, fault, dtype, head_dim, seq_q, seq_kv, causal, splits);
   // Half the configs with a sliding window (narrow ones too, down to the diagonal alone, where
   // a row sees one key, or keys in one tile), some with GQA and a softcap.
   if (rng() % 2) {
@@ -85,7 +88,7 @@ AttentionConfig windowed(AttentionConfig c, int64_t left, int64_t right) {
 }
 
 TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
-  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk;
+  const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk, fa2 = KernelKind::fa2;
   struct Case {
     AttentionConfig config;
     const char* why;  // a piece of the reason
@@ -101,6 +104,9 @@ TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
       {make_config(fa1, Fault::per_tile_softmax, DType::f32, 64, 64, 20, false), "more than one kv tile"},
       {make_config(splitk, Fault::stale_accumulator, DType::f32, 64, 8, 1000, false, 16), "more than one kv tile"},
       {make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 20, false), "more than one kv tile"},
+      // fragment_rows: one key, every row sees it: every output is that key's V row.
+      {make_config(fa2, Fault::fragment_rows, DType::bf16, 64, 40, 1, false), "exchanging them changes nothing"},
+      {make_config(fa2, Fault::stale_accumulator, DType::f16, 128, 64, 20, false), "more than one kv tile"},
       // Under windows: the diagonal alone (every split's l is 0 or 1; FA-1 rows see one key, in
       // one tile, though blocks walk two); rows' keys that start at their diagonal and end at the
       // last key, all inside the one tile FA-1 visits; a window of 21 keys at the end of 600, in

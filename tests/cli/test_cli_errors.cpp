@@ -69,7 +69,15 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
       {{"--kernel", "fa1", "--fault", "double_count_l"}, "does not apply to the fa1 kernel"},
       {{"--batch", "60000", "--heads", "60000", "--seq-q", "1000"}, "more than 2^31-1 elements"},
       {{"--fault", "no_such_fault"}, "--fault"},
-      {{"--kernel", "fa2"}, "--kernel"},
+      {{"--kernel", "fa3"}, "--kernel"},
+      // fa2 runs on tensor cores (16-bit inputs), instantiated for head dims 64 and 128; the race
+      // of missing_barrier cannot show on the CPU runtime's cp.async.
+      {{"--kernel", "fa2", "--dtype", "fp32"}, "tensor cores, which take 16-bit inputs"},
+      {{"--kernel", "fa2", "--dtype", "bf16", "--head-dim", "32"}, "head_dim 64 and 128 only"},
+      {{"--kernel", "fa2", "--dtype", "fp16", "--fault", "missing_barrier"}, "the race could not show"},
+      {{"--kernel", "fa2", "--dtype", "bf16", "--fault", "double_count_l"}, "does not apply to the fa2 kernel"},
+      {{"--kernel", "fa1", "--fault", "fragment_rows"}, "does not apply to the fa1 kernel"},
+      {{"--kernel", "fa2", "--dtype", "bf16", "--splits", "2"}, "num_splits applies to the splitk kernel only"},
       {{"--dtype", "fp64"}, "--dtype"},
       {{"--backend", "tpu"}, "--backend"},
       {{"--batch", "two"}, "--batch"},

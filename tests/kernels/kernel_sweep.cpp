@@ -40,6 +40,13 @@ std::vector<AttentionConfig> correctness_sweep() {
       {K::splitk, T::f32, 256, 1, 1, 1000, 128, true, 3}, // 4 kv tiles in 3 splits: one empty
       {K::splitk, T::f16, 256, 1, 1, 65, 64, false, 1},
       {K::splitk, T::bf16, 256, 2, 1, 1, 1000, true, 0},
+      // FA-2 (tensor cores: fp16 and bf16, head dims 64 and 128): every dtype x head dim, sequences
+      // off the 64-row tiles, causal with rows that see no key.
+      {K::fa2, T::f16, 64, 1, 2, 65, 7, true, 0},  // queries 0..57 see no key
+      {K::fa2, T::bf16, 64, 2, 1, 200, 333, true, 0},
+      {K::fa2, T::f16, 128, 1, 1, 130, 1000, false, 0},
+      {K::fa2, T::bf16, 128, 1, 2, 7, 64, true, 0},
+      {K::fa2, T::bf16, 64, 1, 1, 1, 300, false, 0},
   };
   // GQA / MQA, sliding windows and the logit softcap, on both kernels: query heads on fewer kv
   // heads (MQA, and the decode shape 32 on 8 at a small size), windows left-only and two-sided,
@@ -58,6 +65,12 @@ std::vector<AttentionConfig> correctness_sweep() {
       {{K::fa1, T::f32, 32, 1, 2, 100, 70, false, 0}, 0, 0, 0, 0.0},       // the diagonal only
       {{K::fa1, T::bf16, 64, 1, 2, 64, 200, false, 0}, 0, -1, -1, 5.0},    // softcap
       {{K::fa1, T::f16, 256, 1, 4, 70, 150, true, 0}, 2, 40, -1, 30.0},    // all of them
+      {{K::fa2, T::f16, 64, 1, 4, 65, 200, true, 0}, 2, -1, -1, 0.0},      // GQA 4 on 2
+      {{K::fa2, T::bf16, 128, 2, 3, 100, 90, false, 0}, 1, -1, -1, 0.0},   // MQA
+      {{K::fa2, T::f16, 64, 1, 2, 200, 300, true, 0}, 0, 70, -1, 0.0},     // left window + causal
+      {{K::fa2, T::bf16, 128, 1, 1, 130, 140, false, 0}, 0, 32, 16, 0.0},  // two-sided window
+      {{K::fa2, T::bf16, 64, 1, 2, 64, 200, false, 0}, 0, -1, -1, 5.0},    // softcap
+      {{K::fa2, T::f16, 128, 1, 4, 70, 150, true, 0}, 2, 40, -1, 30.0},    // all of them
       {{K::splitk, T::bf16, 128, 2, 32, 1, 1000, false, 0}, 8, -1, -1, 0.0},  // decode 32 on 8
       {{K::splitk, T::f16, 64, 1, 4, 1, 700, true, 3}, 1, -1, -1, 0.0},       // MQA decode
       {{K::splitk, T::f32, 64, 1, 2, 7, 1000, true, 4}, 0, 100, -1, 0.0},     // left window: tiles skipped

@@ -2,9 +2,9 @@
 // so that every value of every axis appears with few heavy cases (a full product would take
 // hours on the CPU backend): S in {1, 7, 64, 65, 128, 1000} for queries and keys, seq_q !=
 // seq_kv (both ways), causal and not (including rows that see no key), splits in {1, 3, 8,
-// more than the kv tiles, 0 = the heuristic}, every dtype and head dim, for both kernels; and
-// GQA (MQA, 32 query heads on 8 kv heads), sliding windows (left only, two-sided, with and
-// without causal) and logit softcaps on both.
+// more than the kv tiles, 0 = the heuristic}, every dtype and head dim, for fa1 and splitk (fa2:
+// every dtype and head dim it runs); and GQA (MQA, 32 query heads on 8 kv heads), sliding windows
+// (left only, two-sided, with and without causal) and logit softcaps on all three.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // GPU only: the two backends agree (outputs, partial buffers, and traces event by event, under
-// GQA, windows and softcap too), and the benchmark shapes meet the correctness rule on the GPU.
+// GQA, windows and softcap too; FA-1, FA-2 and Split-K), and the benchmark shapes meet the
+// correctness rule on the GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,10 +46,19 @@ TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
       with(cfg(KernelKind::fa1, DType::f16, 128, 1, 3, 100, 90, false), 1, 20, 10, 0.0),
       with(cfg(KernelKind::splitk, DType::bf16, 128, 1, 8, 1, 3000, true, 6), 2, 500, 0, 30.0),
       with(cfg(KernelKind::splitk, DType::f32, 64, 1, 2, 40, 300, false, 3), 1, 60, 20, 3.0),
+      // FA-2: the CPU's mma emulation against the tensor cores.
+      cfg(KernelKind::fa2, DType::bf16, 64, 2, 2, 130, 200, true),
+      cfg(KernelKind::fa2, DType::f16, 128, 1, 2, 65, 300, false),
+      with(cfg(KernelKind::fa2, DType::bf16, 128, 1, 4, 200, 300, true), 2, 70, -1, 30.0),
+      with(cfg(KernelKind::fa2, DType::f16, 64, 1, 3, 100, 90, false), 1, 20, 10, 0.0),
   };
   TS_SEEDED(seed);
   for (const AttentionConfig& c : cases) {
     SCOPED_TRACE(test::describe(c));
+    // FA-2 rounds P to 16 bits: a score that differs in its last fp32 bit between the hardware's
+    // mma and the emulation's (which sums in k order) can round a weight the other way, 2^-8 of
+    // it in bf16; the running O may differ by that much, where FA-1's fp32 states agree closely.
+    const double o_tol = c.kernel == KernelKind::fa2 ? 1e-2 : 2e-3;
     // Split-K with its per-kv-tile events: the two backends' running states compare too.
     const test::RunOptions options{.trace = true, .cpu_workers = 0, .tile_events = true};
     const test::Run gpu = test::run_config(c, Backend::gpu, seed, options);
@@ -79,7 +89,7 @@ TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
         EXPECT_NEAR(gl, pl, 2e-5 * std::max(1.0f, std::abs(pl))) << "event " << i;
         for (size_t col = 0; col < d; ++col) {
           const float go = g.o[(i * bm + r) * d + col], po = p.o[(i * bm + r) * d + col];
-          ASSERT_NEAR(go, po, 2e-3 * std::max(1.0f, std::abs(pl))) << "event " << i << " row " << r;
+          ASSERT_NEAR(go, po, o_tol * std::max(1.0f, std::abs(pl))) << "event " << i << " row " << r;
         }
       }
     }
@@ -91,6 +101,8 @@ TEST(GpuVsCpu, BenchmarkShapesMeetTheRule) {
       cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, false),  // decode
       cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, false),     // prefill (fewer heads)
       cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, true),
+      cfg(KernelKind::fa2, DType::bf16, 64, 4, 16, 2048, 2048, false),   // the FA-2 prefill benchmark
+      cfg(KernelKind::fa2, DType::bf16, 128, 1, 4, 2048, 2048, true),
       with(cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, false), 8, -1, -1, 0.0),  // GQA decode
       with(cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, true), 8, 4096, 0, 30.0),
   };

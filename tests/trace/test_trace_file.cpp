@@ -243,6 +243,22 @@ TEST(TraceFile, StagesDeclaredWithoutPassesTakeTheDefaultPasses) {
             (std::vector<StageInfo>{{"step", StageKind::state, 3}, {"out", StageKind::final, 3}}));
 }
 
+TEST(TraceFile, PRoundedStagesRoundTripAndAreCheckedWhenRead) {
+  // Written only where true; absent reads false; anything but a boolean is refused.
+  const std::vector<StageInfo> table{{"fa2.step", StageKind::state, 0, true}, {"final", StageKind::final, 0}};
+  const std::string json = stage_table_json(table);
+  EXPECT_NE(json.find("\"p_rounded\":true"), std::string::npos) << json;
+  EXPECT_EQ(json.find("p_rounded", json.find("final")), std::string::npos) << json;
+  EXPECT_EQ(parse_stage_table(json), table);
+  EXPECT_FALSE(parse_stage_table(R"([{"name": "s", "kind": "state"}])")[0].p_rounded);
+  try {
+    parse_stage_table(R"([{"name": "s", "kind": "state", "p_rounded": 1}])");
+    ADD_FAILURE() << "accepted a p_rounded that is not a boolean";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("p_rounded"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TraceFile, AFormat1InputsTensorInAFormat2FileIsNotTakenForInputs) {
   // "inputs.pairs" is format 1's name; a format 2 file that carries one (and none of format 2's
   // inputs) has no inputs: has_inputs() must not promise what read_inputs() cannot read.

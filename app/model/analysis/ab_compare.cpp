@@ -149,8 +149,7 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
     ++matched;
     ++r.compared;
     const RunEvent ea = a.event(i), eb = b.event(it->second);
-    const StageKind kind = a.stage_of(i).kind;
-    const StageBars bars = sum(r.a.tolerance.for_kind(kind), r.b.tolerance.for_kind(kind));
+    const StageBars bars = sum(r.a.tolerance.for_stage(a.stage_of(i)), r.b.tolerance.for_stage(b.stage_of(it->second)));
     // NaN on both sides at the same place is no difference between A and B: such values are
     // compared as zeros.
     RefState want = state_of(eb, b.head_dim);
@@ -294,8 +293,8 @@ std::string tiling_text(const AnalysisReport& r) {
     return s.empty() ? "no events" : s;
   }
   const Tiling& t = *r.tiling;
-  if (t.kernel == KernelKind::fa1)
-    return "fa1, " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + " tiles";
+  if (t.kernel != KernelKind::splitk)
+    return std::string(to_string(t.kernel)) + ", " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + " tiles";
   return "splitk, " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile") +
          ", block_m " + std::to_string(t.block_m);
 }

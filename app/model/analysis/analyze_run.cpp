@@ -256,7 +256,7 @@ void judge(const RunView& run, const std::vector<RowError>& row_errors, Analysis
     const EventHeader& h = run.headers[i];
     const StageInfo& stage = run.stage_of(i);
     StageReport& sr = rep.stages[static_cast<size_t>(h.stage)];
-    const StageBars& bars = rep.tolerance.for_kind(stage.kind);
+    const StageBars& bars = rep.tolerance.for_stage(stage);
     conventions[static_cast<size_t>(h.stage)].insert(h.convention);
     auto [git, fresh] = grid_of.try_emplace({h.stage, h.batch, h.head}, rep.grids.size());
     if (fresh)

@@ -123,7 +123,7 @@ std::vector<WrongRow> collect_rows(const LocalReplay& replay, int32_t stage, boo
     const EventHeader& h = run.headers[s.event];
     std::vector<uint8_t> rows_of_interest;
     RefState pred;
-    const StageBars& bars = rep.tolerance.for_kind(run.stage_of(s.event).kind);
+    const StageBars& bars = rep.tolerance.for_stage(run.stage_of(s.event));
     if (local) {
       rows_of_interest = replay.locally_wrong(s.event);
       pred = replay.correct_prediction(s);
@@ -284,7 +284,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       same = same && std::fabs(t_lse - p_lse) <= kReplaySlack * w.m_bar;
       double scale = 0;
       for (double x : w.po) scale = std::max(scale, std::fabs(x / w.pl));
-      const double bar = rep.tolerance.for_kind(run.stage_of(w.event).kind).o_norm.bar(scale, w.pl);
+      const double bar = rep.tolerance.for_stage(run.stage_of(w.event)).o_norm.bar(scale, w.pl);
       for (size_t c = 0; c < w.to.size() && same; ++c) same = std::fabs(w.to[c] / w.tl - w.po[c] / w.pl) <= kReplaySlack * bar;
       if (!same) break;
     }

@@ -75,7 +75,7 @@ EventComparison compare_event(const RunView& run, const RunReference& reference,
   const TraceState got{cmp.trace_convention, scale, cmp.rows, cmp.head_dim, ev.m, ev.l, ev.o};
   cmp.row_errors.resize(static_cast<size_t>(cmp.rows));
   compare_state(got, want, cmp.row_errors);
-  const StageBars& bars = reference.tolerance().for_kind(cmp.stage.kind);
+  const StageBars& bars = reference.tolerance().for_stage(cmp.stage);
   const bool got_normalized = (cmp.trace_convention & kNormalized) != 0;
   const bool has_m = (cmp.trace_convention & kNoMax) == 0;
 

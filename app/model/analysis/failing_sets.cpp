@@ -132,7 +132,7 @@ void measure_failing_sets(const RunView& run, const RunReference& reference, std
     s.splits.failing.insert(h.split);
     s.steps.failing.insert(h.step);
     s.key_ends.failing.insert(key_end);
-    const StageBars& bars = rep.tolerance.for_kind(stage.kind);
+    const StageBars& bars = rep.tolerance.for_stage(stage);
     for (int32_t r = 0; r < h.rows; ++r) {
       const RowError& e = row_errors[i * rows_cap + static_cast<size_t>(r)];
       const RowVerdict v = judge_row(e, bars);

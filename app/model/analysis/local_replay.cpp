@@ -330,7 +330,7 @@ RowCheck LocalReplay::check_row(size_t event, int32_t r, const RefState& predict
   RowCheck out;
   const std::shared_ptr<const TraceRows> held = trace(event);
   const TraceRows& t = *held;
-  const StageBars& bars = report_.tolerance.for_kind(run_.stage_of(event).kind);
+  const StageBars& bars = report_.tolerance.for_stage(run_.stage_of(event));
   const size_t ri = static_cast<size_t>(r), d = static_cast<size_t>(run_.head_dim);
   const double pm = predicted.m[ri], pl = predicted.l[ri];
   const double* po = predicted.o.data() + ri * d;

@@ -181,6 +181,18 @@ std::vector<StepModel> candidate_models(const StageSteps& st, const AttentionSpe
       out.push_back(m);
     }
   }
+  // A fragment's row halves stored the wrong way round: row q holds row q xor k (the two halves of
+  // an mma accumulator are 8 rows apart; 4 and 16 for other tile shapes), all of its state, or its
+  // output alone with the row's own LSE (a kernel that writes LSE apart from O).
+  for (int32_t k : {4, 8, 16})
+    for (bool o_only : {false, true}) {
+      StepModel m;
+      m.kind = SymptomKind::rows_exchanged;
+      m.piece = PieceRule::row_exchange;
+      m.row_xor = k;
+      m.exchange_o_only = o_only;
+      out.push_back(m);
+    }
   if (st.kind == StageKind::merge && st.splits > 1) {
     const int64_t n = st.splits;
     const std::array<int64_t, 3> maps[] = {{1, 1, 0}, {n, 1, n}, {n, 1, -n}, {n - 1, 1, 0}, {n + 1, 1, 0}, {n, 0, 0}};
@@ -204,7 +216,7 @@ class Evaluator {
 
   // Whether the model can predict anything but the correct step for any row of s (cheap).
   bool may_change(const StepModel& m, const ReplayStep& s) const {
-    if (m.piece == PieceRule::reference) return true;
+    if (m.piece == PieceRule::reference || m.piece == PieceRule::row_exchange) return true;
     if (s.source == StepSource::copy || s.source == StepSource::normalise) return false;
     if (m.piece == PieceRule::kv_input) {
       const EventHeader& h = run_.headers[s.event];
@@ -230,6 +242,7 @@ class Evaluator {
       if (m.combine == CombineRule::merge) return replay_.correct_prediction(s);
       return replay_.combine(s, replay_.piece_state(s), m.combine);
     }
+    if (m.piece == PieceRule::row_exchange) return exchanged_rows(m, s, untestable);
     if (s.source == StepSource::copy || s.source == StepSource::normalise) return replay_.correct_prediction(s);
     RefState x = replay_.piece_state(s);
     const size_t d = static_cast<size_t>(run_.head_dim);
@@ -282,7 +295,8 @@ class Evaluator {
           alt = rows_.state(h.batch, h.head, q, h.batch, kv_head, visible_in(spec_, h.batch, q, seq[split]->piece), 0, {});
           break;
         }
-        case PieceRule::reference: break;
+        case PieceRule::reference:
+        case PieceRule::row_exchange: break;
       }
       if (!alt) continue;
       x.m[static_cast<size_t>(r)] = alt->m;
@@ -290,6 +304,38 @@ class Evaluator {
       std::copy(alt->o.begin(), alt->o.end(), x.o.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(r) * d));
     }
     return replay_.combine(s, x, CombineRule::merge, m.exponents);
+  }
+
+  // The correct step with row q holding row q ^ k's state (or its O / l alone); a row whose
+  // partner lies outside the event's rows or past the queries cannot be predicted.
+  RefState exchanged_rows(const StepModel& m, const ReplayStep& s, std::vector<uint8_t>& untestable) const {
+    const EventHeader& h = run_.headers[s.event];
+    const RefState right = replay_.correct_prediction(s);
+    RefState out = right;
+    const size_t d = static_cast<size_t>(right.head_dim);
+    for (int32_t r = 0; r < h.rows; ++r) {
+      const int64_t row = int64_t{h.q_begin} + r;
+      const int64_t partner = row ^ m.row_xor;
+      const int64_t pr = partner - h.q_begin;
+      if (pr < 0 || pr >= h.rows || partner >= spec_.q_len(h.batch)) {
+        untestable[static_cast<size_t>(r)] = 1;
+        continue;
+      }
+      const size_t a = static_cast<size_t>(r), b = static_cast<size_t>(pr);
+      const double* src = right.o.data() + b * d;
+      double* dst = out.o.data() + a * d;
+      if (!m.exchange_o_only) {
+        out.m[a] = right.m[b];
+        out.l[a] = right.l[b];
+        std::copy(src, src + d, dst);
+        continue;
+      }
+      // The partner's O / l at this row's own m and l (both empty rows: O = 0 either way).
+      const double lb = right.l[b], la = right.l[a];
+      for (size_t c = 0; c < d; ++c) dst[c] = lb > 0.0 ? src[c] / lb * la : 0.0;
+      if (lb > 0.0 && la == 0.0) untestable[a] = 1;  // an empty row cannot carry another's O / l
+    }
+    return out;
   }
 
   ModelFit evaluate(const StepModel& m) {
@@ -578,6 +624,13 @@ std::string claim_text(const StepModel& m, const LocalReplay& replay, int32_t st
       return "query row i of " + name + " holds the state of row i " + (m.row_delta < 0 ? "- " : "+ ") +
              std::to_string(std::abs(m.row_delta)) + " (its query and its mask): the query row index is off by " +
              std::to_string(m.row_delta);
+    case PieceRule::row_exchange:
+      numbers["row_xor"] = m.row_xor;
+      return "query row q of " + name + " holds " + (m.exchange_o_only ? "the output (O / l) of" : "the state of") +
+             " row q xor " + std::to_string(m.row_xor) + (m.exchange_o_only ? " (its LSE is its own)" : "") +
+             ": rows q and q + " + std::to_string(m.row_xor) + " of each block of " + std::to_string(2 * m.row_xor) +
+             " are stored the wrong way round, as when the two row halves of a tensor-core accumulator fragment "
+             "(mma c0, c1 and c2, c3) are exchanged at the store";
     case PieceRule::kv_input: {
       std::string list;
       size_t k = 0;

@@ -21,7 +21,9 @@
 //               1-2 keys, the step's range moved, zero-filled keys past the end of the keys;
 //   attention   the scores x a constant, exp(c (s - m)), no softcap, no ALiBi bias, the causal
 //               diagonal aligned the other way, no causal mask;
-//   rows        row i reads row i + delta's query;
+//   rows        row i reads row i + delta's query; row q holds row q xor k's state or output (k
+//               4, 8 or 16: the row halves of a tensor-core fragment stored the wrong way round),
+//               all of it or its O alone (its m / LSE its own);
 //   kv input    a head reads another (batch, kv head)'s keys and values;
 //   partials    a merge reads the partial of buffer row a q + b s + c of another (query, split).
 #pragma once
@@ -40,7 +42,7 @@
 
 namespace ts {
 
-enum class PieceRule { reference, key_set, attention, row_shift, kv_input, partial_map };
+enum class PieceRule { reference, key_set, attention, row_shift, kv_input, partial_map, row_exchange };
 
 // piece_shift_in_keys: the step's keys shifted, but a step that reaches the end of the keys still
 // stops there (a tile wider than the keys left, cut by the tail mask).
@@ -66,6 +68,8 @@ struct StepModel {
   KeyChange keys;
   AttentionChange attention;
   int32_t row_delta = 0;
+  int32_t row_xor = 0;          // row_exchange: row q holds row q ^ row_xor
+  bool exchange_o_only = false; // row_exchange: its O (O / l) only; m and l stay the row's own
   std::array<int64_t, 3> partial_map{};  // buffer row a q + b s + c
   int64_t partial_splits = 0;            // S of the partial buffers' rows q S + s
   // kv input: (batch, head) -> the (batch, kv head) it reads.

@@ -40,6 +40,27 @@ void add_state_errors(float m, float l, const float* o, const RefState& want, si
 
 KeyRange key_range(int64_t begin, int64_t end) { return {static_cast<int32_t>(begin), static_cast<int32_t>(end)}; }
 
+// The largest |O/l - reference| of textbook states' pieces and all-keys states.
+double o_norm_error(const TextbookStates& st, const RowBlockReference& reference, int64_t seq_kv) {
+  const std::vector<int64_t>& bounds = reference.boundaries();
+  const size_t rows = static_cast<size_t>(st.rows), dd = static_cast<size_t>(st.head_dim);
+  double worst = 0.0;
+  auto add = [&](float l, const float* o, const RefState& want, size_t r) {
+    const double* o_ref = want.o.data() + r * dd;
+    for (size_t c = 0; c < dd; ++c)
+      worst = std::max(worst, value_error(normalised(o[c], l), normalised(o_ref[c], want.l[r])));
+  };
+  for (size_t p = 0; p + 1 < bounds.size(); ++p) {
+    const KeyRange range = key_range(bounds[p], bounds[p + 1]);
+    const RefState want = reference.state({&range, 1});
+    for (size_t r = 0; r < rows; ++r) add(st.piece_l[p * rows + r], st.piece_o.data() + (p * rows + r) * dd, want, r);
+  }
+  const KeyRange all_range = key_range(0, seq_kv);
+  const RefState all_ref = reference.state({&all_range, 1});
+  for (size_t r = 0; r < rows; ++r) add(st.all_l[r], st.all_o.data() + r * dd, all_ref, r);
+  return worst;
+}
+
 }  // namespace
 
 std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs& inputs) {
@@ -80,7 +101,7 @@ std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs&
 }
 
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
-                                   const RowBlockReference& reference, const NaiveKeys* given_keys) {
+                                   const RowBlockReference& reference, const NaiveKeys* given_keys, bool p_rounded) {
   const RowBlock& block = reference.block();
   const NaiveKeys* keys_of_pair = given_keys != nullptr ? given_keys : floats.keys.get();
   if (floats.batch != block.batch || floats.head != block.head || keys_of_pair == nullptr)
@@ -108,6 +129,11 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
   const KeyRange all_range = key_range(0, spec.seq_kv);
   const RefState all_ref = reference.state({&all_range, 1});
   for (size_t r = 0; r < rows; ++r) add_state_errors(st.all_m[r], st.all_l[r], st.all_o.data() + r * dd, all_ref, r, e);
+  e.o_norm_p_rounded = e.o_norm_f32;
+  if (p_rounded && spec.dtype != DType::f32)
+    e.o_norm_p_rounded = o_norm_error(textbook_states(spec, block.batch, block.head, floats.q.data(), keys,
+                                                      block.q_begin, block.rows, bounds, spec.dtype),
+                                      reference, spec.seq_kv);
 
   const RefState out_ref = reference.output();
   if (spec.dtype == DType::f32) {
@@ -138,6 +164,7 @@ NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b) {
   m.m_f32 = std::max(a.m_f32, b.m_f32);
   m.l_rel_f32 = std::max(a.l_rel_f32, b.l_rel_f32);
   m.o_norm_f32 = std::max(a.o_norm_f32, b.o_norm_f32);
+  m.o_norm_p_rounded = std::max(a.o_norm_p_rounded, b.o_norm_p_rounded);
   m.o_dtype = std::max(a.o_dtype, b.o_dtype);
   m.lse_dtype = std::max(a.lse_dtype, b.lse_dtype);
   return m;

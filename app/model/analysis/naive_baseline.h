@@ -42,10 +42,12 @@ std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs
 
 // The baselines' errors on one row block. `floats` are the row block's (batch, head), `keys`
 // its kv head's (floats.keys by default); `reference` is its float64 reference, whose
-// boundaries cut the keys into the pieces compared. Throws std::invalid_argument when `floats`
-// belong to another pair or there are no keys.
+// boundaries cut the keys into the pieces compared. `p_rounded`: also the textbook states with P
+// rounded to the input dtype (NaiveErrors::o_norm_p_rounded), for a trace with a p_rounded stage.
+// Throws std::invalid_argument when `floats` belong to another pair or there are no keys.
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
-                                   const RowBlockReference& reference, const NaiveKeys* keys = nullptr);
+                                   const RowBlockReference& reference, const NaiveKeys* keys = nullptr,
+                                   bool p_rounded = false);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

@@ -230,7 +230,10 @@ RefState RunReference::expected(const EventHeader& h) const { return expected(h,
 NaiveErrors RunReference::naive_errors(const RowBlockReference& ref) const {
   const RowBlock& rb = ref.block();
   for (const PairFloats& f : floats_)
-    if (f.batch == rb.batch && f.head == rb.head) return naive_row_block_errors(spec_, f, ref, naive_keys_of(f.kv_index).get());
+    if (f.batch == rb.batch && f.head == rb.head)
+      return naive_row_block_errors(spec_, f, ref, naive_keys_of(f.kv_index).get(),
+                                    std::any_of(stages_.begin(), stages_.end(),
+                                                [](const StageInfo& s) { return s.p_rounded && s.kind != StageKind::final; }));
   throw AnalysisError("no inputs of " + pair_name(rb.batch, rb.head) + " for the naive baselines");
 }
 

@@ -48,6 +48,8 @@ constexpr SymptomKindInfo kKinds[] = {
     {K::causal_alignment, "causal_alignment", true, "the causal diagonal is aligned the other way"},
     {K::causal_mask_ignored, "causal_mask_ignored", true, "the causal mask is not applied"},
     {K::rows_shifted, "rows_shifted", true, "each query row holds another row's state"},
+    {K::rows_exchanged, "rows_exchanged", true,
+     "row q holds row q xor k's output or state: rows stored through the wrong half of a register fragment"},
     {K::wrong_kv_input, "wrong_kv_input", true, "some heads read the keys and values of another (batch, kv head)"},
     {K::query_layout, "query_layout", true,
      "the merge reads the partial states of other (query, split) pairs: the reducer indexes the partial buffers "

@@ -46,6 +46,7 @@ enum class SymptomKind {
   causal_alignment,       // the causal diagonal aligned the other way
   causal_mask_ignored,    // no causal mask
   rows_shifted,           // row i holds row i + delta's state
+  rows_exchanged,         // row q holds row q xor k's output or state (a fragment-layout mix-up)
   wrong_kv_input,         // keys and values of another (batch, kv head)
   query_layout,           // a merge reads the partials of other (query, split) pairs
   // A/B (ab_compare.h).

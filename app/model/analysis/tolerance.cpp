@@ -73,6 +73,10 @@ Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype) {
   t.intermediate.l = {0.0, l_rel, false};
   t.intermediate.o_norm = {o_norm, 0.0, false};
   t.intermediate.o_raw = {o_norm, l_rel, true};
+  const double o_norm_p = 2.0 * naive.o_norm_p_rounded + t.floor_intermediate;
+  t.intermediate_p_rounded = t.intermediate;
+  t.intermediate_p_rounded.o_norm = {o_norm_p, 0.0, false};
+  t.intermediate_p_rounded.o_raw = {o_norm_p, l_rel, true};
 
   // The final output (normalised: the m channel holds LSE, l holds 1, O is the output).
   const double lse = 2.0 * naive.lse_dtype + t.floor_final;
@@ -90,6 +94,7 @@ Tolerance override_tolerance(const ToleranceOverride& bounds) {
   t.override_bounds = bounds;
   const QuantityBar bar{bounds.atol, bounds.rtol, false};
   t.intermediate = {bar, bar, bar, bar};
+  t.intermediate_p_rounded = t.intermediate;
   t.final_stage = t.intermediate;
   return t;
 }
@@ -106,6 +111,9 @@ std::string Tolerance::describe() const {
            " x |reference| (per row)";
   return "rule: error <= 2 x naive error + floor; intermediate stages vs float32 naive (O/l " +
          number(intermediate.o_norm.atol) + ", m " + number(intermediate.m.atol) +
+         (intermediate_p_rounded.o_norm.atol != intermediate.o_norm.atol
+              ? "; with P rounded, O/l " + number(intermediate_p_rounded.o_norm.atol)
+              : std::string()) +
          "), final vs input-dtype naive (O " + number(final_stage.o_norm.atol) + ", LSE " +
          number(final_stage.m.atol) + ")";
 }

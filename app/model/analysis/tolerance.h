@@ -8,7 +8,11 @@
 //     float32), so a float32 textbook attention is the fair yardstick; holding them to a bf16
 //     baseline would let a wrong state hide under bf16's 8-bit mantissa;
 //   - the input dtype for the final output: the kernel rounds O to that dtype when it writes it,
-//     exactly as the textbook implementation in that dtype does.
+//     exactly as the textbook implementation in that dtype does;
+//   - for an intermediate stage that rounds the softmax weights P to the input dtype before P V
+//     (StageInfo::p_rounded: a tensor-core kernel, whose mma takes 16-bit operands), the float32
+//     textbook with P rounded the same way: its O carries that rounding (2^-9 relative in bf16),
+//     which the plain float32 textbook's bar would call a divergence.
 // `--tol atol[,rtol]` replaces the rule with explicit bounds.
 //
 // A bar is applied per query row: |got - want| <= atol + rtol * scale, where scale is the row's
@@ -56,6 +60,9 @@ struct NaiveErrors {
   double m_f32 = 0.0;       // max |m - m_ref|
   double l_rel_f32 = 0.0;   // max |l - l_ref| / l_ref
   double o_norm_f32 = 0.0;  // max |O/l - ref|
+  // The same with P rounded to the input dtype before P V (the yardstick of p_rounded stages; the
+  // float32 figure when the trace has none).
+  double o_norm_p_rounded = 0.0;
   // The textbook attention in the input dtype (kernels/naive_attention.h): the final output.
   double o_dtype = 0.0, lse_dtype = 0.0;
 };
@@ -74,11 +81,13 @@ struct Tolerance {
   NaiveErrors naive{};    // what the rule's bars were made from
   double floor_intermediate = 0.0, floor_final = 0.0;
   ToleranceOverride override_bounds{};  // when !from_rule
-  StageBars intermediate{};  // fa1.step, splitk.partial, splitk.reduce
-  StageBars final_stage{};   // final (normalised O and LSE)
+  StageBars intermediate{};            // fa1.step, splitk.partial, splitk.reduce
+  StageBars intermediate_p_rounded{};  // intermediate stages with P rounded (fa2.step)
+  StageBars final_stage{};             // final (normalised O and LSE)
 
-  const StageBars& for_kind(StageKind kind) const {
-    return kind == StageKind::final ? final_stage : intermediate;
+  const StageBars& for_stage(const StageInfo& stage) const {
+    if (stage.kind == StageKind::final) return final_stage;
+    return stage.p_rounded ? intermediate_p_rounded : intermediate;
   }
   std::string describe() const;  // one line, for reports
 };

@@ -45,7 +45,7 @@ void consider(WorstCell& best, bool& have, const Candidate& c, int64_t query) {
 
 WorstCell worst_cell_of(const RunView& run, const RunReference& reference, size_t event, const Tolerance& tolerance) {
   const EventComparison cmp = compare_event(run, reference, event);
-  const StageBars& bars = tolerance.for_kind(cmp.stage.kind);
+  const StageBars& bars = tolerance.for_stage(cmp.stage);
   WorstCell best;
   best.event_index = static_cast<int64_t>(event);
   best.header = cmp.header;

@@ -48,7 +48,7 @@ std::optional<CellReadout> read_cell(const EventComparison& cmp, const Tolerance
                 : r.reference != 0 ? r.abs_error / std::fabs(r.reference)
                                    : std::numeric_limits<double>::infinity();
   const RowError& e = cmp.row_errors[static_cast<size_t>(row)];
-  const StageBars& bars = tolerance.for_kind(cmp.stage.kind);
+  const StageBars& bars = tolerance.for_stage(cmp.stage);
   r.allowed = normalised ? bars.o_norm.bar(e.o_norm_ref, e.l_ref) : bars.o_raw.bar(e.o_raw_ref, e.l_ref);
   r.ratio = bar_ratio(r.abs_error, r.allowed);
   r.fails = at < cmp.cell_fails.size() && cmp.cell_fails[at] != 0;

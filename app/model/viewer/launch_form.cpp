@@ -287,7 +287,7 @@ CaptureSpec on_other_backend(CaptureSpec spec, Backend ran_on) {
 std::vector<FaultInfo> faults_for(KernelKind kernel) {
   std::vector<FaultInfo> out;
   for (const FaultInfo& f : all_faults())
-    if (f.fault == Fault::none || (kernel == KernelKind::fa1 ? f.fa1 : f.splitk)) out.push_back(f);
+    if (f.fault == Fault::none || fault_applies(f.fault, kernel)) out.push_back(f);
   return out;
 }
 

@@ -1,0 +1,412 @@
+// FA-2 forward: one pass of attention with online softmax on tensor cores (FlashAttention-2's
+// schedule: each warp owns its query rows, so the softmax needs no shared memory and no barrier).
+//
+// What it computes: the attention of fa1_forward.cuh (the same masks, GQA mapping, softcap and
+// semantics: base/attention_spec.h, the mask rule through KernelMask), for fp16 and bf16 inputs
+// at head dims 64 and 128:
+//   s_ij = scale * q_i . k_j (softcapped when softcap > 0),  O[i] = softmax_j(s_ij) V,
+//   LSE[i] = log sum_j exp(s_ij); a row that sees no key gets O = 0 and LSE = -inf.
+// Q K^T and P V run on mma.sync m16n8k16 (16-bit inputs, fp32 accumulation); the softmax state
+// is fp32. P is rounded to the input dtype before P V, as every FA-2 kernel does (the mma takes
+// 16-bit operands): the `fa2.step` stage declares it (StageInfo::p_rounded) so that the
+// reference's yardstick rounds P too.
+//
+// How: one block of 4 warps per (query tile of 64 rows, query head, batch); grid (num_q_tiles,
+// heads, batch). Warp w owns rows 16w..16w+15 of the tile. The block visits the kv tiles of 64
+// keys its rows can see (visible_kv_tiles, as FA-1), and per tile:
+//   1. K and V of the next tile are fetched by 16-byte cp.async into the other half of
+//      double-buffered shared memory while this tile is computed (one barrier per tile);
+//   2. S = Q K^T: Q (held in registers at head_dim 64; re-read from shared memory per tile at
+//      128, where holding it made ptxas spill) and K fragments by ldmatrix; K's rows are keys, so
+//      the plain (non-transposed) ldmatrix gives the col-major B operand;
+//   3. online softmax on the accumulator fragments: a lane holds two rows (groupID and
+//      groupID + 8) and the four lanes of a quad share them, so row max and sum take two
+//      __shfl_xor_sync (1, 2); exponents by exp2f with log2(e) (and the scale) folded in;
+//   4. O = alpha O + P V: P goes from the S accumulators to the A operand in registers
+//      (pack_halves: the C fragment of two n-tiles is the A fragment of one k-step), V by
+//      ldmatrix_trans (V's rows are keys: transposed, it is the col-major B operand).
+// Shared rows are 16-byte chunks XOR-swizzled by row (chunk c of row r at c ^ (r & 7)), so that
+// the 8 rows an ldmatrix phase reads fall in 8 different bank groups.
+//
+// Variants (KernelVariant): plain (no probes), traced (an `fa2.step` event after every kv tile
+// with the running unnormalised m, l, O over keys [0, end of that tile), and a `final` event with
+// LSE and the output as written), faulty (probes + params.fault):
+//   masked_nan, per_tile_softmax, stale_accumulator  as in fa1_forward.cuh;
+//   fragment_rows  the final store exchanges the accumulator's row halves: the values of c0, c1
+//                  (row groupID) go to row groupID + 8 and those of c2, c3 back, so row r of a
+//                  warp's 16 holds row r xor 8's output (LSE stays right).
+// missing_barrier is not offered: the race it plants (a tile overwritten while slower warps
+// still read it) cannot show on the CPU runtime, which lands a cp.async only at its wait, after
+// the next barrier, so a kernel without that barrier still reads the old tile there.
+//
+// Run it: `tilescope capture --kernel fa2 --dtype bf16 [--head-dim 128] [--causal] [--window L,R]
+// [--softcap X] [--heads 32 --heads-kv 8] ...`, or ts::launch_attention (kernels/launcher.h) with
+// config.kernel = KernelKind::fa2; tests in tests/kernels/.
+#pragma once
+
+#include <cstdint>
+
+#include "instrumentation/simt/cuda_compat.h"
+#include "instrumentation/simt/tensor_core.h"
+#include "kernels/device/unroll.cuh"
+#include "tilescope/probe.h"
+#include "kernels/attention_params.h"
+#include "kernels/device/kernel_traits.cuh"
+#include "kernels/device/softmax_math.cuh"
+#include "kernels/device/vec_io.cuh"
+#include "kernels/kernel_smem.h"
+#include "kernels/tile_shapes.h"
+
+namespace ts {
+
+namespace fa2_detail {
+
+inline constexpr float kLog2e = 1.4426950408889634f;
+
+// Element offset of 16-byte chunk `chunk` of row `row` in a swizzled tile of kD-element rows.
+template <int kD>
+__device__ __forceinline__ int swizzled(int row, int chunk) {
+  return row * kD + ((chunk ^ (row & 7)) << 3);
+}
+
+// A tile of kRows rows x kD elements from global memory (rows `row_stride` apart) into swizzled
+// shared memory by 16-byte cp.async; rows at or past `valid` are filled with zeros (a zero V
+// row times P = 0 keeps the accumulators finite).
+template <typename T, int kD, int kRows>
+__device__ __forceinline__ void load_tile_async(T* dst, const T* src, int64_t row_stride, int valid,
+                                                int tid) {
+  constexpr int kChunks = kD / 8;
+  constexpr int kPerThread = kRows * kChunks / kKernelThreads;
+  static_assert(kPerThread * kKernelThreads == kRows * kChunks, "tile shape");
+  TS_UNROLL
+  for (int i = 0; i < kPerThread; ++i) {
+    const int e = tid + i * kKernelThreads;
+    const int r = e / kChunks, c = e % kChunks;
+    const bool in = r < valid;
+    tc::cp_async_cg_zfill(dst + swizzled<kD>(r, c), in ? src + r * row_stride + c * 8 : src,
+                          in ? 16u : 0u);
+  }
+}
+
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                    __half) {
+  const uint32_t b[2] = {b0, b1};
+  tc::mma_m16n8k16_f16(d, a, b, d);
+}
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                    __nv_bfloat16) {
+  const uint32_t b[2] = {b0, b1};
+  tc::mma_m16n8k16_bf16(d, a, b, d);
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack(float low, float high) {
+  return tc::pack_halves(device::from_float<T>(low), device::from_float<T>(high));
+}
+
+}  // namespace fa2_detail
+
+template <typename T, int kD, KernelVariant kVariant>
+__global__ void __launch_bounds__(kKernelThreads) fa2_forward_kernel(const AttentionParams p) {
+  static_assert(kD == 64 || kD == 128, "fa2 is instantiated for head dims 64 and 128");
+  using Traits = device::VariantTraits<kVariant>;
+  using fa2_detail::swizzled;
+  constexpr int kBM = kFa2BlockM, kBN = kFa2BlockN;
+  constexpr int kKSteps = kD / 16;   // k-steps of S = Q K^T
+  constexpr int kSTiles = kBN / 8;   // n-tiles (8 keys) of S
+  constexpr int kOTiles = kD / 8;    // n-tiles (8 columns) of O
+  constexpr int kPSteps = kBN / 16;  // k-steps (16 keys) of P V
+  constexpr int kTile = kBN * kD;    // elements of one K or V buffer
+  constexpr bool kQInRegisters = kD <= 64;
+  static_assert(kBM == 16 * (kKernelThreads / 32), "one warp per 16 query rows");
+
+  TS_DYNAMIC_SHARED(T, smem);
+  T* const q_s = smem;               // [kBM][kD], swizzled
+  T* const k_s = q_s + kBM * kD;     // 2 x [kBN][kD]
+  T* const v_s = k_s + 2 * kTile;    // 2 x [kBN][kD]
+  // The faulty build's product of a tile's P V alone, [kOTiles * 4][threads] (stale_accumulator
+  // keeps it from tile to tile): in shared memory, as 64 more registers at head dim 128 spilled.
+  float* const pv_s = reinterpret_cast<float*>(v_s + 2 * kTile);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int group = lane >> 2, quad_lane = lane & 3;  // PTX's groupID, threadID_in_group
+  const int q_tile = static_cast<int>(blockIdx.x);
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int rows = rows_in_q_tile(p.seq_q, kBM, q_tile);
+  const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
+  const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
+               q0 * p.q_row_stride;
+  const int kv_head = kv_head_of<int>(head, p.heads, p.heads_kv);
+  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + kv_head * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+  const int64_t block = device::block_linear_index();
+  const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const bool guard = !Traits::has(p, Fault::masked_nan);
+  const bool per_tile_softmax = Traits::has(p, Fault::per_tile_softmax);
+  const bool stale = Traits::has(p, Fault::stale_accumulator);
+  const bool exchange_rows = Traits::has(p, Fault::fragment_rows);
+
+  // This lane's two rows in the tile: half h = 0 holds c0, c1 (row groupID of the warp's 16),
+  // h = 1 holds c2, c3 (groupID + 8).
+  const int row_of[2] = {warp * 16 + group, warp * 16 + group + 8};
+  const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kBN, q_tile);
+  const bool softcap = p.softcap > 0.0f;
+  // Without a softcap the scores stay raw (q . k) until the exponent, which folds the scale in;
+  // with one they are scaled and capped first.
+  const float to_scaled = softcap ? 1.0f : p.scale;
+  const float exp2_factor = softcap ? fa2_detail::kLog2e : p.scale * fa2_detail::kLog2e;
+
+  // Q, then the first kv tile: two cp.async groups.
+  fa2_detail::load_tile_async<T, kD, kBM>(q_s, q, p.q_row_stride, rows, tid);
+  tc::cp_async_commit_group();
+  if (!visited.empty()) {
+    const int64_t j0 = static_cast<int64_t>(visited.begin) * kBN;
+    const int keys = static_cast<int>(p.seq_kv - j0 < kBN ? p.seq_kv - j0 : kBN);
+    fa2_detail::load_tile_async<T, kD, kBN>(k_s, k + j0 * p.k_row_stride, p.k_row_stride, keys, tid);
+    fa2_detail::load_tile_async<T, kD, kBN>(v_s, v + j0 * p.v_row_stride, p.v_row_stride, keys, tid);
+  }
+  tc::cp_async_commit_group();
+
+  float m_row[2] = {device::kNegInf, device::kNegInf};
+  float l_row[2] = {0.0f, 0.0f};
+  float o_acc[kOTiles][4];
+  TS_UNROLL
+  for (int n = 0; n < kOTiles; ++n)
+    TS_UNROLL
+    for (int i = 0; i < 4; ++i) o_acc[n][i] = 0.0f;
+
+  // Lane l of an ldmatrix x4 addresses row l & 7 of matrix l >> 3. Q's A fragments: matrices
+  // (rows 0-7 | 8-15) x (columns 0-7 | 8-15) of the k-step, in the order a0..a3 takes them.
+  const int ld_row = lane & 7, ld_m = lane >> 3;
+  const int q_row = warp * 16 + ld_row + (ld_m & 1) * 8;
+  uint32_t q_frag[kQInRegisters ? kKSteps : 1][4];
+  if constexpr (kQInRegisters) {
+    tc::cp_async_wait_group<1>();  // Q (the kv tile may still be in flight)
+    __syncthreads();
+    TS_UNROLL
+    for (int kk = 0; kk < kKSteps; ++kk) tc::ldmatrix<4>(q_frag[kk], q_s + swizzled<kD>(q_row, kk * 2 + (ld_m >> 1)));
+  }
+
+  for (int t = visited.begin; t < visited.end; ++t) {
+    const int buf = (t - visited.begin) & 1;
+    const T* const k_t = k_s + buf * kTile;
+    const T* const v_t = v_s + buf * kTile;
+    // Tile t landed (this thread's copies), and after the barrier everyone's; every warp has
+    // also finished tile t - 1, whose buffers the next loads overwrite.
+    tc::cp_async_wait_group<0>();
+    __syncthreads();
+    if (t + 1 < visited.end) {
+      const int64_t j1 = static_cast<int64_t>(t + 1) * kBN;
+      const int keys = static_cast<int>(p.seq_kv - j1 < kBN ? p.seq_kv - j1 : kBN);
+      T* const k_n = k_s + (buf ^ 1) * kTile;
+      T* const v_n = v_s + (buf ^ 1) * kTile;
+      fa2_detail::load_tile_async<T, kD, kBN>(k_n, k + j1 * p.k_row_stride, p.k_row_stride, keys, tid);
+      fa2_detail::load_tile_async<T, kD, kBN>(v_n, v + j1 * p.v_row_stride, p.v_row_stride, keys, tid);
+    }
+    tc::cp_async_commit_group();
+
+    // 2. S = Q K^T for the warp's 16 rows x 64 keys.
+    float s[kSTiles][4];
+    TS_UNROLL
+    for (int n = 0; n < kSTiles; ++n)
+      TS_UNROLL
+      for (int i = 0; i < 4; ++i) s[n][i] = 0.0f;
+    TS_UNROLL
+    for (int kk = 0; kk < kKSteps; ++kk) {
+      uint32_t a[4];
+      if constexpr (kQInRegisters) {
+        TS_UNROLL
+        for (int i = 0; i < 4; ++i) a[i] = q_frag[kk][i];
+      } else {
+        tc::ldmatrix<4>(a, q_s + swizzled<kD>(q_row, kk * 2 + (ld_m >> 1)));
+      }
+      TS_UNROLL
+      for (int np = 0; np < kSTiles / 2; ++np) {
+        // Keys np*16 + (0-7 | 8-15) x columns (0-7 | 8-15): b0, b1 of n-tile 2np, then of 2np+1.
+        uint32_t b[4];
+        tc::ldmatrix<4>(b, k_t + swizzled<kD>(np * 16 + ld_row + (ld_m >> 1) * 8, kk * 2 + (ld_m & 1)));
+        fa2_detail::mma(s[2 * np], a, b[0], b[1], T{});
+        fa2_detail::mma(s[2 * np + 1], a, b[2], b[3], T{});
+      }
+    }
+
+    // Softcap and mask: masked scores -inf. s holds raw q . k without a softcap (the scale is
+    // folded into the exponent), scaled and capped scores with one.
+    const int64_t j0 = static_cast<int64_t>(t) * kBN;
+    TS_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const KeySpan row_keys = p.mask.row_keys(q0 + row_of[h]);  // past seq_kv, causal, window
+      TS_UNROLL
+      for (int n = 0; n < kSTiles; ++n)
+        TS_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          float& x = s[n][2 * h + e];
+          if (softcap) x = device::softcap_score(x * p.scale, p.softcap, p.softcap_inv);
+          const int64_t key = j0 + n * 8 + quad_lane * 2 + e;
+          if (key < row_keys.begin || key >= row_keys.end) x = device::kNegInf;
+        }
+    }
+
+    // 3. Online softmax per row; the quad's four lanes hold a row's 64 keys between them.
+    const tilescope::Event step_event = probe.open(p.trace, kFa2StepStage, t - visited.begin);
+    float alpha[2];
+    TS_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = device::kNegInf;
+      TS_UNROLL
+      for (int n = 0; n < kSTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      tile_max *= to_scaled;  // scaled units, as m is kept (monotonic: max of scaled = scaled max)
+      const float m_old = m_row[h];
+      float m_new, shift;
+      if (per_tile_softmax) {
+        // The bug: the tile's own max, and the old state kept as is (alpha = 1).
+        m_new = tile_max == device::kNegInf ? m_old : tile_max;
+        shift = device::softmax_shift(tile_max, true);
+        alpha[h] = 1.0f;
+      } else {
+        m_new = fmaxf(m_old, tile_max);
+        shift = device::softmax_shift(m_new, guard);
+        alpha[h] = exp2f((m_old - shift) * fa2_detail::kLog2e);
+      }
+      const float neg_shift2 = -shift * fa2_detail::kLog2e;
+      float sum = 0.0f;
+      TS_UNROLL
+      for (int n = 0; n < kSTiles; ++n)
+        TS_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          const float pe = exp2f(fmaf(s[n][2 * h + e], exp2_factor, neg_shift2));
+          s[n][2 * h + e] = pe;
+          sum += pe;
+        }
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      m_row[h] = m_new;
+      l_row[h] = l_row[h] * alpha[h] + sum;
+    }
+
+    // 4. O = alpha O + P V. P's C fragments of n-tiles 2kk and 2kk+1 are the A fragment of
+    // k-step kk (rounded to the input dtype); V's matrices keys (0-7 | 8-15) x columns (0-7 |
+    // 8-15), transposed, give b0, b1 of two column tiles.
+    TS_UNROLL
+    for (int n = 0; n < kOTiles; ++n) {
+      o_acc[n][0] *= alpha[0];
+      o_acc[n][1] *= alpha[0];
+      o_acc[n][2] *= alpha[1];
+      o_acc[n][3] *= alpha[1];
+    }
+    uint32_t p_frag[kPSteps][4];  // packed once: half the registers of P in float
+    TS_UNROLL
+    for (int kk = 0; kk < kPSteps; ++kk) {
+      p_frag[kk][0] = fa2_detail::pack<T>(s[2 * kk][0], s[2 * kk][1]);
+      p_frag[kk][1] = fa2_detail::pack<T>(s[2 * kk][2], s[2 * kk][3]);
+      p_frag[kk][2] = fa2_detail::pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      p_frag[kk][3] = fa2_detail::pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    }
+    auto v_fragments = [&](int kk, int dp, uint32_t (&b)[4]) {
+      tc::ldmatrix_trans<4>(b, v_t + swizzled<kD>(kk * 16 + ld_row + (ld_m & 1) * 8, dp * 2 + (ld_m >> 1)));
+    };
+    if constexpr (!Traits::kFaulty) {
+      TS_UNROLL
+      for (int kk = 0; kk < kPSteps; ++kk) {
+        TS_UNROLL
+        for (int dp = 0; dp < kOTiles / 2; ++dp) {
+          uint32_t b[4];
+          v_fragments(kk, dp, b);
+          fa2_detail::mma(o_acc[2 * dp], p_frag[kk], b[0], b[1], T{});
+          fa2_detail::mma(o_acc[2 * dp + 1], p_frag[kk], b[2], b[3], T{});
+        }
+      }
+    } else {
+      // The tile's product kept apart, then added: stale_accumulator does not clear it.
+      const bool clear = !stale || t == visited.begin;
+      TS_UNROLL
+      for (int dp = 0; dp < kOTiles / 2; ++dp) {
+        float pv[2][4];
+        TS_UNROLL
+        for (int e = 0; e < 2; ++e)
+          TS_UNROLL
+          for (int i = 0; i < 4; ++i) pv[e][i] = clear ? 0.0f : pv_s[((2 * dp + e) * 4 + i) * kKernelThreads + tid];
+        TS_UNROLL
+        for (int kk = 0; kk < kPSteps; ++kk) {
+          uint32_t b[4];
+          v_fragments(kk, dp, b);
+          fa2_detail::mma(pv[0], p_frag[kk], b[0], b[1], T{});
+          fa2_detail::mma(pv[1], p_frag[kk], b[2], b[3], T{});
+        }
+        TS_UNROLL
+        for (int e = 0; e < 2; ++e)
+          TS_UNROLL
+          for (int i = 0; i < 4; ++i) {
+            pv_s[((2 * dp + e) * 4 + i) * kKernelThreads + tid] = pv[e][i];
+            o_acc[2 * dp + e][i] += pv[e][i];
+          }
+      }
+    }
+
+    if (step_event) {
+      TS_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int r = row_of[h];
+        if (r < rows) {
+          if (quad_lane == 0) {
+            step_event.m()[r] = m_row[h];
+            step_event.l()[r] = l_row[h];
+          }
+          float* out = step_event.o_row(r);
+          TS_UNROLL
+          for (int n = 0; n < kOTiles; ++n) {
+            out[n * 8 + quad_lane * 2] = o_acc[n][2 * h];
+            out[n * 8 + quad_lane * 2 + 1] = o_acc[n][2 * h + 1];
+          }
+        }
+      }
+      if (tid == 0)
+        step_event.commit(device::state_header(kFa2StepStage, 0, batch, head, kv_head, q0, rows, 0,
+                                               device::tile_key(t + 1, kBN, p.seq_kv), -1,
+                                               t - visited.begin, block));
+    }
+  }
+  tc::cp_async_wait_all();  // a block that visits no tile still has its Q copies in flight
+
+  // Final output: O / l in the input dtype (two columns per 32-bit store), LSE in float32.
+  const tilescope::Event final_event = probe.open(p.trace, kFa2FinalStage, 0);
+  T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+  const int64_t lse_row0 = (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
+  TS_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    // fragment_rows: the values of half h are stored to the other half's row.
+    const int r = warp * 16 + group + 8 * (exchange_rows ? 1 - h : h);
+    if (r < rows) {
+      T* orow = o + (q0 + r) * p.o_row_stride;
+      TS_UNROLL
+      for (int n = 0; n < kOTiles; ++n) {
+        const int c = n * 8 + quad_lane * 2;
+        const T lo = device::from_float<T>(device::normalise(o_acc[n][2 * h], l_row[h], guard));
+        const T hi = device::from_float<T>(device::normalise(o_acc[n][2 * h + 1], l_row[h], guard));
+        device::store_word(orow + c, tc::pack_halves(lo, hi));
+        if (final_event) {
+          final_event.o_row(r)[c] = device::to_float(lo);
+          final_event.o_row(r)[c + 1] = device::to_float(hi);
+        }
+      }
+    }
+    const int lse_r = row_of[h];
+    if (lse_r < rows && quad_lane == 0) {
+      const float lse = device::log_sum_exp(m_row[h], l_row[h], guard);
+      p.lse[lse_row0 + lse_r] = lse;
+      if (final_event) {
+        final_event.m()[lse_r] = lse;
+        final_event.l()[lse_r] = 1.0f;
+      }
+    }
+  }
+  if (final_event && tid == 0)
+    final_event.commit(device::state_header(kFa2FinalStage, tilescope::kNormalized, batch, head,
+                                            kv_head, q0, rows, 0, p.seq_kv, -1, visited.size(), block));
+}
+
+}  // namespace ts
