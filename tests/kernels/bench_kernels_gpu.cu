@@ -1,6 +1,6 @@
 // The kernels on the GPU, beside PyTorch SDPA (scripts/bench_sdpa.py runs both and prints one
 // table): Split-K decode (B=8, H=32, Sq=1, Skv=32768, D=128, bf16; splits from the heuristic)
-// and FA-1 prefill (B=4, H=16, S=2048, D=64, bf16): the plain kernels (no probes), the traced
+// and FA-1 and FA-2 prefill (B=4, H=16, S=2048, D=64, bf16): the plain kernels (no probes), the traced
 // build with nothing recorded, tracing one head, and (decode) tracing everything; and the decode
 // with GQA (32 query heads on 8 kv heads), plain and with a window of 4096 keys and softcap 50.
 // Reported: time per run (every kernel of a run; CUDA events; inputs resident on the device;
@@ -72,6 +72,13 @@ AttentionConfig prefill_config() {
   c.seq_q = c.seq_kv = 2048;
   c.head_dim = 64;
   c.dtype = DType::bf16;
+  return c;
+}
+
+// The same prefill on tensor cores (kernels/fa2_forward.cuh).
+AttentionConfig fa2_prefill_config() {
+  AttentionConfig c = prefill_config();
+  c.kernel = KernelKind::fa2;
   return c;
 }
 
@@ -203,6 +210,8 @@ int dump(const std::filesystem::path& dir) {
       {"prefill_fp32_causal", KernelKind::fa1, DType::f32, 1, 2, 300, 700, 128, true},
       {"prefill_fp16_d256", KernelKind::fa1, DType::f16, 1, 1, 200, 200, 256, false},
       {"fa1_bf16_d32_causal_sq_gt_skv", KernelKind::fa1, DType::bf16, 1, 2, 150, 100, 32, true},
+      {"fa2_prefill_bf16", KernelKind::fa2, DType::bf16, 1, 2, 512, 512, 64, false},
+      {"fa2_fp16_d128_causal", KernelKind::fa2, DType::f16, 1, 2, 300, 700, 128, true},
   };
   nlohmann::json index = nlohmann::json::array();
   for (const Case& k : cases) {
@@ -274,6 +283,9 @@ int run(int argc, char** argv) {
       {"fa1_prefill_B4_H16_S2048_D64_bf16", prefill_config(), TraceMode::plain},
       {"fa1_prefill (traced build, nothing recorded)", prefill_config(), TraceMode::traced_nothing},
       {"fa1_prefill (tracing batch 0 head 0)", prefill_config(), TraceMode::one_head},
+      {"fa2_prefill_B4_H16_S2048_D64_bf16", fa2_prefill_config(), TraceMode::plain},
+      {"fa2_prefill (traced build, nothing recorded)", fa2_prefill_config(), TraceMode::traced_nothing},
+      {"fa2_prefill (tracing batch 0 head 0)", fa2_prefill_config(), TraceMode::one_head},
   };
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-48s %10s %9s %9s %7s %8s\n", "benchmark", "ms", "GB/s", "TFLOP/s", "splits", "events");
