@@ -62,6 +62,7 @@ TEST(CliMisc, FaultsListsEveryVariantWithItsKernelsAndDoc) {
     std::vector<std::string> kernels;
     if (f.fa1) kernels.push_back("fa1");
     if (f.splitk) kernels.push_back("splitk");
+    if (f.fa2) kernels.push_back("fa2");
     EXPECT_EQ(e.at("kernels").get<std::vector<std::string>>(), kernels) << f.name;
   }
 }
