@@ -24,7 +24,7 @@ struct CommandExit {
 void add_capture_command(CLI::App& app);  // cmd_capture.cpp
 void add_info_command(CLI::App& app);     // cmd_info.cpp
 void add_faults_command(CLI::App& app);   // cmd_faults.cpp
-void add_diff_command(CLI::App& app);     // cmd_diff.cpp   (registered when the file exists)
-void add_export_command(CLI::App& app);   // cmd_export.cpp (registered when the file exists)
+void add_diff_command(CLI::App& app);     // cmd_diff.cpp
+void add_export_command(CLI::App& app);   // cmd_export.cpp
 
 }  // namespace ts::cli

@@ -1,5 +1,5 @@
-// tilescope: the command-line side of the debugger (capture, info, faults; diff and export
-// when built). Every subcommand lives in its own cmd_*.cpp; this file wires them and turns
+// tilescope: the command-line side of the debugger (capture, info, faults, diff, export).
+// Every subcommand lives in its own cmd_*.cpp; this file wires them and turns
 // errors into messages and exit codes (commands.h).
 #include <csignal>
 #include <exception>
@@ -39,12 +39,8 @@ int main(int argc, char** argv) {
   add_capture_command(app);
   add_info_command(app);
   add_faults_command(app);
-#if defined(TILESCOPE_CLI_HAVE_DIFF)
   add_diff_command(app);
-#endif
-#if defined(TILESCOPE_CLI_HAVE_EXPORT)
   add_export_command(app);
-#endif
   check_integer_options(app);
 
   int code = kExitOk;

@@ -31,7 +31,6 @@ class GlObject {
     if (id_) Traits::destroy(id_);
     id_ = 0;
   }
-  static GlObject adopt(GLuint id) { return GlObject(id); }
 
  private:
   explicit GlObject(GLuint id) : id_(id) {}

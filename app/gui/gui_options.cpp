@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/integer_options.h"
-#include "app/gui/demo_heatmaps.h"
+#include "app/gui/synthetic_heatmaps.h"
 #include "app/gui/error_injection.h"
 #include "app/model/viewer/viewer_session.h"
 #include "instrumentation/trace/display_text.h"
@@ -62,8 +62,8 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--layout-json", layout_json, "Write where each heatmap and mark was drawn as JSON (tests)");
   app.add_option("--input-script", input_script, "Scripted mouse and key events, one per line (tests)");
   app.add_option("--recent-store", recent, "The recent-files list (default $XDG_CONFIG_HOME/tilescope/recent.json)");
-  app.add_option("--synthetic", synthetic, "Show the heatmap test pattern: synthetic arrays of RxC (e.g. 96x64)");
-  app.add_option("--synthetic-seed", o.synthetic_seed, "Seed of the test pattern's values (default 1)");
+  app.add_option("--synthetic", synthetic, "Show synthetic heatmaps: trace | reference | diff arrays of RxC (e.g. 96x64)");
+  app.add_option("--synthetic-seed", o.synthetic_seed, "Seed of the synthetic heatmaps' values (default 1)");
   app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--pick", pick, "Initially picked cell ROW,COL");
@@ -114,9 +114,9 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   }
   if (!synthetic.empty()) {
     if (!parse_pair(synthetic, 'x', o.synthetic_rows, o.synthetic_cols) || o.synthetic_rows < 1 ||
-        o.synthetic_cols < 1 || o.synthetic_rows > kMaxDemoHeatmapCells / o.synthetic_cols)
-      return fail("--synthetic wants RxC with 1 <= R*C <= " + std::to_string(kMaxDemoHeatmapCells) +
-                  " cells (larger test patterns need gigabytes; got '" + synthetic + "')");
+        o.synthetic_cols < 1 || o.synthetic_rows > kMaxSyntheticHeatmapCells / o.synthetic_cols)
+      return fail("--synthetic wants RxC with 1 <= R*C <= " + std::to_string(kMaxSyntheticHeatmapCells) +
+                  " cells (larger synthetic heatmaps need gigabytes; got '" + synthetic + "')");
     o.synthetic = true;
   }
   if (!pick.empty()) {
@@ -145,7 +145,7 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
       if (name == panel) o.panel = p;
   if (!against.empty() && run.empty() && !o.demo) return fail("--against needs a run to compare with: give RUN first");
   if (!run.empty() && o.demo) return fail("give a RUN or --demo, not both");
-  if (o.synthetic && (!run.empty() || o.demo)) return fail("--synthetic shows the test pattern, not a run: drop RUN / --demo");
+  if (o.synthetic && (!run.empty() || o.demo)) return fail("--synthetic shows synthetic heatmaps, not a run: drop RUN / --demo");
   if (!run.empty()) o.run = run;
   if (!against.empty()) o.against = against;
   if (!screenshot.empty()) o.screenshot = screenshot;

@@ -12,7 +12,7 @@
 //   tilescope-gui RUN --frame-stats stats.json --frames 300
 //                                                   per-frame times (median, p99), exit
 //   tilescope-gui --synthetic 8192x128 [--synthetic-seed N]
-//                                                   the heatmap test pattern (synthetic arrays)
+//                                                   synthetic heatmaps (seeded arrays)
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,7 @@ struct GuiOptions {
   std::optional<std::filesystem::path> recent_store; // recent files list (default: XDG config)
   int frames = 0;                                    // stop after this many (0 = run until closed)
   int width = 1600, height = 900;                    // window size in screen coordinates
-  bool synthetic = false;                            // --synthetic given: the test pattern panel
+  bool synthetic = false;                            // --synthetic given: the synthetic heatmaps panel
   int64_t synthetic_rows = 96, synthetic_cols = 64;
   uint64_t synthetic_seed = 1;
   int max_tile = 0;                  // texture tile side limit; 0 = GL_MAX_TEXTURE_SIZE

@@ -4,7 +4,7 @@
 // outlined, and numbered axes named by the caller.
 //
 // A panel shows several views of arrays of one shape side by side (trace | reference | diff)
-// with ONE HeatmapNavigation, so they zoom, pan and pick together (demo_window.cpp is the
+// with ONE HeatmapNavigation, so they zoom, pan and pick together (synthetic_window.cpp is the
 // worked example):
 //
 //   view.set_data(std::make_shared<FloatGrid>(...));     // when the selected event changes

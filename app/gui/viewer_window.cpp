@@ -45,7 +45,7 @@ ViewerWindow::ViewerWindow(const GuiOptions& o, ErrorLog& errors)
                             : (o.run && o.against)     ? GuiPanel::ab
                             : (o.run || o.demo)        ? GuiPanel::both
                                                        : GuiPanel::launch);
-  if (panel_ == GuiPanel::synthetic) synthetic_ = std::make_unique<DemoWindow>(o);
+  if (panel_ == GuiPanel::synthetic) synthetic_ = std::make_unique<SyntheticWindow>(o);
   select_tab_ = panel_;
   controller_.start(start);
   poll_controller();  // a request refused at once (a bad --select is only known later)
@@ -188,8 +188,8 @@ void ViewerWindow::draw_menu_bar() {
     if (ImGui::MenuItem("Timeline", nullptr, panel_ == GuiPanel::timeline)) select_tab_ = panel_ = GuiPanel::timeline;
     if (ImGui::MenuItem("Launch", nullptr, panel_ == GuiPanel::launch)) select_tab_ = panel_ = GuiPanel::launch;
     ImGui::Separator();
-    if (ImGui::MenuItem("Heatmap test pattern", nullptr, panel_ == GuiPanel::synthetic)) {
-      if (!synthetic_) synthetic_ = std::make_unique<DemoWindow>(options_);
+    if (ImGui::MenuItem("Synthetic heatmaps", nullptr, panel_ == GuiPanel::synthetic)) {
+      if (!synthetic_) synthetic_ = std::make_unique<SyntheticWindow>(options_);
       panel_ = GuiPanel::synthetic;
     }
   }

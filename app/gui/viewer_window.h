@@ -1,5 +1,5 @@
 // The viewer's main window: menus, the run's header, the panels (overview and detail side by
-// side, A/B, launch; or the heatmap test pattern), dialogs, keys and drag-and-drop. What they
+// side, A/B, launch; or synthetic heatmaps), dialogs, keys and drag-and-drop. What they
 // ask for (open, compare, launch, re-run, save, export) is forwarded to the controller
 // (app/model/viewer/viewer_controller.h), which runs it off the UI thread; the window polls it
 // once a frame and shows what changed.
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/ab_panel.h"
-#include "app/gui/demo_window.h"
+#include "app/gui/synthetic_window.h"
 #include "app/gui/detail_panel.h"
 #include "app/gui/error_log.h"
 #include "app/gui/export_dialog.h"
@@ -89,7 +89,7 @@ class ViewerWindow {
   TimelinePanel timeline_;
   ABPanel ab_;
   LaunchPanel launch_;
-  std::unique_ptr<DemoWindow> synthetic_;
+  std::unique_ptr<SyntheticWindow> synthetic_;
   OpenDialog open_dialog_;
   ExportDialog export_dialog_;
   SaveTraceDialog save_dialog_;

@@ -38,7 +38,7 @@ struct Shot {
   nlohmann::json layout;
 };
 
-// Runs the viewer on the demo arrays and returns its screenshot and layout.
+// Runs the viewer on the synthetic heatmaps and returns its screenshot and layout.
 inline Shot screenshot(const TempDir& dir, const std::string& name, uint64_t seed, const std::string& size,
                 std::vector<std::string> extra = {}) {
   const auto png = dir.path() / (name + ".png"), json = dir.path() / (name + ".json");

@@ -1,4 +1,4 @@
-// The viewer as a person sees it: tilescope-gui renders the demo heatmaps (values drawn from a
+// The viewer as a person sees it: tilescope-gui renders the synthetic heatmaps (values drawn from a
 // fresh seed) in screenshot mode; the test rebuilds the same arrays, decodes the PNG and checks
 // every cell's pixel against the CPU colormap (the GPU shader must agree with map_value), the
 // special colours where NaN / Inf / masked cells are, that tiling past a small texture limit
@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
-#include "app/gui/demo_heatmaps.h"
+#include "app/gui/synthetic_heatmaps.h"
 #include "app/model/colormap.h"
 #include "app/model/rgba_image.h"
 #include "tests/gui/cell_check.h"
@@ -53,7 +53,7 @@ TEST(GuiScreenshot, CellsHaveTheCpuColormapColours) {
   testing::TempDir dir;
   const int64_t rows = 37, cols = 29;  // odd sizes: no accidental symmetry
   const Shot shot = screenshot(dir, "linear", seed, "37x29");
-  const DemoHeatmaps demo = make_demo_heatmaps(rows, cols, seed);
+  const SyntheticHeatmaps demo = make_synthetic_heatmaps(rows, cols, seed);
 
   // The ranges the viewer chose are the data's: trace and reference share one.
   const auto [lo, hi] = finite_range({&demo.trace, &demo.reference}, false);
@@ -73,7 +73,7 @@ TEST(GuiScreenshot, CellsHaveTheCpuColormapColours) {
   const CellCheck d = check_cells(shot, view_named(shot.layout, "Diff (trace - reference)"), demo.diff, 1e-4);
   EXPECT_EQ(t.cells, static_cast<size_t>(rows * cols));
   EXPECT_EQ(t.nan, demo.nan_cells.size());
-  EXPECT_GT(t.nan, 0u) << "the demo has NaN cells";
+  EXPECT_GT(t.nan, 0u) << "the synthetic heatmaps have NaN cells";
   EXPECT_EQ(t.pos_inf, demo.pos_inf_cells.size());
   EXPECT_EQ(t.neg_inf, demo.neg_inf_cells.size());
   EXPECT_GT(t.masked, 0u);
@@ -85,7 +85,7 @@ TEST(GuiScreenshot, CellsHaveTheCpuColormapColours) {
 TEST(GuiScreenshot, LogAndSignedLogScalesMatchTheCpu) {
   TS_SEEDED(seed);
   testing::TempDir dir;
-  const DemoHeatmaps demo = make_demo_heatmaps(31, 23, seed);
+  const SyntheticHeatmaps demo = make_synthetic_heatmaps(31, 23, seed);
   for (const char* mode : {"log", "signed-log"}) {
     SCOPED_TRACE(mode);
     const Shot shot = screenshot(dir, mode, seed, "31x23", {"--values-scale", mode, "--values-colormap", "glacier"});
@@ -106,7 +106,7 @@ TEST(GuiScreenshot, ZoomingReRendersTheCachedPicture) {
   testing::TempDir dir;
   // Each frame zooms: a stale cached picture would show the previous frame's cells.
   const Shot shot = screenshot(dir, "zoomed", seed, "37x29", {"--animate", "--frames", "6"});
-  const DemoHeatmaps demo = make_demo_heatmaps(37, 29, seed);
+  const SyntheticHeatmaps demo = make_synthetic_heatmaps(37, 29, seed);
   const nlohmann::json& v = view_named(shot.layout, "Trace");
   const CellCheck t = check_cells(shot, v, demo.trace, 1e-4);
   EXPECT_LT(t.cells, static_cast<size_t>(37 * 29)) << "zoomed in: some cells are out of view";
@@ -138,7 +138,7 @@ TEST(GuiScreenshot, TiledTexturesDrawTheSameAsOne) {
   }
   EXPECT_GT(compared, 100000u);
   // And the tiled run is right on its own (not merely equal to the other).
-  const DemoHeatmaps demo = make_demo_heatmaps(37, 29, seed);
+  const SyntheticHeatmaps demo = make_synthetic_heatmaps(37, 29, seed);
   check_cells(tiled, view_named(tiled.layout, "Trace"), demo.trace, 1e-4);
 }
 
@@ -148,7 +148,7 @@ TEST(GuiScreenshot, NaNAndInfStayVisibleWhenZoomedOut) {
   // 4096 rows in about 600 pixels: seven rows per pixel, so nearest-neighbour alone would
   // usually miss a lone NaN row.
   const Shot shot = screenshot(dir, "tall", seed, "4096x32");
-  const DemoHeatmaps demo = make_demo_heatmaps(4096, 32, seed);
+  const SyntheticHeatmaps demo = make_synthetic_heatmaps(4096, 32, seed);
   const nlohmann::json& v = view_named(shot.layout, "Trace");
   ASSERT_LT(v["px_per_cell"][1].get<double>(), 0.25);
   const double ox = v["origin"][0], oy = v["origin"][1], px = v["px_per_cell"][0], py = v["px_per_cell"][1];
@@ -195,7 +195,7 @@ TEST(GuiScreenshot, ErrorsAreShownInTheWindowAndTheViewerCarriesOn) {
   const Shot failed =
       screenshot(dir, "error", seed, "16x16", {"--inject-error", "trace file 'x.trace.safetensors' is corrupt"});
   EXPECT_GT(count_pixels(failed.image, panel), 20000u) << "the error panel is drawn";
-  const DemoHeatmaps demo = make_demo_heatmaps(16, 16, seed);
+  const SyntheticHeatmaps demo = make_synthetic_heatmaps(16, 16, seed);
   const CellCheck t = check_cells(failed, view_named(failed.layout, "Trace"), demo.trace, 1e-4);
   EXPECT_EQ(t.cells, 256u);
 }

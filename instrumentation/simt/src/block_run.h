@@ -131,17 +131,10 @@ class BlockRun {
 
  private:
   void start_block(uint64_t block_linear);
-  void finish_block();
   void abandon_suspended_threads();
 
   // Ready queue: a ring of thread records (pointers, kept inside this object, so that the
   // next thread's record is one load away at every switch); a thread is in it at most once.
-  void push_ready(SimtThread* thread) {
-    unsigned slot = ready_head_ + ready_count_;
-    if (slot >= thread_count_) slot -= thread_count_;
-    ready_[slot] = thread;
-    ++ready_count_;
-  }
   SimtThread* pop_ready() {
     if (ready_count_ == 0) return nullptr;
     SimtThread* thread = ready_[ready_head_];

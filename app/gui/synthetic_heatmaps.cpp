@@ -1,4 +1,4 @@
-#include "app/gui/demo_heatmaps.h"
+#include "app/gui/synthetic_heatmaps.h"
 
 #include <cmath>
 #include <limits>
@@ -32,12 +32,12 @@ FloatGrid blank(int64_t rows, int64_t cols) {
 
 }  // namespace
 
-DemoHeatmaps make_demo_heatmaps(int64_t rows, int64_t cols, uint64_t seed) {
-  if (rows <= 0 || cols <= 0 || rows > kMaxDemoHeatmapCells / cols)
-    throw GridShapeError("demo heatmap size " + std::to_string(rows) + " x " + std::to_string(cols) +
-                         " is not between 1 x 1 and " + std::to_string(kMaxDemoHeatmapCells) + " cells");
+SyntheticHeatmaps make_synthetic_heatmaps(int64_t rows, int64_t cols, uint64_t seed) {
+  if (rows <= 0 || cols <= 0 || rows > kMaxSyntheticHeatmapCells / cols)
+    throw GridShapeError("synthetic heatmap size " + std::to_string(rows) + " x " + std::to_string(cols) +
+                         " is not between 1 x 1 and " + std::to_string(kMaxSyntheticHeatmapCells) + " cells");
   SplitMix64 rng{seed};
-  DemoHeatmaps d;
+  SyntheticHeatmaps d;
   d.trace = blank(rows, cols);
   d.reference = blank(rows, cols);
   d.diff = blank(rows, cols);

@@ -1,11 +1,11 @@
-// The demo arrays: reproducible from the seed (the screenshot tests rebuild them), consistent
+// The synthetic heatmaps: reproducible from the seed (the screenshot tests rebuild them), consistent
 // (diff = trace - reference), and with the odd cells they promise.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "app/gui/demo_heatmaps.h"
+#include "app/gui/synthetic_heatmaps.h"
 #include "tests/model/test_seed.h"
 
 namespace ts {
@@ -15,18 +15,18 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-TEST(DemoHeatmaps, SameSeedSameArraysOtherSeedOtherArrays) {
+TEST(SyntheticHeatmaps, SameSeedSameArraysOtherSeedOtherArrays) {
   TS_SEEDED(seed);
-  const DemoHeatmaps a = make_demo_heatmaps(37, 29, seed), b = make_demo_heatmaps(37, 29, seed);
+  const SyntheticHeatmaps a = make_synthetic_heatmaps(37, 29, seed), b = make_synthetic_heatmaps(37, 29, seed);
   EXPECT_TRUE(same_bits(a.trace.values, b.trace.values));
   EXPECT_TRUE(same_bits(a.reference.values, b.reference.values));
-  const DemoHeatmaps c = make_demo_heatmaps(37, 29, seed + 1);
+  const SyntheticHeatmaps c = make_synthetic_heatmaps(37, 29, seed + 1);
   EXPECT_FALSE(same_bits(a.reference.values, c.reference.values));
 }
 
-TEST(DemoHeatmaps, DiffIsTraceMinusReferenceAndOddCellsAreWhereListed) {
+TEST(SyntheticHeatmaps, DiffIsTraceMinusReferenceAndOddCellsAreWhereListed) {
   TS_SEEDED(seed);
-  const DemoHeatmaps d = make_demo_heatmaps(40, 24, seed);
+  const SyntheticHeatmaps d = make_synthetic_heatmaps(40, 24, seed);
   ASSERT_EQ(d.trace.values.size(), 40u * 24u);
   ASSERT_EQ(d.diff.mask, d.trace.mask);
   size_t masked = 0;
@@ -56,11 +56,11 @@ TEST(DemoHeatmaps, DiffIsTraceMinusReferenceAndOddCellsAreWhereListed) {
   EXPECT_GT(last, 2 * first);
 }
 
-TEST(DemoHeatmaps, BadSizesAreRefused) {
-  EXPECT_THROW(make_demo_heatmaps(0, 5, 1), GridShapeError);
-  EXPECT_THROW(make_demo_heatmaps(5, -1, 1), GridShapeError);
-  EXPECT_THROW(make_demo_heatmaps(int64_t{1} << 20, int64_t{1} << 20, 1), GridShapeError);
-  const DemoHeatmaps tiny = make_demo_heatmaps(1, 1, 3);
+TEST(SyntheticHeatmaps, BadSizesAreRefused) {
+  EXPECT_THROW(make_synthetic_heatmaps(0, 5, 1), GridShapeError);
+  EXPECT_THROW(make_synthetic_heatmaps(5, -1, 1), GridShapeError);
+  EXPECT_THROW(make_synthetic_heatmaps(int64_t{1} << 20, int64_t{1} << 20, 1), GridShapeError);
+  const SyntheticHeatmaps tiny = make_synthetic_heatmaps(1, 1, 3);
   EXPECT_EQ(tiny.trace.values.size(), 1u);
 }
 

@@ -1,4 +1,4 @@
-// The demo: trace | reference | diff heatmaps of synthetic data (demo_heatmaps.h), linked
+// Synthetic heatmaps: trace | reference | diff of synthetic data (synthetic_heatmaps.h), linked
 // (zoom, pan and the picked cell are shared), with their controls, colour bars, the exact
 // values under the cursor and at the picked cell, and PNG export. It exercises every piece a
 // trace panel will use, and is what the screenshot tests look at.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/gui/demo_heatmaps.h"
+#include "app/gui/synthetic_heatmaps.h"
 #include "app/gui/error_log.h"
 #include "app/gui/gui_options.h"
 #include "app/gui/heatmap_display.h"
@@ -18,9 +18,9 @@
 
 namespace ts {
 
-class DemoWindow {
+class SyntheticWindow {
  public:
-  explicit DemoWindow(const GuiOptions& options);
+  explicit SyntheticWindow(const GuiOptions& options);
 
   // Fills the rectangle [pos, pos + size) of the main viewport.
   void draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, ImVec2 size);
@@ -34,7 +34,7 @@ class DemoWindow {
   void draw_export_dialog(ErrorLog& errors);
   void export_pngs(ErrorLog& errors);
 
-  DemoHeatmaps data_;
+  SyntheticHeatmaps data_;
   std::string description_;
   HeatmapView trace_{"Trace"}, reference_{"Reference"}, diff_{"Diff (trace - reference)"};
   HeatmapNavigation nav_;
@@ -44,7 +44,7 @@ class DemoWindow {
   bool focus_once_ = true;
   bool animate_ = false;
   int animate_frame_ = 0;
-  std::string export_folder_ = "tilescope-demo-export";
+  std::string export_folder_ = "tilescope-synthetic-export";
   std::string export_status_;
 };
 

@@ -1,4 +1,4 @@
-#include "app/gui/demo_window.h"
+#include "app/gui/synthetic_window.h"
 
 #include <array>
 #include <cstring>
@@ -17,7 +17,7 @@
 
 namespace ts {
 
-DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.synthetic_rows, o.synthetic_cols, o.synthetic_seed)) {
+SyntheticWindow::SyntheticWindow(const GuiOptions& o) : data_(make_synthetic_heatmaps(o.synthetic_rows, o.synthetic_cols, o.synthetic_seed)) {
   description_ = "Synthetic data (" + std::to_string(o.synthetic_rows) + " x " + std::to_string(o.synthetic_cols) + ", seed " +
                  std::to_string(o.synthetic_seed) +
                  "): an error growing with the query row, NaN and infinite cells, a masked corner.";
@@ -41,9 +41,9 @@ DemoWindow::DemoWindow(const GuiOptions& o) : data_(make_demo_heatmaps(o.synthet
   if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.synthetic_rows - 1), std::min(o.pick->col, o.synthetic_cols - 1)};
 }
 
-std::vector<HeatmapViewLayout> DemoWindow::layouts() const { return {trace_.layout(), reference_.layout(), diff_.layout()}; }
+std::vector<HeatmapViewLayout> SyntheticWindow::layouts() const { return {trace_.layout(), reference_.layout(), diff_.layout()}; }
 
-void DemoWindow::draw_toolbar() {
+void SyntheticWindow::draw_toolbar() {
   if (ImGui::Button("Fit")) nav_.request_fit();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Whole arrays in view (F, or double-click an image)");
   ImGui::SameLine();
@@ -57,7 +57,7 @@ void DemoWindow::draw_toolbar() {
   ImGui::TextDisabled("%s", description_.c_str());
 }
 
-void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, ImVec2 size) {
+void SyntheticWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, ImVec2 size) {
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSize(size);
   if (focus_once_) ImGui::SetNextWindowFocus();
@@ -66,8 +66,8 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoBackground;
-  if (const ImGuiWindowScope window("Demo heatmaps", nullptr, flags); window) {
-    guarded_ui(errors, "demo heatmaps", [&] {
+  if (const ImGuiWindowScope window("Synthetic heatmaps", nullptr, flags); window) {
+    guarded_ui(errors, "synthetic heatmaps", [&] {
       draw_toolbar();
       ImGui::Spacing();
       nav_.begin_frame();
@@ -125,7 +125,7 @@ void DemoWindow::draw(HeatmapRenderer& renderer, ErrorLog& errors, ImVec2 pos, I
   }
 }
 
-void DemoWindow::draw_export_dialog(ErrorLog& errors) {
+void SyntheticWindow::draw_export_dialog(ErrorLog& errors) {
   if (export_requested_) {
     ImGui::OpenPopup("Export heatmaps as PNG");
     export_requested_ = false;
@@ -146,7 +146,7 @@ void DemoWindow::draw_export_dialog(ErrorLog& errors) {
   }
 }
 
-void DemoWindow::export_pngs(ErrorLog& errors) {
+void SyntheticWindow::export_pngs(ErrorLog& errors) {
   const std::filesystem::path folder = export_folder_;
   // One export folder (staged_folder.h): it appears whole, and replaces only an earlier export.
   const std::vector<ExportableHeatmap> heatmaps = {
