@@ -362,7 +362,7 @@ TEST(Faults, StaleAccumulator_StatsRightOutputLeaksFromPreviousTiles) {
 
 TEST(Faults, MissingBarrier_ResultChangesWithThePerturbationSeed) {
   // The CPU runtime's schedule perturbation; on the GPU the race is compute-sanitizer's to show
-  // (racecheck), and MissingBarrier_RunsCleanlyOnTheGpu below only checks the run completes.
+  // (racecheck), and MissingBarrier_RunsCleanlyOnTheGpu below holds its values to the reference.
   if (!test::testing_cpu()) GTEST_SKIP() << "schedule perturbation is a CPU backend feature";
   TS_SEEDED(seed);
   for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
@@ -391,6 +391,11 @@ TEST(Faults, MissingBarrier_ResultChangesWithThePerturbationSeed) {
   }
 }
 
+// On the GPU the race stays latent at this size (docs/gpu-validation.md: the values come out
+// right, compute-sanitizer's racecheck is what flags it): the faulty kernel's output meets the
+// correctness rule and every event is as close to the reference as a correct kernel's (a state
+// within float32 rounding, the output within two units of its dtype).
+// If it ever shows in the values, this fails, and the fault would show on the GPU too.
 TEST(Faults, MissingBarrier_RunsCleanlyOnTheGpu) {
   if (test::testing_cpu()) GTEST_SKIP() << "GPU only";
   TS_SEEDED(seed);
@@ -398,7 +403,16 @@ TEST(Faults, MissingBarrier_RunsCleanlyOnTheGpu) {
     const AttentionConfig c = cfg(k, Fault::missing_barrier, DType::bf16, 128, 64, 4096, true,
                                   k == KernelKind::splitk ? 4 : 0);
     const test::Run run = test::run_config(c, Backend::gpu, seed, true);
-    for (double x : run.out.o.to_double()) ASSERT_TRUE(std::isfinite(x));
+    const test::RuleCheck rule = test::check_rule(c, run.inputs, run.out, test::reference_of(c, run.inputs));
+    EXPECT_TRUE(rule.passes()) << to_string(k) << ": " << rule.describe();
+    const test::EventReference ref(c, run.inputs, run.out.events);
+    ASSERT_GT(run.out.events.size(), 0u) << to_string(k);
+    for (size_t i = 0; i < run.out.events.size(); ++i) {
+      const EventHeader& h = run.out.events.headers[i];
+      const bool output = run.out.events.stages[static_cast<size_t>(h.stage)].kind == StageKind::final;
+      EXPECT_LE(test::event_error(run.out.events, i, ref).max(), output ? test::final_tolerance(c.dtype) : kRight)
+          << to_string(k) << ": " << test::describe(h);
+    }
   }
 }
 
