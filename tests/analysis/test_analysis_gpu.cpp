@@ -10,7 +10,7 @@
 #include "app/model/capture/run_capture.h"
 #include "kernels/launcher.h"
 #include "tests/analysis/launched_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

@@ -26,7 +26,7 @@
 #include "app/model/analysis/symptoms.h"
 #include "app/model/analysis/worst_cell.h"
 #include "tests/analysis/launched_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

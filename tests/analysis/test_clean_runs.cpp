@@ -14,7 +14,7 @@
 #include "app/model/analysis/event_identity.h"
 #include "kernels/kernel_stages.h"
 #include "tests/analysis/launched_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

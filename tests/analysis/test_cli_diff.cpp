@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -51,7 +51,7 @@ class CliDiff : public ::testing::Test {
     EXPECT_EQ(r.code, exit_code) << r.err;
     return path;
   }
-  testing::TempDir tmp_;
+  test::TempDir tmp_;
 };
 
 constexpr const char* kSplitk = "--kernel splitk --heads 2 --seq-q 24 --seq-kv 600 --head-dim 64 --splits 3";

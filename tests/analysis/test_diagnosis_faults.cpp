@@ -23,7 +23,7 @@
 #include "app/model/analysis/report_json.h"
 #include "app/model/analysis/report_text.h"
 #include "tests/analysis/fault_kernels/fault_kernel_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts::test {
 namespace {

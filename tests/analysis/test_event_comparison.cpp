@@ -15,7 +15,7 @@
 #include "app/model/analysis/naive_baseline.h"
 #include "app/model/analysis/state_compare.h"
 #include "tests/analysis/launched_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

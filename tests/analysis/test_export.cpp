@@ -28,8 +28,8 @@
 #include "instrumentation/trace/file_error.h"
 #include "instrumentation/trace/npy.h"
 #include "tests/analysis/launched_run.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -115,7 +115,7 @@ Exported export_config(const AttentionConfig& c, uint64_t seed, const std::files
 
 TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   // FA-1 masked_nan: queries 0-59 are NaN at the first step; the rest finite.
   const Exported e = export_config(make_config(KernelKind::fa1, Fault::masked_nan, DType::f16, 64, 100, 40, true), seed,
                                    tmp.path());
@@ -167,7 +167,7 @@ TEST(Export, GridPngsHaveTheValuesColoursNaNIncluded) {
 // scale puts it, and nothing runs off an edge (the outermost pixels are all background).
 TEST(Export, PngsMarkTheToleranceAndCutNothing) {
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const Exported e = export_config(make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 40, 500, false, 3),
                                    seed, tmp.path());
   const Rgba8 background{24, 25, 28, 255}, white{255, 255, 255, 255};
@@ -210,7 +210,7 @@ TEST(Export, PngsMarkTheToleranceAndCutNothing) {
 
 TEST(Export, NpyFilesHoldTheComparedArrays) {
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const Exported e = export_config(make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 20, 500, true, 3),
                                    seed, tmp.path());
   // Grids: float32 [seq_q, key positions], a negative code where no event covers a cell (why).
@@ -276,7 +276,7 @@ TEST(Export, LongKvGridsArePooledByColumnAsTallGridsAreByRow) {
   // Was: a valid trace of seq_kv 1048640 (16385 kv tiles, a grid column each) failed with
   // "internal error ... heatmap needs an image over 16384 pixels".
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   test::LaunchSpec spec;
   spec.config = make_config(KernelKind::fa1, Fault::none, DType::f16, 32, 1, 1048640, false);
   spec.seed = seed;
@@ -303,7 +303,7 @@ TEST(Export, LongKvGridsArePooledByColumnAsTallGridsAreByRow) {
 
 TEST(Export, SummaryJsonMatchesTheReport) {
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const Exported e = export_config(make_config(KernelKind::splitk, Fault::empty_split, DType::bf16, 128, 19, 150, true, 5),
                                    seed, tmp.path());
   const nlohmann::json j = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
@@ -339,7 +339,7 @@ TEST(Export, SummaryJsonMatchesTheReport) {
 
 TEST(Export, UnwritableFolderIsAClearErrorAndLeavesNothing) {
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   test::LaunchSpec spec;
   spec.config = make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 64, 64, false);
   spec.seed = seed;
@@ -367,7 +367,7 @@ TEST(Export, UnwritableFolderIsAClearErrorAndLeavesNothing) {
 
 TEST(Export, ABWritesBothRunsAndTheirComparison) {
   TS_SEEDED(seed);
-  testing::TempDir tmp;
+  test::TempDir tmp;
   AttentionConfig c = make_config(KernelKind::fa1, Fault::stale_accumulator, DType::f32, 32, 64, 200, false);
   test::LaunchSpec spec;
   spec.config = c;

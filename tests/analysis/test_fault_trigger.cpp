@@ -10,7 +10,7 @@
 #include "app/model/analysis/analyze_run.h"
 #include "kernels/fault_trigger.h"
 #include "tests/analysis/launched_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

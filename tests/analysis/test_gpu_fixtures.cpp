@@ -14,7 +14,7 @@
 #include "app/model/trace_session.h"
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/tensor_files.h"
-#include "tests/model/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace ts {
 namespace {
@@ -61,7 +61,7 @@ TEST(GpuFixtures, SplitkDoubleCountLNamesTheReduceAtSplitZero) {
     EXPECT_EQ(s.events_failing, 0u) << "every partial matches";
   }
 
-  testing::TempDir dir;
+  test::TempDir dir;
   const ABReport ab = compare_runs(run, recapture_on_cpu(run, dir.path()));
   EXPECT_TRUE(ab.inputs_identical) << ab.inputs_note;
   EXPECT_TRUE(ab.tilings_match);
@@ -79,7 +79,7 @@ TEST(GpuFixtures, CorrectFa1CausalIsCleanAndAgreesWithTheCpu) {
   EXPECT_EQ(r.verdict, Verdict::clean) << r.symptom.line;
   EXPECT_EQ(r.symptom.kind, "clean");
 
-  testing::TempDir dir;
+  test::TempDir dir;
   const ABReport ab = compare_runs(run, recapture_on_cpu(run, dir.path()));
   EXPECT_TRUE(ab.inputs_identical) << ab.inputs_note;
   EXPECT_EQ(ab.compared_at, "every event");

@@ -16,7 +16,7 @@
 
 #include "app/model/export/staged_folder.h"
 #include "instrumentation/trace/file_error.h"
-#include "tests/model/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace ts {
 namespace {
@@ -80,7 +80,7 @@ class InFolder {
 };
 
 TEST(StagedFolder, FilesAppearOnlyOnCommitWithTheirList) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto dest = tmp.path() / "deep" / "out";
   {
     StagedFolder f(dest);
@@ -95,7 +95,7 @@ TEST(StagedFolder, FilesAppearOnlyOnCommitWithTheirList) {
 }
 
 TEST(StagedFolder, WithoutCommitNothingIsLeftBehind) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto dest = tmp.path() / "new_parent" / "out";
   {
     StagedFolder f(dest);
@@ -105,7 +105,7 @@ TEST(StagedFolder, WithoutCommitNothingIsLeftBehind) {
 }
 
 TEST(StagedFolder, AnEarlierExportIsReplacedAsAWhole) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto dest = tmp.path() / "out";
   make_export(dest, {"summary.json", "stale.png", "a/summary.json"}, "old");
   make_export(dest, {"summary.json"}, "new");
@@ -117,7 +117,7 @@ TEST(StagedFolder, AnEarlierExportIsReplacedAsAWhole) {
 TEST(StagedFolder, AFolderHoldingASummaryJsonAndTheUsersFilesIsRefusedAndKept) {
   // Was: any folder holding a summary.json counted as an earlier export and was replaced whole
   // (a thesis folder came back holding only the export).
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto dest = tmp.path() / "work";
   fs::create_directories(dest / "src");
   write(dest / "thesis.tex", "\\documentclass{article}");
@@ -132,7 +132,7 @@ TEST(StagedFolder, AFolderHoldingASummaryJsonAndTheUsersFilesIsRefusedAndKept) {
 }
 
 TEST(StagedFolder, AnEarlierExportWithAnythingAddedIsRefusedAndKept) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto dest = tmp.path() / "out";
   make_export(dest, {"summary.json", "a/x.npy"});
   for (const std::string& added : std::vector<std::string>{"notes.txt", "a/notes.txt", "more/"}) {
@@ -157,7 +157,7 @@ TEST(StagedFolder, AnEarlierExportWithAnythingAddedIsRefusedAndKept) {
 }
 
 TEST(StagedFolder, AListThatIsDamagedOrReachesOutsideProvesNothing) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto dest = tmp.path() / "out";
   fs::create_directories(dest);
   write(dest / "thesis.tex", "mine");
@@ -177,7 +177,7 @@ TEST(StagedFolder, AListThatIsDamagedOrReachesOutsideProvesNothing) {
 
 TEST(StagedFolder, TheCurrentFolderAndTheFoldersHoldingItAreRefused) {
   // Was: "-o ." and "-o some/sub/.." replaced the folder (a summary.json in it was enough).
-  testing::TempDir tmp;
+  test::TempDir tmp;
   const auto home = tmp.path() / "home";
   fs::create_directories(home / "some" / "sub");
   write(home / "summary.json", "{}");
@@ -200,7 +200,7 @@ TEST(StagedFolder, TheCurrentFolderAndTheFoldersHoldingItAreRefused) {
 }
 
 TEST(StagedFolder, APathThatIsNotAFolderIsRefusedAndKept) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   write(tmp.path() / "file", "mine");
   ASSERT_EQ(::mkfifo((tmp.path() / "fifo").c_str(), 0600), 0);
   fs::create_symlink("/dev/null", tmp.path() / "null_link");
@@ -215,7 +215,7 @@ TEST(StagedFolder, APathThatIsNotAFolderIsRefusedAndKept) {
 }
 
 TEST(StagedFolder, AnEmptyFolderIsFilled) {
-  testing::TempDir tmp;
+  test::TempDir tmp;
   fs::create_directory(tmp.path() / "empty");
   make_export(tmp.path() / "empty", {"summary.json"});
   EXPECT_EQ(names_in(tmp.path() / "empty"), (std::set<std::string>{"summary.json", kExportListName}));

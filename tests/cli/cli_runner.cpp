@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace ts::testing {
+namespace ts::test {
 
 std::string tilescope_exe() {
   if (const char* e = std::getenv("TILESCOPE_EXE")) return e;
@@ -77,4 +77,4 @@ CliRun run_tilescope(const std::vector<std::string>& args, const std::filesystem
   return r;
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

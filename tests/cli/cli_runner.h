@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ts::testing {
+namespace ts::test {
 
 struct CliRun {
   int exit_code = -1;  // 128 + signal when the process was killed by a signal
@@ -30,4 +30,4 @@ int wait_exit_code(pid_t pid);
 
 std::string read_text(const std::filesystem::path& path);
 
-}  // namespace ts::testing
+}  // namespace ts::test

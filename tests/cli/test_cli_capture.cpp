@@ -15,14 +15,14 @@
 #include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::CliRun;
-using testing::run_tilescope;
+using test::CliRun;
+using test::run_tilescope;
 
 std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -41,9 +41,9 @@ LaunchRequest cpu_request(const AttentionConfig& c, bool tracing = true) {
 TEST(CliCapture, InfoRoundTripsEveryConfigFieldAndMetadataKey) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (int round = 0; round < 3; ++round) {
-    const AttentionConfig c = testing::random_small_config(rng, /*with_fault=*/true);
+    const AttentionConfig c = test::random_small_config(rng, /*with_fault=*/true);
     const uint64_t input_seed = rng();
     const auto dist = rng() % 2 ? InputDistribution::uniform : InputDistribution::normal;
     const auto preset = static_cast<InputPreset>(rng() % 3);
@@ -53,7 +53,7 @@ TEST(CliCapture, InfoRoundTripsEveryConfigFieldAndMetadataKey) {
     SCOPED_TRACE(nlohmann::json(c).dump());
 
     const CliRun cap = run_tilescope(
-        concat(testing::capture_args(c),
+        concat(test::capture_args(c),
                {"--backend", "cpu", "--workers", "2", "--seed", std::to_string(input_seed),
                 "--distribution", std::string(to_string(dist)), "--input-scale",
                 exact_decimal(input_scale), "--preset", std::string(to_string(preset)),
@@ -106,7 +106,7 @@ TEST(CliCapture, InfoRoundTripsEveryConfigFieldAndMetadataKey) {
     // Events by stage as an in-process launch of the same config records them.
     const AttentionInputs in = make_random_inputs(
         c, {.seed = input_seed, .distribution = dist, .scale = input_scale, .preset = preset});
-    const RunView mine = testing::launch_view(cpu_request(c), in);
+    const RunView mine = test::launch_view(cpu_request(c), in);
     std::vector<size_t> per_stage(table.size(), 0);
     for (size_t i = 0; i < mine.recorded_events; ++i) ++per_stage[static_cast<size_t>(mine.headers[i].stage)];
     ASSERT_EQ(j.at("stages").size(), table.size());
@@ -135,7 +135,7 @@ TEST(CliCapture, InfoRoundTripsEveryConfigFieldAndMetadataKey) {
 
 TEST(CliCapture, FilteredCaptureKeepsExactlyTheFilteredEventsAndPairs) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
     AttentionConfig c;
     c.kernel = k;
@@ -151,7 +151,7 @@ TEST(CliCapture, FilteredCaptureKeepsExactlyTheFilteredEventsAndPairs) {
     const std::vector<StageInfo> table = kernel_stage_table(k);
     const auto full = dir.path() / "full.trace.safetensors";
     const auto part = dir.path() / "part.trace.safetensors";
-    const auto common = concat(testing::capture_args(c), {"--backend", "cpu", "--workers", "2",
+    const auto common = concat(test::capture_args(c), {"--backend", "cpu", "--workers", "2",
                                                           "--seed", std::to_string(seed)});
     ASSERT_EQ(run_tilescope(concat(common, {"-o", full.string()}), dir.path()).exit_code, 0);
     const CliRun r = run_tilescope(
@@ -177,7 +177,7 @@ TEST(CliCapture, FilteredCaptureKeepsExactlyTheFilteredEventsAndPairs) {
     ASSERT_LT(kept.size(), a.recorded_events);
     ASSERT_EQ(b.recorded_events, kept.size());
     for (size_t j = 0; j < kept.size(); ++j)
-      ASSERT_EQ(testing::event_difference(a, kept[j], b, j), "") << "filtered event " << j;
+      ASSERT_EQ(test::event_difference(a, kept[j], b, j), "") << "filtered event " << j;
 
     // Only the traced pairs' inputs, equal to those pairs of the full inputs.
     const std::vector<std::array<int32_t, 2>> pairs{{1, 1}, {1, 2}};
@@ -205,7 +205,7 @@ TEST(CliCapture, FilteredCaptureKeepsExactlyTheFilteredEventsAndPairs) {
 
 TEST(CliCapture, SmallCapacityDropsAnExactCountAndKeepsTheFirstEvents) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   AttentionConfig c;
   c.kernel = KernelKind::splitk;
   c.heads = 2;
@@ -214,12 +214,12 @@ TEST(CliCapture, SmallCapacityDropsAnExactCountAndKeepsTheFirstEvents) {
   c.head_dim = 32;
   c.num_splits = 3;
   const AttentionInputs in = make_random_inputs(c, {.seed = seed});
-  const RunView full = testing::launch_view(cpu_request(c), in);
+  const RunView full = test::launch_view(cpu_request(c), in);
   const size_t n = full.recorded_events;
   const size_t capacity = n / 3 + seed % (n / 3);
   const auto file = dir.path() / "small.trace.safetensors";
   const CliRun r = run_tilescope(
-      concat(testing::capture_args(c), {"--backend", "cpu", "--seed", std::to_string(seed),
+      concat(test::capture_args(c), {"--backend", "cpu", "--seed", std::to_string(seed),
                                        "--capacity", std::to_string(capacity), "-o", file.string()}),
       dir.path());
   EXPECT_EQ(r.exit_code, 2) << "an incomplete capture is not a success: " << r.err;
@@ -239,20 +239,20 @@ TEST(CliCapture, SmallCapacityDropsAnExactCountAndKeepsTheFirstEvents) {
   ASSERT_EQ(part.recorded_events, capacity);
   EXPECT_EQ(part.dropped_events, n - capacity);
   for (size_t i = 0; i < capacity; ++i)
-    ASSERT_EQ(testing::event_difference(full, i, part, i), "") << i;
+    ASSERT_EQ(test::event_difference(full, i, part, i), "") << i;
 }
 
 TEST(CliCapture, TraceEqualsAnInProcessLaunchAndFinalEventsEqualTheOutput) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (int round = 0; round < 3; ++round) {
-    AttentionConfig c = testing::random_small_config(rng, /*with_fault=*/false);
+    AttentionConfig c = test::random_small_config(rng, /*with_fault=*/false);
     SCOPED_TRACE(nlohmann::json(c).dump());
     const uint64_t input_seed = rng();
     const auto file = dir.path() / "run.trace.safetensors";
     const CliRun r = run_tilescope(
-        concat(testing::capture_args(c), {"--backend", "cpu", "--seed", std::to_string(input_seed),
+        concat(test::capture_args(c), {"--backend", "cpu", "--seed", std::to_string(input_seed),
                                          "-o", file.string()}),
         dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -261,10 +261,10 @@ TEST(CliCapture, TraceEqualsAnInProcessLaunchAndFinalEventsEqualTheOutput) {
     LaunchRequest req = cpu_request(c);
     LaunchOutcome launched = launch_attention(req, make_random_inputs(c, {.seed = input_seed}));
     ASSERT_TRUE(trace.output.has_value());
-    EXPECT_TRUE(testing::same_bytes(*trace.output, launched.o));
+    EXPECT_TRUE(test::same_bytes(*trace.output, launched.o));
     auto events = std::make_shared<CapturedEvents>(std::move(launched.events));
     const RunView mine = run_view_from_capture(events, launched, {}, {});
-    EXPECT_EQ(testing::run_events_difference(mine, trace), "");
+    EXPECT_EQ(test::run_events_difference(mine, trace), "");
 
     // Every final event holds the output rows as written, and LSE in the m channel.
     const AttentionConfig& rc = *trace.config;
@@ -292,13 +292,13 @@ TEST(CliCapture, TraceEqualsAnInProcessLaunchAndFinalEventsEqualTheOutput) {
 
 TEST(CliCapture, NoTraceWritesInputsAndOutputOnly) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   AttentionConfig c;
   c.seq_q = 40;
   c.seq_kv = 90;
   c.head_dim = 32;
   const auto file = dir.path() / "plain.trace.safetensors";
-  const CliRun r = run_tilescope(concat(testing::capture_args(c), {"--backend", "cpu", "--no-trace", "--seed",
+  const CliRun r = run_tilescope(concat(test::capture_args(c), {"--backend", "cpu", "--no-trace", "--seed",
                                                                   std::to_string(seed), "-o", file.string()}),
                                  dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -306,7 +306,7 @@ TEST(CliCapture, NoTraceWritesInputsAndOutputOnly) {
   EXPECT_EQ(run.recorded_events, 0u);
   ASSERT_TRUE(run.output.has_value());
   LaunchOutcome launched = launch_attention(cpu_request(c, false), make_random_inputs(c, {.seed = seed}));
-  EXPECT_TRUE(testing::same_bytes(*run.output, launched.o));
+  EXPECT_TRUE(test::same_bytes(*run.output, launched.o));
   EXPECT_EQ(run.inputs.q_pairs.size(), 1u);
   EXPECT_FALSE(
       trace_request_from_json(nlohmann::json::parse(run.metadata.at("trace_filter")), kernel_stage_table(c.kernel))

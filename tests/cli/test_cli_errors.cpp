@@ -15,14 +15,14 @@
 #include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::CliRun;
-using testing::run_tilescope;
+using test::CliRun;
+using test::run_tilescope;
 
 // A small valid capture command line; `extra` options are appended (later ones win in CLI11
 // for single-value options, so they can override).
@@ -52,7 +52,7 @@ void expect_bad_input(const std::vector<std::string>& args, const std::string& m
 }
 
 TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto out = dir.path() / "x.trace.safetensors";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--batch", "0"}, "batch must be at least 1"},
@@ -89,7 +89,7 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
 }
 
 TEST(CliErrors, BadTraceRequestsAndUsage) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto out = dir.path() / "x.trace.safetensors";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--trace-batch", "5:6"}, "keeps nothing"},
@@ -113,7 +113,7 @@ TEST(CliErrors, BadTraceRequestsAndUsage) {
 
 TEST(CliErrors, BadInputFilesAreNamed) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto out = dir.path() / "x.trace.safetensors";
   AttentionConfig c;
   c.seq_q = 20;
@@ -163,7 +163,7 @@ TEST(CliErrors, BadInputFilesAreNamed) {
 }
 
 TEST(CliErrors, UnwritableOutputLeavesNoFile) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto regular = dir.path() / "plain.txt";
   std::ofstream(regular) << "x";
   const auto in_missing = dir.path() / "no" / "such" / "folder" / "x.trace.safetensors";
@@ -186,7 +186,7 @@ TEST(CliErrors, UnwritableOutputLeavesNoFile) {
 
 TEST(CliErrors, InfoRefusesDamagedTraces) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto good = dir.path() / "good.trace.safetensors";
   ASSERT_EQ(run_tilescope(small_capture(good, {"--seed", std::to_string(seed)}), dir.path()).exit_code, 0);
   std::ifstream in(good, std::ios::binary);
@@ -250,7 +250,7 @@ TEST(CliErrors, InfoRefusesDamagedTraces) {
 TEST(CliErrors, GpuBackendWithoutADeviceExitsThree) {
   std::string why;
   if (gpu_available(&why)) GTEST_SKIP() << "a GPU is present here";
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto out = dir.path() / "gpu.trace.safetensors";
   const CliRun r = run_tilescope(small_capture(out, {"--backend", "gpu"}), dir.path());
   EXPECT_EQ(r.exit_code, 3) << r.err;

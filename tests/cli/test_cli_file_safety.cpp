@@ -30,15 +30,15 @@
 #include "instrumentation/trace/tensor_files.h"
 #include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::CliRun;
-using testing::run_tilescope;
+using test::CliRun;
+using test::run_tilescope;
 
 constexpr const char* kHoldVariable = "TILESCOPE_TEST_HOLD_BEFORE_RENAME";
 
@@ -49,7 +49,7 @@ std::map<std::string, std::string> tree(const fs::path& dir) {
     const std::string rel = e.path().lexically_relative(dir).string();
     if (e.is_symlink()) out[rel] = "-> " + fs::read_symlink(e.path()).string();
     else if (e.is_directory()) out[rel + "/"] = "";
-    else if (e.is_regular_file()) out[rel] = testing::read_text(e.path());
+    else if (e.is_regular_file()) out[rel] = test::read_text(e.path());
     else out[rel] = "(special)";
   }
   return out;
@@ -109,7 +109,7 @@ class CliFileSafety : public ::testing::Test {
     std::error_code ec;
     fs::remove_all(scratch(), ec);
   }
-  testing::TempDir tmp_;
+  test::TempDir tmp_;
 };
 
 // --- exports never replace what is not their own --------------------------------------------
@@ -216,7 +216,7 @@ TEST_F(CliFileSafety, CaptureRefusesToWriteOverItsOwnInput) {
                     {});
   fs::create_symlink(qkv, tmp_.path() / "link.safetensors");
   fs::create_hard_link(qkv, tmp_.path() / "hard.safetensors");
-  const std::string before = testing::read_text(qkv);
+  const std::string before = test::read_text(qkv);
   const InFolder here(tmp_.path());
   for (const std::string& out : {qkv.string(), std::string("./qkv.safetensors"), std::string("link.safetensors"),
                                 std::string("hard.safetensors")}) {
@@ -224,16 +224,16 @@ TEST_F(CliFileSafety, CaptureRefusesToWriteOverItsOwnInput) {
                           "-o", out});
     EXPECT_EQ(r.exit_code, 2) << out << ": " << r.err;
     EXPECT_NE(r.err.find("it is an input file of this capture"), std::string::npos) << r.err;
-    EXPECT_EQ(testing::read_text(qkv), before) << out;
+    EXPECT_EQ(test::read_text(qkv), before) << out;
   }
   // Three .npy files, the output one of them.
   for (const auto& [name, t] : {std::pair{"q.npy", &in.q}, std::pair{"k.npy", &in.k}, std::pair{"v.npy", &in.v}})
     write_npy(tmp_.path() / name, elem_type_of_dtype(t->dtype), t->shape, t->bytes.data());
-  const std::string k_before = testing::read_text(tmp_.path() / "k.npy");
+  const std::string k_before = test::read_text(tmp_.path() / "k.npy");
   const CliRun r = run({"capture", "--backend", "cpu", "--seq-q", "16", "--seq-kv", "96", "--inputs", "q.npy", "k.npy",
                         "v.npy", "-o", "k.npy"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(testing::read_text(tmp_.path() / "k.npy"), k_before);
+  EXPECT_EQ(test::read_text(tmp_.path() / "k.npy"), k_before);
 }
 
 // --- cancelling ------------------------------------------------------------------------------
@@ -243,19 +243,19 @@ TEST_F(CliFileSafety, CaptureRefusesToWriteOverItsOwnInput) {
 int cancel_while_writing(const std::vector<std::string>& args, const fs::path& marker, const fs::path& so,
                          const fs::path& se, int sig) {
   const ScopedEnv hold(kHoldVariable, marker.string());
-  const pid_t pid = testing::spawn_tilescope(args, so, se);
+  const pid_t pid = test::spawn_tilescope(args, so, se);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);  // ASan is slow
   int status = 0;
   while (!fs::exists(marker) && std::chrono::steady_clock::now() < deadline) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
-      ADD_FAILURE() << "the program ended before it held in the write phase: " << testing::read_text(se);
+      ADD_FAILURE() << "the program ended before it held in the write phase: " << test::read_text(se);
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(fs::exists(marker)) << "never reached the write phase";
   ::kill(pid, sig);
-  return testing::wait_exit_code(pid);
+  return test::wait_exit_code(pid);
 }
 
 class CliCancelWhileWriting : public CliFileSafety, public ::testing::WithParamInterface<int> {};
@@ -267,9 +267,9 @@ TEST_P(CliCancelWhileWriting, CaptureKeepsThePreviousFileAndLeavesNoTemporaryFil
   write_text(out, "the previous trace");
   const fs::path marker = scratch() / "holding", so = scratch() / "so", se = scratch() / "se";
   const int code = cancel_while_writing(with(kSmallCapture, {"-o", out.string()}), marker, so, se, GetParam());
-  EXPECT_EQ(code, 130) << testing::read_text(se);
-  EXPECT_NE(testing::read_text(se).find("cancelled"), std::string::npos) << testing::read_text(se);
-  EXPECT_EQ(testing::read_text(out), "the previous trace");
+  EXPECT_EQ(code, 130) << test::read_text(se);
+  EXPECT_NE(test::read_text(se).find("cancelled"), std::string::npos) << test::read_text(se);
+  EXPECT_EQ(test::read_text(out), "the previous trace");
   EXPECT_EQ(tree(tmp_.path()), (std::map<std::string, std::string>{{"run.trace.safetensors", "the previous trace"}}));
 }
 
@@ -280,8 +280,8 @@ TEST_P(CliCancelWhileWriting, ExportLeavesNoStagingFolderAndNoParentItCreated) {
   const auto before = tree(tmp_.path());
   const int code = cancel_while_writing({"export", trace.string(), "-o", (tmp_.path() / "new" / "deep" / "out").string()},
                                         marker, so, se, GetParam());
-  EXPECT_EQ(code, 130) << testing::read_text(se);
-  EXPECT_NE(testing::read_text(se).find("cancelled"), std::string::npos) << testing::read_text(se);
+  EXPECT_EQ(code, 130) << test::read_text(se);
+  EXPECT_NE(test::read_text(se).find("cancelled"), std::string::npos) << test::read_text(se);
   EXPECT_EQ(tree(tmp_.path()), before);
 }
 
@@ -300,11 +300,11 @@ TEST_F(CliFileSafety, ReportsThatCannotBeWrittenAreExitThree) {
        {std::vector<std::string>{"diff", "--json", trace.string()}, std::vector<std::string>{"diff", trace.string()},
         std::vector<std::string>{"info", trace.string()}, std::vector<std::string>{"info", "--json", trace.string()},
         std::vector<std::string>{"faults"}}) {
-    const int code = testing::wait_exit_code(testing::spawn_tilescope(args, "/dev/full", se));
-    EXPECT_EQ(code, 3) << args[0] << ": " << testing::read_text(se);
-    EXPECT_NE(testing::read_text(se).find("cannot write the report to standard output (No space left on device)"),
+    const int code = test::wait_exit_code(test::spawn_tilescope(args, "/dev/full", se));
+    EXPECT_EQ(code, 3) << args[0] << ": " << test::read_text(se);
+    EXPECT_NE(test::read_text(se).find("cannot write the report to standard output (No space left on device)"),
               std::string::npos)
-        << testing::read_text(se);
+        << test::read_text(se);
   }
 }
 
@@ -314,7 +314,7 @@ TEST_F(CliFileSafety, AReportIntoAClosedPipeIsExitThreeNotASilentDeath) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   ::close(fds[0]);  // nobody reads: every write fails (EPIPE, and SIGPIPE unless ignored)
-  std::string exe = testing::tilescope_exe(), command = "diff", file = trace.string();
+  std::string exe = test::tilescope_exe(), command = "diff", file = trace.string();
   char* argv[] = {exe.data(), command.data(), file.data(), nullptr};
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
@@ -326,9 +326,9 @@ TEST_F(CliFileSafety, AReportIntoAClosedPipeIsExitThreeNotASilentDeath) {
     ::_exit(127);
   }
   ::close(fds[1]);
-  EXPECT_EQ(testing::wait_exit_code(pid), 3) << testing::read_text(se);
-  EXPECT_NE(testing::read_text(se).find("cannot write the report to standard output (Broken pipe)"), std::string::npos)
-      << testing::read_text(se);
+  EXPECT_EQ(test::wait_exit_code(pid), 3) << test::read_text(se);
+  EXPECT_NE(test::read_text(se).find("cannot write the report to standard output (Broken pipe)"), std::string::npos)
+      << test::read_text(se);
 }
 
 TEST_F(CliFileSafety, IntegerOptionsRefuseNegativeOverflowingAndNonDecimalValues) {
@@ -423,7 +423,7 @@ TEST_F(CliFileSafety, InputsOfTheWrongShapeAreRefusedFromTheirHeaderAtOnce) {
   write_sparse_npy(q, {1, 1, int64_t{1} << 25, 64});  // 8 GiB; the config wants [1, 1, 16, 64]
   write_sparse_npy(tmp_.path() / "k.npy", {1, 1, 96, 64});
   write_sparse_npy(tmp_.path() / "v.npy", {1, 1, 96, 64});
-  std::vector<std::string> args = {testing::tilescope_exe(), "capture", "--backend", "cpu", "--seq-q", "16",
+  std::vector<std::string> args = {test::tilescope_exe(), "capture", "--backend", "cpu", "--seq-q", "16",
                                    "--seq-kv", "96", "--inputs", q.string(), (tmp_.path() / "k.npy").string(),
                                    (tmp_.path() / "v.npy").string(), "-o", (tmp_.path() / "out.trace").string()};
   const fs::path se = scratch() / "se";
@@ -444,8 +444,8 @@ TEST_F(CliFileSafety, InputsOfTheWrongShapeAreRefusedFromTheirHeaderAtOnce) {
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
-  const int code = testing::wait_exit_code(pid);
-  const std::string err = testing::read_text(se);
+  const int code = test::wait_exit_code(pid);
+  const std::string err = test::read_text(se);
   EXPECT_EQ(code, 2) << err;
   EXPECT_NE(err.find(q.string() + ": input q has shape [1, 1, 33554432, 64] but the config needs [1, 1, 16, 64]"),
             std::string::npos)

@@ -13,14 +13,14 @@
 #include "kernels/launcher.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::CliRun;
-using testing::run_tilescope;
+using test::CliRun;
+using test::run_tilescope;
 
 bool close(float a, float b, float rel, float abs) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -30,7 +30,7 @@ bool close(float a, float b, float rel, float abs) {
 
 RunView capture(const AttentionConfig& c, const std::string& backend, uint64_t seed,
                 const std::filesystem::path& dir) {
-  std::vector<std::string> args = testing::capture_args(c);
+  std::vector<std::string> args = test::capture_args(c);
   const auto out = dir / (backend + ".trace.safetensors");
   args.insert(args.end(), {"--backend", backend, "--seed", std::to_string(seed), "-o", out.string()});
   const CliRun r = run_tilescope(args, dir);
@@ -42,7 +42,7 @@ TEST(CliGpu, GpuTraceMatchesTheCpuTrace) {
   std::string why;
   ASSERT_TRUE(gpu_available(&why)) << why;
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
     AttentionConfig c;
     c.kernel = k;
@@ -81,12 +81,12 @@ TEST(CliGpu, GpuTraceMatchesTheCpuTrace) {
     ASSERT_TRUE(gpu.output && cpu.output);
     for (int64_t i = 0; i < gpu.output->numel(); ++i)
       ASSERT_TRUE(close(gpu.output->get_float(i), cpu.output->get_float(i), 1e-2f, 1e-3f)) << i;
-    EXPECT_TRUE(testing::same_bytes(gpu.inputs.q, cpu.inputs.q));
+    EXPECT_TRUE(test::same_bytes(gpu.inputs.q, cpu.inputs.q));
   }
 }
 
 TEST(CliGpu, AutoPicksTheGpu) {
-  testing::TempDir dir;
+  test::TempDir dir;
   AttentionConfig c;
   c.seq_q = 64;
   c.seq_kv = 64;

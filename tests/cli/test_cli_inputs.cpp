@@ -14,14 +14,14 @@
 #include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::CliRun;
-using testing::run_tilescope;
+using test::CliRun;
+using test::run_tilescope;
 
 void write_npy_tensor(const std::filesystem::path& p, const HostTensor& t) {
   write_npy(p, elem_type_of_dtype(t.dtype), t.shape, t.bytes.data());
@@ -36,7 +36,7 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 void expect_same_as_in_memory(const AttentionConfig& c, const AttentionInputs& in,
                               const std::vector<std::filesystem::path>& files,
                               const std::filesystem::path& dir) {
-  std::vector<std::string> args = with(testing::capture_args(c), {"--backend", "cpu", "--inputs"});
+  std::vector<std::string> args = with(test::capture_args(c), {"--backend", "cpu", "--inputs"});
   for (const auto& f : files) args.push_back(f.string());
   const auto out = dir / "from_files.trace.safetensors";
   args.insert(args.end(), {"-o", out.string()});
@@ -48,13 +48,13 @@ void expect_same_as_in_memory(const AttentionConfig& c, const AttentionInputs& i
   req.config = c;
   req.backend = Backend::cpu;
   req.trace.enabled = true;
-  const RunView mine = testing::launch_view(req, in);
-  EXPECT_EQ(testing::run_events_difference(mine, trace), "");
+  const RunView mine = test::launch_view(req, in);
+  EXPECT_EQ(test::run_events_difference(mine, trace), "");
   ASSERT_TRUE(trace.output && mine.output);
-  EXPECT_TRUE(testing::same_bytes(*trace.output, *mine.output));
-  EXPECT_TRUE(testing::same_bytes(trace.inputs.q, mine.inputs.q));
-  EXPECT_TRUE(testing::same_bytes(trace.inputs.k, mine.inputs.k));
-  EXPECT_TRUE(testing::same_bytes(trace.inputs.v, mine.inputs.v));
+  EXPECT_TRUE(test::same_bytes(*trace.output, *mine.output));
+  EXPECT_TRUE(test::same_bytes(trace.inputs.q, mine.inputs.q));
+  EXPECT_TRUE(test::same_bytes(trace.inputs.k, mine.inputs.k));
+  EXPECT_TRUE(test::same_bytes(trace.inputs.v, mine.inputs.v));
 
   const auto names = nlohmann::json::parse(trace.metadata.at("inputs_files"));
   const auto hashes = nlohmann::json::parse(trace.metadata.at("inputs_sha256"));
@@ -83,7 +83,7 @@ AttentionConfig config_for(DType dtype, KernelKind kernel) {
 
 TEST(CliInputs, ThreeNpyFilesEqualTheSameValuesInMemory) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (DType dtype : {DType::f32, DType::f16}) {
     const AttentionConfig c = config_for(dtype, dtype == DType::f32 ? KernelKind::fa1 : KernelKind::splitk);
     const AttentionInputs in =
@@ -99,7 +99,7 @@ TEST(CliInputs, ThreeNpyFilesEqualTheSameValuesInMemory) {
 
 TEST(CliInputs, OneSafetensorsFileWithQkvEqualsTheSameValuesInMemory) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (DType dtype : {DType::bf16, DType::f16, DType::f32}) {
     const AttentionConfig c = config_for(dtype, dtype == DType::f16 ? KernelKind::fa1 : KernelKind::splitk);
     const AttentionInputs in = make_random_inputs(c, {.seed = seed ^ static_cast<uint64_t>(dtype)});
@@ -116,7 +116,7 @@ TEST(CliInputs, OneSafetensorsFileWithQkvEqualsTheSameValuesInMemory) {
 
 TEST(CliInputs, ThreeSingleTensorSafetensorsFiles) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const AttentionConfig c = config_for(DType::bf16, KernelKind::fa1);
   const AttentionInputs in = make_random_inputs(c, {.seed = seed});
   std::vector<std::filesystem::path> files;

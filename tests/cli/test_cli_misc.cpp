@@ -12,16 +12,16 @@
 #include "app/model/capture/tool_version.h"
 #include "base/attention_config.h"
 #include "tests/cli/cli_runner.h"
-#include "tests/model/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace ts {
 namespace {
 
-using testing::CliRun;
-using testing::run_tilescope;
+using test::CliRun;
+using test::run_tilescope;
 
 TEST(CliMisc, HelpEverywhereAndVersion) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const CliRun root = run_tilescope({"--help"}, dir.path());
   EXPECT_EQ(root.exit_code, 0) << root.err;
   for (const char* sub : {"capture", "info", "faults"}) {
@@ -45,7 +45,7 @@ TEST(CliMisc, HelpEverywhereAndVersion) {
 }
 
 TEST(CliMisc, FaultsListsEveryVariantWithItsKernelsAndDoc) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const CliRun text = run_tilescope({"faults"}, dir.path());
   ASSERT_EQ(text.exit_code, 0) << text.err;
   const CliRun json = run_tilescope({"faults", "--json"}, dir.path());
@@ -68,23 +68,23 @@ TEST(CliMisc, FaultsListsEveryVariantWithItsKernelsAndDoc) {
 }
 
 TEST(CliMisc, CtrlCCancelsCleanly) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto out = dir.path() / "big.trace.safetensors";
   const auto so = dir.path() / "so.txt", se = dir.path() / "se.txt";
   // A run of many seconds on 2 cores (minutes under ASan); --progress shows when its kernels are
   // under way.
-  const pid_t pid = testing::spawn_tilescope(
+  const pid_t pid = test::spawn_tilescope(
       {"capture", "--backend", "cpu", "--workers", "2", "--heads", "16", "--seq-q", "2048",
        "--seq-kv", "2048", "--stages", "final", "--progress", "-o", out.string()},
       so, se);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (testing::read_text(se).find("capturing: running kernels [") == std::string::npos &&
+  while (test::read_text(se).find("capturing: running kernels [") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_NE(testing::read_text(se).find("capturing: running kernels ["), std::string::npos) << testing::read_text(se);
+  ASSERT_NE(test::read_text(se).find("capturing: running kernels ["), std::string::npos) << test::read_text(se);
   ::kill(pid, SIGINT);
-  const int code = testing::wait_exit_code(pid);
-  const std::string err = testing::read_text(se);
+  const int code = test::wait_exit_code(pid);
+  const std::string err = test::read_text(se);
   EXPECT_EQ(code, 130) << err;
   EXPECT_NE(err.find("cancelled"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(out));

@@ -14,7 +14,7 @@
 #include "app/model/float_grid.h"
 #include "tests/gui/screenshot_run.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 inline ColorScale scale_of(const nlohmann::json& v) {
   const auto& s = v["scale"];
@@ -125,4 +125,4 @@ inline CellCheck check_cells(const Shot& shot, const nlohmann::json& v, const Fl
   return out;
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

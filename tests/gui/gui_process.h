@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace ts::testing {
+namespace ts::test {
 
 struct ProcessResult {
   int exit_code = -1;
@@ -86,4 +86,4 @@ inline ProcessResult run_gui(const std::vector<std::string>& args, bool with_dis
   return r;
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

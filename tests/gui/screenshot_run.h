@@ -14,9 +14,9 @@
 
 #include "app/model/rgba_image.h"
 #include "tests/gui/gui_process.h"
-#include "tests/model/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 inline RgbaImage load_png(const std::filesystem::path& path) {
   int w = 0, h = 0, channels = 0;
@@ -72,4 +72,4 @@ inline const nlohmann::json& view_named(const nlohmann::json& layout, const std:
   throw std::runtime_error("no view named " + name);
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

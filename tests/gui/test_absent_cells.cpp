@@ -11,14 +11,14 @@
 #include "app/model/analysis/event_identity.h"
 #include "app/model/viewer/event_grids.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
 TEST(AbsentCells, AnEventTheKernelNeverWroteIsNeverWrittenEverywhere) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::none), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::none), seed);
   RunView run = *loaded.run;
   const AnalysisReport before = analyze_run(run);
   ASSERT_TRUE(before.clean());

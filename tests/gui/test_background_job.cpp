@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/model/viewer/background_job.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

@@ -10,14 +10,14 @@
 #include "app/model/analysis/run_reference.h"
 #include "app/model/viewer/cell_readout.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
 TEST(CellReadout, NumbersAreTheComparisonsAndTheBarIsCompareEventsBar) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::double_count_l), seed);
   const RunView& run = *loaded.run;
   const AnalysisReport& report = *loaded.report;
   ASSERT_TRUE(report.first_divergence.found);

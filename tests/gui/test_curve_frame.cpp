@@ -8,7 +8,7 @@
 #include <random>
 
 #include "app/model/viewer/curve_frame.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

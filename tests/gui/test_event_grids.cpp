@@ -13,8 +13,8 @@
 
 #include "app/model/viewer/event_grids.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -99,9 +99,9 @@ void expect_navigator_cells_are_their_events(const RunView& run, const AnalysisR
 TEST(EventNavigator, EachCellIsItsEventsWithTheirVerdict) {
   TS_SEEDED(seed);
   for (const AttentionConfig& config :
-       {testing::splitk_small(Fault::double_count_l), testing::fa1_small(Fault::per_tile_softmax)}) {
+       {test::splitk_small(Fault::double_count_l), test::fa1_small(Fault::per_tile_softmax)}) {
     SCOPED_TRACE(std::string(to_string(config.kernel)));
-    const LoadedRun loaded = testing::capture_cpu(config, seed);
+    const LoadedRun loaded = test::capture_cpu(config, seed);
     expect_navigator_cells_are_their_events(*loaded.run, *loaded.report);
     // Rows are the kernel's query tiles, columns its kv tiles' (or splits') ends.
     const Tiling& t = *loaded.run->tiling;
@@ -114,8 +114,8 @@ TEST(EventNavigator, EachCellIsItsEventsWithTheirVerdict) {
 
 TEST(EventNavigator, AUsersStagesRowBlocksAndKeyRanges) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  test::TempDir dir;
+  const test::UserStageTrace user = test::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
   JobProgress progress;
   const LoadedRun loaded = load_run_file(user.path, progress);
   const RunView& run = *loaded.run;
@@ -141,8 +141,8 @@ const ErrorGrid& overview_of(const AnalysisReport& r, int32_t head) {
 
 TEST(ErrorGridCells, NonUniformKeyRangesOfAUsersTrace) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  test::TempDir dir;
+  const test::UserStageTrace user = test::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
   JobProgress progress;
   const LoadedRun loaded = load_run_file(user.path, progress);
   const RunView& run = *loaded.run;
@@ -162,24 +162,24 @@ TEST(ErrorGridCells, NonUniformKeyRangesOfAUsersTrace) {
         // Partial and merge both end at this split's end; the merge is wrong only at head 1,
         // queries 16-31, split 1; elsewhere the partial comes first in the kernel's order.
         const bool wrong = head == 1 && q_begin == 16 && split == 1;
-        const size_t want = user.index_of(wrong ? testing::kUserMerge : testing::kUserPartial, head, q_begin, split);
+        const size_t want = user.index_of(wrong ? test::kUserMerge : test::kUserPartial, head, q_begin, split);
         EXPECT_EQ(event_for_grid_cell(run, report, o, query, col), want);
         const std::vector<size_t> there = events_at_grid_cell(run, report, o, query, col);
-        EXPECT_EQ(there, (std::vector<size_t>{user.index_of(testing::kUserPartial, head, q_begin, split),
-                                              user.index_of(testing::kUserMerge, head, q_begin, split)}))
+        EXPECT_EQ(there, (std::vector<size_t>{user.index_of(test::kUserPartial, head, q_begin, split),
+                                              user.index_of(test::kUserMerge, head, q_begin, split)}))
             << "the partial (pass 0) before the merge (pass 1)";
       }
     EXPECT_FALSE(event_for_grid_cell(run, report, o, 40, 0).has_value()) << "past the queries";
     EXPECT_FALSE(event_for_grid_cell(run, report, o, 0, 3).has_value()) << "past the columns";
   }
   // A stage's own grid selects that stage's event; the epilogue's grid has one column, all keys.
-  const ErrorGrid* merge = report.grid(testing::kUserMerge, 0, 1);
+  const ErrorGrid* merge = report.grid(test::kUserMerge, 0, 1);
   ASSERT_NE(merge, nullptr);
-  EXPECT_EQ(event_for_grid_cell(run, report, *merge, 20, 0), user.index_of(testing::kUserMerge, 1, 16, 0));
-  const ErrorGrid* epilogue = report.grid(testing::kUserEpilogue, 0, 1);
+  EXPECT_EQ(event_for_grid_cell(run, report, *merge, 20, 0), user.index_of(test::kUserMerge, 1, 16, 0));
+  const ErrorGrid* epilogue = report.grid(test::kUserEpilogue, 0, 1);
   ASSERT_NE(epilogue, nullptr);
   EXPECT_EQ(epilogue->column_keys, (std::vector<int64_t>{300}));
-  EXPECT_EQ(event_for_grid_cell(run, report, *epilogue, 39, 0), user.index_of(testing::kUserEpilogue, 1, 32, -1));
+  EXPECT_EQ(event_for_grid_cell(run, report, *epilogue, 39, 0), user.index_of(test::kUserEpilogue, 1, 32, -1));
 
   // The cells of events: the wrong merge's rows 16-31 in the column ending at key 200.
   const ErrorGrid& o1 = overview_of(report, 1);
@@ -189,7 +189,7 @@ TEST(ErrorGridCells, NonUniformKeyRangesOfAUsersTrace) {
   EXPECT_FALSE(grid_cells_of(overview_of(report, 0), wrong, run.stages, run.attention).has_value()) << "another head";
   EXPECT_FALSE(grid_cells_of(*epilogue, wrong, run.stages, run.attention).has_value()) << "another stage's grid";
   // A final-kind event covers every column of the overview (no final stage of its own there).
-  const EventHeader& last = run.headers[user.index_of(testing::kUserEpilogue, 1, 32, -1)];
+  const EventHeader& last = run.headers[user.index_of(test::kUserEpilogue, 1, 32, -1)];
   EXPECT_EQ(grid_cells_of(o1, last, run.stages, run.attention), (CellRect{32, 40, 0, 3}));
   EXPECT_EQ(grid_cells_of(*epilogue, last, run.stages, run.attention), (CellRect{32, 40, 0, 1}));
   for (int64_t q : report.first_divergence.query_rows) EXPECT_TRUE((CellRect{16, 32, 1, 2}.contains(q, 1))) << q;
@@ -216,8 +216,8 @@ ErrorGrid pooled(const ErrorGrid& g, int64_t per, int64_t seq_q) {
 
 TEST(ErrorGridCells, PooledRowsCoverEveryRowBlockTheyTouch) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  test::TempDir dir;
+  const test::UserStageTrace user = test::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
   JobProgress progress;
   const LoadedRun loaded = load_run_file(user.path, progress);
   const RunView& run = *loaded.run;
@@ -230,10 +230,10 @@ TEST(ErrorGridCells, PooledRowsCoverEveryRowBlockTheyTouch) {
   ASSERT_EQ(p12.grid.rows, 4);
   EXPECT_EQ(grid_cells_of(p12, wrong, run.stages, run.attention), (CellRect{1, 3, 1, 2}));
   const auto partial = [&](int32_t head, int32_t q_begin, int32_t split) {
-    return user.index_of(testing::kUserPartial, head, q_begin, split);
+    return user.index_of(test::kUserPartial, head, q_begin, split);
   };
   const auto merge = [&](int32_t head, int32_t q_begin, int32_t split) {
-    return user.index_of(testing::kUserMerge, head, q_begin, split);
+    return user.index_of(test::kUserMerge, head, q_begin, split);
   };
   // Row 1, column 1: the partials and merges of both row blocks it touches, in the kernel's
   // order (pass, then block: row block 0's partial is block 10, row block 1's block 13).
@@ -260,7 +260,7 @@ TEST(ErrorGridCells, PooledRowsCoverEveryRowBlockTheyTouch) {
 
 TEST(ErrorGridClicks, SplitKSelectTheEventTheAnalysisBlamesThere) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::double_count_l), seed);
   const RunView& run = *loaded.run;
   const AnalysisReport& report = *loaded.report;
   const Tiling& t = *run.tiling;
@@ -300,7 +300,7 @@ TEST(ErrorGridClicks, SplitKSelectTheEventTheAnalysisBlamesThere) {
   EXPECT_FALSE(event_for_grid_cell(run, report, *o, 0, t.num_splits).has_value());
 
   // A clean run: the earliest event there, the split's state after its first kv tile.
-  const LoadedRun clean = testing::capture_cpu(testing::splitk_small(Fault::none), seed);
+  const LoadedRun clean = test::capture_cpu(test::splitk_small(Fault::none), seed);
   for (const ErrorGrid& g : clean.report->overview) {
     const auto c = event_for_grid_cell(*clean.run, *clean.report, g, 9, 2);
     ASSERT_TRUE(c.has_value());
@@ -312,7 +312,7 @@ TEST(ErrorGridClicks, SplitKSelectTheEventTheAnalysisBlamesThere) {
 
 TEST(ErrorGridCells, OfTheFirstDivergenceOfAFa1Run) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::fa1_small(Fault::per_tile_softmax), seed);
+  const LoadedRun loaded = test::capture_cpu(test::fa1_small(Fault::per_tile_softmax), seed);
   const RunView& run = *loaded.run;
   const AnalysisReport& report = *loaded.report;
   const Tiling& t = *run.tiling;

@@ -12,8 +12,8 @@
 #include "app/model/viewer/event_stepper.h"
 #include "kernels/kernel_stages.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -68,7 +68,7 @@ bool splitk_before(const RunView& run, const EventHeader& a, const EventHeader& 
 TEST(EventStepper, SplitKEventsInTheKernelsOrderWhateverTheFileOrder) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::double_count_l), seed);
   std::vector<size_t> old_index;
   const RunView run = shuffled(*loaded.run, rng, old_index);
   AnalysisReport report = *loaded.report;  // verdicts follow the events into their new places
@@ -92,7 +92,7 @@ TEST(EventStepper, SplitKEventsInTheKernelsOrderWhateverTheFileOrder) {
 
 TEST(EventStepper, StepsWithinTheRunOrOneTileAndStopsAtTheEnds) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::double_count_l), seed);
   const RunView& run = *loaded.run;
   EventStepper s(run, *loaded.report);
   EXPECT_FALSE(s.selected().has_value());
@@ -153,8 +153,8 @@ TEST(EventStepper, StepsWithinTheRunOrOneTileAndStopsAtTheEnds) {
 
 TEST(EventStepper, AUsersStagesByTheirPassesAndRowBlocks) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  test::TempDir dir;
+  const test::UserStageTrace user = test::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
   JobProgress progress;
   const LoadedRun loaded = load_run_file(user.path, progress);
   const RunView& run = *loaded.run;
@@ -164,22 +164,22 @@ TEST(EventStepper, AUsersStagesByTheirPassesAndRowBlocks) {
   // per row block; within pass 1, a row block's merges by split, then its epilogue.
   const size_t partials = 2 * 3 * 3;
   for (size_t p = 0; p < s.num_events(); ++p)
-    EXPECT_EQ(run.headers[s.order()[p]].stage == testing::kUserPartial, p < partials) << p;
+    EXPECT_EQ(run.headers[s.order()[p]].stage == test::kUserPartial, p < partials) << p;
   s.select(user.wrong_merge);
   s.scope = StepScope::row_block;
   std::vector<size_t> want;
-  for (int32_t split = 0; split < 3; ++split) want.push_back(user.index_of(testing::kUserPartial, 1, 16, split));
-  for (int32_t split = 0; split < 3; ++split) want.push_back(user.index_of(testing::kUserMerge, 1, 16, split));
-  want.push_back(user.index_of(testing::kUserEpilogue, 1, 16, -1));
+  for (int32_t split = 0; split < 3; ++split) want.push_back(user.index_of(test::kUserPartial, 1, 16, split));
+  for (int32_t split = 0; split < 3; ++split) want.push_back(user.index_of(test::kUserMerge, 1, 16, split));
+  want.push_back(user.index_of(test::kUserEpilogue, 1, 16, -1));
   EXPECT_EQ(s.scope_events(), want);
   EXPECT_EQ(s.scope_position(), 4u);
   EXPECT_TRUE(s.step(1));
-  EXPECT_EQ(s.selected(), user.index_of(testing::kUserMerge, 1, 16, 2));
+  EXPECT_EQ(s.selected(), user.index_of(test::kUserMerge, 1, 16, 2));
   EXPECT_TRUE(s.to_first_divergence());
   EXPECT_EQ(s.selected(), user.wrong_merge);
   EXPECT_EQ(s.num_failing(), 1u);
   EXPECT_TRUE(s.to_first());
-  EXPECT_EQ(s.selected(), user.index_of(testing::kUserPartial, 1, 16, 0));
+  EXPECT_EQ(s.selected(), user.index_of(test::kUserPartial, 1, 16, 0));
   EXPECT_TRUE(s.next_failing());
   EXPECT_EQ(s.selected(), user.wrong_merge);
   EXPECT_FALSE(s.next_failing());
@@ -187,7 +187,7 @@ TEST(EventStepper, AUsersStagesByTheirPassesAndRowBlocks) {
 
 TEST(EventStepper, NVisitsEveryFailingEventInOrderAndShiftNTheFirstDivergence) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::double_count_l), seed);
   const AnalysisReport& report = *loaded.report;
   ASSERT_TRUE(report.first_divergence.found);
   EventStepper s(*loaded.run, report);
@@ -206,7 +206,7 @@ TEST(EventStepper, NVisitsEveryFailingEventInOrderAndShiftNTheFirstDivergence) {
   EXPECT_EQ(s.selected(), static_cast<size_t>(report.first_divergence.event_index));
   EXPECT_EQ(s.selected(), want.front()) << "the first divergence is the first failing event in the kernels' order";
 
-  const LoadedRun clean = testing::capture_cpu(testing::splitk_small(Fault::none), seed);
+  const LoadedRun clean = test::capture_cpu(test::splitk_small(Fault::none), seed);
   EventStepper c(*clean.run, *clean.report);
   EXPECT_EQ(c.num_failing(), 0u);
   EXPECT_FALSE(c.to_first_divergence());

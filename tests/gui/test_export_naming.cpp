@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "app/model/viewer/export_naming.h"
-#include "tests/model/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace ts {
 namespace {
@@ -25,7 +25,7 @@ TEST(ExportNaming, NamedAfterTheRunAndTheEvent) {
 }
 
 TEST(ExportNaming, NeverAnExistingPath) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto want = dir.path() / "x";
   EXPECT_EQ(unused_path(want), want);
   std::filesystem::create_directories(want);

@@ -11,8 +11,8 @@
 
 #include "app/gui/frame_stats.h"
 #include "instrumentation/trace/file_error.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -43,7 +43,7 @@ TEST(FrameStats, MedianAndP99AreNearestRank) {
 }
 
 TEST(FrameStats, JsonHoldsSummaryFramesAndContext) {
-  testing::TempDir dir;
+  test::TempDir dir;
   FrameStats stats(1);
   for (double v : {50.0, 4.0, 2.0, 3.0}) stats.add(v);
   stats.write_json(dir.path() / "f.json", {{"renderer", "test"}});

@@ -34,7 +34,7 @@ struct Recovery {
 TEST(GuiErrorRecovery, AnErrorInEveryPanelOfARealTraceIsShownAndTheViewerCarriesOn) {
   // Was: an error in the detail panel of a real trace left ImGui's ID stack unbalanced, and
   // ImGui's PopID assertion aborted the viewer in its own error recovery.
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto keys = [&](const std::string& key) {
     const auto path = dir.path() / (key + ".keys");
     std::ofstream(path) << "2 key " << key << "\n";
@@ -61,13 +61,13 @@ TEST(GuiErrorRecovery, AnErrorInEveryPanelOfARealTraceIsShownAndTheViewerCarries
                                      "--recent-store", (dir.path() / "recent.json").string()};
     args.insert(args.end(), run.args.begin(), run.args.end());
     for (const std::string& panel : run.panels) args.insert(args.end(), {"--inject-error", panel + ":injected in " + panel});
-    const testing::ProcessResult r = testing::run_gui(args);
+    const test::ProcessResult r = test::run_gui(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (const std::string& panel : run.panels) {
       EXPECT_NE(r.output.find("injected in " + panel), std::string::npos) << panel << " never threw:\n" << r.output;
       covered.push_back(panel);
     }
-    EXPECT_GT(error_panel_pixels(testing::load_png(png)), 10000u) << "the error panel is drawn";
+    EXPECT_GT(error_panel_pixels(test::load_png(png)), 10000u) << "the error panel is drawn";
   }
   // Every panel that can be aimed at was.
   for (std::string_view panel : kInjectionPanels)
@@ -75,16 +75,16 @@ TEST(GuiErrorRecovery, AnErrorInEveryPanelOfARealTraceIsShownAndTheViewerCarries
 }
 
 TEST(GuiErrorRecovery, TheNextFramesDrawTheRunAsUsual) {
-  testing::TempDir dir;
-  const testing::Shot shot = testing::run_screenshot(
+  test::TempDir dir;
+  const test::Shot shot = test::run_screenshot(
       dir, "after", {kTrace, "--panel", "both", "--inject-error", "detail:once", "--inject-error", "overview:once"});
   for (const char* view : {"Trace", "Reference", "Diff (trace - reference)"})
-    EXPECT_NO_THROW(testing::view_named(shot.layout, view)) << view;
+    EXPECT_NO_THROW(test::view_named(shot.layout, view)) << view;
 }
 
 TEST(GuiHeadless, ARunThatCannotBeOpenedExitsAsTheCliWould) {
   // Was: exit 0 with a screenshot of the error panel.
-  testing::TempDir dir;
+  test::TempDir dir;
   std::ifstream in(kTrace, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto cut = dir.path() / "cut.trace.safetensors";
@@ -95,7 +95,7 @@ TEST(GuiHeadless, ARunThatCannotBeOpenedExitsAsTheCliWould) {
     std::vector<std::string> args = {"--screenshot", (dir.path() / "shot.png").string(), "--recent-store",
                                      (dir.path() / "recent.json").string()};
     args.insert(args.end(), what.begin(), what.end());
-    const testing::ProcessResult r = testing::run_gui(args);
+    const test::ProcessResult r = test::run_gui(args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(what.back()), std::string::npos) << r.output;
   }
@@ -103,7 +103,7 @@ TEST(GuiHeadless, ARunThatCannotBeOpenedExitsAsTheCliWould) {
 
 TEST(GuiHeadless, OutputsOntoFifosDeviceLinksOrTheTraceAreRefused) {
   // Was: the screenshot replaced a FIFO (or, as root, a device) with a PNG and exited 0.
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto fifo = dir.path() / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::filesystem::create_symlink("/dev/null", dir.path() / "null_link");
@@ -112,8 +112,8 @@ TEST(GuiHeadless, OutputsOntoFifosDeviceLinksOrTheTraceAreRefused) {
   const auto before = std::filesystem::file_size(trace_copy);
   for (const char* option : {"--screenshot", "--layout-json", "--frame-stats"})
     for (const std::filesystem::path& target : {fifo, dir.path() / "null_link", trace_copy}) {
-      const testing::ProcessResult r =
-          testing::run_gui({trace_copy.string(), option, target.string(), "--frames", "2"});
+      const test::ProcessResult r =
+          test::run_gui({trace_copy.string(), option, target.string(), "--frames", "2"});
       EXPECT_EQ(r.exit_code, 2) << option << " " << target << ": " << r.output;
       EXPECT_NE(r.output.find(option), std::string::npos) << r.output;
     }

@@ -10,14 +10,14 @@
 #include <random>
 
 #include "tests/gui/screenshot_run.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::screenshot;
-using testing::Shot;
-using testing::view_named;
+using test::screenshot;
+using test::Shot;
+using test::view_named;
 
 struct Geometry {
   double ox, oy, px, py;  // cell (0, 0) and cell size of the Trace view
@@ -30,7 +30,7 @@ Geometry trace_geometry(const Shot& s) {
   return {v["origin"][0], v["origin"][1], v["px_per_cell"][0], v["px_per_cell"][1]};
 }
 
-Shot run_script(const testing::TempDir& dir, const std::string& name, const std::string& script, int frames) {
+Shot run_script(const test::TempDir& dir, const std::string& name, const std::string& script, int frames) {
   const auto path = dir.path() / (name + ".script");
   std::ofstream(path) << script;
   return screenshot(dir, name, 3, "37x29", {"--input-script", path.string(), "--frames", std::to_string(frames)});
@@ -41,7 +41,7 @@ std::string move(double x, double y) { return std::to_string(x) + " " + std::to_
 TEST(GuiInteraction, ClickPicksTheCellUnderTheCursorAndArrowKeysMoveIt) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const Geometry g = trace_geometry(screenshot(dir, "before", 3, "37x29"));
   // Click at a random point of the Trace view (ImGui floors the mouse to whole pixels); the
   // cell under it, worked out here from the layout, must be picked.
@@ -60,7 +60,7 @@ TEST(GuiInteraction, ClickPicksTheCellUnderTheCursorAndArrowKeysMoveIt) {
 }
 
 TEST(GuiInteraction, WheelZoomsAroundTheCursorInEveryView) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Shot before = screenshot(dir, "before", 3, "37x29");
   const Geometry g = trace_geometry(before);
   // The cursor over cell (21, 9), on a whole pixel (ImGui floors the mouse position).
@@ -77,7 +77,7 @@ TEST(GuiInteraction, WheelZoomsAroundTheCursorInEveryView) {
 }
 
 TEST(GuiInteraction, DragPansAndDoesNotPick) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Geometry g = trace_geometry(screenshot(dir, "before", 3, "37x29"));
   const double x = g.x(10.5), y = g.y(10.5);
   const std::string script = "1 move " + move(x, y) + "\n2 down left\n3 move " + move(x + 40, y + 30) + "\n4 move " +
@@ -90,10 +90,10 @@ TEST(GuiInteraction, DragPansAndDoesNotPick) {
 }
 
 TEST(GuiInteraction, ABadScriptIsAUsageError) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto path = dir.path() / "bad.script";
   std::ofstream(path) << "1 move 10 10\n2 jump\n";
-  const testing::ProcessResult r = testing::run_gui({"--input-script", path.string(), "--frames", "2"});
+  const test::ProcessResult r = test::run_gui({"--input-script", path.string(), "--frames", "2"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("line 2"), std::string::npos) << r.output;
 }

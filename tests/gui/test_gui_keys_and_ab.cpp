@@ -13,15 +13,15 @@
 #include "app/model/trace_session.h"
 #include "tests/gui/screenshot_run.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::run_screenshot;
-using testing::Shot;
-using testing::view_named;
+using test::run_screenshot;
+using test::Shot;
+using test::view_named;
 
 // O/l of event i from the trace's payload (the A/B panel compares O/l by default).
 std::vector<double> o_norm(const RunView& run, size_t i) {
@@ -38,9 +38,9 @@ std::vector<double> o_norm(const RunView& run, size_t i) {
 
 TEST(GuiKeysAndAB, ArrowKeysMoveTheDetailPickWithoutAClickFirst) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "splitk.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, trace);
   const Shot before = run_screenshot(dir, "before", {trace.string(), "--select", "first-divergence"});
   const auto& p0 = view_named(before.layout, "Trace")["picked"];
   ASSERT_FALSE(p0.is_null()) << "the detail starts with its worst cell picked";
@@ -63,8 +63,8 @@ TEST(GuiKeysAndAB, ArrowKeysMoveTheDetailPickWithoutAClickFirst) {
 
 TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::FaultAndFix ab = testing::capture_fault_and_fix(dir.path(), seed);
+  test::TempDir dir;
+  const test::FaultAndFix ab = test::capture_fault_and_fix(dir.path(), seed);
   const RunView &a = ab.a, &b = ab.b;
   const size_t first = ab.first;
   const std::vector<size_t> order = kernel_order(a.headers, a.stages);

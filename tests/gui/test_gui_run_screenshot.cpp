@@ -21,16 +21,16 @@
 #include "tests/gui/cell_check.h"
 #include "tests/gui/screenshot_run.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::check_cells;
-using testing::run_screenshot;
-using testing::Shot;
-using testing::view_named;
+using test::check_cells;
+using test::run_screenshot;
+using test::Shot;
+using test::view_named;
 
 // O/l (or O for a normalised event) of event i, straight from the trace's payload.
 FloatGrid trace_o_norm(const RunView& run, size_t i) {
@@ -139,9 +139,9 @@ TEST(GuiRunScreenshot, MarkColourIsInNoColormap) {
 
 TEST(GuiRunScreenshot, FirstDivergenceDetailHasTheCpuColormapColours) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "splitk.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, trace);
   const RunView run = open_run(trace);
   const RunReference ref(run);
   const AnalysisReport report = analyze_run(run);
@@ -180,9 +180,9 @@ TEST(GuiRunScreenshot, FirstDivergenceDetailHasTheCpuColormapColours) {
 
 TEST(GuiRunScreenshot, MaskedNaNIsDrawnInTheNaNColour) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "masked.trace.safetensors";
-  testing::capture_cpu(testing::splitk_causal_masked(Fault::masked_nan), seed, trace);
+  test::capture_cpu(test::splitk_causal_masked(Fault::masked_nan), seed, trace);
   const RunView run = open_run(trace);
   const RunReference ref(run);
   const AnalysisReport report = analyze_run(run);
@@ -219,7 +219,7 @@ int64_t rank_of(std::vector<T> values, const T& value) {
 // Opens `trace` at its first divergence and checks the overview: the frame on the error grid
 // and the navigator where the analysis puts the divergent event, the grid's cells in the CPU
 // colormap's colours for the analysis's error ratios.
-void expect_first_divergence_framed(testing::TempDir& dir, const std::filesystem::path& trace) {
+void expect_first_divergence_framed(test::TempDir& dir, const std::filesystem::path& trace) {
   const RunView run = open_run(trace);
   const AnalysisReport report = analyze_run(run);
   const Divergence& dv = report.first_divergence;
@@ -273,9 +273,9 @@ void expect_first_divergence_framed(testing::TempDir& dir, const std::filesystem
 
 TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "splitk.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, trace);
   expect_first_divergence_framed(dir, trace);
 }
 
@@ -284,9 +284,9 @@ TEST(GuiRunScreenshot, FirstDivergenceIsFramedOnTheOverviewWhereTheAnalysisSays)
 // overview's values (pair_overview.h) in the CPU colormap's colours; the per-pair grid is not drawn.
 TEST(GuiRunScreenshot, DecodeOverviewShowsEveryPairWithTheFirstDivergenceFramed) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "decode.trace.safetensors";
-  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_decode_gqa(Fault::double_count_l), seed, trace);
   const RunView run = open_run(trace);
   const AnalysisReport report = analyze_run(run);
   const PairOverview o = pair_overview(run, report);
@@ -320,9 +320,9 @@ TEST(GuiRunScreenshot, DecodeOverviewShowsEveryPairWithTheFirstDivergenceFramed)
 // (group_series), drawn in the trace's colour where the plot's frame says.
 TEST(GuiRunScreenshot, DecodeGqaGroupsAreLabelledAndTheCurvesRunAcrossOne) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "decode.trace.safetensors";
-  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_decode_gqa(Fault::double_count_l), seed, trace);
   const RunView run = open_run(trace);
   RunReference ref(run);
   const AnalysisReport report = analyze_run(run, ref);
@@ -411,7 +411,7 @@ TEST(GuiRunScreenshot, DecodeGqaGroupsAreLabelledAndTheCurvesRunAcrossOne) {
 
 // The same on a trace captured on an H200 (assets/traces, docs/gpu-validation.md).
 TEST(GuiRunScreenshot, AGpuTraceOpensAtItsFirstDivergence) {
-  testing::TempDir dir;
+  test::TempDir dir;
   expect_first_divergence_framed(dir, std::filesystem::path(TS_ASSETS_DIR) / "traces/splitk_double_count_l.gpu.trace.safetensors");
 }
 
@@ -420,7 +420,7 @@ struct Step {
   std::string script;
   size_t want;
 };
-void expect_steps_select(testing::TempDir& dir, const std::filesystem::path& trace, const std::string& select,
+void expect_steps_select(test::TempDir& dir, const std::filesystem::path& trace, const std::string& select,
                          const std::vector<Step>& steps) {
   for (size_t k = 0; k < steps.size(); ++k) {
     SCOPED_TRACE("step " + std::to_string(k) + ": " + steps[k].script);
@@ -442,9 +442,9 @@ std::string click_cell(const nlohmann::json& v, double row, double col) {
 
 TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "splitk.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, trace);
   const RunView run = open_run(trace);
   const AnalysisReport report = analyze_run(run);
   auto index_of = [&](const std::string& stage, int32_t head, int32_t q_begin, int32_t split) -> size_t {
@@ -475,9 +475,9 @@ TEST(GuiRunScreenshot, ClicksAndKeysSelectEventsInTheKernelsOrder) {
 // position (the one pair_overview_event names), whichever pair was shown before.
 TEST(GuiRunScreenshot, ACellOfTheDecodeOverviewOpensItsPair) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "decode.trace.safetensors";
-  testing::capture_cpu(testing::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_decode_gqa(Fault::double_count_l), seed, trace);
   const RunView run = open_run(trace);
   const AnalysisReport report = analyze_run(run);
   const PairOverview o = pair_overview(run, report);
@@ -498,8 +498,8 @@ TEST(GuiRunScreenshot, ACellOfTheDecodeOverviewOpensItsPair) {
 // and the navigator select the events the trace's own description says.
 TEST(GuiRunScreenshot, AUsersStageTableIsShownByItsNames) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  test::TempDir dir;
+  const test::UserStageTrace user = test::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
   const RunView run = open_run(user.path);
   const RunReference ref(run);
 
@@ -532,7 +532,7 @@ TEST(GuiRunScreenshot, AUsersStageTableIsShownByItsNames) {
   EXPECT_EQ(view_named(shot.layout, "Trace")["rows"], 16);
 
   const auto partial = [&](int32_t head, int32_t q_begin, int32_t split) {
-    return user.index_of(testing::kUserPartial, head, q_begin, split);
+    return user.index_of(test::kUserPartial, head, q_begin, split);
   };
   const std::string home = "1 key home\n";
   expect_steps_select(
@@ -542,21 +542,21 @@ TEST(GuiRunScreenshot, AUsersStageTableIsShownByItsNames) {
        // Queries 20, keys up to 199: the partial passes, the merge there fails: the merge.
        {click_cell(grid, 20, 1), user.wrong_merge},
        // The merges' navigator, row block 32-39 after split 0.
-       {click_cell(merges, 2, 0), user.index_of(testing::kUserMerge, 1, 32, 0)},
+       {click_cell(merges, 2, 0), user.index_of(test::kUserMerge, 1, 32, 0)},
        // The kernel's order, not the file's: every partial (pass 0) by block first; the fourth is
        // head 0's row block 16-31, split 0 (the file holds it after row block 0's merges).
        {home, partial(0, 0, 0)},
        {home + "3 key rbracket\n5 key rbracket\n7 key rbracket\n", partial(0, 16, 0)},
        // The last: pass 1, the last block (head 1, queries 32-39), its epilogue.
-       {"1 key end\n", user.index_of(testing::kUserEpilogue, 1, 32, -1)},
+       {"1 key end\n", user.index_of(test::kUserEpilogue, 1, 32, -1)},
        {home + "3 key n\n", user.wrong_merge},
        {"1 key end\n3 key shift+n\n", user.wrong_merge}});
 }
 
 TEST(GuiRunScreenshot, ABShowsBothRunsAndTheirDifference) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
-  const testing::FaultAndFix ab = testing::capture_fault_and_fix(dir.path(), seed);
+  test::TempDir dir;
+  const test::FaultAndFix ab = test::capture_fault_and_fix(dir.path(), seed);
   const Shot shot = run_screenshot(
       dir, "ab", {ab.faulty.string(), "--against", ab.fixed.string(), "--select", "first-divergence", "--panel", "ab"});
   EXPECT_EQ(shot.layout["panel"], "ab");
@@ -570,7 +570,7 @@ TEST(GuiRunScreenshot, ABShowsBothRunsAndTheirDifference) {
 }
 
 TEST(GuiRunScreenshot, TheBuiltInDemoIsCapturedOnTheWorkerAndOpened) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Shot shot = run_screenshot(dir, "demo", {"--demo", "--select", "first-divergence"});
   EXPECT_EQ(shot.layout["run"], "capture (cpu)");
   EXPECT_FALSE(shot.layout["selected_event"].is_null());
@@ -580,7 +580,7 @@ TEST(GuiRunScreenshot, TheBuiltInDemoIsCapturedOnTheWorkerAndOpened) {
 }
 
 TEST(GuiRunScreenshot, ACorruptFileIsReportedInTheWindowAndTheViewerCarriesOn) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto corrupt = dir.path() / "corrupt.trace.safetensors";
   std::ofstream(corrupt) << std::string(64, '\x7f') << "not a safetensors header";
   // The window shows the error; the headless run still fails as the CLI would (exit 2).
@@ -597,7 +597,7 @@ TEST(GuiRunScreenshot, ACorruptFileIsReportedInTheWindowAndTheViewerCarriesOn) {
 }
 
 TEST(GuiRunScreenshot, LaunchPanelShowsEveryField) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Shot shot = run_screenshot(dir, "launch", {"--panel", "launch"});
   EXPECT_EQ(shot.layout["panel"], "launch");
   EXPECT_TRUE(shot.layout["views"].empty());

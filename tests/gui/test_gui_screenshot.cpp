@@ -20,19 +20,19 @@
 #include "tests/gui/cell_check.h"
 #include "tests/gui/gui_process.h"
 #include "tests/gui/screenshot_run.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::load_json;
-using testing::screenshot;
-using testing::Shot;
-using testing::view_named;
-using testing::CellCheck;
-using testing::check_cells;
-using testing::scale_of;
+using test::load_json;
+using test::screenshot;
+using test::Shot;
+using test::view_named;
+using test::CellCheck;
+using test::check_cells;
+using test::scale_of;
 
 // min / max of the finite, unmasked values of several arrays (independent of autofit).
 std::pair<float, float> finite_range(std::initializer_list<const FloatGrid*> grids, bool magnitude) {
@@ -50,7 +50,7 @@ std::pair<float, float> finite_range(std::initializer_list<const FloatGrid*> gri
 
 TEST(GuiScreenshot, CellsHaveTheCpuColormapColours) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const int64_t rows = 37, cols = 29;  // odd sizes: no accidental symmetry
   const Shot shot = screenshot(dir, "linear", seed, "37x29");
   const SyntheticHeatmaps demo = make_synthetic_heatmaps(rows, cols, seed);
@@ -84,7 +84,7 @@ TEST(GuiScreenshot, CellsHaveTheCpuColormapColours) {
 
 TEST(GuiScreenshot, LogAndSignedLogScalesMatchTheCpu) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const SyntheticHeatmaps demo = make_synthetic_heatmaps(31, 23, seed);
   for (const char* mode : {"log", "signed-log"}) {
     SCOPED_TRACE(mode);
@@ -103,7 +103,7 @@ TEST(GuiScreenshot, LogAndSignedLogScalesMatchTheCpu) {
 
 TEST(GuiScreenshot, ZoomingReRendersTheCachedPicture) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   // Each frame zooms: a stale cached picture would show the previous frame's cells.
   const Shot shot = screenshot(dir, "zoomed", seed, "37x29", {"--animate", "--frames", "6"});
   const SyntheticHeatmaps demo = make_synthetic_heatmaps(37, 29, seed);
@@ -116,7 +116,7 @@ TEST(GuiScreenshot, ZoomingReRendersTheCachedPicture) {
 
 TEST(GuiScreenshot, TiledTexturesDrawTheSameAsOne) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const Shot whole = screenshot(dir, "whole", seed, "37x29");
   const Shot tiled = screenshot(dir, "tiled", seed, "37x29", {"--max-tile", "7"});
   ASSERT_EQ(whole.image.width, tiled.image.width);
@@ -144,7 +144,7 @@ TEST(GuiScreenshot, TiledTexturesDrawTheSameAsOne) {
 
 TEST(GuiScreenshot, NaNAndInfStayVisibleWhenZoomedOut) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   // 4096 rows in about 600 pixels: seven rows per pixel, so nearest-neighbour alone would
   // usually miss a lone NaN row.
   const Shot shot = screenshot(dir, "tall", seed, "4096x32");
@@ -186,7 +186,7 @@ size_t count_pixels(const RgbaImage& img, Rgba8 c) {
 
 TEST(GuiScreenshot, ErrorsAreShownInTheWindowAndTheViewerCarriesOn) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const Rgba8 panel{52, 24, 26, 255};
   const Shot clean = screenshot(dir, "clean", seed, "16x16");
   EXPECT_EQ(count_pixels(clean.image, panel), 0u);
@@ -201,19 +201,19 @@ TEST(GuiScreenshot, ErrorsAreShownInTheWindowAndTheViewerCarriesOn) {
 }
 
 TEST(GuiScreenshot, UnwritableScreenshotPathIsAnErrorAndLeavesNothing) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto target = dir.path() / "missing-folder" / "shot.png";
-  const testing::ProcessResult r = testing::run_gui({"--screenshot", target.string(), "--frames", "1"});
+  const test::ProcessResult r = test::run_gui({"--screenshot", target.string(), "--frames", "1"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(target.string()), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(target.parent_path()));
 }
 
 TEST(GuiScreenshot, FrameStatsAreRecorded) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto json = dir.path() / "frames.json";
-  const testing::ProcessResult r =
-      testing::run_gui({"--frame-stats", json.string(), "--frames", "12", "--size", "800x600", "--synthetic", "64x32"});
+  const test::ProcessResult r =
+      test::run_gui({"--frame-stats", json.string(), "--frames", "12", "--size", "800x600", "--synthetic", "64x32"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = load_json(json);
   EXPECT_EQ(j["frames_ms"].size(), 12u);

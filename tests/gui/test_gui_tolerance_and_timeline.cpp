@@ -17,17 +17,17 @@
 #include "tests/gui/cell_check.h"
 #include "tests/gui/screenshot_run.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
-using testing::run_screenshot;
-using testing::Shot;
-using testing::view_named;
+using test::run_screenshot;
+using test::Shot;
+using test::view_named;
 
-void keep(const testing::TempDir& dir, const std::string& name) {
+void keep(const test::TempDir& dir, const std::string& name) {
   if (const char* to = std::getenv("TS_KEEP_SCREENSHOTS")) {
     std::filesystem::create_directories(to);
     std::filesystem::copy_file(dir.path() / (name + ".png"), std::filesystem::path(to) / (name + ".png"),
@@ -64,10 +64,10 @@ Halves view_halves(const Shot& s, const nlohmann::json& v) {
 
 TEST(GuiTolerance, ACleanRunIsCoolAndAFailingRunHotOnTheSameScale) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto clean = dir.path() / "clean.trace.safetensors", failing = dir.path() / "failing.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::none), seed, clean);
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, failing);
+  test::capture_cpu(test::splitk_small(Fault::none), seed, clean);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, failing);
   const Shot a = run_screenshot(dir, "clean_overview", {clean.string(), "--panel", "overview"}, "1366x768");
   const Shot b = run_screenshot(dir, "failing_overview", {failing.string(), "--panel", "overview"}, "1366x768");
   keep(dir, "clean_overview");
@@ -97,20 +97,20 @@ TEST(GuiTolerance, ACleanRunIsCoolAndAFailingRunHotOnTheSameScale) {
     for (const ErrorGrid& e : report.overview)
       if (e.batch == 0 && e.head == 0) g = &e;
     ASSERT_NE(g, nullptr);
-    const auto c = testing::check_cells(*shot, view_named(shot->layout, "Error by query"), g->grid, 1e-3);
+    const auto c = test::check_cells(*shot, view_named(shot->layout, "Error by query"), g->grid, 1e-3);
     EXPECT_GT(c.cells, 0u);
   }
 }
 
 TEST(GuiTolerance, MaskedAndNotTracedCellsHaveTheirOwnColours) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "filtered.trace.safetensors";
   // Causal (later splits see no key for early rows: masked cells) with the first query rows
   // filtered out of the capture (not traced).
-  CaptureSpec spec = testing::cpu_spec(testing::splitk_causal_masked(Fault::none), seed);
+  CaptureSpec spec = test::cpu_spec(test::splitk_causal_masked(Fault::none), seed);
   spec.trace.filter.query_begin = 16;
-  testing::capture_cpu(spec, trace);
+  test::capture_cpu(spec, trace);
   const Shot s = run_screenshot(dir, "absent_cells", {trace.string(), "--panel", "overview"}, "1800x1060");
   keep(dir, "absent_cells");
   EXPECT_TRUE(s.layout["errors"].empty()) << s.layout["errors"];
@@ -131,16 +131,16 @@ TEST(GuiTolerance, MaskedAndNotTracedCellsHaveTheirOwnColours) {
   for (const NavigatorGrid& n : nav)
     if (run.stages[static_cast<size_t>(n.stage)].name == "splitk.tile") tiles = &n;
   ASSERT_NE(tiles, nullptr);
-  const auto c = testing::check_cells(s, view_named(s.layout, "Navigator splitk.tile"), tiles->values, 1e-3);
+  const auto c = test::check_cells(s, view_named(s.layout, "Navigator splitk.tile"), tiles->values, 1e-3);
   EXPECT_GT(c.masked, 0u) << "causal: kv tiles the rows see no key of";
   EXPECT_GT(c.cells, c.masked);
 }
 
 TEST(GuiTolerance, ThePickedCellsNumbersAreInTheWindow) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "failing.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, trace);
   const Shot s = run_screenshot(dir, "readout", {trace.string(), "--select", "first-divergence"}, "1366x768");
   keep(dir, "readout");
   ASSERT_TRUE(s.layout.contains("readout")) << "a cell is picked at the first divergence";
@@ -152,9 +152,9 @@ TEST(GuiTolerance, ThePickedCellsNumbersAreInTheWindow) {
 
 TEST(GuiTolerance, SelectingAnEventPastTheEndIsAnError) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "run.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::none), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::none), seed, trace);
   // Headless: exit 2 as the CLI would, the error in the window, the run still shown.
   const Shot s = run_screenshot(dir, "bad_select", {trace.string(), "--select", "event:999999"}, "1366x768", 2);
   ASSERT_EQ(s.layout["errors"].size(), 1u);
@@ -164,10 +164,10 @@ TEST(GuiTolerance, SelectingAnEventPastTheEndIsAnError) {
 
 TEST(GuiTolerance, TwoRunsOpenOnTheABTab) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto a = dir.path() / "a.trace.safetensors", b = dir.path() / "b.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, a);
-  testing::capture_cpu(testing::splitk_small(Fault::none), seed, b);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, a);
+  test::capture_cpu(test::splitk_small(Fault::none), seed, b);
   const Shot s = run_screenshot(dir, "against", {a.string(), "--against", b.string()}, "1366x768");
   keep(dir, "against");
   EXPECT_EQ(s.layout["panel"], "ab");
@@ -176,7 +176,7 @@ TEST(GuiTolerance, TwoRunsOpenOnTheABTab) {
 }
 
 TEST(GuiTimeline, AGpuTraceShowsItsSMsAndItsErrors) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = std::filesystem::path(TS_ASSETS_DIR) / "traces/splitk_double_count_l.gpu.trace.safetensors";
   const Shot s = run_screenshot(dir, "timeline_gpu", {trace.string(), "--panel", "timeline"}, "1366x768");
   keep(dir, "timeline_gpu");
@@ -201,9 +201,9 @@ TEST(GuiTimeline, AGpuTraceShowsItsSMsAndItsErrors) {
 
 TEST(GuiTimeline, ACpuTraceShowsItsWorkers) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto trace = dir.path() / "cpu.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::none), seed, trace);
+  test::capture_cpu(test::splitk_small(Fault::none), seed, trace);
   const Shot s = run_screenshot(dir, "timeline_cpu", {trace.string(), "--panel", "timeline"}, "1366x768");
   keep(dir, "timeline_cpu");
   EXPECT_TRUE(s.layout["errors"].empty()) << s.layout["errors"];

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "app/gui/heatmap_camera.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

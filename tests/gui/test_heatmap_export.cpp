@@ -12,8 +12,8 @@
 #include "app/model/analysis/event_comparison.h"
 #include "tests/gui/viewer_fixtures.h"
 #include "instrumentation/trace/file_error.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -40,7 +40,7 @@ TEST(HeatmapExport, UsesTheViewsRangeAndColormap) {
   EXPECT_EQ(opt.col_label, "split");
   EXPECT_EQ(opt.first_row, 64);
 
-  testing::TempDir dir;
+  test::TempDir dir;
   const HeatmapPngLayout L = export_view_png(dir.path() / "d.png", view, display, "diff");
   EXPECT_EQ(L.scale, display.scale);
   int w = 0, h = 0, n = 0;
@@ -69,7 +69,7 @@ TEST(HeatmapExport, UsesTheViewsRangeAndColormap) {
 
 TEST(HeatmapExport, AViewWithoutDataOrAnUnwritablePathIsAnError) {
   HeatmapView empty("Trace");
-  testing::TempDir dir;
+  test::TempDir dir;
   EXPECT_THROW(export_view_png(dir.path() / "x.png", empty, {}, "t"), GridShapeError);
   HeatmapView view("Trace");
   view.set_data(std::make_shared<FloatGrid>(FloatGrid{{1.0f, 2.0f}, 1, 2, {}}));
@@ -78,7 +78,7 @@ TEST(HeatmapExport, AViewWithoutDataOrAnUnwritablePathIsAnError) {
 
 TEST(HeatmapExport, EventFramesAreEachEventsComparisonNumberedInOrder) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::double_count_l), seed);
   const RunView& run = *loaded.run;
   std::mt19937_64 rng(seed);
   std::vector<size_t> events;
@@ -108,7 +108,7 @@ TEST(HeatmapExport, EventFramesAreEachEventsComparisonNumberedInOrder) {
     EXPECT_EQ(frames[3 * k + 2].png.scale, diff.scale);
     EXPECT_EQ(frames[3 * k].png.first_row, cmp.header.q_begin);
   }
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto written = write_heatmap_exports(dir.path() / "frames", frames, true, false);
   EXPECT_EQ(written.size(), frames.size());
   for (const auto& f : written) EXPECT_TRUE(std::filesystem::exists(f)) << f;

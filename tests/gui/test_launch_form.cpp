@@ -12,8 +12,8 @@
 #include "app/model/viewer/launch_form.h"
 #include "kernels/kernel_stages.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -172,7 +172,7 @@ TEST(LaunchForm, EachBadFieldIsNamed) {
 }
 
 TEST(LaunchForm, InputFilesBecomeTheSpecsFileList) {
-  testing::TempDir dir;
+  test::TempDir dir;
   for (const char* n : {"q.npy", "k.npy", "v.npy", "qkv.safetensors"}) std::ofstream(dir.path() / n) << "x";
   LaunchForm f = default_launch_form();
   f.inputs_from_files = true;
@@ -249,11 +249,11 @@ TEST(LaunchForm, OtherBackendAndFaultLists) {
 
 TEST(LaunchForm, FromARunOfOurKernelsAndNotFromAUsersTrace) {
   TS_SEEDED(seed);
-  CaptureSpec spec = testing::cpu_spec(testing::splitk_small(Fault::double_count_l), seed);
+  CaptureSpec spec = test::cpu_spec(test::splitk_small(Fault::double_count_l), seed);
   spec.trace.filter.query_begin = 8;
   spec.trace.filter.stage_mask = stage_bit(KernelKind::splitk, "splitk.tile,splitk.reduce");
   spec.tile_events = true;
-  const LoadedRun run = testing::capture_cpu(spec);
+  const LoadedRun run = test::capture_cpu(spec);
   const LaunchForm f = form_from_run(*run.run);
   EXPECT_EQ(f.config, *run.run->config);
   EXPECT_EQ(f.input_seed, std::to_string(seed));
@@ -266,10 +266,10 @@ TEST(LaunchForm, FromARunOfOurKernelsAndNotFromAUsersTrace) {
   EXPECT_EQ(again.trace.filter.stage_mask, spec.trace.filter.stage_mask);
 
   spec.tile_events = false;
-  EXPECT_EQ(form_from_run(*testing::capture_cpu(spec).run).tile_events, std::optional<bool>(false));
+  EXPECT_EQ(form_from_run(*test::capture_cpu(spec).run).tile_events, std::optional<bool>(false));
 
-  testing::TempDir dir;
-  const testing::UserStageTrace user = testing::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
+  test::TempDir dir;
+  const test::UserStageTrace user = test::write_user_stage_trace(dir.path() / "user.trace.safetensors", seed);
   JobProgress progress;
   const LoadedRun theirs = load_run_file(user.path, progress);
   try {

@@ -11,7 +11,7 @@
 
 #include "app/model/viewer/pair_overview.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -58,14 +58,14 @@ TEST(PairOverview, HeadsTextJoinsRuns) {
 
 TEST(PairOverview, OnlyWhenQueryRowsAreFew) {
   TS_SEEDED(seed);
-  EXPECT_TRUE(shows_pair_overview(*testing::capture_cpu(testing::splitk_decode_gqa(Fault::none), seed).run));
-  EXPECT_FALSE(shows_pair_overview(*testing::capture_cpu(testing::splitk_small(Fault::none), seed).run));
+  EXPECT_TRUE(shows_pair_overview(*test::capture_cpu(test::splitk_decode_gqa(Fault::none), seed).run));
+  EXPECT_FALSE(shows_pair_overview(*test::capture_cpu(test::splitk_small(Fault::none), seed).run));
 }
 
 TEST(PairOverview, GqaGroupsSideBySideAndTheFirstDivergenceFramed) {
   TS_SEEDED(seed);
-  const AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
-  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const AttentionConfig config = test::splitk_decode_gqa(Fault::double_count_l);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
   const RunView& run = *loaded.run;
   const AnalysisReport& report = *loaded.report;
   const PairOverview o = pair_overview(run, report);
@@ -123,9 +123,9 @@ TEST(PairOverview, GqaGroupsSideBySideAndTheFirstDivergenceFramed) {
 // still lands on that pair's event at that key.
 TEST(PairOverview, SeveralQueryRowsTakeTheWorstOfThem) {
   TS_SEEDED(seed);
-  AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
+  AttentionConfig config = test::splitk_decode_gqa(Fault::double_count_l);
   config.seq_q = 3;
-  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
   ASSERT_TRUE(shows_pair_overview(*loaded.run));
   const PairOverview o = pair_overview(*loaded.run, *loaded.report);
   EXPECT_EQ(o.values.rows, 16);
@@ -134,7 +134,7 @@ TEST(PairOverview, SeveralQueryRowsTakeTheWorstOfThem) {
 
 TEST(PairOverview, ACleanRunIsWithinTolerance) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_decode_gqa(Fault::none), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_decode_gqa(Fault::none), seed);
   const PairOverview o = pair_overview(*loaded.run, *loaded.report);
   EXPECT_FALSE(o.divergence.has_value());
   expect_cells_are_their_events(*loaded.run, *loaded.report, o);

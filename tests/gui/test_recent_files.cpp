@@ -17,8 +17,8 @@
 
 #include "app/model/viewer/recent_files.h"
 #include "instrumentation/trace/file_error.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -34,7 +34,7 @@ std::vector<fs::path> files_in(const fs::path& dir) {
 TEST(RecentFiles, NewestFirstBoundedAndEachFileOnce) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const size_t cap = 3 + rng() % 6;
   RecentFiles recent(dir.path() / "cfg" / "recent.json", cap);
   // A random sequence of opens from a small pool, modelled independently: the expected list
@@ -62,7 +62,7 @@ TEST(RecentFiles, NewestFirstBoundedAndEachFileOnce) {
 }
 
 TEST(RecentFiles, PathsAreComparedAbsoluteAndNormalised) {
-  testing::TempDir dir;
+  test::TempDir dir;
   RecentFiles recent(dir.path() / "recent.json");
   const fs::path a = dir.path() / "a.trace.safetensors";
   recent.add(a);
@@ -81,7 +81,7 @@ TEST(RecentFiles, PathsAreComparedAbsoluteAndNormalised) {
 }
 
 TEST(RecentFiles, StoreIsWrittenAtomicallyAsJson) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const fs::path store = dir.path() / "tilescope" / "recent.json";
   RecentFiles recent(store);
   recent.add(dir.path() / "x.trace.safetensors");
@@ -107,7 +107,7 @@ TEST(RecentFiles, StoreIsWrittenAtomicallyAsJson) {
 }
 
 TEST(RecentFiles, ADamagedStoreIsReportedAndReplaced) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const fs::path store = dir.path() / "recent.json";
   for (const char* text : {"{not json", "[1, 2]", "{\"recent\": 5}"}) {
     SCOPED_TRACE(text);
@@ -166,7 +166,7 @@ std::string load_in_a_bounded_child(const fs::path& store) {
 
 TEST(RecentFiles, AStoreThatIsAFifoOrADeviceIsRefusedWithoutHangingOrFillingMemory) {
   // Was: a FIFO as the store hung the viewer at start; /dev/zero ate 3 GB.
-  testing::TempDir dir;
+  test::TempDir dir;
   const fs::path fifo = dir.path() / "fifo.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   fs::create_symlink("/dev/zero", dir.path() / "zero.json");
@@ -190,7 +190,7 @@ TEST(RecentFiles, AStoreThatIsAFifoOrADeviceIsRefusedWithoutHangingOrFillingMemo
 }
 
 TEST(RecentFiles, AnUnwritableStoreThrowsNamingItAndKeepsTheListInMemory) {
-  testing::TempDir dir;
+  test::TempDir dir;
   std::ofstream(dir.path() / "not-a-folder") << "x";
   const fs::path store = dir.path() / "not-a-folder" / "recent.json";
   RecentFiles recent(store);

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "app/gui/special_cell_pooling.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

@@ -16,7 +16,7 @@
 #include "app/model/analysis/event_identity.h"
 #include "app/model/viewer/stage_series.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -29,8 +29,8 @@ int32_t stage_named(const RunView& run, const std::string& name) {
 
 TEST(StageSeries, APartialRunsOverItsPairsSplits) {
   TS_SEEDED(seed);
-  const AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
-  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const AttentionConfig config = test::splitk_decode_gqa(Fault::double_count_l);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
   const RunView& run = *loaded.run;
   const int32_t partial = stage_named(run, "splitk.partial");
   ASSERT_GE(partial, 0);
@@ -68,8 +68,8 @@ TEST(StageSeries, APartialRunsOverItsPairsSplits) {
 // per event over every split) count events in the kernel's order.
 TEST(StageSeries, TheReduceCountsSplitsTheTilesCountEvents) {
   TS_SEEDED(seed);
-  const AttentionConfig config = testing::splitk_decode_gqa(Fault::none);
-  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const AttentionConfig config = test::splitk_decode_gqa(Fault::none);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
   const RunView& run = *loaded.run;
   for (const auto& [name, label] : {std::pair<std::string, std::string>{"splitk.reduce", "split"},
                                     {"splitk.tile", "event (kernel order)"}}) {
@@ -96,8 +96,8 @@ TEST(StageSeries, TheReduceCountsSplitsTheTilesCountEvents) {
 // split, step and keys, compared on its own; the fault (l counted twice) shows in every head.
 TEST(StageSeries, AGroupSeriesRunsOverTheHeadsOfItsKvHead) {
   TS_SEEDED(seed);
-  const AttentionConfig config = testing::splitk_decode_gqa(Fault::double_count_l);
-  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const AttentionConfig config = test::splitk_decode_gqa(Fault::double_count_l);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
   const RunView& run = *loaded.run;
   std::mt19937_64 rng(seed);
   for (const char* name : {"splitk.partial", "splitk.reduce", "splitk.tile"}) {
@@ -140,16 +140,16 @@ TEST(StageSeries, AGroupSeriesRunsOverTheHeadsOfItsKvHead) {
 // Without GQA (a kv head per query head) there is no group to run across.
 TEST(StageSeries, NoGroupWithoutGqa) {
   TS_SEEDED(seed);
-  AttentionConfig config = testing::splitk_decode_gqa(Fault::none);
+  AttentionConfig config = test::splitk_decode_gqa(Fault::none);
   config.heads_kv = config.heads;
-  const LoadedRun loaded = testing::capture_cpu(config, seed);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
   EXPECT_FALSE(group_series(*loaded.run, *loaded.reference, *loaded.report, 0).has_value());
   EXPECT_TRUE(stage_series(*loaded.run, *loaded.reference, *loaded.report, 0).has_value());
 }
 
 TEST(StageSeries, ManyQueryRowsKeepTheirCurves) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::none), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::none), seed);
   EXPECT_FALSE(stage_series(*loaded.run, *loaded.reference, *loaded.report, 0).has_value());
 }
 

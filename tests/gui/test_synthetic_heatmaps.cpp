@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "app/gui/synthetic_heatmaps.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

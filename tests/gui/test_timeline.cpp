@@ -11,7 +11,7 @@
 
 #include "app/model/viewer/timeline.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -164,7 +164,7 @@ TEST(Timeline, ARunWithoutTimesIsEmptyAndSaysSo) {
 
 TEST(Timeline, ACpuCaptureHasItsWorkersAndEveryEvent) {
   TS_SEEDED(seed);
-  const LoadedRun loaded = testing::capture_cpu(testing::splitk_small(Fault::none), seed);
+  const LoadedRun loaded = test::capture_cpu(test::splitk_small(Fault::none), seed);
   const RunView& run = *loaded.run;
   const Timeline t = build_timeline(run);
   ASSERT_FALSE(t.empty());

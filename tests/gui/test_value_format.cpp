@@ -9,7 +9,7 @@
 
 #include "app/gui/value_format.h"
 #include "app/model/float_grid.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

@@ -16,8 +16,8 @@
 #include "instrumentation/trace/file_error.h"
 #include "kernels/launch_error.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -37,9 +37,9 @@ float o_norm(const RunView& run, size_t i, int32_t r, int32_t c) {
 // leaves most of them out.
 TEST(ViewerSession, TheRowBlocksSteppingReachesNextAreComputedAhead) {
   TS_SEEDED(seed);
-  AttentionConfig c = testing::fa1_small(Fault::per_tile_softmax);
+  AttentionConfig c = test::fa1_small(Fault::per_tile_softmax);
   c.seq_q = 360;  // 6 query tiles of 64 (FA-1 with head dim 32)
-  const LoadedRun captured = testing::capture_cpu(c, seed);
+  const LoadedRun captured = test::capture_cpu(c, seed);
   LoadedRun loaded = captured;
   const RunView& run = *captured.run;
   const Tiling& t = *run.tiling;
@@ -92,9 +92,9 @@ TEST(ViewerSession, TheRowBlocksSteppingReachesNextAreComputedAhead) {
 
 TEST(ViewerSession, OpensOnTheFirstDivergenceAndFollowsTheSelection) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto path = dir.path() / "run.trace.safetensors";
-  testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed, path);
+  test::capture_cpu(test::splitk_small(Fault::double_count_l), seed, path);
   JobProgress progress;
   LoadedRun loaded = load_run_file(path, progress);
   ASSERT_TRUE(loaded.valid());
@@ -163,7 +163,7 @@ TEST(ViewerSession, OpensOnTheFirstDivergenceAndFollowsTheSelection) {
 TEST(ViewerSession, MaskedNaNShowsInTheSelectedTrace) {
   TS_SEEDED(seed);
   ViewerSession s;
-  s.open(testing::capture_cpu(testing::splitk_causal_masked(Fault::masked_nan), seed));
+  s.open(test::capture_cpu(test::splitk_causal_masked(Fault::masked_nan), seed));
   ASSERT_TRUE(s.report().first_divergence.found);
   const EventComparison& cmp = s.comparison();
   size_t nan = 0;
@@ -174,7 +174,7 @@ TEST(ViewerSession, MaskedNaNShowsInTheSelectedTrace) {
 
 TEST(LoadedRun, ErrorsAndCancellationOfTheWorkerFunctions) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   JobProgress progress;
   const auto corrupt = dir.path() / "corrupt.trace.safetensors";
   std::ofstream(corrupt) << "this is not a safetensors file, only some text";
@@ -188,12 +188,12 @@ TEST(LoadedRun, ErrorsAndCancellationOfTheWorkerFunctions) {
 
   // A capture cancelled through the job: cancelled, not failed, and nothing saved.
   BackgroundJob<LoadedRun> job;
-  AttentionConfig big = testing::splitk_small(Fault::none);
+  AttentionConfig big = test::splitk_small(Fault::none);
   big.seq_q = 512;
   big.seq_kv = 4096;
   const auto out = dir.path() / "never.trace.safetensors";
   ASSERT_TRUE(job.start("capture", [&](JobProgress& p) {
-    return capture_and_analyse(testing::cpu_spec(big, seed), p, out);
+    return capture_and_analyse(test::cpu_spec(big, seed), p, out);
   }));
   while (job.progress().done == 0 && !job.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   job.cancel();
@@ -202,7 +202,7 @@ TEST(LoadedRun, ErrorsAndCancellationOfTheWorkerFunctions) {
   EXPECT_FALSE(std::filesystem::exists(out));
 
   // A bad spec fails with the capture's own message.
-  CaptureSpec bad = testing::cpu_spec(testing::splitk_small(Fault::none), seed);
+  CaptureSpec bad = test::cpu_spec(test::splitk_small(Fault::none), seed);
   bad.config.head_dim = 48;
   EXPECT_THROW(capture_and_analyse(bad, progress), ConfigError);
 }
@@ -210,9 +210,9 @@ TEST(LoadedRun, ErrorsAndCancellationOfTheWorkerFunctions) {
 TEST(ABPairing, EventsPairByIdentityAndTheArraysAreTheirDifference) {
   TS_SEEDED(seed);
   ViewerSession s;
-  s.open(testing::capture_cpu(testing::splitk_small(Fault::double_count_l), seed));
+  s.open(test::capture_cpu(test::splitk_small(Fault::double_count_l), seed));
   JobProgress progress;
-  ABResult ab = compare_with(s.run(), testing::capture_cpu(testing::splitk_small(Fault::none), seed), progress);
+  ABResult ab = compare_with(s.run(), test::capture_cpu(test::splitk_small(Fault::none), seed), progress);
   EXPECT_TRUE(ab.report->inputs_identical);
   EXPECT_TRUE(ab.report->tilings_match);
   s.set_b(std::move(ab));
@@ -253,11 +253,11 @@ TEST(ABPairing, EventsPairByIdentityAndTheArraysAreTheirDifference) {
 TEST(ABPairing, DifferentTilingsMeetAtTheFinalOutput) {
   TS_SEEDED(seed);
   ViewerSession s;
-  s.open(testing::capture_cpu(testing::splitk_small(Fault::none), seed));
-  AttentionConfig two = testing::splitk_small(Fault::none);
+  s.open(test::capture_cpu(test::splitk_small(Fault::none), seed));
+  AttentionConfig two = test::splitk_small(Fault::none);
   two.num_splits = 2;
   JobProgress progress;
-  s.set_b(compare_with(s.run(), testing::capture_cpu(two, seed), progress));
+  s.set_b(compare_with(s.run(), test::capture_cpu(two, seed), progress));
   EXPECT_FALSE(s.pairing().per_event);
   EXPECT_FALSE(s.pairing().b_event_for(s.view().headers[0]).has_value());
   const ABArrays arr = s.ab_arrays(true);

@@ -9,7 +9,7 @@
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/reference.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 AttentionConfig splitk_small(Fault fault) {
   AttentionConfig c;
@@ -211,4 +211,4 @@ FaultAndFix capture_fault_and_fix(const std::filesystem::path& dir, uint64_t see
   return out;
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

@@ -12,7 +12,7 @@
 #include "app/model/viewer/loaded_run.h"
 #include "base/attention_config.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 // Split-K, 2 heads, 16 queries x 512 keys, head dim 64, 4 splits, fp32: 2 query tiles, 4 kv
 // tiles (one per split); small enough for splitk.tile events by default. With double_count_l
@@ -68,4 +68,4 @@ struct FaultAndFix {
 };
 FaultAndFix capture_fault_and_fix(const std::filesystem::path& dir, uint64_t seed);
 
-}  // namespace ts::testing
+}  // namespace ts::test

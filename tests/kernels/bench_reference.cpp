@@ -36,7 +36,7 @@ AttentionSpec bench_spec() {
 }
 
 const HeadInputs& bench_inputs() {
-  static const HeadInputs in = testing::random_head_inputs(bench_spec(), 1);
+  static const HeadInputs in = test::random_head_inputs(bench_spec(), 1);
   return in;
 }
 

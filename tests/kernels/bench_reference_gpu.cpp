@@ -65,7 +65,7 @@ int run(int argc, char** argv) {
   spec.seq_q = spec.seq_kv = env ? std::atoll(env) : 8192;
   spec.head_dim = 128;
   spec.dtype = DType::f16;
-  const HeadInputs in = testing::random_head_inputs(spec, 1);
+  const HeadInputs in = test::random_head_inputs(spec, 1);
   const ReferenceInputs prepared(spec, in);
   std::printf("S = %lld, D = 128, fp16; median of 5, ms\n", static_cast<long long>(spec.seq_q));
   std::printf("upload   %10.1f\n", median_ms([&] { GpuReference gpu(prepared); }));

@@ -16,7 +16,7 @@
 #include "kernels/launcher.h"
 #include "kernels/naive_attention.h"
 #include "kernels/reference.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts::test {
 

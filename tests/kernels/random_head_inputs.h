@@ -12,9 +12,9 @@
 
 #include "base/attention_spec.h"
 #include "base/head_inputs.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 using HeadPairs = std::vector<std::array<int32_t, 2>>;
 
@@ -63,6 +63,6 @@ inline HeadInputs random_head_inputs(const AttentionSpec& spec, uint64_t seed, d
 // A fresh seed (or TILESCOPE_TEST_SEED's), printed now and named by every failure in scope.
 #define TS_PRINTED_SEED(seed_var)                                                       \
   TS_SEEDED(seed_var);                                                                  \
-  std::printf("TILESCOPE_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed_var))
+  std::printf("%s\n", ::ts::test::replay_line(seed_var).c_str())
 
-}  // namespace ts::testing
+}  // namespace ts::test

@@ -18,7 +18,7 @@
 #include "base/dtype_conversion.h"
 #include "kernels/naive_attention.h"
 #include "tests/kernels/random_head_inputs.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -180,7 +180,7 @@ TEST(DtypeConversion, NaiveAttentionEqualsTheElementByElementTextbook) {
         s.window_right = 2;
       }
       validate(s);
-      const HeadInputs in = testing::random_head_inputs(s, rng());
+      const HeadInputs in = test::random_head_inputs(s, rng());
       const NaiveOutput naive = naive_attention(s, in, 1);
       SCOPED_TRACE(describe(s));
       for (int64_t b = 0; b < s.batch; ++b)

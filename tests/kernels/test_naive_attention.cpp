@@ -19,7 +19,7 @@
 namespace ts {
 namespace {
 
-using testing::random_head_inputs;
+using test::random_head_inputs;
 
 AttentionSpec spec_of(int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d, DType dtype) {
   AttentionSpec s;

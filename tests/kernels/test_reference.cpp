@@ -29,7 +29,7 @@
 namespace ts {
 namespace {
 
-using testing::random_head_inputs;
+using test::random_head_inputs;
 using LD = long double;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRel = 1e-12;

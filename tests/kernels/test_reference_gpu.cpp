@@ -141,7 +141,7 @@ TEST(ReferenceGpu, PiecesPrefixesRangesAndOutputMatchTheCpu) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const AttentionSpec& s = c.spec;
-    const HeadInputs in = testing::random_head_inputs(s, rng(), c.input_scale);
+    const HeadInputs in = test::random_head_inputs(s, rng(), c.input_scale);
     const ReferenceInputs prepared(s, in, 2);
     const GpuReference gpu(prepared);
     std::vector<RowBlock> blocks;
@@ -183,7 +183,7 @@ TEST(ReferenceGpu, LargeBatchesSplitIntoSeveralLaunchesGiveTheSameStates) {
   TS_SEEDED(seed);
   // A decode-like set: one row per head, boundaries every 64 keys (a Split-K trace's kv tiles).
   const AttentionSpec s = spec_of(2, 8, 8, 1, 4096, 128, DType::bf16);
-  const HeadInputs in = testing::random_head_inputs(s, seed);
+  const HeadInputs in = test::random_head_inputs(s, seed);
   const ReferenceInputs prepared(s, in, 2);
   const GpuReference gpu(prepared);
   std::vector<RowBlock> blocks;

@@ -7,7 +7,7 @@
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 AttentionConfig random_small_config(std::mt19937_64& rng, bool with_fault) {
   auto pick = [&rng](int64_t lo, int64_t hi) {
@@ -116,4 +116,4 @@ bool same_bytes(const HostTensor& a, const HostTensor& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.bytes == b.bytes;
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

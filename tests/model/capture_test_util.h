@@ -11,7 +11,7 @@
 #include "base/attention_inputs.h"
 #include "kernels/launcher.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 // A small config (fast on 2 cores, also under ASan): kernel, an applicable fault (or none when
 // `with_fault` is false), sizes, kv heads, dtype, causal, window, softcap, splits and scale drawn
@@ -35,4 +35,4 @@ RunView launch_view(const LaunchRequest& request, const AttentionInputs& inputs)
 
 bool same_bytes(const HostTensor& a, const HostTensor& b);
 
-}  // namespace ts::testing
+}  // namespace ts::test

@@ -6,7 +6,7 @@
 
 #include "app/model/colormap.h"
 
-namespace ts::testing {
+namespace ts::test {
 
 inline double srgb_to_linear(uint8_t v) {
   const double c = v / 255.0;
@@ -26,4 +26,4 @@ inline double rgb_distance(Rgba8 a, Rgba8 b) {
   return std::sqrt(dr * dr + dg * dg + db * db);
 }
 
-}  // namespace ts::testing
+}  // namespace ts::test

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "app/model/axis_ticks.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

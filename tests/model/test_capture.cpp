@@ -21,15 +21,15 @@
 #include "instrumentation/trace/npy.h"
 #include "instrumentation/trace/tensor_files.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
 
 CaptureSpec small_spec(std::mt19937_64& rng, bool with_fault) {
   CaptureSpec spec;
-  spec.config = testing::random_small_config(rng, with_fault);
+  spec.config = test::random_small_config(rng, with_fault);
   spec.backend = Backend::cpu;
   spec.cpu_workers = 2;
   spec.inputs = RandomInputSpec{.seed = rng()};
@@ -71,7 +71,7 @@ TEST(Capture, ViewAndMetadataDescribeTheLaunch) {
       EXPECT_TRUE(filter_keeps(spec.trace.filter, h.stage, h.batch, h.head, h.q_begin, h.rows));
     }
     ASSERT_TRUE(v.output.has_value());
-    EXPECT_TRUE(testing::same_bytes(*v.output, r.outcome.o));
+    EXPECT_TRUE(test::same_bytes(*v.output, r.outcome.o));
 
     // The inputs kept: exactly the filter's pairs, equal to those pairs' slices.
     const AttentionInputs full = make_random_inputs(spec.config, std::get<RandomInputSpec>(spec.inputs));
@@ -210,7 +210,7 @@ TEST(Capture, RequestsThatCannotRunAreRefusedBeforeRunning) {
 
 TEST(CaptureInputs, FileErrorsNameTheFileAndTensor) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   AttentionConfig c;
   c.seq_q = 10;
   c.seq_kv = 12;
@@ -222,7 +222,7 @@ TEST(CaptureInputs, FileErrorsNameTheFileAndTensor) {
   write_npy(k, ElemType::F16, in.k.shape, in.k.bytes.data());
   write_npy(v, ElemType::F16, in.v.shape, in.v.bytes.data());
   const LoadedInputs ok = load_capture_inputs(c, InputFiles{{q, k, v}});
-  EXPECT_TRUE(testing::same_bytes(ok.tensors.v, in.v));
+  EXPECT_TRUE(test::same_bytes(ok.tensors.v, in.v));
   EXPECT_EQ(nlohmann::json::parse(ok.provenance.at("inputs_sha256"))[2], sha256_file(v));
 
   try {

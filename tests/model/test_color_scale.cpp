@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "app/model/colormap.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {

@@ -10,8 +10,8 @@
 namespace ts {
 namespace {
 
-using testing::oklab_lightness;
-using testing::rgb_distance;
+using test::oklab_lightness;
+using test::rgb_distance;
 
 TEST(Colormap, NamesRoundTripAndUnknownNamesAreRefused) {
   EXPECT_GE(all_colormaps().size(), 4u);

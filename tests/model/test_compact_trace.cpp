@@ -24,8 +24,8 @@
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/trace_file.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -66,7 +66,7 @@ void rewrite_metadata(const std::filesystem::path& from, const std::filesystem::
 TEST(CompactTrace, RemadeInputsAreTheCapturedOnesBitForBit) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
     CaptureSpec spec = decode_like(rng, dtype);
     if (dtype == DType::f16) {  // a subset of heads: only their inputs are recorded and re-made
@@ -87,20 +87,20 @@ TEST(CompactTrace, RemadeInputsAreTheCapturedOnesBitForBit) {
     EXPECT_TRUE(inputs_are_remade(opened));
     EXPECT_EQ(opened.inputs.q_pairs, r.view.inputs.q_pairs);
     EXPECT_EQ(opened.inputs.kv_pairs, r.view.inputs.kv_pairs);
-    EXPECT_TRUE(testing::same_bytes(opened.inputs.q, r.view.inputs.q));
-    EXPECT_TRUE(testing::same_bytes(opened.inputs.k, r.view.inputs.k));
-    EXPECT_TRUE(testing::same_bytes(opened.inputs.v, r.view.inputs.v));
+    EXPECT_TRUE(test::same_bytes(opened.inputs.q, r.view.inputs.q));
+    EXPECT_TRUE(test::same_bytes(opened.inputs.k, r.view.inputs.k));
+    EXPECT_TRUE(test::same_bytes(opened.inputs.v, r.view.inputs.v));
     // ... and they are make_random_inputs' slices.
     const HeadInputs direct = make_random_head_inputs(attention_spec(spec.config), std::get<RandomInputSpec>(spec.inputs),
                                                       r.view.inputs.q_pairs, r.view.inputs.kv_pairs);
-    EXPECT_TRUE(testing::same_bytes(direct.k, opened.inputs.k));
+    EXPECT_TRUE(test::same_bytes(direct.k, opened.inputs.k));
   }
 }
 
 TEST(CompactTrace, OpensAndAnalysesAsTheTraceThatStoresItsInputs) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   CaptureSpec spec = decode_like(rng, DType::bf16);
   spec.config.fault = Fault::double_count_l;
   const auto compact = dir.path() / "compact.trace.safetensors", stored = dir.path() / "stored.trace.safetensors";
@@ -112,9 +112,9 @@ TEST(CompactTrace, OpensAndAnalysesAsTheTraceThatStoresItsInputs) {
   EXPECT_LT(std::filesystem::file_size(compact), std::filesystem::file_size(stored));
 
   const RunView a = open_run(compact), b = open_run(stored);
-  EXPECT_TRUE(testing::same_bytes(a.inputs.k, b.inputs.k));
-  EXPECT_TRUE(testing::same_bytes(a.inputs.v, b.inputs.v));
-  EXPECT_EQ(testing::run_events_difference(a, b), "");
+  EXPECT_TRUE(test::same_bytes(a.inputs.k, b.inputs.k));
+  EXPECT_TRUE(test::same_bytes(a.inputs.v, b.inputs.v));
+  EXPECT_EQ(test::run_events_difference(a, b), "");
   nlohmann::json ja = report_json(analyze_run(a)), jb = report_json(analyze_run(b));
   for (auto* j : {&ja, &jb}) j->erase("run");  // the file's name
   EXPECT_EQ(ja, jb);
@@ -124,7 +124,7 @@ TEST(CompactTrace, OpensAndAnalysesAsTheTraceThatStoresItsInputs) {
 TEST(CompactTrace, PayloadsHoldTheRowsTheEventsHold) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   CaptureSpec spec = decode_like(rng, DType::f32);
   spec.config.kernel = KernelKind::fa1;  // 20 query rows in a query tile of 64
   spec.config.num_splits = 0;
@@ -142,7 +142,7 @@ TEST(CompactTrace, PayloadsHoldTheRowsTheEventsHold) {
 TEST(CompactTrace, AChangedSeedHashSpecOrGeneratorIsRefused) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   CaptureSpec spec = decode_like(rng, DType::f16);
   const auto path = dir.path() / "compact.trace.safetensors", bad = dir.path() / "bad.trace.safetensors";
   save_trace(run_capture(spec), path);
@@ -197,7 +197,7 @@ int system_python(const std::string& args) {
 TEST(CompactTrace, NumpyRemakesTheInputsFromTheMetadataAlone) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
     CaptureSpec spec = decode_like(rng, dtype);
     const CaptureResult r = run_capture(spec);

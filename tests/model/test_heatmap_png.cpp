@@ -19,8 +19,8 @@
 #include "app/model/heatmap_png.h"
 #include "app/model/png_file.h"
 #include "instrumentation/trace/file_error.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -63,7 +63,7 @@ Grid random_grid(std::mt19937_64& rng, int64_t rows, int64_t cols) {
 TEST(HeatmapPng, EveryCellHasItsColourInTheDecodedFile) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (ColormapId cmap : all_colormaps()) {
     SCOPED_TRACE(std::string(colormap_name(cmap)));
     const Grid g = random_grid(rng, 13, 21);  // odd sizes: no accidental symmetry
@@ -152,7 +152,7 @@ TEST(HeatmapPng, FixedScaleIsUsedAsGiven) {
 }
 
 TEST(HeatmapPng, UnwritablePathGivesAnErrorAndLeavesNothing) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const std::vector<float> v = {1.0f, 2.0f, 3.0f, 4.0f};
   // A path under a regular file cannot be created, even by root.
   const auto blocker = dir.path() / "not-a-folder";
@@ -172,7 +172,7 @@ TEST(HeatmapPng, UnwritablePathGivesAnErrorAndLeavesNothing) {
 }
 
 TEST(HeatmapPng, RewritingReplacesTheFileWhole) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto path = dir.path() / "h.png";
   const std::vector<float> a = {1.0f, 2.0f, 3.0f, 4.0f};
   const std::vector<float> b(64 * 64, 1.0f);

@@ -12,8 +12,8 @@
 #include "app/model/trace_session.h"
 #include "instrumentation/trace/file_error.h"
 #include "tests/model/capture_test_util.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -25,10 +25,10 @@ bool same_floats(std::span<const float> a, std::span<const float> b) {
 TEST(TraceSession, OpenRunEqualsTheViewOfTheSameLaunch) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   for (int round = 0; round < 4; ++round) {
     CaptureSpec spec;
-    spec.config = testing::random_small_config(rng, /*with_fault=*/true);
+    spec.config = test::random_small_config(rng, /*with_fault=*/true);
     spec.backend = Backend::cpu;
     spec.inputs = RandomInputSpec{.seed = rng(), .distribution = InputDistribution::uniform};
     if (round == 3) {  // a filtered capture: a subset of heads and stages
@@ -62,11 +62,11 @@ TEST(TraceSession, OpenRunEqualsTheViewOfTheSameLaunch) {
     EXPECT_TRUE(same_floats(a.appended_o, b.appended_o));  // the output's events
     EXPECT_EQ(a.inputs.q_pairs, b.inputs.q_pairs);
     EXPECT_EQ(a.inputs.kv_pairs, b.inputs.kv_pairs);
-    EXPECT_TRUE(testing::same_bytes(a.inputs.q, b.inputs.q));
-    EXPECT_TRUE(testing::same_bytes(a.inputs.k, b.inputs.k));
-    EXPECT_TRUE(testing::same_bytes(a.inputs.v, b.inputs.v));
+    EXPECT_TRUE(test::same_bytes(a.inputs.q, b.inputs.q));
+    EXPECT_TRUE(test::same_bytes(a.inputs.k, b.inputs.k));
+    EXPECT_TRUE(test::same_bytes(a.inputs.v, b.inputs.v));
     ASSERT_TRUE(a.output && b.output);
-    EXPECT_TRUE(testing::same_bytes(*a.output, *b.output));
+    EXPECT_TRUE(test::same_bytes(*a.output, *b.output));
     ASSERT_TRUE(a.output_lse && b.output_lse);
     EXPECT_TRUE(same_floats(*a.output_lse, *b.output_lse));  // bit for bit: a faulty kernel's NaN too
     if (round == 3) {
@@ -80,7 +80,7 @@ TEST(TraceSession, OpenRunEqualsTheViewOfTheSameLaunch) {
 
 TEST(TraceSession, ViewOutlivesEverythingButItsOwner) {
   TS_SEEDED(seed);
-  testing::TempDir dir;
+  test::TempDir dir;
   CaptureSpec spec;
   spec.config.seq_q = 70;
   spec.config.seq_kv = 70;
@@ -118,7 +118,7 @@ class DamagedTrace : public ::testing::Test {
     spec.config.dtype = DType::f16;
     spec.config.num_splits = 2;
     spec.backend = Backend::cpu;
-    spec.inputs = RandomInputSpec{.seed = ::ts::testing::test_seed()};
+    spec.inputs = RandomInputSpec{.seed = ::ts::test::test_seed()};
     result_ = run_capture(spec);
     events_ = *result_.events;
     attention_ = result_.view.attention;
@@ -156,7 +156,7 @@ class DamagedTrace : public ::testing::Test {
     }
     EXPECT_FALSE(std::filesystem::exists(path));
   }
-  ::ts::testing::TempDir dir_;
+  ::ts::test::TempDir dir_;
   CaptureResult result_;
   CapturedEvents events_;
   AttentionSpec attention_;

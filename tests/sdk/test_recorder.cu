@@ -23,7 +23,7 @@
 #include <tilescope/recorder.h>
 
 #include "instrumentation/trace/trace_file.h"
-#include "tests/model/temp_dir.h"
+#include "tests/support/temp_dir.h"
 #include "tests/sdk/probes_compiled_out.h"
 
 TILESCOPE_TRACE_SYMBOL(g_test_trace);
@@ -136,7 +136,7 @@ std::string error_of(const std::function<void()>& f) {
 class RecorderTest : public ::testing::Test {
  protected:
   std::string path(const char* name) const { return (dir_.path() / name).string(); }
-  ts::testing::TempDir dir_;
+  ts::test::TempDir dir_;
 };
 
 TEST_F(RecorderTest, RecordsEveryPathInTheKernelsOwnOrder) {

@@ -7,7 +7,7 @@
 #include "instrumentation/simt/runtime.h"
 #include "tests/simt/test_backend.h"
 
-namespace simt_test {
+namespace ts::test {
 
 namespace {
 
@@ -40,11 +40,11 @@ void copy_to_host(void* host, const void* device, size_t bytes) {
   if (bytes != 0) std::memcpy(host, device, bytes);
 }
 
-}  // namespace simt_test
+}  // namespace ts::test
 
 #define SIMT_TEST_LAUNCH(launch, kernel, ...)                                             \
-  ::simt_test::to_status(::simt::launch(                                                  \
+  ::ts::test::to_status(::simt::launch(                                                  \
       ::simt::LaunchConfig{(launch).grid, (launch).block, (launch).dynamic_shared_bytes}, \
-      ::simt_test::options_of(launch), kernel, __VA_ARGS__))
+      ::ts::test::options_of(launch), kernel, __VA_ARGS__))
 
 #include "tests/simt/kernel_launchers.inc"

@@ -8,7 +8,7 @@
 
 #include "tests/simt/test_backend.h"
 
-namespace simt_test {
+namespace ts::test {
 
 namespace {
 
@@ -50,9 +50,9 @@ void copy_to_host(void* host, const void* device, size_t bytes) {
   check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
 }
 
-}  // namespace simt_test
+}  // namespace ts::test
 
 #define SIMT_TEST_LAUNCH(launch, kernel, ...) \
-  ::simt_test::launch_on_gpu(launch, kernel, __VA_ARGS__)
+  ::ts::test::launch_on_gpu(launch, kernel, __VA_ARGS__)
 
 #include "tests/simt/kernel_launchers.inc"

@@ -11,7 +11,7 @@
 #include "tests/simt/kernels/test_types.h"
 #include "tests/simt/test_backend.h"
 
-namespace simt_test {
+namespace ts::test {
 
 // block_reduce.cuh
 RunStatus run_block_sum(const Launch& launch, const float* in, float* out, int n);
@@ -88,4 +88,4 @@ RunStatus run_cp_async_misaligned(const Launch& launch, const uint32_t* src, uin
 RunStatus run_cp_async_oversized(const Launch& launch, const uint32_t* src, uint32_t* out);
 RunStatus run_wmma_pointer_disagreement(const Launch& launch, const __half* a, float* out);
 
-}  // namespace simt_test
+}  // namespace ts::test

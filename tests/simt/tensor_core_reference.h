@@ -18,7 +18,7 @@
 
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 
 // --- PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type" ------------------
 // groupID = %laneid >> 2, threadID_in_group = %laneid % 4.
@@ -119,4 +119,4 @@ inline double accumulation_tolerance(double sum_of_magnitudes, unsigned k, int s
   return (k + 1) * std::ldexp(1.0, 1 - significand_bits) * sum_of_magnitudes;
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -9,7 +9,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 TEST(Atomics, EveryOperationFromManyBlocks) {
@@ -103,4 +103,4 @@ TEST(Atomics, NoUpdateIsLostUnderContention) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -11,7 +11,7 @@
 
 #include <vector_types.h>
 
-namespace simt_test {
+namespace ts::test {
 
 // Like <<<grid, block, dynamic_shared_bytes>>>; workers and perturb_seed matter on the CPU.
 struct Launch {
@@ -60,4 +60,4 @@ class DeviceArray {
   T* data_ = nullptr;
 };
 
-}  // namespace simt_test
+}  // namespace ts::test

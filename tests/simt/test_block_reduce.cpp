@@ -6,7 +6,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 TEST(BlockReduce, SumsEveryBlockForManyBlockSizes) {
@@ -66,4 +66,4 @@ TEST(BlockReduce, SyncthreadsCountAndAllAndAnyOverTheBlock) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

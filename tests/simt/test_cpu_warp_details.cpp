@@ -11,7 +11,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 TEST(CpuWarpDetails, PartialLastWarpWithAFullMask) {
@@ -102,4 +102,4 @@ TEST(CpuWarpDetails, UnwrittenDynamicSharedMemoryReadsNanInEveryBlock) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -13,7 +13,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 using ::testing::AllOf;
@@ -235,4 +235,4 @@ TEST(Diagnostics, BarrierCalledOutsideALaunchThrows) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

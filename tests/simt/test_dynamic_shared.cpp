@@ -6,7 +6,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 TEST(DynamicShared, ReversesEachBlockThroughTwoViews) {
@@ -44,4 +44,4 @@ TEST(DynamicShared, ReversesEachBlockThroughTwoViews) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

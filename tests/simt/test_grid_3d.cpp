@@ -4,7 +4,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 void expect_every_thread_sees_its_coordinates(dim3 grid, dim3 block) {
@@ -45,4 +45,4 @@ TEST(Grid3d, EveryThreadSeesItsCoordinates) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -10,7 +10,7 @@
 #include "instrumentation/simt/cuda_compat.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 TEST(HostIntrinsics, HalfToIntegerConversionsRoundAndSaturate) {
@@ -66,4 +66,4 @@ TEST(HostIntrinsics, Clock64IsMonotonic) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -10,7 +10,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 constexpr unsigned kThreads = 128;
@@ -162,4 +162,4 @@ TEST(Intrinsics, HalfAndBfloat16FunctionsWithinTwoUnitsInTheLastPlace) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

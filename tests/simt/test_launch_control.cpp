@@ -9,7 +9,7 @@
 #include "instrumentation/simt/cuda_compat.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -195,4 +195,4 @@ TEST(LaunchControlDeathTest, StackOverflowHitsTheGuardPage) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

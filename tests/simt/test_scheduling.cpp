@@ -14,7 +14,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 struct Tickets {
@@ -193,4 +193,4 @@ TEST(Scheduling, ConcurrentLaunchesFromTwoHostThreads) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

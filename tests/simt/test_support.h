@@ -11,22 +11,17 @@
 #include <string>
 #include <vector>
 
-namespace simt_test {
+#include "tests/support/test_seed.h"
 
-// The random inputs of one test: drawn fresh each run from a seed that failures print.
-// TS_TEST_SEED=<n> in the environment repeats a run.
+namespace ts::test {
+
+// The random inputs of one test: drawn fresh each run from a seed that failures print
+// (tests/support/test_seed.h: TILESCOPE_TEST_SEED=<n> in the environment repeats a run).
 class TestRandom {
  public:
-  TestRandom() {
-    const char* fixed = std::getenv("TS_TEST_SEED");
-    seed_ = fixed != nullptr ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
-    engine_.seed(seed_);
-  }
+  TestRandom() : seed_(test_seed()) { engine_.seed(seed_); }
   uint64_t seed() const { return seed_; }
-  std::string trace() const {
-    return "random seed " + std::to_string(seed_) + " (TS_TEST_SEED=" + std::to_string(seed_) +
-           " repeats it)";
-  }
+  std::string trace() const { return "random seed: " + replay_line(seed_) + " repeats it"; }
   std::mt19937_64& engine() { return engine_; }
 
   std::vector<float> floats(size_t n, float lo, float hi) {
@@ -96,4 +91,4 @@ inline std::string marker_place(const std::string& file, const std::string& mark
   return file + ":" + std::to_string(marker_line(file, marker));
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -18,7 +18,7 @@
 #include "tests/simt/tensor_core_reference.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 std::string place_text(const char* what, unsigned warp, unsigned lane, unsigned reg,
@@ -512,4 +512,4 @@ TEST(Wmma, FillFragmentThenElementWiseOps) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -18,7 +18,7 @@
 #include "tests/simt/tensor_core_reference.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 using ::testing::AllOf;
@@ -331,4 +331,4 @@ TEST(TensorCoreDiagnostics, OperationsOutsideALaunchThrow) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

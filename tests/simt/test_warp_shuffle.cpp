@@ -8,7 +8,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 enum Flavour { kIdx = 0, kUp = 1, kDown = 2, kXor = 3 };
@@ -104,4 +104,4 @@ TEST(WarpReduce, ButterflyDownScanAndBroadcastForEveryWidth) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -5,7 +5,7 @@
 #include "tests/simt/kernel_launchers.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 TEST(WarpVote, BallotAnyAllMatchAndReduceOverTheMask) {
@@ -60,4 +60,4 @@ TEST(WarpVote, BallotAnyAllMatchAndReduceOverTheMask) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

@@ -14,7 +14,7 @@
 #include "instrumentation/simt/src/worker_pool.h"
 #include "tests/simt/test_support.h"
 
-namespace simt_test {
+namespace ts::test {
 namespace {
 
 using simt::detail::WorkerPool;
@@ -147,4 +147,4 @@ TEST(WorkerPool, RefusesWhatItCannotTake) {
 }
 
 }  // namespace
-}  // namespace simt_test
+}  // namespace ts::test

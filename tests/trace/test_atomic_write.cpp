@@ -30,7 +30,7 @@ struct SomeTrace {
   TraceContents contents() const { return {.events = &events, .attention = spec}; }
 };
 SomeTrace some_events(size_t n) {
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   SomeTrace t;
   t.events = test::random_events(rng, n, 64, 128, &t.spec);
   return t;

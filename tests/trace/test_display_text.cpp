@@ -39,7 +39,7 @@ TEST(DisplayText, OrdinaryTextIsKept) {
 
 TEST(DisplayText, RandomBytesNeverComeOutWithAControlCharacter) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   for (int i = 0; i < 2000; ++i) {
     std::string s(rng() % 40, '\0');
     for (char& c : s) c = static_cast<char>(rng());

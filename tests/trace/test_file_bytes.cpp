@@ -55,7 +55,7 @@ std::vector<float> write_floats_file(const std::filesystem::path& path, std::mt1
 TEST(FileBytes, ATraceTruncatedAfterOpeningStaysReadable) {
   // Was: the file was mapped, and the first access past the new end raised SIGBUS.
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const auto path = dir / "t.safetensors";
   const std::vector<float> values = write_floats_file(path, rng);
@@ -70,7 +70,7 @@ TEST(FileBytes, ATraceRewrittenInPlaceKeepsTheValuesThatWereChecked) {
   // Was: a rewrite in place (cp over it, another capture) changed the mapped values after the
   // reader had checked them.
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const auto path = dir / "t.safetensors";
   const std::vector<float> values = write_floats_file(path, rng);
@@ -206,7 +206,7 @@ TEST(FileBytes, SpecialFilesAreRefusedWithoutBlockingOrReadingForever) {
 
 TEST(FileBytes, ReadsWholeFilesAlignedAndSmallFilesWithACap) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   std::vector<std::byte> bytes(3 * 4096 + rng() % 4096);
   for (auto& b : bytes) b = static_cast<std::byte>(rng());
@@ -260,7 +260,7 @@ TEST(TensorFile, AHugeNpyIsDescribedByItsHeaderWithoutReadingItsData) {
 
 TEST(TensorFile, ReadsAndHashesInOnePassAndNoticesAChangedFile) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   std::vector<float> a(1000), b(333), c(77);
   for (auto* v : {&a, &b, &c})

@@ -63,7 +63,7 @@ BruteRow brute_force(const AttentionSpec& s, const HeadInputs& in, int32_t batch
 TEST(HandwrittenTrace, ReadsBackAsWrittenAndHoldsTheStatesItsHeadersDescribe) {
   TS_SEED_TRACE();
   TempDir dir;
-  const test::HandwrittenTrace hw = test::make_handwritten_trace(test::test_seed());
+  const test::HandwrittenTrace hw = test::make_handwritten_trace(test::run_seed());
   const auto path = dir / "handwritten.trace.safetensors";
   test::write_handwritten_trace(path, hw);
   const TraceFile t = TraceFile::open(path);
@@ -134,7 +134,7 @@ TEST(HandwrittenTrace, ReadsBackAsWrittenAndHoldsTheStatesItsHeadersDescribe) {
 TEST(HandwrittenTrace, APlantedKernelErrorIsStillAValidTrace) {
   TS_SEED_TRACE();
   TempDir dir;
-  test::HandwrittenTrace hw = test::make_handwritten_trace(test::test_seed());
+  test::HandwrittenTrace hw = test::make_handwritten_trace(test::run_seed());
   const test::HandwrittenTrace correct = hw;
   const size_t bad = hw.find(test::kCombineStage, 1, 2, 0, 2);  // after merging the two-range split
   test::perturb_o(hw, bad, 3, 17, 0.25f);

@@ -22,7 +22,7 @@ std::vector<std::byte> random_bytes(std::mt19937_64& rng, size_t n, ElemType typ
 
 TEST(Npy, RoundTripsEveryDtypeAndShapeKind) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const std::vector<std::vector<int64_t>> shapes = {
       {}, {1}, {7}, {3, 5}, {2, 0, 4}, {2, 3, 4, 5}, {1 + static_cast<int64_t>(rng() % 300)}};

@@ -42,7 +42,7 @@ std::vector<uint32_t> bits_of(const float* p, size_t n) {
 
 TEST(PythonInterop, NumpyLoadsATraceWithNoTilescopeCode) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   AttentionSpec spec;
   const CapturedEvents ev = test::random_events(rng, 50 + rng() % 50, 32, 64, &spec);
@@ -153,7 +153,7 @@ TEST(PythonInterop, NumpyLoadsATraceWithNoTilescopeCode) {
 
 TEST(PythonInterop, NpyRoundTripsThroughNumpy) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   struct Written {
     std::string name;

@@ -40,7 +40,7 @@ std::vector<TensorToWrite> to_write(const std::vector<OwnedTensor>& ts) {
 
 TEST(Safetensors, RoundTripsEveryDtypeShapeAndMetadataKey) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const ElemType types[] = {ElemType::BOOL, ElemType::U8,  ElemType::I8,   ElemType::I16,
                             ElemType::U16,  ElemType::I32, ElemType::U32,  ElemType::I64,

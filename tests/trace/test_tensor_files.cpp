@@ -20,7 +20,7 @@ HostTensor random_tensor(std::mt19937_64& rng, DType dtype, std::vector<int64_t>
 
 TEST(TensorFiles, LoadsNpyFloat32AndFloat16) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   for (DType dtype : {DType::f32, DType::f16}) {
     const HostTensor t = random_tensor(rng, dtype, {2, 3, 17, 64});
@@ -35,7 +35,7 @@ TEST(TensorFiles, LoadsNpyFloat32AndFloat16) {
 
 TEST(TensorFiles, LoadsNamedSafetensorsTensorsOfEachFloatDtype) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const HostTensor q = random_tensor(rng, DType::f32, {1, 2, 33, 32});
   const HostTensor k = random_tensor(rng, DType::f16, {1, 2, 65, 32});
@@ -108,7 +108,7 @@ TEST(Sha256, KnownVectorsAndFiles) {
   EXPECT_EQ(digest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   // A random file larger than the read chunk: the streamed digest equals the one-shot digest.
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   std::vector<std::byte> data((size_t{1} << 20) * 3 + rng() % 100000);
   for (auto& b : data) b = static_cast<std::byte>(rng());
   test::write_bytes(dir / "r.bin", data);

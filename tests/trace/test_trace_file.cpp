@@ -119,7 +119,7 @@ void expect_same_tensor(const HostTensor& got, const HostTensor& want) {
 
 TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const RandomTrace r = make_random_trace(rng, 100 + rng() % 300);
   const auto path = dir / "run.trace.safetensors";
@@ -211,7 +211,7 @@ TEST(TraceFile, RoundTripsEveryFieldEventTensorAndMetadataKey) {
 
 TEST(TraceFile, EmptyTraceWithoutInputsRoundTrips) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   CapturedEvents ev;
   ev.max_rows = 64;
@@ -263,7 +263,7 @@ TEST(TraceFile, AFormat1InputsTensorInAFormat2FileIsNotTakenForInputs) {
   // "inputs.pairs" is format 1's name; a format 2 file that carries one (and none of format 2's
   // inputs) has no inputs: has_inputs() must not promise what read_inputs() cannot read.
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const RandomTrace r = make_random_trace(rng, 5);
   TraceContents c = contents_of(r);
@@ -295,7 +295,7 @@ void expect_write_refused(const TempDir& dir, const TraceContents& c, const std:
 TEST(TraceFileWrite, RefusesAPayloadTheReaderWouldRefuse) {
   // The reader takes max_rows up to 65536; a trace with more rows per event must not be written.
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   CapturedEvents ev;
   ev.stages = test::random_stage_table(rng);
@@ -310,7 +310,7 @@ TEST(TraceFileWrite, RefusesAPayloadTheReaderWouldRefuse) {
 
 TEST(TraceFileWrite, RefusesInconsistentContents) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   RandomTrace r = make_random_trace(rng, 10);
   const auto with_events = [&](const CapturedEvents& ev) {
@@ -383,7 +383,7 @@ TEST(TraceFileWrite, RefusesInconsistentContents) {
 class TraceMalformed : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::mt19937_64 rng(test::test_seed());
+    std::mt19937_64 rng(test::run_seed());
     trace_ = make_random_trace(rng, 40);
     write_random_trace(dir_ / "good.safetensors", trace_);
     ASSERT_NO_THROW(TraceFile::open(dir_ / "good.safetensors"));

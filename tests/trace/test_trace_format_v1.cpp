@@ -221,7 +221,7 @@ constexpr const char* kEmptySplitTiling = R"({"num_splits": 4, "kv_tiles_per_spl
 
 TEST(TraceFormat1, AnEmptySplitTraceYieldsItsUnwrittenPartialsAsMissingEvents) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const auto path = dir / "v1_empty_split.trace.safetensors";
   write_format_1(path, empty_split_events(), empty_split_config(), 8, 128, kEmptySplitTiling, 0, rng);
@@ -266,7 +266,7 @@ TEST(TraceFormat1, AnEmptySplitTraceYieldsItsUnwrittenPartialsAsMissingEvents) {
 
 TEST(TraceFormat1, NothingIsMissingWhenEventsWereDroppedOrAllWritten) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   // Dropped events: what is absent may have been dropped, so nothing is called missing.
   write_format_1(dir / "dropped.safetensors", empty_split_events(), empty_split_config(), 8, 128, kEmptySplitTiling,
@@ -287,7 +287,7 @@ TEST(TraceFormat1, NothingIsMissingWhenEventsWereDroppedOrAllWritten) {
 
 TEST(TraceFormat1, RefusesWhatCannotBeConverted) {
   TS_SEED_TRACE();
-  std::mt19937_64 rng(test::test_seed());
+  std::mt19937_64 rng(test::run_seed());
   TempDir dir;
   const auto refused = [&](const std::filesystem::path& path, const std::string& what) {
     try {

@@ -1,5 +1,5 @@
-// Helpers of the trace-file tests: a fresh temporary folder per test, a seed drawn fresh per
-// run (printed; TS_TEST_SEED=<n> replays it), random stage tables, attention descriptions and
+// Helpers of the trace-file tests (beside tests/support's temporary folder and the program's
+// seed, run_seed(), which they draw from): random stage tables, attention descriptions and
 // captured events (every header field over its valid range; payloads that are not zeros and
 // carry NaN / Inf / -0 / subnormals), and whole-file byte I/O for corrupting files.
 #pragma once
@@ -24,50 +24,10 @@
 #include "base/attention_spec.h"
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/trace_capture.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts::test {
-
-inline uint64_t test_seed() {
-  static const uint64_t seed = []() -> uint64_t {
-    if (const char* s = std::getenv("TS_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-    return uint64_t{std::random_device{}()} * 2654435761u + std::random_device{}();
-  }();
-  return seed;
-}
-
-// Records the seed with every test (shown on failure, and in the XML report).
-#define TS_SEED_TRACE() \
-  SCOPED_TRACE("seed " + std::to_string(::ts::test::test_seed()) + " (TS_TEST_SEED replays it)")
-
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "t";
-    for (char& c : name)
-      if (c == '/') c = '_';
-    path_ = std::filesystem::temp_directory_path() /
-            ("tilescope-test-" + std::to_string(::getpid()) + "-" + name);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-  // Names of the entries of the folder (to see what a failed write left behind).
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(path_))
-      out.push_back(e.path().filename().string());
-    return out;
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline std::vector<std::byte> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -13,8 +13,8 @@
 #include "app/model/viewer/viewer_controller.h"
 #include "kernels/launcher.h"
 #include "tests/gui/viewer_fixtures.h"
-#include "tests/model/temp_dir.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
@@ -57,14 +57,14 @@ std::string problems_text(const ControllerUpdate& u) {
 class ViewerControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fx_ = testing::capture_fault_and_fix(dir_.path(), seed_);
+    fx_ = test::capture_fault_and_fix(dir_.path(), seed_);
     recent_ = std::make_unique<RecentFiles>(dir_.path() / "recent.json");
   }
 
-  uint64_t seed_ = testing::test_seed();
-  ::testing::ScopedTrace trace_{__FILE__, __LINE__, "TILESCOPE_TEST_SEED=" + std::to_string(seed_)};
-  testing::TempDir dir_;
-  testing::FaultAndFix fx_;
+  uint64_t seed_ = test::test_seed();
+  ::testing::ScopedTrace trace_{__FILE__, __LINE__, test::replay_line(seed_)};
+  test::TempDir dir_;
+  test::FaultAndFix fx_;
   std::unique_ptr<RecentFiles> recent_;
 };
 
@@ -230,7 +230,7 @@ TEST_F(ViewerControllerTest, AnExportRunsTheWindowsWriterOnTheWorkerThreadAndRep
 
 TEST_F(ViewerControllerTest, ALaunchToAnUnwritablePathIsRefusedBeforeAnythingRuns) {
   ViewerController c(*recent_);
-  CaptureRequest r{testing::cpu_spec(testing::splitk_small(Fault::none), seed_), std::filesystem::path("/dev/null")};
+  CaptureRequest r{test::cpu_spec(test::splitk_small(Fault::none), seed_), std::filesystem::path("/dev/null")};
   c.launch(r, false);
   EXPECT_FALSE(c.busy());
   const ControllerUpdate u = c.poll();
@@ -243,7 +243,7 @@ TEST_F(ViewerControllerTest, ALaunchToAnUnwritablePathIsRefusedBeforeAnythingRun
 TEST_F(ViewerControllerTest, ALaunchAsBIsComparedWithTheOpenRun) {
   ViewerController c(*recent_);
   c.open(fx_.faulty, OpenTarget::a);
-  c.launch({testing::cpu_spec(testing::splitk_small(Fault::none), seed_), std::nullopt}, true);
+  c.launch({test::cpu_spec(test::splitk_small(Fault::none), seed_), std::nullopt}, true);
   const ControllerUpdate u = drain(c);
   ASSERT_TRUE(u.problems.empty()) << problems_text(u);
   EXPECT_TRUE(u.b_shown);

@@ -16,7 +16,7 @@
 #include "instrumentation/simt/cuda_compat.h"
 #include "tests/simt/kernels/test_types.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __device__ inline double atomic_add_double_by_cas(double* address, double value) {
   auto* bits = reinterpret_cast<unsigned long long*>(address);
@@ -83,4 +83,4 @@ __global__ void contended_counters_kernel(unsigned* counters, int iterations) {
   }
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -10,7 +10,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void block_sum_kernel(const float* in, float* out, int n) {
   __shared__ float partial[1024];
@@ -39,4 +39,4 @@ __global__ void block_vote_kernel(const int* pred, int* votes) {
   }
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

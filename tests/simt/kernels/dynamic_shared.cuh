@@ -16,7 +16,7 @@
 #include "instrumentation/simt/cuda_compat.h"
 #include "tests/simt/kernels/test_types.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void reverse_in_shared_kernel(const float* in, float* out_reversed, double* out_doubled,
                                          int* misaligned) {
@@ -43,4 +43,4 @@ __global__ void read_unwritten_shared_kernel(float* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = values[threadIdx.x];
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -12,7 +12,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void exited_lane_shuffle_kernel(int* out, unsigned exiting) {
   const unsigned lane = threadIdx.x % 32;
@@ -23,4 +23,4 @@ __global__ void exited_lane_shuffle_kernel(int* out, unsigned exiting) {
   out[2 * i + 1] = __shfl_xor_sync(0xffffffffu, v, 1);
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

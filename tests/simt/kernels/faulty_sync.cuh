@@ -16,7 +16,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void deadlock_kernel(int* out) {
   if (threadIdx.x % 32 < 16) {
@@ -80,4 +80,4 @@ __global__ void trap_kernel(int* out, unsigned trapping) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -9,7 +9,7 @@
 #include "instrumentation/simt/cuda_compat.h"
 #include "tests/simt/kernels/test_types.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void coordinates_kernel(ThreadRecord* out) {
   const unsigned threads_per_block = blockDim.x * blockDim.y * blockDim.z;
@@ -31,4 +31,4 @@ __global__ void coordinates_kernel(ThreadRecord* out) {
   r.grid_dim[2] = gridDim.z;
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -15,7 +15,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void float_intrinsics_kernel(const float* x, const float* y, float* out, int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -73,4 +73,4 @@ __global__ void half_intrinsics_kernel(const float* x, const float* y, float* ou
   o[5] = __bfloat162float(hsqrt(by));
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -14,7 +14,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 template <bool kWithBarrier>
 __global__ void shifted_tile_sum_kernel(const float* in, float* out, int tiles) {
@@ -32,4 +32,4 @@ __global__ void shifted_tile_sum_kernel(const float* in, float* out, int tiles) 
   out[blockIdx.x * n + t] = sum;
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -9,7 +9,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void ticket_kernel(unsigned* counters, unsigned* first, unsigned* second) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -18,4 +18,4 @@ __global__ void ticket_kernel(unsigned* counters, unsigned* first, unsigned* sec
   second[i] = atomicAdd(&counters[blockIdx.x], 1u) - blockDim.x;
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -29,7 +29,7 @@
 #include "instrumentation/simt/wmma.h"
 #include "tests/simt/kernels/test_types.h"
 
-namespace simt_test {
+namespace ts::test {
 
 template <typename Element>
 __device__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
@@ -193,4 +193,4 @@ __global__ void wmma_kernel(const Input* a, const Input* b, const Accumulator* c
                           d_col_major ? wmma::mem_col_major : wmma::mem_row_major);
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

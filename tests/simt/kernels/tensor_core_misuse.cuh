@@ -19,7 +19,7 @@
 #include "instrumentation/simt/tensor_core.h"
 #include "instrumentation/simt/wmma.h"
 
-namespace simt_test {
+namespace ts::test {
 
 // A lane's harmless mma operands: A and B all ones (0x3c00 is fp16 1.0), C = lane.
 struct MisuseOperands {
@@ -118,4 +118,4 @@ __global__ void wmma_pointer_disagreement_kernel(const __half* a, float* out) {
   out[threadIdx.x] = __half2float(fa.x[0]);
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

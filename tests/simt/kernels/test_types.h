@@ -9,7 +9,7 @@
 #define SIMT_TEST_HOST_DEVICE
 #endif
 
-namespace simt_test {
+namespace ts::test {
 
 struct AtomicTotals {
   int sum;
@@ -79,4 +79,4 @@ inline constexpr unsigned kWmmaTileElements = 16 * kWmmaLdm;
 // ([key][dim]), as 16-bit patterns, kAttentionTileElements apart.
 inline constexpr unsigned kAttentionTileElements = 16 * 16 + 16 * 16 + 16 * 8;
 
-}  // namespace simt_test
+}  // namespace ts::test

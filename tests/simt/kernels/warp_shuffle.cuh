@@ -15,7 +15,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 template <typename T>
 __global__ void shuffle_flavours_kernel(const T* in, T* out, unsigned mask, int lane_arg,
@@ -56,4 +56,4 @@ __global__ void warp_reduce_kernel(const int* in, int* out, int width) {
   out[4 * i + 3] = broadcast;
 }
 
-}  // namespace simt_test
+}  // namespace ts::test

@@ -10,7 +10,7 @@
 
 #include "instrumentation/simt/cuda_compat.h"
 
-namespace simt_test {
+namespace ts::test {
 
 __global__ void warp_vote_kernel(const int* pred, const unsigned* key, unsigned* out,
                                  unsigned mask) {
@@ -24,4 +24,4 @@ __global__ void warp_vote_kernel(const int* pred, const unsigned* key, unsigned*
   out[5 * i + 4] = __reduce_add_sync(mask, key[i]);
 }
 
-}  // namespace simt_test
+}  // namespace ts::test
