@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tilescope's CPU backend beside Triton's CPU interpreter (design: "FA-1 forward, one head,
-S=1024, D=64, fp32, several times faster than Triton's CPU interpreter runs a textbook
+"""tilescope's CPU backend beside Triton's CPU interpreter (docs/perf.md's target: "FA-1 forward,
+one head, S=1024, D=64, fp32, several times faster than Triton's CPU interpreter runs a textbook
 flash-attention kernel of the same size").
 
 The Triton kernel below is a textbook flash-attention forward (one program per 64-row query

@@ -1,4 +1,4 @@
-// Issue 17 as a person sees it: error maps on the one fixed tolerance scale (a clean run cool, a
+// The tolerance scale and the timeline as a person sees them: error maps on the one fixed tolerance scale (a clean run cool, a
 // failing run hot, the same colours for the same ratios whatever the run), absent cells in their
 // own colours (masked; not traced where the capture's filters left rows out), the picked cell's
 // numbers, and the timeline of a real GPU trace (assets/traces) with one lane per SM. Set

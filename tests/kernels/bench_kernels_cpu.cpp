@@ -1,5 +1,5 @@
 // The kernels on the CPU backend (the SIMT runtime running the CUDA source): FA-1 forward, one
-// head, S = 1024, D = 64, fp32 — the design's CPU target — on 1 worker and on every core, and
+// head, S = 1024, D = 64, fp32 — docs/perf.md's CPU target — on 1 worker and on every core, and
 // a Split-K decode step for scale. Inputs are made once; each iteration is one launch_attention
 // (output buffers allocated and poisoned, kernels run; no trace).
 //

@@ -1,4 +1,4 @@
-// Compact traces (issue 16): random inputs recorded as their generator's spec and SHA-256 and
+// Compact traces: random inputs recorded as their generator's spec and SHA-256 and
 // re-made when the trace is opened, and event payloads of as many rows as the events hold.
 // - the re-made inputs are bit for bit the ones the kernels ran on, for every dtype, preset and
 //   distribution, for a subset of heads too, and equal make_random_inputs' slices;

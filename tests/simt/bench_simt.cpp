@@ -1,4 +1,4 @@
-// Google Benchmark of the CPU SIMT runtime's costs (design target: <= 20 ns each):
+// Google Benchmark of the CPU SIMT runtime's costs (target, docs/perf.md: <= 20 ns each):
 //   * per thread per __syncthreads (a kernel looping over barriers),
 //   * per lane per warp shuffle (a kernel looping over __shfl_xor_sync),
 //   * per thread of an empty kernel (fiber start and finish, block set-up),

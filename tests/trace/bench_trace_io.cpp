@@ -1,5 +1,5 @@
-// Trace file I/O against the disk's own speed (design: "traces are written and opened at disk
-// speed (mmap; no per-event allocation)").
+// Trace file I/O against the disk's own speed (docs/perf.md's target: traces written and opened
+// at disk speed, no per-event allocation).
 //
 //   cmake --build build/release --target bench_trace_io
 //   build/release/tests/trace/bench_trace_io [--benchmark_filter=...]
