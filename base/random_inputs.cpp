@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -193,12 +194,58 @@ void add_pieces(std::vector<Piece>& pieces, InputTensor which, int64_t first, in
     pieces.push_back({which, first + at, std::min(kPieceElements, count - at), out + static_cast<size_t>(at) * element_size});
 }
 
-// Makes every piece on `workers` threads; the first exception is rethrown here.
+// In-order hand-over of one tensor's pieces to the sink: whichever thread finishes a piece hands
+// over every finished piece from the next one on, if no other thread is doing so (try_lock), so
+// that each piece goes out right after it is made, in order, by one thread at a time.
+struct SinkQueue {
+  std::vector<size_t> pieces;              // this tensor's pieces (indices into the list), in order
+  std::unique_ptr<std::atomic<bool>[]> done;  // by position in `pieces`
+  std::atomic<size_t> next{0};             // the first not handed over (written under `mutex`)
+  std::mutex mutex;
+};
+
+// Makes every piece on `workers` threads; the first exception is rethrown here. With a sink,
+// each tensor's pieces are handed to it in order as they are made.
 void make_pieces(const RandomInputSpec& spec, DType dtype, int64_t head_dim, int64_t seq_kv,
-                 const std::vector<Piece>& pieces, unsigned workers, const GenerationProgress& progress) {
+                 const std::vector<Piece>& pieces, unsigned workers, const GenerationProgress& progress,
+                 const InputBytesSink* sink = nullptr) {
   std::atomic<size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
+  const size_t element = dtype_size(dtype);
+  std::array<SinkQueue, 3> queues;
+  std::vector<size_t> position(pieces.size());  // a piece's place in its tensor's queue
+  if (sink) {
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      SinkQueue& q = queues[static_cast<size_t>(pieces[i].which)];
+      position[i] = q.pieces.size();
+      q.pieces.push_back(i);
+    }
+    for (SinkQueue& q : queues) {
+      q.done = std::make_unique<std::atomic<bool>[]>(q.pieces.size());
+      for (size_t j = 0; j < q.pieces.size(); ++j) q.done[j].store(false);
+    }
+  }
+  // Hands over what is ready of tensor `t`; returns when another thread holds it or nothing is.
+  auto drain = [&](size_t t) {
+    SinkQueue& q = queues[t];
+    for (;;) {
+      {
+        std::unique_lock lock(q.mutex, std::try_to_lock);
+        if (!lock.owns_lock()) return;
+        size_t at = q.next.load();
+        while (at < q.pieces.size() && q.done[at].load(std::memory_order_acquire)) {
+          const Piece& p = pieces[q.pieces[at]];
+          (*sink)(p.which, std::span<const std::byte>(p.out, static_cast<size_t>(p.count) * element));
+          q.next.store(++at);
+        }
+      }
+      // A piece finished after the check above and before the unlock would wait for the next
+      // one: look once more.
+      const size_t at = q.next.load();
+      if (at >= q.pieces.size() || !q.done[at].load(std::memory_order_acquire)) return;
+    }
+  };
   auto run = [&] {
     try {
       std::vector<float> scratch(dtype == DType::f32 ? 0 : kScratchElements);
@@ -215,6 +262,11 @@ void make_pieces(const RandomInputSpec& spec, DType dtype, int64_t head_dim, int
           }
         }
         if (progress) progress(p.count);
+        if (sink) {
+          const size_t t = static_cast<size_t>(p.which);
+          queues[t].done[position[i]].store(true, std::memory_order_release);
+          drain(t);
+        }
       }
     } catch (...) {
       std::lock_guard lock(error_mutex);
@@ -228,6 +280,11 @@ void make_pieces(const RandomInputSpec& spec, DType dtype, int64_t head_dim, int
   run();
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
+  if (sink)  // whatever a race left behind (every piece is made by now)
+    for (size_t t = 0; t < queues.size(); ++t) {
+      drain(t);
+      if (queues[t].next.load() != queues[t].pieces.size()) throw std::logic_error("make_pieces: a piece was never handed over");
+    }
 }
 
 }  // namespace
@@ -296,6 +353,13 @@ HeadInputs make_random_head_inputs(const AttentionSpec& a, const RandomInputSpec
                                    std::vector<std::array<int32_t, 2>> q_pairs,
                                    std::vector<std::array<int32_t, 2>> kv_pairs, unsigned workers,
                                    const GenerationProgress& progress) {
+  return make_random_head_inputs(a, spec, std::move(q_pairs), std::move(kv_pairs), workers, progress, {});
+}
+
+HeadInputs make_random_head_inputs(const AttentionSpec& a, const RandomInputSpec& spec,
+                                   std::vector<std::array<int32_t, 2>> q_pairs,
+                                   std::vector<std::array<int32_t, 2>> kv_pairs, unsigned workers,
+                                   const GenerationProgress& progress, const InputBytesSink& sink) {
   validate(a);
   check_random_spec(spec);
   const auto check = [&](const std::array<int32_t, 2>& p, int64_t heads, const char* what) {
@@ -315,13 +379,15 @@ HeadInputs make_random_head_inputs(const AttentionSpec& a, const RandomInputSpec
   for (size_t i = 0; i < q_pairs.size(); ++i)
     add_pieces(pieces, InputTensor::q, (q_pairs[i][0] * a.heads_q + q_pairs[i][1]) * q_len, q_len,
                in.q.bytes.data() + i * static_cast<size_t>(q_len) * size, size);
-  for (InputTensor t : {InputTensor::k, InputTensor::v}) {
-    HostTensor& out = t == InputTensor::k ? in.k : in.v;
-    for (size_t i = 0; i < kv_pairs.size(); ++i)
+  // K and V pair by pair, side by side, so that with a sink both tensors' hand-overs advance
+  // together (each is one thread's sequential stream).
+  for (size_t i = 0; i < kv_pairs.size(); ++i)
+    for (InputTensor t : {InputTensor::k, InputTensor::v}) {
+      HostTensor& out = t == InputTensor::k ? in.k : in.v;
       add_pieces(pieces, t, (kv_pairs[i][0] * a.heads_kv + kv_pairs[i][1]) * kv_len, kv_len,
                  out.bytes.data() + i * static_cast<size_t>(kv_len) * size, size);
-  }
-  make_pieces(spec, a.dtype, a.head_dim, a.seq_kv, pieces, workers, progress);
+    }
+  make_pieces(spec, a.dtype, a.head_dim, a.seq_kv, pieces, workers, progress, sink ? &sink : nullptr);
   in.q_pairs = std::move(q_pairs);
   in.kv_pairs = std::move(kv_pairs);
   return in;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "base/attention_inputs.h"
@@ -64,6 +65,19 @@ HeadInputs make_random_head_inputs(const AttentionSpec& attention, const RandomI
                                    std::vector<std::array<int32_t, 2>> q_pairs,
                                    std::vector<std::array<int32_t, 2>> kv_pairs, unsigned workers = 0,
                                    const GenerationProgress& progress = {});
+
+// Where make_random_head_inputs hands each tensor's bytes as they are made: `which`'s bytes in
+// order, one piece after the other (every byte once, as inputs.q/k/v hold them), each piece
+// while it is still in the cache of the thread that made it. Called from the generating threads,
+// never twice at once for one tensor (different tensors may be handed at once).
+using InputBytesSink = std::function<void(InputTensor which, std::span<const std::byte> bytes)>;
+
+// The same, handing the bytes to `sink` as they are made (a hash of each tensor taken as it is
+// generated, not in a second pass over a GiB).
+HeadInputs make_random_head_inputs(const AttentionSpec& attention, const RandomInputSpec& spec,
+                                   std::vector<std::array<int32_t, 2>> q_pairs,
+                                   std::vector<std::array<int32_t, 2>> kv_pairs, unsigned workers,
+                                   const GenerationProgress& progress, const InputBytesSink& sink);
 
 // Elements [first, first + count) of tensor `which`, as float32 before rounding to a dtype, for
 // rows of `head_dim` values and key sequences of `seq_kv` rows (the all_equal_scores preset

@@ -206,13 +206,21 @@ HeadInputs remake_inputs(const AttentionSpec& a, const GeneratedInputs& r, unsig
                             std::string(kRandomInputsGenerator) +
                             "'): open it with the tilescope that captured it (tool_version in its metadata), or "
                             "re-capture with --store-inputs");
+  // Each tensor hashed as it is made (make_random_head_inputs hands its pieces over in order
+  // while they are in cache): no second pass over a GiB.
+  std::array<Sha256, 3> sha;
+  const InputBytesSink sink = [&](InputTensor which, std::span<const std::byte> bytes) {
+    sha[static_cast<size_t>(which)].update(bytes.data(), bytes.size());
+    if (progress.hashed) progress.hashed(bytes.size());
+  };
   HeadInputs in;
   try {
-    in = make_random_head_inputs(a, r.spec, r.q_pairs, r.kv_pairs, workers, progress.generated);
+    in = make_random_head_inputs(a, r.spec, r.q_pairs, r.kv_pairs, workers, progress.generated, sink);
   } catch (const std::exception& e) {
     damaged(std::string("they cannot be re-made: ") + e.what());
   }
-  const std::array<std::string, 3> got = input_hashes(in, progress.hashed);
+  std::array<std::string, 3> got;
+  for (size_t i = 0; i < 3; ++i) got[i] = sha[i].hex();
   for (size_t i = 0; i < 3; ++i)
     if (got[i] != r.sha256[i])
       throw InputsRecipeError(

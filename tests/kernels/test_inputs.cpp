@@ -2,10 +2,15 @@
 // the checks of inputs against a config (clear errors naming tensor and index).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <random>
+#include <stdexcept>
 
 #include "base/random_inputs.h"
+#include "tests/model/test_seed.h"
 
 namespace ts {
 namespace {
@@ -34,6 +39,56 @@ TEST(RandomInputs, SameSeedSameBytesOtherSeedOtherBytes) {
     EXPECT_EQ(a.k.shape, (std::vector<int64_t>{2, 3, 70, 32}));
     EXPECT_EQ(a.q.dtype, dt);
   }
+}
+
+// The sink of make_random_head_inputs sees each tensor's bytes once, in order, exactly as the
+// tensors hold them: pairs in a random order, a kv head over several pieces (more than 2^20
+// elements), GQA, one thread and several; a sink that throws stops the making with its error.
+TEST(RandomInputs, TheSinkSeesEachTensorsBytesInOrder) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  AttentionSpec a;
+  a.batch = 2;
+  a.heads_q = 4;
+  a.heads_kv = 2;
+  a.seq_q = 3;
+  a.seq_kv = 8192 + static_cast<int64_t>(rng() % 2048);  // x 160 > 2^20: two pieces per kv head
+  a.head_dim = 160;
+  for (DType dt : {DType::f32, DType::bf16})
+    for (unsigned workers : {1u, 3u}) {
+      a.dtype = dt;
+      SCOPED_TRACE(std::string(to_string(dt)) + ", " + std::to_string(workers) + " workers");
+      std::vector<std::array<int32_t, 2>> q_pairs, kv_pairs;
+      for (int32_t b = 0; b < 2; ++b) {
+        for (int32_t h = 0; h < 4; ++h) q_pairs.push_back({b, h});
+        for (int32_t h = 0; h < 2; ++h) kv_pairs.push_back({b, h});
+      }
+      std::shuffle(q_pairs.begin(), q_pairs.end(), rng);
+      std::shuffle(kv_pairs.begin(), kv_pairs.end(), rng);
+      kv_pairs.pop_back();  // a pair left out
+      const RandomInputSpec spec{.seed = rng()};
+      std::array<std::vector<std::byte>, 3> seen;
+      std::array<size_t, 3> calls{};
+      const HeadInputs in = make_random_head_inputs(a, spec, q_pairs, kv_pairs, workers, {},
+                                                    [&](InputTensor t, std::span<const std::byte> bytes) {
+                                                      auto& v = seen[static_cast<size_t>(t)];
+                                                      v.insert(v.end(), bytes.begin(), bytes.end());
+                                                      ++calls[static_cast<size_t>(t)];
+                                                    });
+      EXPECT_EQ(seen[0], in.q.bytes);
+      EXPECT_EQ(seen[1], in.k.bytes);
+      EXPECT_EQ(seen[2], in.v.bytes);
+      EXPECT_GE(calls[1], 2 * kv_pairs.size()) << "a kv head is handed over in pieces";
+      // ...and the bytes are make_random_head_inputs' without a sink.
+      const HeadInputs plain = make_random_head_inputs(a, spec, q_pairs, kv_pairs, workers);
+      EXPECT_EQ(plain.k.bytes, in.k.bytes);
+      EXPECT_EQ(plain.v.bytes, in.v.bytes);
+    }
+  EXPECT_THROW(make_random_head_inputs(a, {.seed = 1}, {{0, 0}}, {{0, 0}}, 2, {},
+                                       [](InputTensor t, std::span<const std::byte>) {
+                                         if (t == InputTensor::v) throw std::runtime_error("sink full");
+                                       }),
+               std::runtime_error);
 }
 
 TEST(RandomInputs, MomentsFollowTheDistributionAndScale) {
