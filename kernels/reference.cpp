@@ -27,10 +27,15 @@ namespace ts {
 // keys, each group transposed ([head_dim][kScoreKeys], the last one padded with zeros), so that
 // a row's scores against a group are kScoreKeys independent sums side by side; V row-major
 // [key - first][head_dim].
+// V is read through v_rows: the converted copy in `v`, or float32 values read in place where the
+// inputs hold them, kept alive by `owner` (ReferenceInputs' inputs_owner): a decode trace's V is
+// half a GiB of fresh pages to copy for nothing.
 struct ReferenceKeys {
   int64_t first = 0, count = 0;
   int32_t head_dim = 0;
   std::vector<float> k_groups, v;
+  const float* v_rows = nullptr;       // [key - first][head_dim]
+  std::shared_ptr<const void> owner;   // keeps v_rows alive when it is not v's
   size_t bytes() const { return sizeof(*this) + (k_groups.capacity() + v.capacity()) * sizeof(float); }
 };
 
@@ -352,16 +357,18 @@ void range_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys
       }
       const int pair = r + 1 < n && keys_of(r + 1) == std::pair{f, t} ? 2 : 1;  // rows that see the same keys
       loop.weighted_sum(row_scores(r) + (f - lo), static_cast<size_t>(width), pair,
-                        keys.v.data() + static_cast<size_t>(f - keys.first) * static_cast<size_t>(d), t - f, d,
+                        keys.v_rows + static_cast<size_t>(f - keys.first) * static_cast<size_t>(d), t - f, d,
                         o + static_cast<size_t>(r) * static_cast<size_t>(d), static_cast<size_t>(d));
       r += pair;
     }
   }
 }
 
-// Keys [first, first + count) of kv pair `kv_index` converted (see ReferenceKeys).
+// Keys [first, first + count) of kv pair `kv_index` converted (see ReferenceKeys); float32
+// values read in place when `owner` keeps them alive.
 std::shared_ptr<const ReferenceKeys> convert_keys(const HostTensor& k, const HostTensor& v, int64_t kv_index,
-                                                  int64_t seq_kv, int32_t d, int64_t first, int64_t count) {
+                                                  int64_t seq_kv, int32_t d, int64_t first, int64_t count,
+                                                  const std::shared_ptr<const void>& owner = nullptr) {
   auto keys = std::make_shared<ReferenceKeys>();
   keys->first = first;
   keys->count = count;
@@ -370,9 +377,15 @@ std::shared_ptr<const ReferenceKeys> convert_keys(const HostTensor& k, const Hos
   const int64_t groups = (count + kScoreKeys - 1) / kScoreKeys;
   const size_t dd = static_cast<size_t>(d);
   keys->k_groups.assign(static_cast<size_t>(groups) * dd * kScoreKeys, 0.0f);
-  keys->v.resize(static_cast<size_t>(count) * dd);
   const int64_t base = (kv_index * seq_kv + first) * d;
-  v.copy_floats(base, count * d, keys->v.data());
+  if (owner && v.dtype == DType::f32) {
+    keys->v_rows = v.data_as<float>() + base;
+    keys->owner = owner;
+  } else {
+    keys->v.resize(static_cast<size_t>(count) * dd);
+    v.copy_floats(base, count * d, keys->v.data());
+    keys->v_rows = keys->v.data();
+  }
   std::vector<float> rows(dd * kScoreKeys);
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t n = std::min<int64_t>(kScoreKeys, count - g * kScoreKeys);
@@ -612,7 +625,8 @@ void check_head_inputs(const AttentionSpec& spec, const HeadInputs& in) {
   check_pairs("kv_pairs", in.kv_pairs, spec.heads_kv);
 }
 
-ReferenceInputs::ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, unsigned workers)
+ReferenceInputs::ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, unsigned workers,
+                                 std::shared_ptr<const void> inputs_owner)
     : spec_(std::move(spec)) {
   validate(spec_);
   check_head_inputs(spec_, inputs);
@@ -623,14 +637,14 @@ ReferenceInputs::ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, u
   keys_.resize(inputs_.kv_pairs.size());
   parallel_for(static_cast<int64_t>(keys_.size()), workers, [&](int64_t i) {
     keys_[static_cast<size_t>(i)] = convert_keys(inputs.k, inputs.v, i, spec_.seq_kv,
-                                                 static_cast<int32_t>(spec_.head_dim), 0, spec_.seq_kv);
+                                                 static_cast<int32_t>(spec_.head_dim), 0, spec_.seq_kv, inputs_owner);
   });
 }
 
 void ReferenceInputs::copy_keys(size_t kv_index, float* k, float* v) const {
   const ReferenceKeys& keys = *keys_.at(kv_index);
   const size_t d = static_cast<size_t>(keys.head_dim), n = static_cast<size_t>(keys.count);
-  std::copy_n(keys.v.data(), n * d, v);
+  std::copy_n(keys.v_rows, n * d, v);
   for (size_t j = 0; j < n; ++j) {
     const float* group = keys.k_groups.data() + (j / kScoreKeys) * d * kScoreKeys;
     for (size_t c = 0; c < d; ++c) k[j * d + c] = group[c * kScoreKeys + j % kScoreKeys];

@@ -89,7 +89,11 @@ class ReferenceInputs {
  public:
   // Throws ConfigError for an invalid spec, std::invalid_argument when the inputs do not fit
   // it (compute_row_block's checks). Converts on `workers` threads (0: all cores).
-  ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, unsigned workers = 0);
+  // `inputs_owner`, when given, keeps `inputs` alive (e.g. the run that holds them): float32
+  // values are then read where `inputs` holds them instead of copied (the same bits), and the
+  // converted keys, and every row block computed from them, hold the owner.
+  ReferenceInputs(AttentionSpec spec, const HeadInputs& inputs, unsigned workers = 0,
+                  std::shared_ptr<const void> inputs_owner = nullptr);
   ~ReferenceInputs();
   ReferenceInputs(ReferenceInputs&&) noexcept;
   ReferenceInputs& operator=(ReferenceInputs&&) noexcept;

@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -669,6 +671,39 @@ TEST(Reference, OutputHoldsThePairsOfTheInputsOnly) {
         }
       }
     }
+}
+
+// Float32 values read in place (an inputs owner given) give the same states, bit for bit, as
+// values copied; the row blocks keep the owner's inputs alive after every other holder let go;
+// and a narrower dtype, which must be converted, is converted whether or not an owner is given.
+TEST(Reference, ValuesReadInPlaceGiveTheSameStates) {
+  TS_PRINTED_SEED(seed);
+  for (DType dt : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(std::string(to_string(dt)));
+    const AttentionSpec s = base_spec(2, 3, 1, 5, 300, 48, dt);
+    auto held = std::make_shared<HeadInputs>(random_head_inputs(s, seed));
+    const HeadInputs copy = *held;
+    const ReferenceInputs copied(s, copy, 1);
+    const ReferenceInputs in_place(s, *held, 1, held);
+    const RowBlock block{1, 2, 0, 5};
+    const std::vector<int64_t> cuts = {37, 150, 151, 299};
+    const auto want = compute_row_block(copied, block, cuts);
+    std::weak_ptr<const HeadInputs> watch = held;
+    held.reset();  // the reference's keys hold it now
+    EXPECT_EQ(watch.expired(), dt != DType::f32) << "held only where values are read in place";
+    const auto got = compute_row_block(in_place, block, cuts);
+    for (const auto& ranges : std::vector<std::vector<KeyRange>>{{{0, 300}}, {{37, 150}}, {{10, 200}}, {{151, 299}}}) {
+      const RefState a = want->state(ranges), b = got->state(ranges);
+      EXPECT_EQ(a.m, b.m);
+      EXPECT_EQ(a.l, b.l);
+      EXPECT_EQ(a.o, b.o);
+    }
+    float k0[300 * 48], v0[300 * 48], k1[300 * 48], v1[300 * 48];
+    copied.copy_keys(1, k0, v0);
+    in_place.copy_keys(1, k1, v1);
+    EXPECT_EQ(std::memcmp(v0, v1, sizeof v0), 0);
+    EXPECT_EQ(std::memcmp(k0, k1, sizeof k0), 0);
+  }
 }
 
 // bytes(): the pieces and prefixes (pieces x rows x head_dim doubles each), and the keys a

@@ -75,7 +75,7 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   }
   if (!blocks_.empty()) {
     try {
-      inputs_ = std::make_unique<ReferenceInputs>(spec_, run.inputs, options_.workers);
+      inputs_ = std::make_unique<ReferenceInputs>(spec_, run.inputs, options_.workers, options_.inputs_owner);
       floats_ = pair_queries(spec_, run.inputs);
       run_inputs_ = &run.inputs;
     } catch (const std::exception& e) {

@@ -50,6 +50,9 @@ struct RunReferenceOptions {
   unsigned workers = 0;                         // threads for computing the tolerance (0: all)
   std::optional<ToleranceOverride> tolerance;   // --tol: replaces the correctness rule
   ReferenceDevice device = ReferenceDevice::automatic;
+  // What keeps the run's inputs alive (the viewer's shared RunView): float32 values are then read
+  // in place, not copied (ReferenceInputs' inputs_owner; a decode trace's V is half a GiB).
+  std::shared_ptr<const void> inputs_owner;
 };
 
 // The most memory one row block's reference may take (its piece and prefix states).

@@ -39,7 +39,11 @@ LoadedRun analyse_run(std::shared_ptr<const RunView> run, JobProgress& progress)
   // its events. Computing the tolerance first, as a phase of its own, computed every tile twice
   // when they did not all fit the reference's cache (a third of the opening time of a large trace).
   progress.set_phase("analysing " + std::to_string(run->num_events()) + " events against the float64 reference");
-  auto reference = std::make_shared<RunReference>(*run);
+  // The reference reads the run's float32 values in place (it holds the run; a decode trace's V
+  // is half a GiB not copied).
+  RunReferenceOptions options;
+  options.inputs_owner = run;
+  auto reference = std::make_shared<RunReference>(*run, options);
   auto report = std::make_shared<AnalysisReport>(analyze_run(*run, *reference));
   progress.throw_if_cancelled();
   LoadedRun out;
