@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "base/random_inputs.h"
-#include "tests/model/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ts {
 namespace {
