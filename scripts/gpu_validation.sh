@@ -8,6 +8,7 @@
 #
 #   scripts/gpu_validation.sh pack                 # here; then carry .device to the GPU machine
 #   OUT_DIR=out scripts/gpu_validation.sh run      # there, in the repository root
+#   OUT_DIR=out scripts/gpu_validation.sh run memcheck racecheck   # only the steps named
 #
 # `run` keeps going after a failing step and exits 1 if any step failed; `summary.txt` in
 # OUT_DIR has one line per step with its exit status and time.
@@ -44,8 +45,10 @@ run() {
   rm -rf /tmp/ts-gpu-validation && mkdir -p /tmp/ts-gpu-validation
   tar xJf .device/gpu-validation.tar.xz -C /tmp/ts-gpu-validation || { echo "gpu_validation: nothing packed (.device/gpu-validation.tar.xz)" >&2; return 1; }
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
+  local wanted=" $* "  # the steps to run; all of them when none is named
   step() {  # step NAME COMMAND...: runs it with its log in OUT_DIR/NAME.log
     local name=$1; shift
+    [ "$wanted" = "  " ] || [[ "$wanted" == *" $name "* ]] || return 0
     local t0=$SECONDS
     "$@" >"$out/$name.log" 2>&1
     local rc=$?
@@ -71,6 +74,6 @@ run() {
 
 case "${1:-}" in
   pack) pack ;;
-  run) run ;;
-  *) echo "usage: scripts/gpu_validation.sh pack | run" >&2; exit 2 ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: scripts/gpu_validation.sh pack | run [STEP...]" >&2; exit 2 ;;
 esac
