@@ -12,7 +12,7 @@
 #include "app/model/analysis/event_identity.h"
 #include "app/model/trace_session.h"
 #include "tests/gui/screenshot_run.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"
 

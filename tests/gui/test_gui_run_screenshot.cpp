@@ -20,7 +20,7 @@
 #include "app/model/viewer/stage_series.h"
 #include "tests/gui/cell_check.h"
 #include "tests/gui/screenshot_run.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"
 

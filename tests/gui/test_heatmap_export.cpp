@@ -10,7 +10,7 @@
 
 #include "app/gui/heatmap_export.h"
 #include "app/model/analysis/event_comparison.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "instrumentation/trace/file_error.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"

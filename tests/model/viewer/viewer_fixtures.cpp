@@ -1,4 +1,4 @@
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 
 #include <random>
 #include <stdexcept>

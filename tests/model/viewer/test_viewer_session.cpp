@@ -15,7 +15,7 @@
 #include "app/model/viewer/viewer_session.h"
 #include "instrumentation/trace/file_error.h"
 #include "kernels/launch_error.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"
 

@@ -52,7 +52,7 @@ TEST(FaultTrigger, AFaultShowsExactlyWhenItsPathIsTaken) {
   std::mt19937_64 rng(seed);
   int shown = 0, not_shown = 0;
   for (const FaultInfo& f : all_faults()) {
-    // none has no path; missing_barrier is a race (its schedules: test_ab_compare.cpp).
+    // none has no path; missing_barrier is a race (its schedules: tests/analysis/test_ab_compare.cpp).
     if (f.fault == Fault::none || f.fault == Fault::missing_barrier) continue;
     for (int i = 0; i < 12; ++i) {
       test::LaunchSpec spec;

@@ -10,7 +10,7 @@
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_identity.h"
 #include "app/model/viewer/event_grids.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/test_seed.h"
 
 namespace ts {

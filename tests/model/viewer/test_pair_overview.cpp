@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "app/model/viewer/pair_overview.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/test_seed.h"
 
 namespace ts {

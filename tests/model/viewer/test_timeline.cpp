@@ -10,7 +10,7 @@
 #include <set>
 
 #include "app/model/viewer/timeline.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/test_seed.h"
 
 namespace ts {

@@ -11,7 +11,7 @@
 
 #include "app/model/viewer/event_stepper.h"
 #include "kernels/kernel_stages.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"
 

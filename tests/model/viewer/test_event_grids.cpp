@@ -12,7 +12,7 @@
 #include <set>
 
 #include "app/model/viewer/event_grids.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"
 

@@ -9,7 +9,7 @@
 
 #include "app/model/analysis/run_reference.h"
 #include "app/model/viewer/cell_readout.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/test_seed.h"
 
 namespace ts {

@@ -15,7 +15,7 @@
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/analysis/event_identity.h"
 #include "app/model/viewer/stage_series.h"
-#include "tests/gui/viewer_fixtures.h"
+#include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/test_seed.h"
 
 namespace ts {
