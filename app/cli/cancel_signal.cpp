@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 
 namespace ts::cli {
 namespace {

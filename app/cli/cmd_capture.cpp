@@ -17,7 +17,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/index_range.h"
 #include "app/cli/progress_bar.h"
-#include "app/cli/report_output.h"
+#include "app/cli_common/report_output.h"
 #include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"

@@ -14,7 +14,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/open_with_progress.h"
 #include "app/cli/progress_bar.h"
-#include "app/cli/report_output.h"
+#include "app/cli_common/report_output.h"
 #include "app/model/analysis/ab_compare.h"
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/report_json.h"

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
-#include "app/cli/report_output.h"
+#include "app/cli_common/report_output.h"
 #include "app/cli/run_text.h"
 #include "app/model/generated_inputs.h"
 #include "app/model/trace_session.h"

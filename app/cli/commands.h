@@ -8,7 +8,7 @@
 // callback that has already said what it has to say throws CommandExit{code}.
 #pragma once
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 
 namespace CLI {
 class App;

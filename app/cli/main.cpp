@@ -8,9 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 #include "app/cli/commands.h"
-#include "app/cli/integer_options.h"
+#include "app/cli_common/integer_options.h"
 #include "app/model/capture/tool_version.h"
 
 namespace {

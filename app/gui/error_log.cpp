@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 #include "instrumentation/trace/display_text.h"
 
 namespace ts {

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/cli/integer_options.h"
+#include "app/cli_common/integer_options.h"
 #include "app/gui/synthetic_heatmaps.h"
 #include "app/gui/error_injection.h"
 #include "app/model/viewer/viewer_session.h"

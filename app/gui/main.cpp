@@ -1,9 +1,9 @@
 // tilescope-gui: the viewer. See viewer_app.h for the loop and gui_options.h for the command
-// line (tilescope-gui --help). Exit codes as the CLI's (app/cli/cli_errors.h).
+// line (tilescope-gui --help). Exit codes as the CLI's (app/cli_common/cli_errors.h).
 #include <csignal>
 #include <cstdio>
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 #include "app/gui/gui_options.h"
 #include "app/gui/viewer_app.h"
 

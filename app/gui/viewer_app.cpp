@@ -8,7 +8,7 @@
 #include <memory>
 #include <thread>
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 #include "app/gui/error_injection.h"
 #include "app/gui/error_log.h"
 #include "app/gui/error_panel.h"

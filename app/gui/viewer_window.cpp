@@ -9,7 +9,7 @@
 
 #include <imgui.h>
 
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 #include "app/gui/error_injection.h"
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/run_header.h"

@@ -1,4 +1,4 @@
-#include "app/cli/report_output.h"
+#include "app/cli_common/report_output.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "app/cli/cli_errors.h"
+#include "app/cli_common/cli_errors.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "app/cli/report_output.h"
+#include "app/cli_common/report_output.h"
 #include "app/model/analysis/analysis_error.h"
 #include "app/model/analysis/tolerance.h"
 #include "app/model/capture/capture_error.h"

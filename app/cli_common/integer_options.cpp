@@ -1,4 +1,4 @@
-#include "app/cli/integer_options.h"
+#include "app/cli_common/integer_options.h"
 
 #include <charconv>
 #include <cstdint>
