@@ -205,12 +205,12 @@ class GpuRun {
   // The dynamic shared memory to launch a kernel with so that no more of its blocks share an SM
   // than they should: for an instrumented or faulty build, no more than of the plain build's (a
   // debugger runs the kernel with the schedule the plain build gets); for the Split-K partial,
-  // in any build, no more than kSplitkBlocksPerSm (kernels/tiling.h), the occupancy its split
-  // heuristic counts on. Which of them ptxas allows by registers is an accident of each build:
-  // the decode kernel has come out at 179 registers (two blocks of 128 threads to an SM) and at
-  // 168 (three); with three, the block scheduler packs the 256 blocks of the decode grid onto 86
-  // of 132 H100 SMs, with less L1 beside the larger shared-memory carve-out: 37-48% slower
-  // (docs/gpu-validation.md, docs/perf.md). The extra blocks are kept out with shared memory
+  // in any build, no more than kSplitkBlocksPerSm (kernels/tile_shapes.h), the occupancy its
+  // split heuristic counts on. Which of them ptxas allows by registers is an accident of each
+  // build: the decode kernel has come out at registers for two blocks of 128 threads to an SM
+  // and for three; with three, the block scheduler packs the decode grid's blocks onto fewer
+  // SMs, with less L1 beside the larger shared-memory carve-out, and it ran slower
+  // (docs/gpu-validation.md and docs/perf.md have the counts and timings). The extra blocks are kept out with shared memory
   // they do not use. Where a build fits fewer blocks than the target, nothing can be done.
   size_t occupancy_matched_smem(AttentionKernel fn, AttentionKernel plain, KernelStage stage, size_t smem,
                                 const char* what) const {

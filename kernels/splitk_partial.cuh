@@ -18,10 +18,11 @@
 // window are skipped); each row's visible keys are found once per block, so masking a score
 // costs two compares whatever the mask, and the softcap is a uniform branch (not taken without
 // one): the multi-head decode path does the same work as before either existed. Designed for the memory-bound
-// decode case (seq_q = 1, long kv): a query tile has at most 16 rows and only as many as the
-// queries (block_m = min(16, seq_q)), and work is spread over the valid (row, key) and (row,
-// column) pairs only, so a single query row keeps every thread busy loading. Each kv tile
-// (8192 elements of K and of V: 16 KiB each in bf16) is fetched with 16-byte vector loads,
+// decode case (seq_q = 1, long kv): a query tile has at most kSplitkMaxBlockM rows and only as
+// many as the queries (splitk_block_m, kernels/tile_shapes.h), and work is spread over the valid
+// (row, key) and (row, column) pairs only, so a single query row keeps every thread busy
+// loading. Each kv tile (splitk_block_n keys: the same number of elements of K and of V whatever
+// the head dim) is fetched with 16-byte vector loads,
 // consecutive threads on consecutive vectors, into registers one tile ahead: the next tile's
 // loads are in flight while the current one is computed. Per tile: S = Q K^T (one
 // (row, key) dot product per thread and step), the online softmax (a warp per row), and
@@ -104,8 +105,9 @@ struct PartialBlock {
 // read back from what each thread has just written (the partial buffers, same thread, same
 // elements; m and l from shared memory), so it holds what the reduce will read. Not inlined:
 // ptxas allocates a kernel's registers as a whole, and with this code inline it compiled the
-// decode kernel's main loop differently (168 registers against the plain 179, tid re-read and
-// sign extensions redone in every kv tile). As a call after everything else, the kernel up to
+// decode kernel's main loop differently (other registers than the plain kernel's, tid re-read
+// and sign extensions redone in every kv tile; docs/perf.md, "Instrumented kernels with tracing
+// off"). As a call after everything else, the kernel up to
 // the call is the plain kernel, instruction for instruction. `p` is the kernel's
 // __grid_constant__ parameter: passed by reference without a copy to local memory. `step` is
 // the event's place in the block's order: after the block's `splitk.tile` events.

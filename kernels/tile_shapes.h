@@ -24,12 +24,18 @@ TS_HOST_DEVICE constexpr int fa1_block_n(int head_dim) { return head_dim >= 256 
 inline constexpr int kFa2BlockM = 64;
 inline constexpr int kFa2BlockN = 64;
 
-// Split-K partial: at most 8 query rows per tile (fewer when seq_q is smaller, so that a
-// decode step with seq_q = 1 computes one row, not 7 idle ones; 8 rather than 16 keeps the
-// head_dim 128 block at 74 KiB of shared memory and 168 registers, three blocks to an H100
-// SM); a kv tile holds 8192 elements of K (16 KiB in bf16) whatever the head dim, to keep the
-// bytes in flight per tile constant.
+// Split-K partial: at most kSplitkMaxBlockM query rows per tile, fewer when seq_q is smaller,
+// so that a decode step with seq_q = 1 computes one row, not idle ones. The Q, score and
+// per-row tiles in shared memory (kernel_smem.h) and the reduce's per-thread arrays
+// (splitk_reduce.cuh) are sized for it. A kv tile holds 8192 elements of K (16 KiB in bf16)
+// whatever the head dim, to keep the bytes in flight per tile constant.
 inline constexpr int kSplitkMaxBlockM = 8;
+// Resident partial-kernel blocks per multiprocessor that the split heuristic assumes
+// (kernels/tiling.h, choose_num_splits) and that the GPU launcher holds the partial kernel to
+// whatever registers a build happens to need (launch_gpu.cu, occupancy_matched_smem): a third
+// block per SM, where registers allowed one, made the decode grid slower (docs/perf.md, "Split-K
+// decode at the memory roof"). kernel_smem.h asserts that the shared memory allows this many.
+inline constexpr int kSplitkBlocksPerSm = 2;
 TS_HOST_DEVICE constexpr int splitk_block_n(int head_dim) { return 8192 / head_dim; }
 TS_HOST_DEVICE constexpr int splitk_block_m(int64_t seq_q) {
   return seq_q < kSplitkMaxBlockM ? static_cast<int>(seq_q) : kSplitkMaxBlockM;

@@ -49,13 +49,9 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count);
 // The Split-K heuristic, in the spirit of flash-attention's: when the blocks without splitting
 // (batch * heads * query tiles) already fill most of the device's resident-block slots, one
 // split; otherwise the smallest split count whose last wave of blocks is nearly as full as the
-// best achievable, among counts that leave no split empty, at most min(128, kv tiles).
+// best achievable, among counts that leave no split empty, at most min(128, kv tiles). Resident
+// blocks per multiprocessor: kSplitkBlocksPerSm (kernels/tile_shapes.h).
 int32_t choose_num_splits(int64_t blocks_without_split, int sm_count, int32_t num_kv_tiles);
-
-// Resident partial-kernel blocks the heuristic assumes per multiprocessor: its shared memory
-// allows two on an A100, and on an H100 the GPU launcher holds it to two whatever registers a
-// build happens to need (launch_gpu.cu: a third block per SM made the decode grid slower).
-inline constexpr int kSplitkBlocksPerSm = 2;
 
 // The CPU backend has no multiprocessors; it uses an H100's count so that the heuristic picks
 // the same split count as on the GPU it mimics, and traces of both backends line up.

@@ -33,7 +33,7 @@
 #include "kernels/kernel_smem.h"
 #include "kernels/splitk_partial.cuh"
 #include "kernels/splitk_reduce.cuh"
-#include "kernels/tiling.h"  // kSplitkBlocksPerSm
+#include "kernels/tile_shapes.h"  // kSplitkBlocksPerSm
 
 namespace {
 

@@ -33,11 +33,15 @@
 //   TILESCOPE_TRACE_SYMBOL(my_trace);   // at namespace scope in the kernel's .cu; the recorder
 //                                       // sets it (tilescope/recorder.h: bind_symbol)
 //
-// Keeping an instrumented kernel's main loop the plain kernel's (measured on our kernels,
-// docs/perf.md): register allocation is global, so a value only an event needs, held across
-// the main loop, changes the loop. Write events from a __noinline__ function called where the
-// event is, taking the kernel's params by reference (__grid_constant__), reading coordinates
-// afresh (EventSite::here()) rather than holding them.
+// Keeping an instrumented kernel's main loop the plain kernel's: register allocation is global,
+// so a value only an event needs, held across the main loop, changes the loop. Read coordinates
+// afresh where the event is written (EventSite::here()) rather than holding them. Going
+// further, write the event from a __noinline__ function taking the kernel's params by
+// reference (__grid_constant__): tilescope's Split-K partial kernel writes its events so
+// (kernels/splitk_partial.cuh: record_split_state after the loop, record_tile_state behind a
+// branch on the params inside it), and its loop compiles as the plain kernel's. tilescope's
+// FA-1 kernel writes its events inline: there a call in the loop cost more than it saved
+// (docs/perf.md, "Instrumented kernels with tracing off", has both measurements).
 #pragma once
 
 #include <cstdint>
