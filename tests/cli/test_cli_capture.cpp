@@ -107,13 +107,15 @@ TEST(CliCapture, InfoRoundTripsEveryConfigFieldAndMetadataKey) {
     const AttentionInputs in = make_random_inputs(
         c, {.seed = input_seed, .distribution = dist, .scale = input_scale, .preset = preset});
     const RunView mine = test::launch_view(cpu_request(c), in);
-    std::vector<size_t> per_stage(table.size(), 0);
+    std::vector<size_t> per_stage(table.size(), 0), never_written(table.size(), 0);
     for (size_t i = 0; i < mine.recorded_events; ++i) ++per_stage[static_cast<size_t>(mine.headers[i].stage)];
+    // A fault may leave planned events unwritten (empty_split's split): as many as in-process.
+    for (const EventHeader& m : mine.missing) ++never_written[static_cast<size_t>(m.stage)];
     ASSERT_EQ(j.at("stages").size(), table.size());
     for (size_t s = 0; s < table.size(); ++s) {
       EXPECT_EQ(j.at("stages")[s].at("name"), table[s].name);
       EXPECT_EQ(j.at("stages")[s].at("events"), per_stage[s]) << table[s].name;
-      EXPECT_EQ(j.at("stages")[s].at("never_written"), 0);
+      EXPECT_EQ(j.at("stages")[s].at("never_written"), never_written[s]) << table[s].name;
     }
     EXPECT_EQ(j.at("events").at("recorded"), mine.recorded_events);
     EXPECT_EQ(j.at("events").at("dropped"), 0);
@@ -128,7 +130,10 @@ TEST(CliCapture, InfoRoundTripsEveryConfigFieldAndMetadataKey) {
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find(std::string(to_string(c.kernel)) + "/" + std::string(to_string(c.fault))),
               std::string::npos) << text.out;
-    EXPECT_NE(text.out.find(" recorded)"), std::string::npos) << "nothing dropped or never written: " << text.out;
+    if (mine.missing.empty())
+      EXPECT_NE(text.out.find(" recorded)"), std::string::npos) << "nothing dropped or never written: " << text.out;
+    else
+      EXPECT_NE(text.out.find(" never written by the kernel)"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("seed " + std::to_string(input_seed)), std::string::npos) << text.out;
   }
 }
