@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Checks what docs/perf.md says of the decode kernel's code generation: the plain and traced
+builds of the Split-K partial kernel (bf16, head_dim 128) take the same registers and spill
+nothing, on every architecture the project builds for. The traced build writes its events from
+__noinline__ calls (kernels/splitk_partial.cuh) so that its main loop stays the plain one's; an
+edit that brings event state into the loop shows here as a register count of its own.
+
+    check_decode_registers.py NVCC REPO_ROOT ARCH...      (ARCH: 80, 90a, ...)
+
+Compiles tests/kernels/decode_kernel_registers.cu with `-Xptxas -v` and reads ptxas's report;
+prints each kernel's registers and spills (the figures docs/perf.md quotes are measured so).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+VARIANTS = {"0": "plain", "1": "traced"}
+ENTRY = re.compile(r"Compiling entry function '(_ZN2ts21splitk_partial_kernel\S*KernelVariantE(\d)\S*)' for 'sm_(\w+)'")
+PROPERTIES = re.compile(r"Function properties for (\S+)")
+FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+USED = re.compile(r"Used (\d+) registers")
+
+
+def parse(report):
+    """{(arch, variant): {"registers": n, "frame": bytes, "spills": bytes}} of the entry functions."""
+    kernels, entry, described = {}, None, None
+    for line in report.splitlines():
+        m = ENTRY.search(line)
+        if m:
+            entry = (m.group(3), VARIANTS.get(m.group(2), m.group(2)))
+            kernels[entry] = {"name": m.group(1)}
+            continue
+        m = PROPERTIES.search(line)
+        if m:
+            described = m.group(1)
+            continue
+        m = FRAME.search(line)
+        if m and entry and described == kernels[entry]["name"]:
+            kernels[entry]["frame"] = int(m.group(1))
+            kernels[entry]["spills"] = int(m.group(2)) + int(m.group(3))
+            described = None
+            continue
+        m = USED.search(line)
+        if m and entry:
+            kernels[entry]["registers"] = int(m.group(1))
+    return kernels
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__)
+        return 2
+    nvcc, root = argv[1], argv[2]
+    archs = [a.split("-")[0] for a in argv[3:]]  # CMake's 80-real / 90a-virtual forms
+    source = os.path.join(root, "tests", "kernels", "decode_kernel_registers.cu")
+    command = [nvcc, "-I" + root, "-I" + os.path.join(root, "instrumentation", "probe"), "-std=c++20", "-O2",
+               "-DNDEBUG", "--expt-relaxed-constexpr", "-Xptxas", "-v", "-c", source]
+    for arch in archs:
+        command.append(f"--generate-code=arch=compute_{arch},code=sm_{arch}")
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run(command + ["-o", os.path.join(out, "decode.o")], capture_output=True, text=True)
+    if done.returncode != 0:
+        print(" ".join(command))
+        print(done.stdout + done.stderr)
+        return 1
+    kernels = parse(done.stdout + done.stderr)
+    problems = []
+    for arch in archs:
+        plain, traced = kernels.get((arch, "plain")), kernels.get((arch, "traced"))
+        if not plain or not traced or "registers" not in plain or "registers" not in traced:
+            problems.append(f"sm_{arch}: ptxas reported no plain and traced decode kernel (found {sorted(kernels)})")
+            continue
+        for variant, k in (("plain", plain), ("traced", traced)):
+            print(f"sm_{arch} {variant:6s}: {k['registers']} registers, {k.get('frame', '?')} bytes stack frame, "
+                  f"{k.get('spills', '?')} bytes spilled")
+            if k.get("spills", 0) != 0 or k.get("frame", 0) != 0:
+                problems.append(f"sm_{arch} {variant}: spills or a stack frame ({k.get('spills')} bytes spilled, "
+                                f"{k.get('frame')} bytes frame)")
+        if plain["registers"] != traced["registers"]:
+            problems.append(f"sm_{arch}: the traced build takes {traced['registers']} registers, the plain one "
+                            f"{plain['registers']}: the traced main loop is no longer the plain one's")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
