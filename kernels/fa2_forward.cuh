@@ -104,10 +104,18 @@ __device__ __forceinline__ uint32_t pack(float low, float high) {
   return tc::pack_halves(device::from_float<T>(low), device::from_float<T>(high));
 }
 
+// Blocks per SM that every build of a head dim must fit (ptxas caps the registers to match): at
+// head dim 64 three, as many as the shared memory allows (40 KiB a block), so the traced build
+// (218 registers uncapped, two blocks, 25% slower than the plain one on an H100) runs as the
+// plain one does; at 128 shared memory (80 KiB a block) allows two whatever the registers.
+template <int kD>
+inline constexpr int kMinBlocksPerSm = kD == 64 ? 3 : 1;
+
 }  // namespace fa2_detail
 
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads) fa2_forward_kernel(const AttentionParams p) {
+__global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
+    fa2_forward_kernel(const AttentionParams p) {
   static_assert(kD == 64 || kD == 128, "fa2 is instantiated for head dims 64 and 128");
   using Traits = device::VariantTraits<kVariant>;
   using fa2_detail::swizzled;
@@ -152,6 +160,8 @@ __global__ void __launch_bounds__(kKernelThreads) fa2_forward_kernel(const Atten
   // h = 1 holds c2, c3 (groupID + 8).
   const int row_of[2] = {warp * 16 + group, warp * 16 + group + 8};
   const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kBN, q_tile);
+  // The keys each of the two rows sees (past seq_kv, causal, window): the same for every tile.
+  const KeySpan row_span[2] = {p.mask.row_keys(q0 + row_of[0]), p.mask.row_keys(q0 + row_of[1])};
   const bool softcap = p.softcap > 0.0f;
   // Without a softcap the scores stay raw (q . k) until the exponent, which folds the scale in;
   // with one they are scaled and capped first.
@@ -233,20 +243,32 @@ __global__ void __launch_bounds__(kKernelThreads) fa2_forward_kernel(const Atten
     }
 
     // Softcap and mask: masked scores -inf. s holds raw q . k without a softcap (the scale is
-    // folded into the exponent), scaled and capped scores with one.
+    // folded into the exponent), scaled and capped scores with one. A tile inside both rows'
+    // spans (every tile but those at a mask's edges) needs no per-key test: the tests were the
+    // integer work that bounded the kernel, more than its mma.
     const int64_t j0 = static_cast<int64_t>(t) * kBN;
-    TS_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      const KeySpan row_keys = p.mask.row_keys(q0 + row_of[h]);  // past seq_kv, causal, window
+    if (softcap) {
       TS_UNROLL
       for (int n = 0; n < kSTiles; ++n)
         TS_UNROLL
-        for (int e = 0; e < 2; ++e) {
-          float& x = s[n][2 * h + e];
-          if (softcap) x = device::softcap_score(x * p.scale, p.softcap, p.softcap_inv);
-          const int64_t key = j0 + n * 8 + quad_lane * 2 + e;
-          if (key < row_keys.begin || key >= row_keys.end) x = device::kNegInf;
-        }
+        for (int i = 0; i < 4; ++i) s[n][i] = device::softcap_score(s[n][i] * p.scale, p.softcap, p.softcap_inv);
+    }
+    if (!(row_span[0].begin <= j0 && j0 + kBN <= row_span[0].end && row_span[1].begin <= j0 &&
+          j0 + kBN <= row_span[1].end)) {
+      TS_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        // The row's span in key offsets within the tile, clamped to [0, kBN]: 32-bit tests.
+        const int64_t lo64 = row_span[h].begin - j0, hi64 = row_span[h].end - j0;
+        const int lo = lo64 < 0 ? 0 : lo64 > kBN ? kBN : static_cast<int>(lo64);
+        const int hi = hi64 < 0 ? 0 : hi64 > kBN ? kBN : static_cast<int>(hi64);
+        TS_UNROLL
+        for (int n = 0; n < kSTiles; ++n)
+          TS_UNROLL
+          for (int e = 0; e < 2; ++e) {
+            const int key = n * 8 + quad_lane * 2 + e;
+            if (key < lo || key >= hi) s[n][2 * h + e] = device::kNegInf;
+          }
+      }
     }
 
     // 3. Online softmax per row; the quad's four lanes hold a row's 64 keys between them.
