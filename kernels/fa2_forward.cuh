@@ -105,9 +105,10 @@ __device__ __forceinline__ uint32_t pack(float low, float high) {
 }
 
 // Blocks per SM that every build of a head dim must fit (ptxas caps the registers to match): at
-// head dim 64 three, as many as the shared memory allows (40 KiB a block), so the traced build
-// (218 registers uncapped, two blocks, 25% slower than the plain one on an H100) runs as the
-// plain one does; at 128 shared memory (80 KiB a block) allows two whatever the registers.
+// head dim 64 three, as many as the shared memory allows, so that the traced build, which
+// uncapped takes the registers of two blocks only, runs as the plain one does; at head dim 128
+// shared memory allows two whatever the registers. Measured: docs/perf.md, "FA-2 prefill on
+// tensor cores".
 template <int kD>
 inline constexpr int kMinBlocksPerSm = kD == 64 ? 3 : 1;
 
