@@ -15,9 +15,10 @@
 #include "app/cli/cancel_signal.h"
 #include "app/cli/run_text.h"
 #include "app/cli/commands.h"
-#include "app/cli/index_range.h"
 #include "app/cli/progress_bar.h"
+#include "app/cli_common/capture_flags.h"
 #include "app/cli_common/report_output.h"
+#include "app/model/capture/capture_check.h"
 #include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"
@@ -78,13 +79,16 @@ CaptureSpec spec_from(const CaptureOptions& o) {
   spec.trace.enabled = !o.no_trace;
   spec.trace.capacity_events = o.capacity;
   TraceFilter& f = spec.trace.filter;
-  if (!o.trace_batch.empty())
-    std::tie(f.batch_begin, f.batch_end) = parse_index_range(o.trace_batch, "--trace-batch");
-  if (!o.trace_head.empty())
-    std::tie(f.head_begin, f.head_end) = parse_index_range(o.trace_head, "--trace-head");
-  if (!o.trace_queries.empty())
-    std::tie(f.query_begin, f.query_end) = parse_index_range(o.trace_queries, "--trace-queries");
-  if (!o.stages.empty()) f.stage_mask = stage_mask_from_names(o.stages, kernel_stage_table(spec.config.kernel));
+  std::tie(f.batch_begin, f.batch_end) = parse_index_range(o.trace_batch, CaptureField::trace_batch);
+  std::tie(f.head_begin, f.head_end) = parse_index_range(o.trace_head, CaptureField::trace_heads);
+  std::tie(f.query_begin, f.query_end) = parse_index_range(o.trace_queries, CaptureField::trace_queries);
+  if (!o.stages.empty()) {
+    try {
+      f.stage_mask = stage_mask_from_names(o.stages, kernel_stage_table(spec.config.kernel));
+    } catch (const CaptureError& e) {
+      throw CaptureError(CaptureField::trace_stages, e.what());
+    }
+  }
   if (o.tile_events != "auto") spec.tile_events = o.tile_events == "on";
   spec.cpu_workers = o.workers;
   spec.perturb_seed = o.perturb_seed;
@@ -119,7 +123,7 @@ void run(const CaptureOptions& o) {
     // record what was asked: a script must not take it for a complete trace.
     print_error("tilescope capture", "the trace buffer was full: " + std::to_string(result.events->dropped) +
                                          " events were dropped; " + output.string() +
-                                         " holds only the first ones. Raise --capacity or narrow the filters.");
+                                         " holds only the first ones; " + capacity_hint() + ".");
     throw CommandExit{kExitBadInput};
   }
 }

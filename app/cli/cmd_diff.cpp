@@ -14,6 +14,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/open_with_progress.h"
 #include "app/cli/progress_bar.h"
+#include "app/cli_common/capture_flags.h"
 #include "app/cli_common/report_output.h"
 #include "app/model/analysis/ab_compare.h"
 #include "app/model/analysis/analyze_run.h"
@@ -68,9 +69,14 @@ void run(const DiffOptions& o) {
       print_error("tilescope diff",
                   o.run + " is incomplete: " + std::to_string(report.dropped_events) +
                       " events were dropped when it was captured (the trace buffer was full), so \"clean\" covers "
-                      "only the recorded events; capture again with a larger --capacity or narrower filters");
+                      "only the recorded events; " + capacity_hint());
       throw CommandExit{kExitBadInput};
     }
+    // The report says so in words of no front end; here, with the options that fix it.
+    if (report.dropped_events > 0)
+      print_error("tilescope diff", "note: " + std::to_string(report.dropped_events) +
+                                        " events were dropped when " + o.run + " was captured and were not checked; " +
+                                        capacity_hint());
     throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
   }
   const RunView b = open_traced(o.against);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "app/cli_common/capture_flags.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/trace_session.h"
 #include "base/count_text.h"
@@ -61,10 +62,8 @@ std::string capture_summary(const CaptureResult& result, const std::filesystem::
   s += "Events: " + events_by_stage_text(run) + " (" + std::to_string(ev.size()) + " recorded, " +
        std::to_string(ev.dropped) + " dropped).";
   if (ev.dropped > 0)
-    s += " " + std::to_string(ev.dropped) + " events did not fit --capacity " +
-         std::to_string(ev.size()) +
-         " and were dropped (the trace keeps the first ones): raise --capacity or narrow the "
-         "filters (--trace-batch, --trace-head, --trace-queries, --stages).";
+    s += " " + std::to_string(ev.dropped) + " events did not fit the trace capacity of " + std::to_string(ev.size()) +
+         " and were dropped (the trace keeps the first ones): " + capacity_hint() + ".";
   s += "\n";
   std::error_code ec;
   const auto size = std::filesystem::file_size(written, ec);

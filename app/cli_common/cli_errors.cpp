@@ -5,12 +5,15 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "app/cli_common/capture_flags.h"
 #include "app/cli_common/report_output.h"
 #include "app/model/analysis/analysis_error.h"
 #include "app/model/analysis/tolerance.h"
+#include "app/model/capture/capture_check.h"
 #include "app/model/capture/capture_error.h"
 #include "instrumentation/trace/display_text.h"
 #include "instrumentation/trace/file_error.h"
@@ -19,26 +22,6 @@
 #include "kernels/launch_error.h"
 
 namespace ts::cli {
-namespace {
-
-// The command-line option that sets a config field, for "fix --seq-q".
-std::string_view option_for_field(std::string_view field) {
-  if (field == "batch") return "--batch";
-  if (field == "heads") return "--heads";
-  if (field == "seq_q") return "--seq-q";
-  if (field == "seq_kv") return "--seq-kv";
-  if (field == "head_dim") return "--head-dim";
-  if (field == "num_splits") return "--splits";
-  if (field == "softmax_scale") return "--scale";
-  if (field == "fault") return "--fault or --kernel";
-  if (field == "kernel") return "--kernel";
-  if (field == "dtype") return "--dtype";
-  if (field == "scale") return "--input-scale";
-  if (field == "q" || field == "kv") return "--batch, --heads, --seq-q/--seq-kv or --head-dim";
-  return {};
-}
-
-}  // namespace
 
 int exit_code_for(const std::exception& e) {
   if (dynamic_cast<const WriteCancelled*>(&e)) return kExitCancelled;
@@ -70,9 +53,11 @@ void print_error(std::string_view prefix, std::string_view message) {
 int report_error(std::string_view prefix, const std::exception& e) {
   std::string message = e.what();
   if (const auto* config = dynamic_cast<const ConfigError*>(&e)) {
-    const std::string_view option = option_for_field(config->field());
     message = "invalid config: " + message;
-    if (!option.empty()) message += " (fix " + std::string(option) + ")";
+    if (const std::optional<CaptureField> field = capture_field_of_config(config->field()))
+      message += " (fix " + std::string(option_for(*field)) + ")";
+  } else if (const auto* capture = dynamic_cast<const CaptureError*>(&e); capture && capture->field()) {
+    message += " (fix " + std::string(option_for(*capture->field())) + ")";
   } else if (dynamic_cast<const WriteCancelled*>(&e)) {
     message = "cancelled; nothing was written";
   } else if (const auto* launch = dynamic_cast<const LaunchError*>(&e)) {

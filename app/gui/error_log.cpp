@@ -4,6 +4,8 @@
 #include <string>
 
 #include "app/cli_common/cli_errors.h"
+#include "app/model/capture/capture_error.h"
+#include "app/model/viewer/launch_form.h"
 #include "instrumentation/trace/display_text.h"
 
 namespace ts {
@@ -20,7 +22,12 @@ void ErrorLog::report(std::string_view where, std::string_view raw_message, int 
   entries_.push_back({place, message, 1, exit_code});
 }
 
-void ErrorLog::report(std::string_view where, const std::exception& e) { report(where, e.what(), cli::exit_code_for(e)); }
+void ErrorLog::report(std::string_view where, const std::exception& e) {
+  // A capture request's problem names its field as the launch form labels it.
+  if (const auto* capture = dynamic_cast<const CaptureError*>(&e); capture && capture->field())
+    return report(where, problem_text({*capture->field(), capture->what()}), cli::exit_code_for(e));
+  report(where, e.what(), cli::exit_code_for(e));
+}
 
 void ErrorLog::report(std::string_view where, const std::exception_ptr& e) {
   try {

@@ -16,17 +16,21 @@
 namespace ts {
 namespace {
 
-// A label in the table's first column, red when the form's problem is this field.
-void label(const char* text, const std::string& bad, const char* field = nullptr) {
+// A label in the table's first column, red when the form's problem is `field`'s (or a field
+// the panel shows at the same label: the tensors' sizes at seq_q and seq_kv).
+void label(const char* text, const std::optional<CaptureField>& bad, std::optional<CaptureField> field = std::nullopt) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::AlignTextToFramePadding();
-  const bool wrong = field && bad == field;
+  const bool wrong = field && bad && form_label(*bad) == form_label(*field);
   if (wrong) ImGui::TextColored(ImColor(theme::kError), "%s", text);
   else ImGui::TextUnformatted(text);
   ImGui::TableNextColumn();
   ImGui::SetNextItemWidth(-1);
 }
+
+// A field's label as the form names it (form_label), red when the problem is its.
+void label(CaptureField field, const std::optional<CaptureField>& bad) { label(form_label(field).label, bad, field); }
 
 void hint(const char* text) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
@@ -82,12 +86,12 @@ void LaunchPanel::gpu_line() {
   ImGui::TextWrapped("GPU: not available (%s); the cpu backend runs the same kernel source", gpu->why_not.c_str());
 }
 
-void LaunchPanel::draw_kernel_fields(const std::string& bad) {
+void LaunchPanel::draw_kernel_fields(const std::optional<CaptureField>& bad) {
   section("Kernel");
   const FormTable table("##kernel");
   if (!table) return;
   LaunchForm& f = form;
-  label("kernel", bad, launch_field::kernel);
+  label(CaptureField::kernel, bad);
   if (enum_combo("##kernel", f.config.kernel,
                  std::array{std::pair{KernelKind::fa1, "fa1 (one pass, online softmax)"},
                             std::pair{KernelKind::splitk, "splitk (partial pass + log-sum-exp reduce)"},
@@ -99,7 +103,7 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
     // Another kernel, another stage table: trace all of its stages.
     f.stage_mask = all_stages_mask(kernel_stage_table(f.config.kernel));
   }
-  label("fault", bad, launch_field::fault);
+  label(CaptureField::fault, bad);
   const FaultInfo& current = fault_info(f.config.fault);
   if (const ImGuiComboScope combo("##fault", std::string(current.name).c_str()); combo) {
     for (const FaultInfo& fi : faults_for(f.config.kernel)) {
@@ -112,22 +116,22 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
     ImGui::TextDisabled("%s", std::string(current.description).c_str());
     error_injection().throw_if_aimed_at("launch");  // mid-table, text wrap pushed
   }
-  label("backend", bad, launch_field::backend);
+  label(CaptureField::backend, bad);
   enum_combo("##backend", f.backend,
              std::array{std::pair{Backend::auto_, "auto (GPU when present)"}, std::pair{Backend::cpu, "cpu (SIMT runtime)"},
                         std::pair{Backend::gpu, "gpu"}});
   gpu_line();
-  label("batch", bad, launch_field::batch);
+  label(CaptureField::batch, bad);
   ImGui::InputScalar("##batch", ImGuiDataType_S64, &f.config.batch);
-  label("heads", bad, launch_field::heads);
+  label(CaptureField::heads, bad);
   ImGui::InputScalar("##heads", ImGuiDataType_S64, &f.config.heads);
-  label("seq_q", bad, launch_field::seq_q);
+  label(CaptureField::seq_q, bad);
   ImGui::InputScalar("##seq_q", ImGuiDataType_S64, &f.config.seq_q);
   hint("Query length");
-  label("seq_kv", bad, launch_field::seq_kv);
+  label(CaptureField::seq_kv, bad);
   ImGui::InputScalar("##seq_kv", ImGuiDataType_S64, &f.config.seq_kv);
   hint("Key / value length");
-  label("head_dim", bad, launch_field::head_dim);
+  label(CaptureField::head_dim, bad);
   {
     const std::string cur = std::to_string(f.config.head_dim);
     if (const ImGuiComboScope combo("##head_dim", cur.c_str()); combo) {
@@ -135,24 +139,24 @@ void LaunchPanel::draw_kernel_fields(const std::string& bad) {
         if (ImGui::Selectable(std::to_string(d).c_str(), d == f.config.head_dim)) f.config.head_dim = d;
     }
   }
-  label("dtype", bad, launch_field::dtype);
+  label(CaptureField::dtype, bad);
   enum_combo("##dtype", f.config.dtype,
              std::array{std::pair{DType::f32, "fp32"}, std::pair{DType::f16, "fp16"}, std::pair{DType::bf16, "bf16"}});
   label("causal", bad);
   ImGui::Checkbox("##causal", &f.config.causal);
   hint("Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q");
-  label("splits", bad, launch_field::splits);
+  label(CaptureField::splits, bad);
   {
     const ImGuiDisabledScope disabled(f.config.kernel != KernelKind::splitk);
     ImGui::InputScalar("##splits", ImGuiDataType_S64, &f.config.num_splits);
   }
   hint("Split-K splits; 0 = the heuristic's choice");
-  label("scale", bad, launch_field::scale);
+  label(CaptureField::softmax_scale, bad);
   ImGui::InputDouble("##scale", &f.config.softmax_scale, 0, 0, "%.6g");
   hint("Softmax scale; 0 = 1/sqrt(head_dim)");
 }
 
-void LaunchPanel::draw_input_fields(const std::string& bad) {
+void LaunchPanel::draw_input_fields(const std::optional<CaptureField>& bad) {
   section("Inputs");
   LaunchForm& f = form;
   int source = f.inputs_from_files ? 1 : 0;
@@ -162,13 +166,13 @@ void LaunchPanel::draw_input_fields(const std::string& bad) {
   const FormTable table("##inputs");
   if (!table) return;
   if (!f.inputs_from_files) {
-    label("seed", bad, launch_field::input_seed);
+    label(CaptureField::input_seed, bad);
     ImGui::InputText("##seed", &f.input_seed, ImGuiInputTextFlags_CharsDecimal);
     label("distribution", bad);
     enum_combo("##dist", f.distribution,
                std::array{std::pair{InputDistribution::normal, "normal N(0, 1) x scale"},
                           std::pair{InputDistribution::uniform, "uniform U[-1, 1) x scale"}});
-    label("input scale", bad, launch_field::input_scale);
+    label(CaptureField::input_scale, bad);
     ImGui::InputDouble("##iscale", &f.input_scale, 0, 0, "%.6g");
     label("preset", bad);
     enum_combo("##preset", f.preset,
@@ -176,16 +180,16 @@ void LaunchPanel::draw_input_fields(const std::string& bad) {
                           std::pair{InputPreset::large_logits, "large_logits (max subtraction matters)"},
                           std::pair{InputPreset::all_equal_scores, "all_equal_scores (every score ties)"}});
   } else {
-    label("Q file", bad, launch_field::input_files);
+    label("Q file", bad, CaptureField::input_files);
     ImGui::InputTextWithHint("##q", ".npy / .safetensors, or one .safetensors with q, k, v", &f.q_file);
-    label("K file", bad, launch_field::input_files);
+    label("K file", bad, CaptureField::input_files);
     ImGui::InputTextWithHint("##k", "(empty when Q holds all three)", &f.k_file);
-    label("V file", bad, launch_field::input_files);
+    label("V file", bad, CaptureField::input_files);
     ImGui::InputTextWithHint("##v", "(empty when Q holds all three)", &f.v_file);
   }
 }
 
-void LaunchPanel::draw_trace_fields(const std::string& bad) {
+void LaunchPanel::draw_trace_fields(const std::optional<CaptureField>& bad) {
   section("Trace");
   LaunchForm& f = form;
   ImGui::Checkbox("record events", &f.trace_enabled);
@@ -194,14 +198,14 @@ void LaunchPanel::draw_trace_fields(const std::string& bad) {
     const FormTable table("##trace");
     if (!table) return;
     const ImGuiDisabledScope disabled(!f.trace_enabled);
-    label("batch entries", bad, launch_field::trace_batch);
+    label(CaptureField::trace_batch, bad);
     ImGui::InputTextWithHint("##tb", "all (or A:B, A:, :B, N)", &f.trace_batch);
-    label("heads", bad, launch_field::trace_heads);
+    label(CaptureField::trace_heads, bad);
     ImGui::InputTextWithHint("##th", "all (or A:B, A:, :B, N)", &f.trace_heads);
-    label("queries", bad, launch_field::trace_queries);
+    label(CaptureField::trace_queries, bad);
     ImGui::InputTextWithHint("##tq", "all (or A:B, A:, :B, N)", &f.trace_queries);
     hint("Query rows: events whose rows overlap these are kept");
-    label("stages", bad, launch_field::trace_stages);
+    label(CaptureField::trace_stages, bad);
     const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
     for (size_t st = 0; st < stages.size(); ++st) {
       if (st > 0) ImGui::SameLine();
@@ -224,7 +228,7 @@ void LaunchPanel::draw_trace_fields(const std::string& bad) {
   }
   hint("Split-K: a splitk.tile event with each split's running state after every kv tile; auto: on when the "
        "run is small enough");
-  label("capacity", bad, launch_field::capacity);
+  label(CaptureField::capacity, bad);
   ImGui::InputScalar("##cap", ImGuiDataType_S64, &f.capacity);
   hint("Events the buffer holds; the rest are counted as dropped");
   }
@@ -232,10 +236,10 @@ void LaunchPanel::draw_trace_fields(const std::string& bad) {
   {
     const FormTable table("##cpu");
     if (!table) return;
-    label("workers", bad, launch_field::cpu_workers);
+    label(CaptureField::cpu_workers, bad);
     ImGui::InputInt("##workers", &f.cpu_workers);
     hint("SIMT worker threads; 0 = all cores, 1 = deterministic");
-    label("perturbation seed", bad, launch_field::perturb_seed);
+    label(CaptureField::perturb_seed, bad);
     ImGui::InputTextWithHint("##perturb", "off (a number: threads resume in a seeded random order)", &f.perturb_seed,
                              ImGuiInputTextFlags_CharsDecimal);
   }
@@ -249,8 +253,8 @@ void LaunchPanel::draw_trace_fields(const std::string& bad) {
 std::optional<CaptureRequest> LaunchPanel::draw(bool busy, const JobProgress::Snapshot& progress, bool& cancel,
                                                ImVec2 size) {
   std::optional<CaptureRequest> request;
-  const std::optional<LaunchFormError> problem = check_launch_form(form);
-  const std::string bad = problem ? problem->field() : std::string();
+  const std::optional<CaptureProblem> problem = check_launch_form(form);
+  const std::optional<CaptureField> bad = problem ? std::optional(problem->field) : std::nullopt;
   const float column_w = std::min(560.0f, (size.x - 30) / 2);
   {
     const ImGuiChildScope left("##launch-left", ImVec2(column_w, size.y - ImGui::GetFrameHeightWithSpacing() * 3), false);
@@ -271,7 +275,7 @@ std::optional<CaptureRequest> LaunchPanel::draw(bool busy, const JobProgress::Sn
         CaptureRequest r{to_capture_spec(form), std::nullopt};
         if (!save_path.empty()) r.save_to = std::filesystem::path(save_path);
         request = std::move(r);
-      } catch (const LaunchFormError&) {
+      } catch (const CaptureError&) {
         // check_launch_form said it was fine a moment ago; nothing to run.
       }
     }
@@ -291,7 +295,7 @@ std::optional<CaptureRequest> LaunchPanel::draw(bool busy, const JobProgress::Sn
     if (ImGui::Button("Cancel")) cancel = true;
   } else if (problem) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextColored(ImColor(theme::kError), "%s", problem->what());
+    ImGui::TextColored(ImColor(theme::kError), "%s", problem_text(*problem).c_str());
   } else {
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled("Ready: the capture runs on a worker thread; the viewer stays responsive.");

@@ -1,9 +1,9 @@
 // The launch panel: every field of a capture (kernel, fault with its one-line doc, backend with
 // the GPU's state, sizes, dtype, causal, splits, scale; inputs from a seed or Q/K/V files; trace
 // filters and capacity; CPU workers and perturbation seed; where to save the trace), checked as
-// it is typed (app/model/viewer/launch_form.h: the problem names the field, which is marked). The
-// Launch button hands the request to the caller, which runs it on the worker thread; the panel
-// never runs anything itself.
+// it is typed (app/model/viewer/launch_form.h: the problem names its field, whose label, from
+// the form's table form_label, is marked). The Launch button hands the request to the caller,
+// which runs it on the worker thread; the panel never runs anything itself.
 #pragma once
 
 #include <filesystem>
@@ -34,9 +34,9 @@ class LaunchPanel {
   std::optional<GpuState> gpu;
 
  private:
-  void draw_kernel_fields(const std::string& bad);
-  void draw_input_fields(const std::string& bad);
-  void draw_trace_fields(const std::string& bad);
+  void draw_kernel_fields(const std::optional<CaptureField>& bad);
+  void draw_input_fields(const std::optional<CaptureField>& bad);
+  void draw_trace_fields(const std::optional<CaptureField>& bad);
   void gpu_line();
 };
 

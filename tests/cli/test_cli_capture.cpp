@@ -231,7 +231,7 @@ TEST(CliCapture, SmallCapacityDropsAnExactCountAndKeepsTheFirstEvents) {
   EXPECT_NE(r.err.find("trace buffer was full"), std::string::npos) << r.err;
   ASSERT_TRUE(std::filesystem::exists(file)) << "the partial trace is kept";
   EXPECT_NE(r.out.find(std::to_string(n - capacity) + " dropped"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("raise --capacity"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a larger --capacity"), std::string::npos) << r.out;
 
   const CliRun info = run_tilescope({"info", "--json", file.string()}, dir.path());
   ASSERT_EQ(info.exit_code, 0) << info.err;

@@ -93,10 +93,10 @@ TEST(CliErrors, BadTraceRequestsAndUsage) {
   const auto out = dir.path() / "x.trace.safetensors";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--trace-batch", "5:6"}, "keeps nothing"},
-      {{"--trace-head", "3:1"}, "the range is empty"},
-      {{"--trace-queries", "x"}, "--trace-queries 'x'"},
+      {{"--trace-head", "3:1"}, "'3:1' is empty"},
+      {{"--trace-queries", "x"}, "'x' is not an index range"},
       {{"--trace-queries", "70:"}, "queries"},
-      {{"--trace-queries", "0:2147483648"}, "index too large"},
+      {{"--trace-queries", "0:2147483648"}, "is too large"},
       {{"--kernel", "splitk", "--stages", "fa1.step"}, "unknown stage 'fa1.step' (this kernel's stages: splitk.tile"},
       {{"--stages", "fa1.step,bogus"}, "unknown stage 'bogus'"},
       {{"--capacity=-1"}, "capacity must be >= 0"},
@@ -109,6 +109,35 @@ TEST(CliErrors, BadTraceRequestsAndUsage) {
   expect_bad_input({"capture", "--backend", "cpu"}, "--output", dir.path(), out);
   expect_bad_input({}, "give a command", dir.path(), out);
   expect_bad_input({"frobnicate"}, "frobnicate", dir.path(), out);
+}
+
+// The model's checks name a field in neutral words; the CLI names the option that sets it.
+TEST(CliErrors, EachProblemNamesItsOption) {
+  test::TempDir dir;
+  const auto out = dir.path() / "x.trace.safetensors";
+  std::ofstream(dir.path() / "a.npy") << "x";
+  const std::string a = (dir.path() / "a.npy").string(), missing = (dir.path() / "missing.npy").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--trace-batch", "5:6"}, "--trace-batch"},
+      {{"--trace-head", "3:1"}, "--trace-head"},
+      {{"--trace-queries", "x"}, "--trace-queries"},
+      {{"--trace-queries", "20:"}, "--trace-queries"},
+      {{"--kernel", "splitk", "--stages", "fa1.step"}, "--stages"},
+      {{"--capacity=-1"}, "--capacity"},
+      {{"--workers=-1"}, "--workers"},
+      {{"--workers", "1025"}, "--workers"},
+      {{"--backend", "gpu", "--perturb-seed", "3"}, "--perturb-seed"},
+      {{"--input-scale", "0"}, "--input-scale"},
+      {{"--inputs", a, a}, "--inputs"},
+      {{"--inputs", a, missing, a}, "--inputs"},
+      {{"--seq-q", "0"}, "--seq-q"},
+      {{"--heads", "4", "--heads-kv", "3"}, "--heads-kv"},
+      {{"--window", "2000000000,0"}, "--window"},
+      {{"--softcap=-1"}, "--softcap"},
+      {{"--kernel", "splitk", "--fault", "per_tile_softmax"}, "--fault or --kernel"},
+      {{"--batch", "60000", "--heads", "60000", "--seq-q", "1000"}, "--batch, --heads, --seq-q or --head-dim"},
+  };
+  for (const auto& [extra, option] : cases) expect_bad_input(small_capture(out, extra), "(fix " + option + ")\n", dir.path(), out);
 }
 
 TEST(CliErrors, BadInputFilesAreNamed) {

@@ -4,6 +4,9 @@
 #include <stdexcept>
 
 #include "app/gui/error_log.h"
+#include "app/model/capture/capture_check.h"
+#include "app/model/capture/capture_error.h"
+#include "app/model/viewer/launch_form.h"
 #include "instrumentation/trace/file_error.h"
 
 namespace ts {
@@ -49,6 +52,21 @@ TEST(ErrorLog, MessagesAreShownEscapedAndCarryTheCliExitCode) {
   EXPECT_FALSE(guarded(log, "draw", [] { throw std::runtime_error("a bug"); }));
   EXPECT_EQ(log.entries()[1].exit_code, 2);
   EXPECT_EQ(log.entries()[2].exit_code, 3);
+}
+
+// A capture request's problem that reaches the log (a re-run the form did not check) names its
+// field as the launch form labels it, as the form itself would.
+TEST(ErrorLog, CaptureProblemsNameTheFormsLabel) {
+  ErrorLog log;
+  CaptureSpec spec;
+  spec.trace.capacity_events = -3;
+  EXPECT_FALSE(guarded(log, "re-run", [&] { check_capture(spec); }));
+  ASSERT_EQ(log.entries().size(), 1u);
+  const std::vector<CaptureProblem> problems = capture_problems(spec);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(log.entries()[0].message, problem_text(problems[0]));
+  EXPECT_EQ(log.entries()[0].message.rfind("capacity (Trace): ", 0), 0u) << log.entries()[0].message;
+  EXPECT_EQ(log.entries()[0].exit_code, 2) << "bad input";
 }
 
 }  // namespace

@@ -195,11 +195,11 @@ TEST(Capture, RequestsThatCannotRunAreRefusedBeforeRunning) {
   refused(s, "capacity");
   s = spec;
   s.cpu_workers = -1;
-  refused(s, "--workers");
+  refused(s, "CPU workers");
   s = spec;
   s.backend = Backend::gpu;
   s.perturb_seed = 1;
-  refused(s, "--perturb-seed");
+  refused(s, "perturbation seed");
   s = spec;
   s.inputs = InputFiles{{"a.npy", "b.npy"}};
   refused(s, "got 2 files");

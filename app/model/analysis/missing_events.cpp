@@ -18,7 +18,7 @@ void collect_missing_events(const RunView& run, AnalysisReport& rep) {
   if (run.dropped_events > 0)
     rep.anomalies.push_back(std::to_string(run.dropped_events) +
                             " events were dropped because the trace buffer was full; they were not checked: capture "
-                            "with a larger --capacity or narrower filters");
+                            "again with a larger trace capacity or narrower trace filters");
   for (StageReport& sr : rep.stages) {
     sr.events_expected = sr.events_compared + sr.events_missing;
     sr.traced = sr.events_expected > 0;

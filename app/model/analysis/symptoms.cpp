@@ -200,7 +200,7 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       s.line = "no divergence in the " + std::to_string(events) + " recorded events, but the trace is incomplete: " +
                std::to_string(r.dropped_events) +
                " events were dropped (the trace buffer was full) and were not checked; capture again with a larger "
-               "--capacity or narrower filters";
+               "trace capacity or narrower trace filters";
     if (r.config && r.tiling && r.config->fault != Fault::none) {
       // A faulty kernel that ran clean: say why, so that "clean" does not read as "no bug".
       const std::string why = why_fault_cannot_show(*r.config, *r.tiling);

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
-#include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/generated_inputs.h"
 #include "instrumentation/trace/file_error.h"
@@ -25,10 +25,9 @@ LoadedInputs generate(const AttentionConfig& config, const RandomInputSpec& spec
 
 LoadedInputs load_files(const AttentionConfig& config, const InputFiles& files) {
   const auto& paths = files.paths;
+  // How many files a capture takes is check_capture's to say (the person sees it there).
   if (paths.size() != 1 && paths.size() != 3)
-    throw CaptureError("inputs: got " + std::to_string(paths.size()) +
-                       " files; give three files in q k v order (.npy or single-tensor "
-                       ".safetensors), or one .safetensors holding tensors named q, k and v");
+    throw std::invalid_argument("load_capture_inputs: " + std::to_string(paths.size()) + " input files (1 or 3)");
   const std::string names[3] = {"q", "k", "v"};
   const auto file_of = [&](int tensor) { return paths.size() == 3 ? static_cast<size_t>(tensor) : size_t{0}; };
   const auto with_file = [&](int tensor, const InputError& e) {

@@ -22,7 +22,8 @@ struct LoadedInputs {
   std::map<std::string, std::string> provenance;
 };
 
-// Generates or loads the inputs and checks them against `config`. Throws ConfigError (invalid
+// Generates or loads the inputs and checks them against `config`. Files: one or three
+// (check_capture says so to the person; std::invalid_argument here). Throws ConfigError (invalid
 // config or random spec), FileError subclasses (missing, unreadable or damaged file, unusable
 // dtype or tensor name; the message names the file) or InputError (shape, dtype or NaN/Inf;
 // the message names the file and tensor). `progress`: elements generated (random inputs only;

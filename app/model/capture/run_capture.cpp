@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/model/capture/capture_error.h"
+#include "app/model/capture/capture_check.h"
 #include "app/model/capture/capture_inputs.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/tool_version.h"
@@ -21,45 +21,6 @@
 
 namespace ts {
 namespace {
-
-std::string range_text(int64_t begin, int64_t end) {
-  return "[" + std::to_string(begin) + ", " + (end == INT32_MAX ? std::string("end") : std::to_string(end)) + ")";
-}
-
-// A filter range must be well-formed and keep at least one index of [0, size).
-void check_range(const char* what, const char* option, int64_t begin, int64_t end, int64_t size,
-                 const char* size_name) {
-  if (begin < 0 || end <= begin)
-    throw CaptureError("trace " + std::string(what) + " range " + range_text(begin, end) +
-                       " is empty or negative; give " + option + " A:B with 0 <= A < B");
-  if (begin >= size)
-    throw CaptureError("trace " + std::string(what) + " range " + range_text(begin, end) +
-                       " keeps nothing: the run has " + std::to_string(size) + " " + size_name +
-                       " (0.." + std::to_string(size - 1) + "); fix " + option);
-}
-
-void check_request(const CaptureSpec& spec) {
-  validate(spec.config);
-  const AttentionConfig& c = spec.config;
-  const TraceRequest& t = spec.trace;
-  if (t.capacity_events < 0)
-    throw CaptureError("trace capacity must be >= 0 events (got " +
-                       std::to_string(t.capacity_events) + "); fix --capacity");
-  check_range("batch", "--trace-batch", t.filter.batch_begin, t.filter.batch_end, c.batch,
-              "batch entries");
-  check_range("head", "--trace-head", t.filter.head_begin, t.filter.head_end, c.heads, "heads");
-  check_range("query", "--trace-queries", t.filter.query_begin, t.filter.query_end, c.seq_q, "queries");
-  const std::vector<StageInfo> stages = kernel_stage_table(c.kernel);
-  if (t.enabled && (t.filter.stage_mask & all_stages_mask(stages)) == 0)
-    throw CaptureError("no stage is traced; the " + std::string(to_string(c.kernel)) + " kernel has " +
-                       stage_mask_names(all_stages_mask(stages), stages) + "; fix --stages");
-  if (spec.cpu_workers < 0)
-    throw CaptureError("CPU workers must be >= 0 (0 = all cores; got " +
-                       std::to_string(spec.cpu_workers) + "); fix --workers");
-  if (spec.perturb_seed && spec.backend == Backend::gpu)
-    throw CaptureError("--perturb-seed reorders the CPU runtime's threads; it does not apply to "
-                       "the gpu backend (use --backend cpu)");
-}
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -120,7 +81,7 @@ const char* progress_unit(CapturePhase phase) {
 
 CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progress,
                           const std::atomic<bool>* cancel, const CapturePhaseChange& phase) {
-  check_request(spec);
+  check_capture(spec);
   const auto enter = [&](CapturePhase p) {
     if (phase) phase(p);
   };

@@ -45,8 +45,8 @@ const char* progress_unit(CapturePhase phase);  // "values", "blocks", "bytes"
 // Called on the calling thread as each phase starts.
 using CapturePhaseChange = std::function<void(CapturePhase phase)>;
 
-// Checks the request (config, trace filter within the config's sizes, stages the kernel has,
-// capacity, CPU-only options), loads the inputs and launches. `cancel` is polled between blocks
+// Checks the request (check_capture: config, inputs, trace filter within the config's sizes,
+// stages the kernel has, capacity, CPU-only options), loads the inputs and launches. `cancel` is polled between blocks
 // (CPU) or kernels (GPU). Throws ConfigError, CaptureError, InputError or FileError for bad
 // requests and inputs, LaunchError for a run that cannot start or finish (reason() says which:
 // no device, not built with CUDA, failed, cancelled, too large).

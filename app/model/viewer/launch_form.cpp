@@ -3,9 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <limits>
-#include <system_error>
 #include <tuple>
 #include <variant>
 
@@ -32,37 +30,64 @@ bool parse_int(const std::string& text, int64_t& out) {
   return r.ec == std::errc() && r.ptr == e;
 }
 
-std::optional<uint64_t> parse_seed(const std::string& text, const char* field, bool required) {
+std::optional<uint64_t> parse_seed(const std::string& text, CaptureField field, bool required) {
   const std::string t = trim(text);
   if (t.empty()) {
-    if (required) throw LaunchFormError(field, std::string(field) + " is empty; give a whole number >= 0");
+    if (required) throw CaptureError(field, "the seed is empty; give a whole number >= 0");
     return std::nullopt;
   }
   uint64_t v = 0;
   const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
   if (r.ec != std::errc() || r.ptr != t.data() + t.size())
-    throw LaunchFormError(field, std::string(field) + " '" + t + "' is not a whole number in 0.." +
-                                     std::to_string(std::numeric_limits<uint64_t>::max()));
+    throw CaptureError(field, "the seed '" + t + "' is not a whole number in 0.." +
+                                  std::to_string(std::numeric_limits<uint64_t>::max()));
   return v;
 }
 
-// ConfigError's field names (base/attention_config.cpp) -> the panel's.
-std::string panel_field(const std::string& config_field) {
-  if (config_field == "num_splits") return launch_field::splits;
-  if (config_field == "softmax_scale") return launch_field::scale;
-  if (config_field == "q") return launch_field::seq_q;
-  if (config_field == "kv") return launch_field::seq_kv;
-  return config_field;
-}
-
-void check_range_keeps(const char* field, int32_t begin, int32_t end, int64_t size, const char* what) {
-  if (begin >= size)
-    throw LaunchFormError(field, std::string(field) + " " + index_range_text(begin, end) +
-                                     " keeps nothing: the run has " + std::to_string(size) + " " + what +
-                                     " (0.." + std::to_string(size - 1) + ")");
-}
-
 }  // namespace
+
+bool FormLabel::operator==(const FormLabel& other) const {
+  return std::string_view(section) == other.section && std::string_view(label) == other.label;
+}
+
+// The panel's labels, one per field; the sections are the panel's headings.
+FormLabel form_label(CaptureField field) {
+  switch (field) {
+    case CaptureField::kernel: return {"Kernel", "kernel"};
+    case CaptureField::fault: return {"Kernel", "fault"};
+    case CaptureField::backend: return {"Kernel", "backend"};
+    case CaptureField::batch: return {"Kernel", "batch"};
+    case CaptureField::heads: return {"Kernel", "heads"};
+    case CaptureField::heads_kv: return {"Kernel", "heads_kv"};
+    case CaptureField::seq_q: return {"Kernel", "seq_q"};
+    case CaptureField::seq_kv: return {"Kernel", "seq_kv"};
+    case CaptureField::head_dim: return {"Kernel", "head_dim"};
+    case CaptureField::dtype: return {"Kernel", "dtype"};
+    case CaptureField::window: return {"Kernel", "window"};
+    case CaptureField::softcap: return {"Kernel", "softcap"};
+    case CaptureField::splits: return {"Kernel", "splits"};
+    case CaptureField::softmax_scale: return {"Kernel", "scale"};
+    // The tensors' sizes: the panel marks the sequence length beside them.
+    case CaptureField::q_size: return {"Kernel", "seq_q"};
+    case CaptureField::kv_size: return {"Kernel", "seq_kv"};
+    case CaptureField::input_seed: return {"Inputs", "seed"};
+    case CaptureField::input_scale: return {"Inputs", "input scale"};
+    case CaptureField::input_files: return {"Inputs", "Q / K / V files"};
+    case CaptureField::trace_batch: return {"Trace", "batch entries"};
+    case CaptureField::trace_heads: return {"Trace", "heads"};
+    case CaptureField::trace_queries: return {"Trace", "queries"};
+    case CaptureField::trace_stages: return {"Trace", "stages"};
+    case CaptureField::capacity: return {"Trace", "capacity"};
+    case CaptureField::cpu_workers: return {"CPU backend", "workers"};
+    case CaptureField::perturb_seed: return {"CPU backend", "perturbation seed"};
+  }
+  return {"", "?"};
+}
+
+std::string problem_text(const CaptureProblem& problem) {
+  const FormLabel l = form_label(problem.field);
+  return std::string(l.label) + " (" + l.section + "): " + problem.message;
+}
 
 LaunchForm default_launch_form() {
   LaunchForm f;
@@ -80,117 +105,51 @@ LaunchForm default_launch_form() {
   return f;
 }
 
-std::pair<int32_t, int32_t> parse_index_range_text(const std::string& text, const std::string& field) {
-  const std::string t = trim(text);
-  if (t.empty()) return {0, kOpenRangeEnd};
-  auto bad = [&](const std::string& why) {
-    return LaunchFormError(field, field + " '" + t + "' " + why +
-                                      " (give A:B for indices A up to B, A: or :B to leave an end open, or one index)");
-  };
-  const size_t colon = t.find(':');
-  int64_t begin = 0, end = kOpenRangeEnd;
-  // An end of kOpenRangeEnd is "open": a range of one index ends one short of it.
-  if (colon == std::string::npos) {
-    if (!parse_int(t, begin)) throw bad("is not an index range");
-    if (begin < 0) throw bad("is negative");
-    if (begin >= kOpenRangeEnd - 1) throw bad("is too large");
-    return {static_cast<int32_t>(begin), static_cast<int32_t>(begin + 1)};
-  }
-  const std::string a = trim(t.substr(0, colon)), b = trim(t.substr(colon + 1));
-  if (!a.empty() && !parse_int(a, begin)) throw bad("is not an index range");
-  if (!b.empty() && !parse_int(b, end)) throw bad("is not an index range");
-  if (begin < 0 || end < 0) throw bad("is negative");
-  if (end <= begin) throw bad("is empty");
-  if (begin >= kOpenRangeEnd || end > kOpenRangeEnd) throw bad("is too large");
-  return {static_cast<int32_t>(begin), static_cast<int32_t>(end)};
-}
-
-std::string index_range_text(int32_t begin, int32_t end) {
-  if (begin <= 0 && end == kOpenRangeEnd) return {};
-  if (end == kOpenRangeEnd) return std::to_string(begin) + ":";
-  if (end == begin + 1) return std::to_string(begin);
-  return std::to_string(begin) + ":" + std::to_string(end);
-}
-
 CaptureSpec to_capture_spec(const LaunchForm& f) {
   CaptureSpec spec;
   spec.config = f.config;
   spec.backend = f.backend;
-  try {
-    validate(spec.config);
-  } catch (const ConfigError& e) {
-    throw LaunchFormError(panel_field(e.field()), e.what());
-  }
-
+  // The form's text first (which of the three file fields is which, seeds, ranges); then the
+  // capture's own check of what it asks for.
   if (f.inputs_from_files) {
     InputFiles files;
     const std::string q = trim(f.q_file), k = trim(f.k_file), v = trim(f.v_file);
     if (q.empty())
-      throw LaunchFormError(launch_field::input_files,
-                            "input files: give the Q, K and V files (.npy or .safetensors), or one "
-                            ".safetensors holding tensors q, k and v in the Q field");
-    if (k.empty() != v.empty())
-      throw LaunchFormError(launch_field::input_files,
-                            "input files: give both K and V, or neither (Q then names one .safetensors "
-                            "holding q, k and v)");
-    for (const std::string& p : {q, k, v}) {
-      if (p.empty()) continue;
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(p, ec))
-        throw LaunchFormError(launch_field::input_files, "input file '" + p + "' does not exist or is not a file");
-      files.paths.emplace_back(p);
-    }
+      throw CaptureError(CaptureField::input_files,
+                         "no Q file: give the Q, K and V files (.npy or .safetensors), or one .safetensors holding "
+                         "tensors q, k and v as the Q file");
+    for (const std::string& p : {q, k, v})
+      if (!p.empty()) files.paths.emplace_back(p);
     spec.inputs = files;
   } else {
     RandomInputSpec r;
-    r.seed = *parse_seed(f.input_seed, launch_field::input_seed, true);
+    r.seed = *parse_seed(f.input_seed, CaptureField::input_seed, true);
     r.distribution = f.distribution;
     r.preset = f.preset;
-    if (!std::isfinite(f.input_scale) || f.input_scale <= 0)
-      throw LaunchFormError(launch_field::input_scale,
-                            "input scale must be a finite number > 0 (got " + std::to_string(f.input_scale) + ")");
     r.scale = f.input_scale;
     spec.inputs = r;
   }
-
   spec.trace.enabled = f.trace_enabled;
   TraceFilter& filt = spec.trace.filter;
-  std::tie(filt.batch_begin, filt.batch_end) = parse_index_range_text(f.trace_batch, launch_field::trace_batch);
-  std::tie(filt.head_begin, filt.head_end) = parse_index_range_text(f.trace_heads, launch_field::trace_heads);
-  std::tie(filt.query_begin, filt.query_end) = parse_index_range_text(f.trace_queries, launch_field::trace_queries);
-  check_range_keeps(launch_field::trace_batch, filt.batch_begin, filt.batch_end, f.config.batch, "batch entries");
-  check_range_keeps(launch_field::trace_heads, filt.head_begin, filt.head_end, f.config.heads, "heads");
-  check_range_keeps(launch_field::trace_queries, filt.query_begin, filt.query_end, f.config.seq_q, "queries");
-  const std::vector<StageInfo> stages = kernel_stage_table(f.config.kernel);
-  filt.stage_mask = f.stage_mask & all_stages_mask(stages);
-  if (f.trace_enabled && filt.stage_mask == 0)
-    throw LaunchFormError(launch_field::trace_stages,
-                          "trace stages: none of the " + std::string(to_string(f.config.kernel)) +
-                              " kernel's stages is ticked (it has " +
-                              stage_mask_names(all_stages_mask(stages), stages) + ")");
+  std::tie(filt.batch_begin, filt.batch_end) = parse_index_range(f.trace_batch, CaptureField::trace_batch);
+  std::tie(filt.head_begin, filt.head_end) = parse_index_range(f.trace_heads, CaptureField::trace_heads);
+  std::tie(filt.query_begin, filt.query_end) = parse_index_range(f.trace_queries, CaptureField::trace_queries);
+  filt.stage_mask = f.stage_mask & all_stages_mask(kernel_stage_table(f.config.kernel));
   spec.tile_events = f.config.kernel == KernelKind::splitk ? f.tile_events : std::nullopt;
-  if (f.capacity < 0)
-    throw LaunchFormError(launch_field::capacity,
-                          "capacity must be >= 0 events (got " + std::to_string(f.capacity) + ")");
   spec.trace.capacity_events = f.capacity;
-
-  if (f.cpu_workers < 0 || f.cpu_workers > 1024)
-    throw LaunchFormError(launch_field::cpu_workers, "CPU workers must be between 0 (all cores) and 1024 (got " +
-                                                         std::to_string(f.cpu_workers) + ")");
   spec.cpu_workers = f.cpu_workers;
-  spec.perturb_seed = parse_seed(f.perturb_seed, launch_field::perturb_seed, false);
-  if (spec.perturb_seed && f.backend == Backend::gpu)
-    throw LaunchFormError(launch_field::perturb_seed,
-                          "perturbation seed reorders the CPU runtime's threads; it does not apply to the "
-                          "gpu backend (clear it, or choose cpu)");
+  spec.perturb_seed = parse_seed(f.perturb_seed, CaptureField::perturb_seed, false);
+
+  const std::vector<CaptureProblem> problems = capture_problems(spec);
+  if (!problems.empty()) throw CaptureError(problems.front().field, problems.front().message);
   return spec;
 }
 
-std::optional<LaunchFormError> check_launch_form(const LaunchForm& form) {
+std::optional<CaptureProblem> check_launch_form(const LaunchForm& form) {
   try {
     (void)to_capture_spec(form);
-  } catch (const LaunchFormError& e) {
-    return e;
+  } catch (const CaptureError& e) {
+    return CaptureProblem{e.field().value_or(CaptureField::kernel), e.what()};
   }
   return std::nullopt;
 }
@@ -225,8 +184,8 @@ LaunchForm form_from_spec(const CaptureSpec& spec) {
 
 LaunchForm form_from_run(const RunView& run) {
   if (!run.config)
-    throw LaunchFormError(launch_field::kernel,
-                          run.label + " was not recorded by tilescope's kernels (its trace holds no kernel config): "
+    throw CaptureError(CaptureField::kernel,
+                       run.label + " was not recorded by tilescope's kernels (its trace holds no kernel config): "
                                       "it cannot be launched again here");
   LaunchForm f;
   f.config = *run.config;  // splits as it ran: the re-run's tiling matches

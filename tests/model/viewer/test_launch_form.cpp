@@ -1,5 +1,5 @@
-// The launch panel's validation: a form becomes the CaptureSpec it describes, and every bad
-// field is refused with an error naming that field (as the panel labels it), before anything
+// The launch panel's form: a form becomes the CaptureSpec it describes, and every bad field is
+// refused with an error naming that field, which the panel says by its label, before anything
 // runs.
 #include <gtest/gtest.h>
 
@@ -18,22 +18,23 @@
 namespace ts {
 namespace {
 
-constexpr int32_t kOpen = std::numeric_limits<int32_t>::max();  // the filter's open end
+constexpr int32_t kOpen = kOpenRangeEnd;  // the filter's open end
 
 // The bit of a kernel's stage named `name`.
 uint64_t stage_bit(KernelKind kernel, const std::string& name) {
   return stage_mask_from_names(name, kernel_stage_table(kernel));
 }
 
-// The field a bad form is refused for ("" when it is accepted).
-std::string refused_field(const LaunchForm& f) {
+// The field a bad form is refused for (nullopt when it is accepted).
+std::optional<CaptureField> refused_field(const LaunchForm& f) {
   try {
     (void)to_capture_spec(f);
-  } catch (const LaunchFormError& e) {
+  } catch (const CaptureError& e) {
     EXPECT_FALSE(std::string(e.what()).empty());
+    EXPECT_TRUE(e.field().has_value()) << e.what();
     return e.field();
   }
-  return "";
+  return std::nullopt;
 }
 
 TEST(LaunchForm, TheDefaultIsTheBuiltInDemo) {
@@ -128,47 +129,89 @@ TEST(LaunchForm, EachBadFieldIsNamed) {
     change(f);
     return refused_field(f);
   };
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.batch = 0; }), "batch");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.heads = -3; }), "heads");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_q = 0; }), "seq_q");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_kv = 0; }), "seq_kv");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.head_dim = 48; }), "head_dim");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.num_splits = -1; }), "splits");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.softmax_scale = std::nan(""); }), "scale");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.softmax_scale = -1; }), "scale");
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.fault = Fault::per_tile_softmax; }), "fault") << "an FA-1 fault on Split-K";
-  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_q = 1 << 20, f.config.heads = 4096; }), "seq_q") << "q would overflow";
-  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = "12a"; }), "input seed");
-  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = ""; }), "input seed");
-  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = "-1"; }), "input seed");
-  EXPECT_EQ(with([](LaunchForm& f) { f.input_scale = 0; }), "input scale");
-  EXPECT_EQ(with([](LaunchForm& f) { f.input_scale = std::numeric_limits<double>::infinity(); }), "input scale");
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "3:1"; }), "trace batch");
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "1:"; }), "trace batch") << "keeps nothing of batch 1";
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_heads = "x"; }), "trace heads");
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "16:20"; }), "trace queries") << "16 queries: 0-15";
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "15"; }), "") << "the last query";
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "3:2"; }), "trace queries");
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "0:3000000000"; }), "trace queries") << "past int32";
-  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = 0; }), "trace stages");
-  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = uint64_t{1} << 40; }), "trace stages")
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.batch = 0; }), CaptureField::batch);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.heads = -3; }), CaptureField::heads);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_q = 0; }), CaptureField::seq_q);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_kv = 0; }), CaptureField::seq_kv);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.head_dim = 48; }), CaptureField::head_dim);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.num_splits = -1; }), CaptureField::splits);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.softmax_scale = std::nan(""); }), CaptureField::softmax_scale);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.softmax_scale = -1; }), CaptureField::softmax_scale);
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.fault = Fault::per_tile_softmax; }), CaptureField::fault) << "an FA-1 fault on Split-K";
+  EXPECT_EQ(with([](LaunchForm& f) { f.config.seq_q = 1 << 20, f.config.heads = 4096; }), CaptureField::q_size) << "q would overflow";
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = "12a"; }), CaptureField::input_seed);
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = ""; }), CaptureField::input_seed);
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_seed = "-1"; }), CaptureField::input_seed);
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_scale = 0; }), CaptureField::input_scale);
+  EXPECT_EQ(with([](LaunchForm& f) { f.input_scale = std::numeric_limits<double>::infinity(); }), CaptureField::input_scale);
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "3:1"; }), CaptureField::trace_batch);
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_batch = "1:"; }), CaptureField::trace_batch) << "keeps nothing of batch 1";
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_heads = "x"; }), CaptureField::trace_heads);
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "16:20"; }), CaptureField::trace_queries) << "16 queries: 0-15";
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "15"; }), std::nullopt) << "the last query";
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "3:2"; }), CaptureField::trace_queries);
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_queries = "0:3000000000"; }), CaptureField::trace_queries) << "past int32";
+  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = 0; }), CaptureField::trace_stages);
+  EXPECT_EQ(with([](LaunchForm& f) { f.stage_mask = uint64_t{1} << 40; }), CaptureField::trace_stages)
       << "no stage of the Split-K kernel's four";
-  EXPECT_EQ(with([](LaunchForm& f) { f.capacity = -1; }), "capacity");
-  EXPECT_EQ(with([](LaunchForm& f) { f.cpu_workers = -2; }), "CPU workers");
-  EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "seven"; }), "perturbation seed");
-  EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "7", f.backend = Backend::gpu; }), "perturbation seed");
-  EXPECT_EQ(with([](LaunchForm& f) { f.inputs_from_files = true; }), "input files");
-  EXPECT_EQ(with([](LaunchForm& f) { f.inputs_from_files = true, f.q_file = "/nonexistent/q.npy"; }), "input files");
+  EXPECT_EQ(with([](LaunchForm& f) { f.capacity = -1; }), CaptureField::capacity);
+  EXPECT_EQ(with([](LaunchForm& f) { f.cpu_workers = -2; }), CaptureField::cpu_workers);
+  EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "seven"; }), CaptureField::perturb_seed);
+  EXPECT_EQ(with([](LaunchForm& f) { f.perturb_seed = "7", f.backend = Backend::gpu; }), CaptureField::perturb_seed);
+  EXPECT_EQ(with([](LaunchForm& f) { f.inputs_from_files = true; }), CaptureField::input_files);
+  EXPECT_EQ(with([](LaunchForm& f) { f.inputs_from_files = true, f.q_file = "/nonexistent/q.npy"; }), CaptureField::input_files);
   // Stage filters off with tracing off are fine: nothing is traced anyway.
-  EXPECT_EQ(with([](LaunchForm& f) { f.trace_enabled = false, f.stage_mask = 0; }), "");
+  EXPECT_EQ(with([](LaunchForm& f) { f.trace_enabled = false, f.stage_mask = 0; }), std::nullopt);
   const auto problem = check_launch_form([&] {
     LaunchForm f = good;
     f.config.head_dim = 100;
     return f;
   }());
   ASSERT_TRUE(problem.has_value());
-  EXPECT_EQ(problem->field(), "head_dim");
-  EXPECT_NE(std::string(problem->what()).find("100"), std::string::npos) << problem->what();
+  EXPECT_EQ(problem->field, CaptureField::head_dim);
+  EXPECT_NE(problem->message.find("100"), std::string::npos) << problem->message;
+}
+
+// The panel says a problem with its own label for the field (never a command-line option),
+// and marks the label it shows; every field has one.
+TEST(LaunchForm, AProblemIsShownWithThePanelsLabel) {
+  LaunchForm f = default_launch_form();
+  f.capacity = -1;
+  const std::optional<CaptureProblem> capacity = check_launch_form(f);
+  ASSERT_TRUE(capacity.has_value());
+  EXPECT_EQ(capacity->field, CaptureField::capacity);
+  EXPECT_EQ(problem_text(*capacity), "capacity (Trace): " + capacity->message);
+  EXPECT_NE(capacity->message.find("-1"), std::string::npos) << capacity->message;
+  EXPECT_EQ(problem_text(*capacity).find("--"), std::string::npos) << problem_text(*capacity);
+
+  f = default_launch_form();
+  f.trace_heads = "x";
+  const std::optional<CaptureProblem> heads = check_launch_form(f);
+  ASSERT_TRUE(heads.has_value());
+  EXPECT_EQ(problem_text(*heads).rfind("heads (Trace): 'x' is not an index range", 0), 0u) << problem_text(*heads);
+  f = default_launch_form();
+  f.config.heads = 0;
+  EXPECT_EQ(problem_text(*check_launch_form(f)).rfind("heads (Kernel): heads must be at least 1", 0), 0u);
+  f = default_launch_form();
+  f.perturb_seed = "3";
+  f.backend = Backend::gpu;
+  EXPECT_EQ(problem_text(*check_launch_form(f)).rfind("perturbation seed (CPU backend): ", 0), 0u);
+
+  // One label per field; the tensors' sizes are marked at their sequence lengths.
+  for (size_t i = 0; i < kCaptureFields.size(); ++i) {
+    const FormLabel a = form_label(kCaptureFields[i]);
+    EXPECT_GT(std::string(a.section).size(), 0u);
+    EXPECT_GT(std::string(a.label).size(), 0u);
+    EXPECT_EQ(std::string(a.label).find("--"), std::string::npos) << a.label;
+    for (size_t j = 0; j < i; ++j) {
+      const bool shared = kCaptureFields[i] == CaptureField::q_size || kCaptureFields[i] == CaptureField::kv_size;
+      if (!shared) {
+        EXPECT_FALSE(a == form_label(kCaptureFields[j])) << a.section << " " << a.label;
+      }
+    }
+  }
+  EXPECT_TRUE(form_label(CaptureField::q_size) == form_label(CaptureField::seq_q));
+  EXPECT_TRUE(form_label(CaptureField::kv_size) == form_label(CaptureField::seq_kv));
 }
 
 TEST(LaunchForm, InputFilesBecomeTheSpecsFileList) {
@@ -178,7 +221,7 @@ TEST(LaunchForm, InputFilesBecomeTheSpecsFileList) {
   f.inputs_from_files = true;
   f.q_file = (dir.path() / "q.npy").string();
   f.k_file = (dir.path() / "k.npy").string();
-  EXPECT_EQ(refused_field(f), "input files") << "K without V";
+  EXPECT_EQ(refused_field(f), CaptureField::input_files) << "K without V";
   f.v_file = (dir.path() / "v.npy").string();
   const CaptureSpec s = to_capture_spec(f);
   const auto& files = std::get<InputFiles>(s.inputs).paths;
@@ -191,29 +234,6 @@ TEST(LaunchForm, InputFilesBecomeTheSpecsFileList) {
   const LaunchForm back = form_from_spec(to_capture_spec(f));
   EXPECT_TRUE(back.inputs_from_files);
   EXPECT_EQ(back.q_file, f.q_file);
-}
-
-TEST(LaunchForm, IndexRangeText) {
-  using Range = std::pair<int32_t, int32_t>;
-  EXPECT_EQ(parse_index_range_text("", "f"), Range(0, kOpen));
-  EXPECT_EQ(parse_index_range_text(" 2:5 ", "f"), Range(2, 5));
-  EXPECT_EQ(parse_index_range_text("3:", "f"), Range(3, kOpen));
-  EXPECT_EQ(parse_index_range_text(":4", "f"), Range(0, 4));
-  EXPECT_EQ(parse_index_range_text("7", "f"), Range(7, 8));
-  EXPECT_EQ(parse_index_range_text("2147483645", "f"), Range(2147483645, 2147483646));
-  for (const char* bad : {"a", "1:a", "5:5", "5:2", "-1:3", "-2", "1:2:3", "9223372036854775807", "2147483646",
-                          "0:2147483648", "2147483647:"}) {
-    SCOPED_TRACE(bad);
-    try {
-      parse_index_range_text(bad, "trace heads");
-      ADD_FAILURE() << "accepted";
-    } catch (const LaunchFormError& e) {
-      EXPECT_EQ(e.field(), "trace heads");
-      EXPECT_NE(std::string(e.what()).find("trace heads"), std::string::npos);
-    }
-  }
-  for (auto [b, e] : {Range{0, kOpen}, {2, 5}, {3, kOpen}, {7, 8}, {0, 4}})
-    EXPECT_EQ(parse_index_range_text(index_range_text(b, e), "f"), Range(b, e));
 }
 
 TEST(LaunchForm, OtherBackendAndFaultLists) {
@@ -275,8 +295,8 @@ TEST(LaunchForm, FromARunOfOurKernelsAndNotFromAUsersTrace) {
   try {
     form_from_run(*theirs.run);
     ADD_FAILURE() << "a user's trace became a launch form";
-  } catch (const LaunchFormError& e) {
-    EXPECT_EQ(e.field(), "kernel");
+  } catch (const CaptureError& e) {
+    EXPECT_EQ(e.field(), CaptureField::kernel);
     EXPECT_NE(std::string(e.what()).find("user.trace.safetensors"), std::string::npos) << e.what();
   }
 }
