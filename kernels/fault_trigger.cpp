@@ -170,8 +170,8 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
     case Fault::missing_barrier:
       if (most_kv_tiles_per_block(t) < 2) return one_tile_reason(t);
       return "it is a race between the threads of a block, which shows only when some run ahead into the next kv "
-             "tile; this run's schedule did not (on the CPU backend, --perturb-seed reorders the threads between "
-             "barriers)";
+             "tile; this run's schedule did not (on the CPU backend, a perturbation seed reorders the threads "
+             "between barriers)";
     case Fault::fragment_rows:
       if (!a_row_and_its_partner_differ(t))
         return "every query row and its partner row (row xor 8) see the same single key or none, so their outputs "

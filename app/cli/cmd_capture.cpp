@@ -235,8 +235,8 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--workers", o->workers, "CPU backend: worker threads; 0 = all cores")
       ->capture_default_str();
   cmd->add_option("--perturb-seed", o->perturb_seed,
-                  "CPU backend: resume threads in a seeded random order between barriers, so "
-                  "that races show");
+                  "CPU backend: the perturbation seed; threads resume in a seeded random order "
+                  "between barriers, so that races show");
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->add_option("-o,--output", o->output, "The trace file to write (*.trace.safetensors)")
       ->required();

@@ -131,7 +131,7 @@ TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
   }
   // A race is never ruled out by the config alone: the reason says how to expose it.
   const AttentionConfig racy = make_config(fa1, Fault::missing_barrier, DType::f32, 64, 64, 512, false);
-  EXPECT_NE(why_fault_cannot_show(racy, make_tiling(racy, kCpuNominalSmCount)).find("--perturb-seed"), std::string::npos);
+  EXPECT_NE(why_fault_cannot_show(racy, make_tiling(racy, kCpuNominalSmCount)).find("perturbation seed"), std::string::npos);
   // The correct kernel has nothing to explain.
   const AttentionConfig ok = make_config(fa1, Fault::none, DType::f32, 64, 64, 512, false);
   EXPECT_EQ(why_fault_cannot_show(ok, make_tiling(ok, kCpuNominalSmCount)), "");

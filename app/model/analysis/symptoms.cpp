@@ -294,8 +294,8 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     }
     for (const Finding& f : s.findings) measured_details.push_back("measured: " + f.text);
     if (!s.mechanism && s.alternatives.empty() && r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final)
-      measured_details.push_back("next measurement: two captures of the CPU run with different --perturb-seed compared "
-                                 "with diff A --against B tell a race (they differ) from a deterministic bug");
+      measured_details.push_back("next measurement: two captures of the CPU run with different perturbation seeds, "
+                                 "compared as A and B, tell a race (they differ) from a deterministic bug");
     // Later stages that go wrong by themselves too, with what fits there.
     for (size_t k = 1; k < origins.size(); ++k) {
       const int32_t st = origins[k];
