@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/kernel_list.h"
+
 namespace ts {
 namespace {
 
@@ -53,6 +55,10 @@ std::optional<Enum> lookup(std::string_view name,
 
 constexpr std::array<std::pair<std::string_view, KernelKind>, 3> kKernelNames{
     {{"fa1", KernelKind::fa1}, {"splitk", KernelKind::splitk}, {"fa2", KernelKind::fa2}}};
+constexpr std::array<std::pair<std::string_view, KernelKind>, 3> kKernelDescriptions{
+    {{"one pass, online softmax", KernelKind::fa1},
+     {"partial pass over kv splits + log-sum-exp reduce", KernelKind::splitk},
+     {"fa1's pass on tensor cores", KernelKind::fa2}}};
 constexpr std::array<std::pair<std::string_view, Backend>, 3> kBackendNames{
     {{"cpu", Backend::cpu}, {"gpu", Backend::gpu}, {"auto", Backend::auto_}}};
 
@@ -110,6 +116,7 @@ std::string fault_refusal(Fault fault, KernelKind kernel) {
 }
 
 std::string_view to_string(KernelKind kind) { return name_of(kind, kKernelNames); }
+std::string_view kernel_description(KernelKind kind) { return name_of(kind, kKernelDescriptions); }
 std::string_view to_string(Backend backend) { return name_of(backend, kBackendNames); }
 std::string_view to_string(Fault fault) { return fault_info(fault).name; }
 std::optional<KernelKind> kernel_from_name(std::string_view n) { return lookup(n, kKernelNames); }
@@ -153,11 +160,6 @@ void validate(const AttentionConfig& c) {
   validate_softcap(c.softcap);
   check_positive("seq_q", c.seq_q, kMaxDim);
   check_positive("seq_kv", c.seq_kv, kMaxDim);
-  bool head_dim_ok = false;
-  for (int d : kSupportedHeadDims) head_dim_ok |= (c.head_dim == d);
-  if (!head_dim_ok)
-    throw ConfigError("head_dim", "head_dim must be one of 32, 64, 128, 256 (got " +
-                                      std::to_string(c.head_dim) + ")");
   if (c.num_splits < 0)
     throw ConfigError("num_splits", "num_splits must be at least 1, or 0 for the heuristic (got " +
                                         std::to_string(c.num_splits) + ")");
@@ -169,17 +171,7 @@ void validate(const AttentionConfig& c) {
                                         std::string(to_string(c.kernel)) + " got " +
                                         std::to_string(c.num_splits) + ")");
   if (!fault_applies(c.fault, c.kernel)) throw ConfigError("fault", fault_refusal(c.fault, c.kernel));
-  if (c.kernel == KernelKind::fa2) {
-    if (c.dtype != DType::f16 && c.dtype != DType::bf16)
-      throw ConfigError("dtype", "the fa2 kernel runs on tensor cores, which take 16-bit inputs: "
-                                 "dtype must be fp16 or bf16 (got " + std::string(to_string(c.dtype)) +
-                                 "; fa1 runs fp32)");
-    bool fa2_dim = false;
-    for (int d : kFa2HeadDims) fa2_dim |= (c.head_dim == d);
-    if (!fa2_dim)
-      throw ConfigError("head_dim", "the fa2 kernel is instantiated for head_dim 64 and 128 only (got " +
-                                        std::to_string(c.head_dim) + "; fa1 runs 32 to 256)");
-  }
+  validate_kernel_build(c.kernel, c.dtype, c.head_dim);
   if (!std::isfinite(c.softmax_scale) || c.softmax_scale < 0.0)
     throw ConfigError("softmax_scale", "softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim))");
 

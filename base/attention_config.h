@@ -20,10 +20,11 @@
 
 namespace ts {
 
+// Which dtypes and head dims each is built for: base/kernel_list.h (from kernels/kernel_list.cmake).
 enum class KernelKind : int32_t {
   fa1 = 0,     // one pass over the kv tiles with online softmax
   splitk = 1,  // flash-decoding: partial pass over kv splits, then a log-sum-exp reduce
-  fa2 = 2,     // FA-1's pass on tensor cores (mma.sync), one warp per 16 query rows; fp16/bf16
+  fa2 = 2,     // FA-1's pass on tensor cores (mma.sync), one warp per 16 query rows
 };
 
 enum class Backend : int32_t {
@@ -67,13 +68,10 @@ std::string_view to_string(KernelKind kind);
 std::string_view to_string(Backend backend);
 std::string_view to_string(Fault fault);
 std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk", "fa2"
+// A few words on what the kernel does, for the CLI's help and the GUI's choices ("one pass,
+// online softmax").
+std::string_view kernel_description(KernelKind kind);
 std::optional<Backend> backend_from_name(std::string_view name);    // "cpu", "gpu", "auto"
-
-// Head dims the kernels are instantiated for (fa1, splitk).
-inline constexpr int kSupportedHeadDims[] = {32, 64, 128, 256};
-// FA-2 runs on tensor cores, which take 16-bit inputs (fp16, bf16), and is instantiated for
-// these head dims only (each instantiation costs two nvcc builds in CI: sm_80 and sm_90a).
-inline constexpr int kFa2HeadDims[] = {64, 128};
 
 // Masks and scores follow base/attention_spec.h (the attention_spec(config) below): the diagonal
 // of query row i is key i + seq_kv - seq_q (bottom-right alignment, what decode needs), both for
@@ -103,7 +101,8 @@ struct AttentionConfig {
 };
 
 
-// Throws ConfigError for: sizes < 1, unsupported head dim, splits < 0, heads_kv < 0 or not
+// Throws ConfigError for: sizes < 1, a (kernel, dtype, head dim) the kernels are not built for
+// (base/kernel_list.h's validate_kernel_build), splits < 0, heads_kv < 0 or not
 // dividing heads, window bounds below -1 or past 2^30, a softcap that is neither 0 nor a finite
 // positive float32, a fault that does not apply to the kernel, sizes whose element counts
 // overflow 2^31 per tensor (the kernels index with 32-bit offsets within a tensor), a non-finite

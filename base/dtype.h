@@ -1,6 +1,6 @@
 // The element types of attention inputs and outputs, their names and sizes. The one list of
-// dtypes: the kernels' instantiations, the CLI's choices, trace files and the reference all
-// refer to it.
+// dtypes tilescope knows: trace files and the reference refer to it; which of them each kernel is
+// built for is kernels/kernel_list.cmake's (base/kernel_list.h).
 #pragma once
 
 #include <cstddef>

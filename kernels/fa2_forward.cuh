@@ -2,8 +2,8 @@
 // schedule: each warp owns its query rows, so the softmax needs no shared memory and no barrier).
 //
 // What it computes: the attention of fa1_forward.cuh (the same masks, GQA mapping, softcap and
-// semantics: base/attention_spec.h, the mask rule through KernelMask), for fp16 and bf16 inputs
-// at head dims 64 and 128:
+// semantics: base/attention_spec.h, the mask rule through KernelMask), for 16-bit inputs (the
+// dtypes and head dims it is built for: kernels/kernel_list.cmake):
 //   s_ij = scale * q_i . k_j (softcapped when softcap > 0),  O[i] = softmax_j(s_ij) V,
 //   LSE[i] = log sum_j exp(s_ij); a row that sees no key gets O = 0 and LSE = -inf.
 // Q K^T and P V run on mma.sync m16n8k16 (16-bit inputs, fp32 accumulation); the softmax state
@@ -134,7 +134,8 @@ inline constexpr int kMinBlocksPerSm = kD == 64 ? 3 : 1;
 template <typename T, int kD, KernelVariant kVariant>
 __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
     fa2_forward_kernel(const AttentionParams p) {
-  static_assert(kD == 64 || kD == 128, "fa2 is instantiated for head dims 64 and 128");
+  // Which head dims are built is kernels/kernel_list.cmake's; the swizzle needs 8 chunks a row.
+  static_assert(kD % 64 == 0, "a row of Q, K or V must hold a multiple of 8 16-byte chunks (the swizzle)");
   using Traits = device::VariantTraits<kVariant>;
   using fa2_detail::swizzled;
   constexpr int kBM = kFa2BlockM, kBN = kFa2BlockN;

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "base/attention_config.h"
 #include "base/host_device.h"
+#include "base/kernel_list.h"
 #include "kernels/tile_shapes.h"
 
 namespace ts {
@@ -42,13 +42,14 @@ inline constexpr int kSmemPerSmSm80 = 164 * 1024;
 inline constexpr int kSmemPerSmSm90 = 228 * 1024;
 inline constexpr int kSmemReservedPerBlock = 1024;
 constexpr bool splitk_partial_blocks_fit(int smem_per_sm, int elem_bytes) {
-  for (const int d : kSupportedHeadDims)
-    if (kSplitkBlocksPerSm * (splitk_partial_smem_bytes(d, elem_bytes) + kSmemReservedPerBlock) > smem_per_sm)
+  for (const KernelBuild& b : kKernelBuilds)
+    if (b.kernel == KernelKind::splitk &&
+        kSplitkBlocksPerSm * (splitk_partial_smem_bytes(b.head_dim, elem_bytes) + kSmemReservedPerBlock) > smem_per_sm)
       return false;
   return true;
 }
 // The split heuristic's kSplitkBlocksPerSm (tile_shapes.h) blocks of the partial kernel fit an
-// SM's shared memory at every head dim: 16-bit inputs on both architectures, float32 inputs on
+// SM's shared memory at every head dim the kernel list builds Split-K for: 16-bit inputs on both architectures, float32 inputs on
 // sm_90 only (an A100's SM holds one float32 block at some head dims).
 static_assert(splitk_partial_blocks_fit(kSmemPerSmSm80, 2) && splitk_partial_blocks_fit(kSmemPerSmSm90, 2),
               "kSplitkBlocksPerSm partial blocks no longer fit an SM's shared memory (16-bit inputs)");

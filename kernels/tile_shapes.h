@@ -19,8 +19,8 @@ inline constexpr int kKernelThreads = 128;
 TS_HOST_DEVICE constexpr int fa1_block_m(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 TS_HOST_DEVICE constexpr int fa1_block_n(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 
-// FA-2: 64 query rows (16 per warp: one mma row block) x 64 keys at every head dim it runs (64,
-// 128): FA-1's tiles there, so the faults' trigger rules hold for both.
+// FA-2: 64 query rows (16 per warp: one mma row block) x 64 keys at every head dim it runs: FA-1's
+// tiles at head dims up to 128, so the faults' trigger rules hold for both.
 inline constexpr int kFa2BlockM = 64;
 inline constexpr int kFa2BlockN = 64;
 

@@ -22,6 +22,7 @@
 #include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"
+#include "base/kernel_list.h"
 #include "instrumentation/trace/atomic_file.h"
 #include "kernels/kernel_stages.h"
 #include "kernels/launch_plan.h"
@@ -53,6 +54,55 @@ std::vector<std::string> fault_names() {
   std::vector<std::string> names;
   for (const FaultInfo& f : all_faults()) names.emplace_back(f.name);
   return names;
+}
+
+// The choices of --kernel, --dtype and --head-dim and their help, from base/kernel_list.h (the
+// kernels' one list of instantiations).
+std::vector<std::string> names_of(const std::vector<KernelKind>& kernels) {
+  std::vector<std::string> names;
+  for (KernelKind k : kernels) names.emplace_back(to_string(k));
+  return names;
+}
+std::vector<std::string> names_of(const std::vector<DType>& dtypes) {
+  std::vector<std::string> names;
+  for (DType d : dtypes) names.emplace_back(to_string(d));
+  return names;
+}
+std::vector<std::string> names_of(const std::vector<int>& head_dims) {
+  std::vector<std::string> names;
+  for (int d : head_dims) names.push_back(std::to_string(d));
+  return names;
+}
+
+// "a, b or c"
+std::string choice_text(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return out;
+}
+
+std::string kernel_help() {
+  std::vector<std::string> labels;
+  for (KernelKind k : built_kernels()) labels.push_back(kernel_choice_label(k));
+  return "Kernel: " + choice_text(labels);
+}
+
+// "Head dim: 32, 64, 128 or 256 (fa2: 64 or 128)": the kernels built for fewer are named.
+std::string head_dim_help() {
+  std::string out = "Head dim: " + choice_text(names_of(built_head_dims()));
+  for (KernelKind k : built_kernels())
+    if (built_head_dims(k).size() != built_head_dims().size())
+      out += " (" + std::string(to_string(k)) + ": " + choice_text(names_of(built_head_dims(k))) + ")";
+  return out;
+}
+
+// "Input/output dtype: fp32, fp16 or bf16 (fa2: fp16 or bf16)"
+std::string dtype_help() {
+  std::string out = "Input/output dtype: " + choice_text(names_of(built_dtypes()));
+  for (KernelKind k : built_kernels())
+    if (built_dtypes(k).size() != built_dtypes().size())
+      out += " (" + std::string(to_string(k)) + ": " + choice_text(names_of(built_dtypes(k))) + ")";
+  return out;
 }
 
 CaptureSpec spec_from(const CaptureOptions& o) {
@@ -147,10 +197,8 @@ void add_capture_command(CLI::App& app) {
   // An option given twice: the last one wins (scripts append overrides).
   cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-  cmd->add_option("--kernel", o->kernel,
-                  "Kernel: fa1 (one pass, online softmax), splitk, or fa2 (fa1's pass on tensor cores; "
-                  "fp16/bf16, head dim 64 or 128)")
-      ->check(CLI::IsMember({"fa1", "splitk", "fa2"}))
+  cmd->add_option("--kernel", o->kernel, kernel_help())
+      ->check(CLI::IsMember(names_of(built_kernels())))
       ->capture_default_str();
   cmd->add_option("--fault", o->fault, "Fault variant (see `tilescope faults`); none = correct")
       ->check(CLI::IsMember(fault_names()))
@@ -165,10 +213,10 @@ void add_capture_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seq-q", o->config.seq_q, "Query length")->capture_default_str();
   cmd->add_option("--seq-kv", o->config.seq_kv, "Key/value length")->capture_default_str();
-  cmd->add_option("--head-dim", o->config.head_dim, "Head dim: 32, 64, 128 or 256")
+  cmd->add_option("--head-dim", o->config.head_dim, head_dim_help())
       ->capture_default_str();
-  cmd->add_option("--dtype", o->dtype, "Input/output dtype: fp32, fp16, bf16")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+  cmd->add_option("--dtype", o->dtype, dtype_help())
+      ->check(CLI::IsMember(names_of(built_dtypes())))
       ->capture_default_str();
   cmd->add_flag("--causal", o->config.causal, "Causal mask (aligned bottom-right)");
   cmd->add_option("--window", o->window,

@@ -10,6 +10,7 @@
 #include "app/gui/imgui_scopes.h"
 #include "app/gui/theme.h"
 #include "app/model/capture/capture_metadata.h"
+#include "base/kernel_list.h"
 #include "kernels/kernel_stages.h"
 #include "kernels/launcher.h"
 
@@ -92,16 +93,10 @@ void LaunchPanel::draw_kernel_fields(const std::optional<CaptureField>& bad) {
   if (!table) return;
   LaunchForm& f = form;
   label(CaptureField::kernel, bad);
-  if (enum_combo("##kernel", f.config.kernel,
-                 std::array{std::pair{KernelKind::fa1, "fa1 (one pass, online softmax)"},
-                            std::pair{KernelKind::splitk, "splitk (partial pass + log-sum-exp reduce)"},
-                            std::pair{KernelKind::fa2, "fa2 (tensor cores; fp16/bf16, head dim 64/128)"}})) {
-    bool applies = false;
-    for (const FaultInfo& fi : faults_for(f.config.kernel)) applies |= fi.fault == f.config.fault;
-    if (!applies) f.config.fault = Fault::none;
-    if (f.config.kernel != KernelKind::splitk) f.config.num_splits = 0;
-    // Another kernel, another stage table: trace all of its stages.
-    f.stage_mask = all_stages_mask(kernel_stage_table(f.config.kernel));
+  // The kernels, dtypes and head dims offered are base/kernel_list.h's (the kernels' one list).
+  if (const ImGuiComboScope combo("##kernel", kernel_choice_label(f.config.kernel).c_str()); combo) {
+    for (KernelKind k : built_kernels())
+      if (ImGui::Selectable(kernel_choice_label(k).c_str(), k == f.config.kernel)) choose_kernel(f, k);
   }
   label(CaptureField::fault, bad);
   const FaultInfo& current = fault_info(f.config.fault);
@@ -135,13 +130,15 @@ void LaunchPanel::draw_kernel_fields(const std::optional<CaptureField>& bad) {
   {
     const std::string cur = std::to_string(f.config.head_dim);
     if (const ImGuiComboScope combo("##head_dim", cur.c_str()); combo) {
-      for (int d : kSupportedHeadDims)
+      for (int d : built_head_dims(f.config.kernel))
         if (ImGui::Selectable(std::to_string(d).c_str(), d == f.config.head_dim)) f.config.head_dim = d;
     }
   }
   label(CaptureField::dtype, bad);
-  enum_combo("##dtype", f.config.dtype,
-             std::array{std::pair{DType::f32, "fp32"}, std::pair{DType::f16, "fp16"}, std::pair{DType::bf16, "bf16"}});
+  if (const ImGuiComboScope combo("##dtype", std::string(to_string(f.config.dtype)).c_str()); combo) {
+    for (DType d : built_dtypes(f.config.kernel))
+      if (ImGui::Selectable(std::string(to_string(d)).c_str(), d == f.config.dtype)) f.config.dtype = d;
+  }
   label("causal", bad);
   ImGui::Checkbox("##causal", &f.config.causal);
   hint("Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q");

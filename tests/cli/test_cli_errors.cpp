@@ -2,6 +2,7 @@
 // names the problem, never a crash, and leaves no output file; a missing GPU gives 3.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "instrumentation/trace/tensor_files.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/launcher.h"
+#include "base/kernel_list.h"
 #include "base/random_inputs.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/model/capture_test_util.h"
@@ -49,6 +51,41 @@ void expect_bad_input(const std::vector<std::string>& args, const std::string& m
   // Nothing else left in the folder either (no temporary file).
   for (const auto& e : std::filesystem::directory_iterator(dir))
     EXPECT_NE(e.path().filename().string().rfind(".", 0), 0u) << e.path();
+}
+
+// --kernel, --dtype and --head-dim follow the kernels' one list (base/kernel_list.h, from
+// kernels/kernel_list.cmake): every listed build captures, everything else is refused naming the
+// field, and the help shows each kernel with what it is built for.
+TEST(CliErrors, KernelDtypeAndHeadDimFollowTheKernelList) {
+  test::TempDir dir;
+  const auto out = dir.path() / "x.trace.safetensors";
+  size_t captured = 0;
+  for (KernelKind kernel : {KernelKind::fa1, KernelKind::splitk, KernelKind::fa2})
+    for (DType dtype : kAllDTypes)
+      for (int head_dim : {16, 32, 48, 64, 128, 256, 512}) {
+        const std::vector<std::string> args =
+            small_capture(out, {"--kernel", std::string(to_string(kernel)), "--dtype", std::string(to_string(dtype)),
+                                "--head-dim", std::to_string(head_dim)});
+        if (!is_built(kernel, dtype, head_dim)) {
+          const std::vector<int> any = built_head_dims();
+          const bool any_kernel = std::find(any.begin(), any.end(), head_dim) != any.end();
+          expect_bad_input(args, any_kernel ? "the " + std::string(to_string(kernel)) + " kernel is built for"
+                                            : "head_dim must be one of",
+                           dir.path(), out);
+          continue;
+        }
+        const CliRun r = run_tilescope(args, dir.path());
+        EXPECT_EQ(r.exit_code, 0) << to_string(kernel) << " " << to_string(dtype) << " " << head_dim << ": " << r.err;
+        EXPECT_TRUE(std::filesystem::exists(out));
+        std::filesystem::remove(out);
+        ++captured;
+      }
+  EXPECT_EQ(captured, kernel_builds().size()) << "every build is probed";
+
+  const CliRun help = run_tilescope({"capture", "--help"}, dir.path());
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (KernelKind k : built_kernels()) EXPECT_NE(help.out.find(kernel_choice_label(k)), std::string::npos) << help.out;
+  for (int d : built_head_dims()) EXPECT_NE(help.out.find(std::to_string(d)), std::string::npos) << help.out;
 }
 
 TEST(CliErrors, EachInvalidConfigFieldIsNamed) {

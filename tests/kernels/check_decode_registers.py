@@ -5,7 +5,10 @@ nothing, on every architecture the project builds for. The traced build writes i
 __noinline__ calls (kernels/splitk_partial.cuh) so that its main loop stays the plain one's; an
 edit that brings event state into the loop shows here as a register count of its own.
 
-    check_decode_registers.py NVCC REPO_ROOT ARCH...      (ARCH: 80, 90a, ...)
+    check_decode_registers.py NVCC REPO_ROOT GENERATED_INCLUDE ARCH...      (ARCH: 80, 90a, ...)
+
+GENERATED_INCLUDE: the build's folder of generated headers (base/kernel_list_entries.h, the
+kernel list that kernels/kernel_smem.h checks).
 
 Compiles tests/kernels/decode_kernel_registers.cu with `-Xptxas -v` and reads ptxas's report;
 prints each kernel's registers and spills (the figures docs/perf.md quotes are measured so).
@@ -49,13 +52,14 @@ def parse(report):
 
 
 def main(argv):
-    if len(argv) < 4:
+    if len(argv) < 5:
         print(__doc__)
         return 2
-    nvcc, root = argv[1], argv[2]
-    archs = [a.split("-")[0] for a in argv[3:]]  # CMake's 80-real / 90a-virtual forms
+    nvcc, root, generated = argv[1], argv[2], argv[3]
+    archs = [a.split("-")[0] for a in argv[4:]]  # CMake's 80-real / 90a-virtual forms
     source = os.path.join(root, "tests", "kernels", "decode_kernel_registers.cu")
-    command = [nvcc, "-I" + root, "-I" + os.path.join(root, "instrumentation", "probe"), "-std=c++20", "-O2",
+    command = [nvcc, "-I" + root, "-I" + os.path.join(root, "instrumentation", "probe"), "-I" + generated,
+               "-std=c++20", "-O2",
                "-DNDEBUG", "--expt-relaxed-constexpr", "-Xptxas", "-v", "-c", source]
     for arch in archs:
         command.append(f"--generate-code=arch=compute_{arch},code=sm_{arch}")

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <limits>
-#include <set>
 
 #include "kernels/kernel_registry.h"
 #include "kernels/launch_plan.h"
@@ -157,39 +156,6 @@ TEST(Launcher, BadRequestsGetClearErrors) {
   } catch (const LaunchError& e) {
     EXPECT_EQ(e.reason(), LaunchFailure::too_large);
     EXPECT_NE(std::string(e.what()).find("filters"), std::string::npos) << e.what();
-  }
-}
-
-// Every (stage, dtype, head dim, variant) finds its own kernel: a table that hands out another
-// dtype's kernel would read the inputs with the wrong element size.
-TEST(KernelRegistry, EveryInstantiationIsDistinct) {
-  for (int backend = 0; backend < 2; ++backend) {
-#if !defined(TILESCOPE_HAVE_CUDA)
-    if (backend == 1) continue;
-#endif
-    auto find = [&](KernelStage st, DType dt, int d, KernelVariant v) {
-#if defined(TILESCOPE_HAVE_CUDA)
-      if (backend == 1) return gpu::find_kernel(st, dt, d, v);
-#endif
-      return cpu::find_kernel(st, dt, d, v);
-    };
-    std::set<AttentionKernel> seen;
-    size_t expected = 0;
-    for (KernelStage st : {KernelStage::fa1, KernelStage::splitk_partial, KernelStage::splitk_reduce})
-      for (DType dt : {DType::f32, DType::f16, DType::bf16})
-        for (KernelVariant v : {KernelVariant::plain, KernelVariant::traced, KernelVariant::faulty})
-          for (int d : {32, 64, 128, 256}) {
-            const AttentionKernel k = find(st, dt, d, v);
-            ASSERT_NE(k, nullptr);
-            if (st == KernelStage::splitk_reduce) {  // one reduce for every head dim
-              EXPECT_EQ(k, find(st, dt, 32, v));
-              if (d != 32) continue;
-            }
-            seen.insert(k);
-            ++expected;
-          }
-    EXPECT_EQ(seen.size(), expected) << (backend == 0 ? "cpu" : "gpu");
-    EXPECT_EQ(find(KernelStage::fa1, DType::f32, 48, KernelVariant::plain), nullptr);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/kernel_list.h"
 #include "kernels/tiling.h"
 
 namespace ts {
@@ -27,18 +28,18 @@ AttentionConfig config(KernelKind kernel, int64_t sq, int64_t skv, int64_t d, bo
 }
 
 TEST(Tiling, TileCountsCoverEverySequenceExactly) {
-  for (int64_t d : {32, 64, 128, 256})
+  for (const KernelBuild& b : kernel_builds())  // every kernel, dtype and head dim built
     for (int64_t s : {1, 7, 64, 65, 128, 1000}) {
-      for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
-        const Tiling t = make_tiling(config(k, s, s + 3, d), 132);
-        EXPECT_GE(int64_t{t.num_q_tiles} * t.block_m, s);
-        EXPECT_LT(int64_t{t.num_q_tiles - 1} * t.block_m, s);
-        EXPECT_GE(int64_t{t.num_kv_tiles} * t.block_n, s + 3);
-        EXPECT_LT(int64_t{t.num_kv_tiles - 1} * t.block_n, s + 3);
-        int64_t rows = 0;
-        for (int32_t q = 0; q < t.num_q_tiles; ++q) rows += t.rows_in_q_tile(q);
-        EXPECT_EQ(rows, s);
-      }
+      AttentionConfig c = config(b.kernel, s, s + 3, b.head_dim);
+      c.dtype = b.dtype;
+      const Tiling t = make_tiling(c, 132);
+      EXPECT_GE(int64_t{t.num_q_tiles} * t.block_m, s);
+      EXPECT_LT(int64_t{t.num_q_tiles - 1} * t.block_m, s);
+      EXPECT_GE(int64_t{t.num_kv_tiles} * t.block_n, s + 3);
+      EXPECT_LT(int64_t{t.num_kv_tiles - 1} * t.block_n, s + 3);
+      int64_t rows = 0;
+      for (int32_t q = 0; q < t.num_q_tiles; ++q) rows += t.rows_in_q_tile(q);
+      EXPECT_EQ(rows, s);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "app/model/viewer/launch_form.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/model/capture/capture_metadata.h"
+#include "base/kernel_list.h"
 #include "instrumentation/trace/trace_file.h"
 #include "kernels/kernel_stages.h"
 
@@ -248,6 +250,22 @@ std::vector<FaultInfo> faults_for(KernelKind kernel) {
   for (const FaultInfo& f : all_faults())
     if (f.fault == Fault::none || fault_applies(f.fault, kernel)) out.push_back(f);
   return out;
+}
+
+void choose_kernel(LaunchForm& form, KernelKind kernel) {
+  AttentionConfig& c = form.config;
+  c.kernel = kernel;
+  if (!fault_applies(c.fault, kernel)) c.fault = Fault::none;
+  if (kernel != KernelKind::splitk) c.num_splits = 0;
+  // Another kernel, another stage table: trace all of its stages.
+  form.stage_mask = all_stages_mask(kernel_stage_table(kernel));
+  const std::vector<DType> dtypes = built_dtypes(kernel);
+  if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), c.dtype) == dtypes.end()) c.dtype = dtypes.front();
+  const std::vector<int> dims = built_head_dims(kernel);
+  if (!dims.empty() && std::find(dims.begin(), dims.end(), c.head_dim) == dims.end())
+    c.head_dim = *std::min_element(dims.begin(), dims.end(), [&](int a, int b) {
+      return std::pair{std::abs(a - c.head_dim), a} < std::pair{std::abs(b - c.head_dim), b};
+    });
 }
 
 }  // namespace ts

@@ -83,4 +83,10 @@ CaptureSpec on_other_backend(CaptureSpec spec, Backend ran_on);
 // The faults that apply to a kernel (none first), for the panel's list.
 std::vector<FaultInfo> faults_for(KernelKind kernel);
 
+// The panel's choice of kernel: the form switched to `kernel`, with what no longer fits made to
+// fit: a fault that does not apply becomes none, the split count 0 off Split-K, every stage of the
+// new kernel traced, and a dtype or head dim the kernel is not built for (base/kernel_list.h,
+// whose lists the panel's dtype and head dim choices are) its first dtype and its nearest head dim.
+void choose_kernel(LaunchForm& form, KernelKind kernel);
+
 }  // namespace ts

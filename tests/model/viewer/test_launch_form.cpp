@@ -3,6 +3,7 @@
 // runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/viewer/launch_form.h"
+#include "base/kernel_list.h"
 #include "kernels/kernel_stages.h"
 #include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -60,8 +62,10 @@ TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
     f.config.heads = 1 + static_cast<int64_t>(rng() % 4);
     f.config.seq_q = 1 + static_cast<int64_t>(rng() % 300);
     f.config.seq_kv = 1 + static_cast<int64_t>(rng() % 3000);
-    f.config.head_dim = kSupportedHeadDims[rng() % 4];
-    f.config.dtype = static_cast<DType>(rng() % 3);
+    const std::vector<int> head_dims = built_head_dims(f.config.kernel);
+    f.config.head_dim = head_dims[rng() % head_dims.size()];
+    const std::vector<DType> dtypes = built_dtypes(f.config.kernel);
+    f.config.dtype = dtypes[rng() % dtypes.size()];
     f.config.causal = rng() % 2;
     f.config.num_splits = f.config.kernel == KernelKind::splitk ? static_cast<int64_t>(rng() % 9) : 0;
     f.config.softmax_scale = rng() % 2 ? 0.0 : 0.01 + static_cast<double>(rng() % 100) / 100.0;
@@ -265,6 +269,39 @@ TEST(LaunchForm, OtherBackendAndFaultLists) {
     for (const FaultInfo& f : all_faults()) applicable += f.fault == Fault::none || (k == KernelKind::fa1 ? f.fa1 : f.splitk);
     EXPECT_EQ(faults.size(), applicable);
   }
+}
+
+// The panel's kernel choice (choose_kernel) from every listed build to every kernel: the form
+// stays one the kernels are built for (its dtype and head dim among the panel's choices, which
+// are base/kernel_list.h's), keeps what the new kernel is built for, and never fails validation on
+// the kernel's account.
+TEST(LaunchForm, ChoosingAKernelKeepsTheFormOnItsBuilds) {
+  for (const KernelBuild& from : kernel_builds())
+    for (KernelKind to : built_kernels()) {
+      LaunchForm f = default_launch_form();
+      choose_kernel(f, from.kernel);
+      f.config.dtype = from.dtype;
+      f.config.head_dim = from.head_dim;
+      f.config.fault = faults_for(from.kernel).back().fault;
+      ASSERT_FALSE(refused_field(f).has_value()) << to_string(from.kernel);
+      choose_kernel(f, to);
+      SCOPED_TRACE(std::string(to_string(from.kernel)) + " " + std::string(to_string(from.dtype)) + " " +
+                   std::to_string(from.head_dim) + " -> " + std::string(to_string(to)));
+      EXPECT_EQ(f.config.kernel, to);
+      EXPECT_TRUE(is_built(to, f.config.dtype, f.config.head_dim));
+      const std::vector<DType> dtypes = built_dtypes(to);
+      const std::vector<int> dims = built_head_dims(to);
+      if (std::find(dtypes.begin(), dtypes.end(), from.dtype) != dtypes.end()) {
+        EXPECT_EQ(f.config.dtype, from.dtype);
+      }
+      if (std::find(dims.begin(), dims.end(), from.head_dim) != dims.end()) {
+        EXPECT_EQ(f.config.head_dim, from.head_dim);
+      }
+      // The nearest head dim the kernel is built for.
+      for (int d : dims) EXPECT_LE(std::abs(f.config.head_dim - from.head_dim), std::abs(d - from.head_dim)) << d;
+      EXPECT_FALSE(refused_field(f).has_value());
+      EXPECT_EQ(f.stage_mask, all_stages_mask(kernel_stage_table(to)));
+    }
 }
 
 TEST(LaunchForm, FromARunOfOurKernelsAndNotFromAUsersTrace) {
