@@ -203,9 +203,11 @@ TEST(CaptureCheck, EveryProblemIsReportedInFieldOrder) {
   for (const CaptureProblem& p : capture_problems(s)) fields.push_back(p.field);
   EXPECT_EQ(fields, (std::vector{CaptureField::input_scale, CaptureField::trace_batch, CaptureField::capacity,
                                  CaptureField::cpu_workers, CaptureField::perturb_seed}));
-  // An invalid config is one problem, and the ranges are not held against its sizes.
+  // An invalid config is one problem, and the ranges are not held against its sizes (a range
+  // open to the end, not one that is empty in itself: the random spec's end may be below 5).
   s.config.seq_q = 0;
   s.trace.filter.query_begin = 5;
+  s.trace.filter.query_end = kOpenRangeEnd;
   fields.clear();
   for (const CaptureProblem& p : capture_problems(s)) fields.push_back(p.field);
   EXPECT_EQ(fields, (std::vector{CaptureField::seq_q, CaptureField::input_scale, CaptureField::capacity,
