@@ -306,36 +306,82 @@ class Evaluator {
     return replay_.combine(s, x, CombineRule::merge, m.exponents);
   }
 
-  // The correct step with row q holding row q ^ k's state (or its O / l alone); a row whose
-  // partner lies outside the event's rows or past the queries cannot be predicted.
+  // The correct step with row q holding row q ^ k's state (or its O / l alone, the row's own
+  // LSE kept, also where the row saw no key and the event is normalised). A partner past
+  // the batch's queries is a row the kernel computed in its last query tile but never stored: its
+  // state is zero_query_state's over the keys it sees of those the correct state covers. A partner
+  // inside the queries but outside the event's rows cannot be predicted.
   RefState exchanged_rows(const StepModel& m, const ReplayStep& s, std::vector<uint8_t>& untestable) const {
     const EventHeader& h = run_.headers[s.event];
     const RefState right = replay_.correct_prediction(s);
     RefState out = right;
     const size_t d = static_cast<size_t>(right.head_dim);
+    const int32_t kv_head = static_cast<int32_t>(spec_.kv_head_of(h.head));
+    const bool normalized = (h.convention & kNormalized) != 0;
+    std::vector<double> past_o;  // the partner's O when it lies past the queries
     for (int32_t r = 0; r < h.rows; ++r) {
       const int64_t row = int64_t{h.q_begin} + r;
       const int64_t partner = row ^ m.row_xor;
       const int64_t pr = partner - h.q_begin;
-      if (pr < 0 || pr >= h.rows || partner >= spec_.q_len(h.batch)) {
-        untestable[static_cast<size_t>(r)] = 1;
+      const size_t a = static_cast<size_t>(r);
+      const double* src = nullptr;
+      double mb = 0, lb = 0;
+      if (partner >= spec_.q_len(h.batch)) {
+        if (!rows_.has_kv(h.batch, kv_head)) {
+          untestable[a] = 1;
+          continue;
+        }
+        const RowState p = rows_.zero_query_state(h.batch, h.head, partner, h.batch, kv_head,
+                                                  visible_past_end(spec_, h.batch, partner, covered_keys(s)));
+        past_o = p.o;
+        src = past_o.data();
+        mb = p.m;
+        lb = p.l;
+      } else if (pr < 0 || pr >= h.rows) {
+        untestable[a] = 1;
         continue;
+      } else {
+        const size_t b = static_cast<size_t>(pr);
+        src = right.o.data() + b * d;
+        mb = right.m[b];
+        lb = right.l[b];
       }
-      const size_t a = static_cast<size_t>(r), b = static_cast<size_t>(pr);
-      const double* src = right.o.data() + b * d;
       double* dst = out.o.data() + a * d;
       if (!m.exchange_o_only) {
-        out.m[a] = right.m[b];
-        out.l[a] = right.l[b];
+        out.m[a] = mb;
+        out.l[a] = lb;
         std::copy(src, src + d, dst);
         continue;
       }
       // The partner's O / l at this row's own m and l (both empty rows: O = 0 either way).
-      const double lb = right.l[b], la = right.l[a];
+      const double la = right.l[a];
       for (size_t c = 0; c < d; ++c) dst[c] = lb > 0.0 ? src[c] / lb * la : 0.0;
-      if (lb > 0.0 && la == 0.0) untestable[a] = 1;  // an empty row cannot carry another's O / l
+      if (lb > 0.0 && la == 0.0) {
+        // A row that saw no key holding another's O / l: a normalised event states it as its own
+        // LSE (-inf) with l = 1 and O the partner's O / l; an unnormalised state cannot.
+        if (normalized) {
+          out.l[a] = 1.0;
+          for (size_t c = 0; c < d; ++c) dst[c] = src[c] / lb;
+        } else {
+          untestable[a] = 1;
+        }
+      }
     }
     return out;
+  }
+
+  // Whether row r of s takes its partner's state from a row past the queries.
+  bool partner_past_end(const StepModel& m, const ReplayStep& s, int32_t r) const {
+    const EventHeader& h = run_.headers[s.event];
+    return ((int64_t{h.q_begin} + r) ^ m.row_xor) >= spec_.q_len(h.batch);
+  }
+
+  // The keys the correct state of s covers: those of the state it copies or normalises, else its
+  // own event's.
+  std::vector<KeyRange> covered_keys(const ReplayStep& s) const {
+    const bool carried = (s.source == StepSource::copy || s.source == StepSource::normalise) && s.prev >= 0;
+    const EventHeader& h = run_.headers[carried ? static_cast<size_t>(s.prev) : s.event];
+    return std::vector<KeyRange>(h.keys, h.keys + h.num_key_ranges);
   }
 
   ModelFit evaluate(const StepModel& m) {
@@ -367,6 +413,7 @@ class Evaluator {
           ++fit.wrong_rows;
           ++wrong_by_split[split];
           if (untestable[static_cast<size_t>(r)] || !c.matches) return fail(fit);
+          if (m.piece == PieceRule::row_exchange && partner_past_end(m, *s, r)) ++fit.wrong_rows_past_end;
         } else if (!untestable[static_cast<size_t>(r)]) {
           ++fit.right_rows_checked;
           ++checked_by_split[split];
@@ -700,7 +747,10 @@ std::vector<ModelFit> establish_mechanisms(const LocalReplay& replay, int32_t st
   if (std::optional<StepModel> kv = kv_input_model(replay, rows, st, ev)) models.push_back(*kv);
   std::set<SymptomKind> kinds;
   for (const StepModel& m : models) {
-    if (kinds.count(m.kind)) continue;
+    // One model of a kind is enough, but for exchanged rows the distance is the claim itself: when
+    // two distances fit (rows that see the same keys, e.g. the zero-query rows past the end, hold
+    // the same output) they compete.
+    if (kinds.count(m.kind) && m.kind != SymptomKind::rows_exchanged) continue;
     ModelFit fit = ev.evaluate(m);
     if (!fit.holds) continue;
     kinds.insert(m.kind);
@@ -759,6 +809,13 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
     m.evidence.push_back("inside that scope it keeps every right row right; outside it the same change would break " +
                          plural(static_cast<int64_t>(fit.right_rows_broken), "right row", "right rows") +
                          ", so it acts there only");
+  if (fit.wrong_rows_past_end > 0) {
+    m.numbers["wrong_rows_partner_past_end"] = static_cast<double>(fit.wrong_rows_past_end);
+    m.evidence.push_back(plural(static_cast<int64_t>(fit.wrong_rows_past_end), "of those rows holds", "of those rows hold") +
+                         std::string(fit.model.exchange_o_only ? " the output" : " the state") +
+                         " of a row past the queries, which the kernel computes in its last query tile but "
+                         "never stores: replayed as the state of a zero-filled query row over the keys it sees");
+  }
   return m;
 }
 

@@ -23,7 +23,8 @@
 //               diagonal aligned the other way, no causal mask;
 //   rows        row i reads row i + delta's query; row q holds row q xor k's state or output (k
 //               4, 8 or 16: the row halves of a tensor-core fragment stored the wrong way round),
-//               all of it or its O alone (its m / LSE its own);
+//               all of it or its O alone (its m / LSE its own); a partner past the queries is
+//               the row the kernel computed there from a zero-filled query (row_states.h);
 //   kv input    a head reads another (batch, kv head)'s keys and values;
 //   partials    a merge reads the partial of buffer row a q + b s + c of another (query, split).
 #pragma once
@@ -82,6 +83,7 @@ struct ModelFit {
   uint64_t wrong_rows = 0;          // rows that go wrong by themselves it was checked on (all reproduced)
   uint64_t wrong_events = 0;
   uint64_t wrong_rows_total = 0;    // rows of the stage that go wrong by themselves
+  uint64_t wrong_rows_past_end = 0; // row_exchange: wrong rows reproduced from a partner past the queries
   bool wrong_sampled = false;       // wrong rows checked on evenly spaced events only
   uint64_t right_rows_checked = 0;  // right rows the model was checked on
   uint64_t right_rows_untouched = 0; // right rows of events the model cannot change

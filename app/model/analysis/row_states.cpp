@@ -36,8 +36,21 @@ const std::vector<float>& RowStates::kv(int32_t kv_batch, int32_t kv_head, bool 
 
 RowState RowStates::state(int32_t batch, int32_t head, int64_t row, int32_t kv_batch, int32_t kv_head,
                           std::span<const KeyRange> ranges, int32_t zero_keys, const ScoreVariant& v) {
+  return state_of(query_row(batch, head, row), batch, head, row, kv_batch, kv_head, ranges, zero_keys, v);
+}
+
+RowState RowStates::zero_query_state(int32_t batch, int32_t head, int64_t row, int32_t kv_batch, int32_t kv_head,
+                                     std::span<const KeyRange> ranges) {
+  if (row < spec_.q_len(batch))
+    throw std::invalid_argument("row " + std::to_string(row) + " of batch " + std::to_string(batch) +
+                                " is a query row, not one past the queries");
+  const std::vector<double> zeros(static_cast<size_t>(spec_.head_dim), 0.0);
+  return state_of(zeros, batch, head, row, kv_batch, kv_head, ranges, 0, {});
+}
+
+RowState RowStates::state_of(std::span<const double> q, int32_t batch, int32_t head, int64_t row, int32_t kv_batch,
+                             int32_t kv_head, std::span<const KeyRange> ranges, int32_t zero_keys, const ScoreVariant& v) {
   const size_t d = static_cast<size_t>(spec_.head_dim);
-  const std::vector<double>& q = query_row(batch, head, row);
   const std::vector<float>& k = kv(kv_batch, kv_head, false);
   const std::vector<float>& val = kv(kv_batch, kv_head, true);
   const double scale = spec_.effective_scale() * v.score_factor;
@@ -79,14 +92,27 @@ RowState RowStates::state(int32_t batch, int32_t head, int64_t row, int32_t kv_b
   return out;
 }
 
-std::vector<KeyRange> visible_in(const AttentionSpec& spec, int32_t batch, int64_t row, std::span<const KeyRange> ranges) {
-  const AttentionSpec::KeySpan span = spec.visible_keys(batch, row);
+namespace {
+
+std::vector<KeyRange> within(const KeySpan& span, std::span<const KeyRange> ranges) {
   std::vector<KeyRange> out;
   for (const KeyRange& r : ranges) {
     const int64_t b = std::max<int64_t>(r.begin, span.begin), e = std::min<int64_t>(r.end, span.end);
     if (b < e) out.push_back({static_cast<int32_t>(b), static_cast<int32_t>(e)});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<KeyRange> visible_in(const AttentionSpec& spec, int32_t batch, int64_t row, std::span<const KeyRange> ranges) {
+  return within(spec.visible_keys(batch, row), ranges);
+}
+
+std::vector<KeyRange> visible_past_end(const AttentionSpec& spec, int32_t batch, int64_t row, std::span<const KeyRange> ranges) {
+  return within(visible_key_span(row + spec.offset(batch), spec.kv_len(batch), spec.causal != CausalAlign::none,
+                                 spec.window_left, spec.window_right),
+                ranges);
 }
 
 int64_t count_keys(std::span<const KeyRange> ranges) {

@@ -1,7 +1,8 @@
 // Float64 softmax states of single query rows over keys the caller chooses, under a changed
 // attention: what a kernel with one thing wrong would have computed (the scores scaled again,
 // exp2 for exp, no softcap, another kv head's keys, a key more or less at a mask's edge, zero-
-// filled keys past the end). The diagnosis's models (mechanisms.h) compare the trace with these.
+// filled keys past the end, a query row past the end that the kernel computes but never stores).
+// The diagnosis's models (mechanisms.h) compare the trace with these.
 //
 // Unlike the reference (kernels/reference.h), no mask is applied here: `ranges` are the keys the
 // row reads, and the caller works out which ones a changed mask lets through (visible_in). The
@@ -55,9 +56,19 @@ class RowStates {
   RowState state(int32_t batch, int32_t head, int64_t row, int32_t kv_batch, int32_t kv_head,
                  std::span<const KeyRange> ranges, int32_t zero_keys, const ScoreVariant& variant);
 
+  // The state of row `row` of (batch, head) past the batch's queries (row >= q_len(batch)), as a
+  // kernel computes it in the rows of its last query tile that it never stores: the tile's load
+  // zero-fills them (FA-2's cp.async zero-fill, a masked load with 0 for what it leaves out), so
+  // every raw score is 0 (then softcap and ALiBi, the row's diagonal being row + offset). `ranges`
+  // as for state(); visible_past_end gives the keys the mask lets such a row see.
+  RowState zero_query_state(int32_t batch, int32_t head, int64_t row, int32_t kv_batch, int32_t kv_head,
+                            std::span<const KeyRange> ranges);
+
   const AttentionSpec& spec() const { return spec_; }
 
  private:
+  RowState state_of(std::span<const double> q, int32_t batch, int32_t head, int64_t row, int32_t kv_batch,
+                    int32_t kv_head, std::span<const KeyRange> ranges, int32_t zero_keys, const ScoreVariant& variant);
   const std::vector<double>& query_row(int32_t batch, int32_t head, int64_t row);
   const std::vector<float>& kv(int32_t kv_batch, int32_t kv_head, bool values);
 
@@ -70,6 +81,10 @@ class RowStates {
 // The keys row `row` of `batch` sees under `spec`, within `ranges` (their intersections with
 // the row's visible span, in order).
 std::vector<KeyRange> visible_in(const AttentionSpec& spec, int32_t batch, int64_t row, std::span<const KeyRange> ranges);
+// The same for a row past the batch's queries (row >= q_len(batch), which visible_in gives no
+// key): the mask rule of base/attention_rules.h applied to its diagonal row + offset(batch), as a
+// kernel that computes its query tile's rows past the end masks them.
+std::vector<KeyRange> visible_past_end(const AttentionSpec& spec, int32_t batch, int64_t row, std::span<const KeyRange> ranges);
 // How many keys that is.
 int64_t count_keys(std::span<const KeyRange> ranges);
 
