@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/list_text.h"
+
 namespace ts {
 namespace {
 
@@ -27,14 +29,11 @@ const KernelReasons* reasons_of(KernelKind kernel) {
   return nullptr;
 }
 
-// "a, b and c"
+// The names of `values`, for spoken_list.
 template <typename T, typename Name>
-std::string spoken_list(const std::vector<T>& values, Name name) {
-  std::string out;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += i + 1 == values.size() ? " and " : ", ";
-    out += name(values[i]);
-  }
+std::vector<std::string> names(const std::vector<T>& values, Name name) {
+  std::vector<std::string> out;
+  for (const T& v : values) out.push_back(name(v));
   return out;
 }
 
@@ -56,7 +55,7 @@ std::string refusal(KernelKind kernel, const std::string& what, const std::strin
                     std::string_view why, const std::vector<KernelKind>& others) {
   std::string out = "the " + kernel_name(kernel) + " kernel is built for " + what + " " + built + " only (got " + got + ")";
   if (!why.empty()) out += ": " + std::string(why);
-  if (!others.empty()) out += "; " + spoken_list(others, kernel_name) + (others.size() == 1 ? " runs " : " run ") + got;
+  if (!others.empty()) out += "; " + spoken_list(names(others, kernel_name), "and") + (others.size() == 1 ? " runs " : " run ") + got;
   return out;
 }
 
@@ -135,7 +134,7 @@ std::string kernel_choice_label(KernelKind kernel) {
 void validate_kernel_build(KernelKind kernel, DType dtype, int64_t head_dim) {
   const std::vector<int> any_dims = built_head_dims();
   if (!contains(any_dims, static_cast<int>(head_dim)) || head_dim != static_cast<int>(head_dim))
-    throw ConfigError("head_dim", "head_dim must be one of " + spoken_list(any_dims, dim_name) + " (got " +
+    throw ConfigError("head_dim", "head_dim must be one of " + spoken_list(names(any_dims, dim_name), "or") + " (got " +
                                       std::to_string(head_dim) + ")");
   const int dim = static_cast<int>(head_dim);
   std::vector<KernelKind> others;
@@ -143,14 +142,14 @@ void validate_kernel_build(KernelKind kernel, DType dtype, int64_t head_dim) {
   if (!contains(dtypes, dtype)) {
     for (KernelKind k : built_kernels())
       if (contains(built_dtypes(k), dtype)) others.push_back(k);
-    throw ConfigError("dtype", refusal(kernel, "dtype", spoken_list(dtypes, dtype_name), dtype_name(dtype),
+    throw ConfigError("dtype", refusal(kernel, "dtype", spoken_list(names(dtypes, dtype_name), "and"), dtype_name(dtype),
                                        why_no_other_dtypes(kernel), others));
   }
   const std::vector<int> dims = built_head_dims(kernel);
   if (!contains(dims, dim)) {
     for (KernelKind k : built_kernels())
       if (contains(built_head_dims(k), dim)) others.push_back(k);
-    throw ConfigError("head_dim", refusal(kernel, "head_dim", spoken_list(dims, dim_name), std::to_string(dim),
+    throw ConfigError("head_dim", refusal(kernel, "head_dim", spoken_list(names(dims, dim_name), "and"), std::to_string(dim),
                                           why_no_other_head_dims(kernel), others));
   }
 }

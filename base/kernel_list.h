@@ -54,7 +54,7 @@ std::string built_for_text(KernelKind kernel);
 std::string kernel_choice_label(KernelKind kernel);
 
 // Throws ConfigError when the list does not build `kernel` for `dtype` and `head_dim`: field
-// "head_dim" for a head dim no kernel is built for ("head_dim must be one of 32, 64, 128, 256"),
+// "head_dim" for a head dim no kernel is built for ("head_dim must be one of 32, 64, 128 or 256"),
 // else field "dtype" or "head_dim" saying what the kernel is built for, why not for others where
 // the list says, and which kernels run the value asked for.
 void validate_kernel_build(KernelKind kernel, DType dtype, int64_t head_dim);

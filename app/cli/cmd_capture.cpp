@@ -23,6 +23,7 @@
 #include "app/model/capture/capture_metadata.h"
 #include "app/model/capture/run_capture.h"
 #include "base/kernel_list.h"
+#include "base/list_text.h"
 #include "instrumentation/trace/atomic_file.h"
 #include "kernels/kernel_stages.h"
 #include "kernels/launch_plan.h"
@@ -74,34 +75,27 @@ std::vector<std::string> names_of(const std::vector<int>& head_dims) {
   return names;
 }
 
-// "a, b or c"
-std::string choice_text(const std::vector<std::string>& choices) {
-  std::string out;
-  for (size_t i = 0; i < choices.size(); ++i) out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
-  return out;
-}
-
 std::string kernel_help() {
   std::vector<std::string> labels;
   for (KernelKind k : built_kernels()) labels.push_back(kernel_choice_label(k));
-  return "Kernel: " + choice_text(labels);
+  return "Kernel: " + spoken_list(labels, "or");
 }
 
 // "Head dim: 32, 64, 128 or 256 (fa2: 64 or 128)": the kernels built for fewer are named.
 std::string head_dim_help() {
-  std::string out = "Head dim: " + choice_text(names_of(built_head_dims()));
+  std::string out = "Head dim: " + spoken_list(names_of(built_head_dims()), "or");
   for (KernelKind k : built_kernels())
     if (built_head_dims(k).size() != built_head_dims().size())
-      out += " (" + std::string(to_string(k)) + ": " + choice_text(names_of(built_head_dims(k))) + ")";
+      out += " (" + std::string(to_string(k)) + ": " + spoken_list(names_of(built_head_dims(k)), "or") + ")";
   return out;
 }
 
 // "Input/output dtype: fp32, fp16 or bf16 (fa2: fp16 or bf16)"
 std::string dtype_help() {
-  std::string out = "Input/output dtype: " + choice_text(names_of(built_dtypes()));
+  std::string out = "Input/output dtype: " + spoken_list(names_of(built_dtypes()), "or");
   for (KernelKind k : built_kernels())
     if (built_dtypes(k).size() != built_dtypes().size())
-      out += " (" + std::string(to_string(k)) + ": " + choice_text(names_of(built_dtypes(k))) + ")";
+      out += " (" + std::string(to_string(k)) + ": " + spoken_list(names_of(built_dtypes(k)), "or") + ")";
   return out;
 }
 

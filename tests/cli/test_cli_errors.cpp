@@ -97,6 +97,7 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
       {{"--seq-q", "0"}, "seq_q must be at least 1"},
       {{"--seq-kv", "0"}, "seq_kv must be at least 1"},
       {{"--head-dim", "48"}, "head_dim must be one of"},
+      {{"--head-dim", "48"}, " or " + std::to_string(built_head_dims().back()) + " (got 48)"},  // a choice: "or"
       {{"--kernel", "splitk", "--splits=-1"}, "num_splits must be at least 1"},
       {{"--kernel", "splitk", "--splits", "5000"}, "num_splits must be at most"},
       {{"--kernel", "fa1", "--splits", "4"}, "num_splits applies to the splitk kernel only"},

@@ -10,6 +10,7 @@
 #include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/index_ranges.h"
+#include "base/list_text.h"
 #include "app/model/analysis/state_compare.h"
 
 namespace ts {
@@ -259,14 +260,9 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     (local.m_wrong ? wrong : right).push_back(m_name);
     if (!normalized) (local.l_wrong ? wrong : right).push_back("l");
     (local.o_wrong ? wrong : right).push_back("O");
-    auto join = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (size_t i = 0; i < v.size(); ++i) s += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + v[i];
-      return s;
-    };
     Finding f;
     f.id = "quantities";
-    f.text = (right.empty() ? "" : join(right) + " right; ") + join(wrong) + " wrong, in the " +
+    f.text = (right.empty() ? "" : spoken_list(right, "and") + " right; ") + spoken_list(wrong, "and") + " wrong, in the " +
              std::to_string(rows.size()) + " rows of " + name + " that go wrong by themselves" + checked;
     f.numbers = {{"m_wrong", local.m_wrong}, {"l_wrong", local.l_wrong}, {"o_wrong", local.o_wrong}, {"rows", n_rows}};
     out.push_back(f);

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <string>
+#include <vector>
+
+#include "base/list_text.h"
 
 namespace ts {
 
@@ -80,16 +84,14 @@ std::vector<size_t> sample_row_blocks(std::span<const size_t> events, std::span<
 }
 
 std::string describe_keys(std::span<const KeyRange> ranges) {
-  std::string out;
-  int shown = 0;
+  std::vector<std::string> parts;
   for (const KeyRange& r : ranges) {
     if (r.end <= r.begin) continue;
-    if (shown++) out += " and ";
-    out += r.end - r.begin == 1 ? std::to_string(r.begin)
-                                : std::to_string(r.begin) + "-" + std::to_string(r.end - 1);
+    parts.push_back(r.end - r.begin == 1 ? std::to_string(r.begin) : std::to_string(r.begin) + "-" + std::to_string(r.end - 1));
   }
-  if (shown == 0) return "no key";
-  return (shown == 1 && ranges.size() == 1 && ranges[0].end - ranges[0].begin == 1 ? "key " : "keys ") + out;
+  if (parts.empty()) return "no key";
+  return (parts.size() == 1 && ranges.size() == 1 && ranges[0].end - ranges[0].begin == 1 ? "key " : "keys ") +
+         spoken_list(parts, "and");
 }
 
 std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& stages, const AttentionSpec& spec) {

@@ -7,6 +7,7 @@
 
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/analysis/index_ranges.h"
+#include "base/list_text.h"
 
 namespace ts {
 namespace {
@@ -74,9 +75,7 @@ std::string quantities_text(uint8_t failed) {
   if (failed & kFailM) q.push_back("m");
   if (failed & kFailL) q.push_back("l");
   if (failed & (kFailONorm | kFailORaw)) q.push_back("O");
-  std::string s;
-  for (size_t i = 0; i < q.size(); ++i) s += (i ? (i + 1 == q.size() ? " and " : ", ") : "") + q[i];
-  return s.empty() ? "nothing" : s;
+  return q.empty() ? "nothing" : spoken_list(q, "and");
 }
 
 std::string index_set_text(const IndexSet& set, std::string_view one, std::string_view many) {

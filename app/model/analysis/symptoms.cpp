@@ -16,6 +16,7 @@
 #include "app/model/analysis/mechanisms.h"
 #include "app/model/analysis/row_states.h"
 #include "app/model/analysis/worst_cell.h"
+#include "base/list_text.h"
 #include "kernels/fault_trigger.h"
 
 namespace ts {
@@ -168,12 +169,6 @@ std::vector<int32_t> origin_stages(const LocalReplay& replay, const AnalysisRepo
   return out;
 }
 
-std::string join_names(const std::vector<std::string>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + v[i];
-  return s;
-}
-
 // The findings worth a place in the sentence, most telling first.
 std::string measured_summary(const std::vector<Finding>& findings) {
   std::vector<std::string> parts;
@@ -242,7 +237,7 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       if (st.events_failing > 0 && std::find(origins.begin(), origins.end(), st.stage) == origins.end())
         carried.push_back(st.info.name);
     const std::string carried_text =
-        carried.empty() ? "" : "; " + join_names(carried) + (carried.size() == 1 ? " is" : " are") + " wrong only through it";
+        carried.empty() ? "" : "; " + spoken_list(carried, "and") + (carried.size() == 1 ? " is" : " are") + " wrong only through it";
 
     if (fits.size() == 1) {
       const Mechanism m = to_mechanism(fits.front(), replay, origin);
