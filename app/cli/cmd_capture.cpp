@@ -81,21 +81,16 @@ std::string kernel_help() {
   return "Kernel: " + spoken_list(labels, "or");
 }
 
-// "Head dim: 32, 64, 128 or 256 (fa2: 64 or 128)": the kernels built for fewer are named.
-std::string head_dim_help() {
-  std::string out = "Head dim: " + spoken_list(names_of(built_head_dims()), "or");
-  for (KernelKind k : built_kernels())
-    if (built_head_dims(k).size() != built_head_dims().size())
-      out += " (" + std::string(to_string(k)) + ": " + spoken_list(names_of(built_head_dims(k)), "or") + ")";
-  return out;
-}
-
-// "Input/output dtype: fp32, fp16 or bf16 (fa2: fp16 or bf16)"
-std::string dtype_help() {
-  std::string out = "Input/output dtype: " + spoken_list(names_of(built_dtypes()), "or");
-  for (KernelKind k : built_kernels())
-    if (built_dtypes(k).size() != built_dtypes().size())
-      out += " (" + std::string(to_string(k)) + ": " + spoken_list(names_of(built_dtypes(k)), "or") + ")";
+// "Head dim: 32, 64, 128 or 256 (fa2: 64 or 128)", "Input/output dtype: fp32, fp16 or bf16 (fa2:
+// fp16 or bf16)": the values some kernel is built for (`any`), then those of each kernel built for
+// fewer (`of_kernel`).
+template <typename T, typename OfKernel>
+std::string built_choices_help(const std::string& what, const std::vector<T>& any, OfKernel of_kernel) {
+  std::string out = what + ": " + spoken_list(names_of(any), "or");
+  for (KernelKind k : built_kernels()) {
+    const std::vector<T> own = of_kernel(k);
+    if (own.size() != any.size()) out += " (" + std::string(to_string(k)) + ": " + spoken_list(names_of(own), "or") + ")";
+  }
   return out;
 }
 
@@ -207,9 +202,11 @@ void add_capture_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seq-q", o->config.seq_q, "Query length")->capture_default_str();
   cmd->add_option("--seq-kv", o->config.seq_kv, "Key/value length")->capture_default_str();
-  cmd->add_option("--head-dim", o->config.head_dim, head_dim_help())
+  cmd->add_option("--head-dim", o->config.head_dim,
+                  built_choices_help("Head dim", built_head_dims(), [](KernelKind k) { return built_head_dims(k); }))
       ->capture_default_str();
-  cmd->add_option("--dtype", o->dtype, dtype_help())
+  cmd->add_option("--dtype", o->dtype,
+                  built_choices_help("Input/output dtype", built_dtypes(), [](KernelKind k) { return built_dtypes(k); }))
       ->check(CLI::IsMember(names_of(built_dtypes())))
       ->capture_default_str();
   cmd->add_flag("--causal", o->config.causal, "Causal mask (aligned bottom-right)");
