@@ -236,6 +236,54 @@ TEST(AnalysisPhases, CompareEventsMeasuresEveryRowAsTheOneEventComparisonDoes) {
   for (size_t k = 0; k < errors.size(); ++k) ASSERT_EQ(again[k].o_norm_err, errors[k].o_norm_err) << k;
 }
 
+// The walk over row blocks that the comparison and the local replay share: every block once,
+// those already cached first, each with its own reference, and an error in the visitor reaches
+// the caller.
+TEST(AnalysisPhases, ForEachBlockVisitsEveryBlockOnceCachedOnesFirst) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const RunView run = launch(double_count_config(rng), seed);
+  RunReferenceOptions small = on_cpu();
+  small.cache_bytes = 1;  // nothing is kept: every visit computes its block
+  RunReference uncached(run, small), ref(run, on_cpu());
+  const std::vector<RowBlock>& blocks = ref.row_blocks();
+  ASSERT_GE(blocks.size(), 4u);
+  // A random few are cached before the walk.
+  std::set<size_t> warm;
+  for (size_t i = 0; i < blocks.size(); ++i)
+    if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) warm.insert(i);
+  for (size_t i : warm) ref.block(blocks[i]);
+  std::mutex mu;
+  std::vector<size_t> order;
+  std::vector<int> visits(blocks.size(), 0);
+  ref.for_each_block(blocks, 2, [&](size_t i, const RowBlockReference& block) {
+    ASSERT_LT(i, blocks.size());
+    EXPECT_TRUE(block.block() == blocks[i]) << i;
+    const RefState got = block.output(), want = uncached.block(blocks[i])->output();
+    EXPECT_EQ(got.o, want.o) << i;
+    EXPECT_EQ(got.m, want.m) << i;
+    std::lock_guard lock(mu);
+    order.push_back(i);
+    ++visits[i];
+  });
+  for (size_t i = 0; i < blocks.size(); ++i) EXPECT_EQ(visits[i], 1) << "block " << i;
+  ASSERT_EQ(order.size(), blocks.size());
+  for (size_t k = 0; k < warm.size(); ++k) EXPECT_TRUE(warm.count(order[k])) << "visit " << k << " was not a cached block";
+
+  // Through a cache that keeps nothing, too; and the visitor's exception comes out.
+  std::vector<int> again(blocks.size(), 0);
+  uncached.for_each_block(blocks, 2, [&](size_t i, const RowBlockReference&) {
+    std::lock_guard lock(mu);
+    ++again[i];
+  });
+  EXPECT_EQ(again, std::vector<int>(blocks.size(), 1));
+  EXPECT_THROW(uncached.for_each_block(blocks, 2,
+                                       [&](size_t i, const RowBlockReference&) {
+                                         if (i == blocks.size() / 2) throw AnalysisError("visitor failed");
+                                       }),
+               AnalysisError);
+}
+
 TEST(AnalysisPhases, JudgeEventsGivesEachEventTheVerdictOfItsCells) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);

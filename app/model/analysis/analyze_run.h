@@ -29,9 +29,11 @@ using AnalysisProgress = std::function<void(uint64_t done, uint64_t total)>;
 struct AnalysisOptions {
   std::optional<ToleranceOverride> tolerance;  // --tol; default: the correctness rule
   unsigned workers = 0;                        // 0: every core
-  // Reference tiles kept for re-use: the analysis uses each tile once (then a few again for the
-  // first divergence), so a small cache; a stepping UI keeps its own RunReference with more.
-  size_t reference_cache_bytes = size_t{64} << 20;
+  // Row block references kept for re-use. The analysis reads every row block in the comparison
+  // and every failing one again in the diagnosis (local replay): a block no longer cached is
+  // computed a second time, which was a quarter of the diff of a full S = 8192 Split-K trace at
+  // 64 MiB (its 1024 blocks take 136 MiB). Only what is computed is kept, so small runs stay small.
+  size_t reference_cache_bytes = size_t{256} << 20;
   ReferenceDevice device = ReferenceDevice::automatic;  // the GPU when one is present
   AnalysisProgress progress;
 };

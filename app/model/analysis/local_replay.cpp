@@ -9,7 +9,6 @@
 #include <tuple>
 
 #include "app/model/analysis/event_identity.h"
-#include "app/model/analysis/parallel_for.h"
 #include "app/model/analysis/row_states.h"
 #include "app/model/analysis/state_compare.h"
 
@@ -422,12 +421,14 @@ void LocalReplay::find_locally_wrong(unsigned workers) const {
   std::map<RowBlock, std::vector<size_t>> by_block;
   for (size_t i = 0; i < run_.num_events(); ++i)
     if (report_.events[i].compared && !report_.events[i].passes && !wrong_[i]) by_block[row_block(run_.headers[i])].push_back(i);
+  std::vector<RowBlock> blocks;
   std::vector<const std::vector<size_t>*> groups;
-  for (const auto& [block, events] : by_block) groups.push_back(&events);
-  parallel_for(static_cast<int64_t>(groups.size()), workers, [&](int64_t g) {
-    const std::vector<size_t>& events = *groups[static_cast<size_t>(g)];
-    const std::shared_ptr<const RowBlockReference> block = reference_.block(row_block(run_.headers[events.front()]));
-    for (size_t e : events) wrong_[e] = wrong_rows_of(e, block.get());
+  for (const auto& [block, events] : by_block) {
+    blocks.push_back(block);
+    groups.push_back(&events);
+  }
+  reference_.for_each_block(blocks, workers, [&](size_t g, const RowBlockReference& block) {
+    for (size_t e : *groups[g]) wrong_[e] = wrong_rows_of(e, &block);
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <set>
 #include <string>
 
@@ -169,6 +170,48 @@ std::vector<std::shared_ptr<const RowBlockReference>> RunReference::blocks(std::
   }
   for (size_t j = 0; j < missing.size(); ++j) out[where[j]] = remember(missing[j], std::move(computed[j]));
   return out;
+}
+
+void RunReference::for_each_block(std::span<const RowBlock> rbs, unsigned workers,
+                                  const std::function<void(size_t, const RowBlockReference&)>& fn) const {
+  std::vector<size_t> cached, missing;
+  for (size_t i = 0; i < rbs.size(); ++i) (has_cached(rbs[i]) ? cached : missing).push_back(i);
+  const auto visit = [&](const std::vector<size_t>& order) {
+    parallel_for(static_cast<int64_t>(order.size()), workers, [&](int64_t j) {
+      const size_t i = order[static_cast<size_t>(j)];
+      const std::shared_ptr<const RowBlockReference> ref = block(rbs[i]);
+      fn(i, *ref);
+    });
+  };
+  visit(cached);
+  if (!gpu_) {
+    visit(missing);
+    return;
+  }
+  std::vector<std::vector<RowBlock>> batches;  // of the missing blocks, in order
+  std::vector<size_t> batch_begin;             // each batch's first index into `missing`
+  for (size_t first = 0; first < missing.size();) {
+    std::vector<RowBlock> batch;
+    size_t bytes = 0;
+    for (; first < missing.size() && (batch.empty() || bytes + block_bytes(rbs[missing[first]]) <= kGpuBatchBytes);
+         ++first) {
+      bytes += block_bytes(rbs[missing[first]]);
+      batch.push_back(rbs[missing[first]]);
+    }
+    batch_begin.push_back(first - batch.size());
+    batches.push_back(std::move(batch));
+  }
+  using Computed = std::vector<std::shared_ptr<const RowBlockReference>>;
+  const auto compute = [&](size_t k) { return blocks(batches[k]); };
+  std::future<Computed> next;  // std::async's: on any way out, waits for its batch
+  if (!batches.empty()) next = std::async(std::launch::async, compute, 0);
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const Computed refs = next.get();
+    if (k + 1 < batches.size()) next = std::async(std::launch::async, compute, k + 1);
+    parallel_for(static_cast<int64_t>(refs.size()), workers, [&](int64_t j) {
+      fn(missing[batch_begin[k] + static_cast<size_t>(j)], *refs[static_cast<size_t>(j)]);
+    });
+  }
 }
 
 std::shared_ptr<const RowBlockReference> RunReference::remember(const RowBlock& rb,

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -57,6 +58,10 @@ struct RunReferenceOptions {
 
 // The most memory one row block's reference may take (its piece and prefix states).
 inline constexpr size_t kMaxRowBlockBytes = size_t{1} << 30;
+// Row blocks for_each_block has the GPU compute at a time: their references (pieces and
+// prefixes) within this many bytes, so that a run of large row blocks does not hold them all at
+// once, and so that the CPU works on one batch while the GPU computes the next.
+inline constexpr size_t kGpuBatchBytes = size_t{64} << 20;
 // The naive baselines' keys kept for re-use (kv heads): enough for the query heads of a GQA
 // group read in turn on every analysis thread.
 inline constexpr size_t kNaiveKeysKept = 8;
@@ -79,6 +84,13 @@ class RunReference {
   // The same for several row blocks: those not cached are computed together (one batch of the
   // GPU when on_gpu(); on the calling thread on the CPU).
   std::vector<std::shared_ptr<const RowBlockReference>> blocks(std::span<const RowBlock> rbs) const;
+  // fn(i, reference of rbs[i]) for every i, on `workers` threads (0: every core), each once: the
+  // row blocks already cached first (computing the others may evict them), then the others, on
+  // the GPU in batches of at most kGpuBatchBytes (the next batch computed while the CPU's threads
+  // work on this one), on the CPU by the thread that takes it. The first exception fn or the
+  // reference throws stops the loop and is rethrown.
+  void for_each_block(std::span<const RowBlock> rbs, unsigned workers,
+                      const std::function<void(size_t i, const RowBlockReference& block)>& fn) const;
   // The memory a row block's reference will take (its pieces and prefixes), for batching.
   size_t block_bytes(const RowBlock& rb) const;
   // Whether row blocks are computed on a GPU, and which device computes them ("CPU" or the
