@@ -11,16 +11,19 @@
 // 16-bit operands): the `fa2.step` stage declares it (StageInfo::p_rounded) so that the
 // reference's yardstick rounds P too.
 //
-// How: one block of 4 warps per (query tile of 64 rows, query head, batch); grid (num_q_tiles,
-// heads, batch). Warp w owns rows 16w..16w+15 of the tile. The block visits the kv tiles of 64
-// keys its rows can see (visible_kv_tiles, as FA-1), and per tile:
+// How: one block of 4 warps per (query tile, query head, batch); grid (num_q_tiles, heads,
+// batch). A query tile holds fa2_block_m(head_dim) rows (kernels/tile_shapes.h): at head dim 64
+// 128, warp w owning rows 32w..32w+31 as two mma row blocks of 16, so that every K and V fragment
+// a warp loads by ldmatrix feeds two mma (one row block each); at head dim 128 64, warp w owning
+// rows 16w..16w+15 (two row blocks' accumulators do not fit the registers there). The block
+// visits the kv tiles of 64 keys its rows can see (visible_kv_tiles, as FA-1), and per tile:
 //   1. K and V of the next tile are fetched by 16-byte cp.async into the other half of
 //      double-buffered shared memory while this tile is computed (one barrier per tile);
-//   2. S = Q K^T: Q (held in registers at head_dim 64; re-read from shared memory per tile at
-//      128, where holding it made ptxas spill) and K fragments by ldmatrix; K's rows are keys, so
+//   2. S = Q K^T: Q and K fragments by ldmatrix, Q re-read from shared memory per k-step (held
+//      in registers, it leaves the traced build too few and it spills); K's rows are keys, so
 //      the plain (non-transposed) ldmatrix gives the col-major B operand;
-//   3. online softmax on the accumulator fragments: a lane holds two rows (groupID and
-//      groupID + 8) and the four lanes of a quad share them, so row max and sum take two
+//   3. online softmax on the accumulator fragments: a lane holds two rows of each row block
+//      (groupID and groupID + 8) and the four lanes of a quad share them, so row max and sum take two
 //      __shfl_xor_sync (1, 2); exponents by ex2.approx (fast_exp2) with log2(e) (and the
 //      scale) folded in;
 //   4. O = alpha O + P V: P goes from the S accumulators to the A operand in registers
@@ -33,9 +36,9 @@
 // with the running unnormalised m, l, O over keys [0, end of that tile), and a `final` event with
 // LSE and the output as written), faulty (probes + params.fault):
 //   masked_nan, per_tile_softmax, stale_accumulator  as in fa1_forward.cuh;
-//   fragment_rows  the final store exchanges the accumulator's row halves: the values of c0, c1
-//                  (row groupID) go to row groupID + 8 and those of c2, c3 back, so row r of a
-//                  warp's 16 holds row r xor 8's output (LSE stays right).
+//   fragment_rows  the final store exchanges each row block's accumulator halves: the values of
+//                  c0, c1 (row groupID) go to row groupID + 8 and those of c2, c3 back, so row r
+//                  of every 16 holds row r xor 8's output (LSE stays right).
 // missing_barrier is not offered: the race it plants (a tile overwritten while slower warps
 // still read it) cannot show on the CPU runtime, which lands a cp.async only at its wait, after
 // the next barrier, so a kernel without that barrier still reads the old tile there.
@@ -122,12 +125,12 @@ __device__ __forceinline__ uint32_t pack(float low, float high) {
 }
 
 // Blocks per SM that every build of a head dim must fit (ptxas caps the registers to match): at
-// head dim 64 three, as many as the shared memory allows, so that the traced build, which
-// uncapped takes the registers of two blocks only, runs as the plain one does; at head dim 128
-// shared memory allows two whatever the registers. Measured: docs/perf.md, "FA-2 prefill on
-// tensor cores".
+// head dim 64 two, as many as 255 registers a thread allow (the two row blocks' accumulators
+// take more than the 168 of three), so that no build, the traced one included, takes more; at
+// head dim 128 shared memory allows two whatever the registers. Measured: docs/perf.md, "FA-2
+// prefill on tensor cores".
 template <int kD>
-inline constexpr int kMinBlocksPerSm = kD == 64 ? 3 : 1;
+inline constexpr int kMinBlocksPerSm = kD == 64 ? 2 : 1;
 
 }  // namespace fa2_detail
 
@@ -138,21 +141,24 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   static_assert(kD % 64 == 0, "a row of Q, K or V must hold a multiple of 8 16-byte chunks (the swizzle)");
   using Traits = device::VariantTraits<kVariant>;
   using fa2_detail::swizzled;
-  constexpr int kBM = kFa2BlockM, kBN = kFa2BlockN;
+  constexpr int kBM = fa2_block_m(kD), kBN = kFa2BlockN;
+  constexpr int kWarpRows = kBM / (kKernelThreads / 32);  // query rows per warp
+  constexpr int kMFrags = kWarpRows / 16;  // mma row blocks (m16) per warp
   constexpr int kKSteps = kD / 16;   // k-steps of S = Q K^T
   constexpr int kSTiles = kBN / 8;   // n-tiles (8 keys) of S
   constexpr int kOTiles = kD / 8;    // n-tiles (8 columns) of O
   constexpr int kPSteps = kBN / 16;  // k-steps (16 keys) of P V
   constexpr int kTile = kBN * kD;    // elements of one K or V buffer
-  constexpr bool kQInRegisters = kD <= 64;
-  static_assert(kBM == 16 * (kKernelThreads / 32), "one warp per 16 query rows");
+  constexpr bool kQInRegisters = false;
+  static_assert(kMFrags * 16 * (kKernelThreads / 32) == kBM, "each warp owns whole m16 row blocks");
 
   TS_DYNAMIC_SHARED(T, smem);
   T* const q_s = smem;               // [kBM][kD], swizzled
   T* const k_s = q_s + kBM * kD;     // 2 x [kBN][kD]
   T* const v_s = k_s + 2 * kTile;    // 2 x [kBN][kD]
-  // The faulty build's product of a tile's P V alone, [kOTiles * 4][threads] (stale_accumulator
-  // keeps it from tile to tile): in shared memory, as 64 more registers at head dim 128 spilled.
+  // The faulty build's product of a tile's P V alone, [kMFrags * kOTiles * 4][threads]
+  // (stale_accumulator keeps it from tile to tile): in shared memory, as 64 more registers at
+  // head dim 128 spilled.
   float* const pv_s = reinterpret_cast<float*>(v_s + 2 * kTile);
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -175,12 +181,22 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   const bool stale = Traits::has(p, Fault::stale_accumulator);
   const bool exchange_rows = Traits::has(p, Fault::fragment_rows);
 
-  // This lane's two rows in the tile: half h = 0 holds c0, c1 (row groupID of the warp's 16),
-  // h = 1 holds c2, c3 (groupID + 8).
-  const int row_of[2] = {warp * 16 + group, warp * 16 + group + 8};
+  // This lane's rows in the tile: row block f (16 rows), half h = 0 holds c0, c1 (row groupID of
+  // the 16), h = 1 holds c2, c3 (groupID + 8).
+  const int warp_row0 = warp * kWarpRows;
+  auto row_of = [&](int f, int h) { return warp_row0 + f * 16 + group + 8 * h; };
   const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kBN, q_tile);
-  // The keys each of the two rows sees (past seq_kv, causal, window): the same for every tile.
-  const KeySpan row_span[2] = {p.mask.row_keys(q0 + row_of[0]), p.mask.row_keys(q0 + row_of[1])};
+  // The keys that every one of this lane's rows sees (past seq_kv, causal, window): a kv tile
+  // within them needs no per-key test.
+  KeySpan all_rows_see{0, p.seq_kv};
+  TS_UNROLL
+  for (int f = 0; f < kMFrags; ++f)
+    TS_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const KeySpan span = p.mask.row_keys(q0 + row_of(f, h));
+      all_rows_see.begin = span.begin > all_rows_see.begin ? span.begin : all_rows_see.begin;
+      all_rows_see.end = span.end < all_rows_see.end ? span.end : all_rows_see.end;
+    }
   const bool softcap = p.softcap > 0.0f;
   // Without a softcap the scores stay raw (q . k) until the exponent, which folds the scale in;
   // with one they are scaled and capped first.
@@ -198,24 +214,34 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   }
   tc::cp_async_commit_group();
 
-  float m_row[2] = {device::kNegInf, device::kNegInf};
-  float l_row[2] = {0.0f, 0.0f};
-  float o_acc[kOTiles][4];
+  float m_row[kMFrags][2], l_row[kMFrags][2];
+  float o_acc[kMFrags][kOTiles][4];
   TS_UNROLL
-  for (int n = 0; n < kOTiles; ++n)
+  for (int f = 0; f < kMFrags; ++f) {
     TS_UNROLL
-    for (int i = 0; i < 4; ++i) o_acc[n][i] = 0.0f;
+    for (int h = 0; h < 2; ++h) {
+      m_row[f][h] = device::kNegInf;
+      l_row[f][h] = 0.0f;
+    }
+    TS_UNROLL
+    for (int n = 0; n < kOTiles; ++n)
+      TS_UNROLL
+      for (int i = 0; i < 4; ++i) o_acc[f][n][i] = 0.0f;
+  }
 
   // Lane l of an ldmatrix x4 addresses row l & 7 of matrix l >> 3. Q's A fragments: matrices
   // (rows 0-7 | 8-15) x (columns 0-7 | 8-15) of the k-step, in the order a0..a3 takes them.
   const int ld_row = lane & 7, ld_m = lane >> 3;
-  const int q_row = warp * 16 + ld_row + (ld_m & 1) * 8;
-  uint32_t q_frag[kQInRegisters ? kKSteps : 1][4];
+  const int q_row = warp_row0 + ld_row + (ld_m & 1) * 8;  // in row block 0; block f is 16 f below
+  uint32_t q_frag[kQInRegisters ? kMFrags : 1][kQInRegisters ? kKSteps : 1][4];
   if constexpr (kQInRegisters) {
     tc::cp_async_wait_group<1>();  // Q (the kv tile may still be in flight)
     __syncthreads();
     TS_UNROLL
-    for (int kk = 0; kk < kKSteps; ++kk) tc::ldmatrix<4>(q_frag[kk], q_s + swizzled<kD>(q_row, kk * 2 + (ld_m >> 1)));
+    for (int f = 0; f < kMFrags; ++f)
+      TS_UNROLL
+      for (int kk = 0; kk < kKSteps; ++kk)
+        tc::ldmatrix<4>(q_frag[f][kk], q_s + swizzled<kD>(q_row + 16 * f, kk * 2 + (ld_m >> 1)));
   }
 
   for (int t = visited.begin; t < visited.end; ++t) {
@@ -236,117 +262,136 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
     }
     tc::cp_async_commit_group();
 
-    // 2. S = Q K^T for the warp's 16 rows x 64 keys.
-    float s[kSTiles][4];
+    // 2. S = Q K^T for the warp's rows x 64 keys: each K fragment feeds every row block.
+    float s[kMFrags][kSTiles][4];
     TS_UNROLL
-    for (int n = 0; n < kSTiles; ++n)
+    for (int f = 0; f < kMFrags; ++f)
       TS_UNROLL
-      for (int i = 0; i < 4; ++i) s[n][i] = 0.0f;
+      for (int n = 0; n < kSTiles; ++n)
+        TS_UNROLL
+        for (int i = 0; i < 4; ++i) s[f][n][i] = 0.0f;
     TS_UNROLL
     for (int kk = 0; kk < kKSteps; ++kk) {
-      uint32_t a[4];
-      if constexpr (kQInRegisters) {
-        TS_UNROLL
-        for (int i = 0; i < 4; ++i) a[i] = q_frag[kk][i];
-      } else {
-        tc::ldmatrix<4>(a, q_s + swizzled<kD>(q_row, kk * 2 + (ld_m >> 1)));
+      uint32_t a[kMFrags][4];
+      TS_UNROLL
+      for (int f = 0; f < kMFrags; ++f) {
+        if constexpr (kQInRegisters) {
+          TS_UNROLL
+          for (int i = 0; i < 4; ++i) a[f][i] = q_frag[f][kk][i];
+        } else {
+          tc::ldmatrix<4>(a[f], q_s + swizzled<kD>(q_row + 16 * f, kk * 2 + (ld_m >> 1)));
+        }
       }
       TS_UNROLL
       for (int np = 0; np < kSTiles / 2; ++np) {
         // Keys np*16 + (0-7 | 8-15) x columns (0-7 | 8-15): b0, b1 of n-tile 2np, then of 2np+1.
         uint32_t b[4];
         tc::ldmatrix<4>(b, k_t + swizzled<kD>(np * 16 + ld_row + (ld_m >> 1) * 8, kk * 2 + (ld_m & 1)));
-        fa2_detail::mma(s[2 * np], a, b[0], b[1], T{});
-        fa2_detail::mma(s[2 * np + 1], a, b[2], b[3], T{});
+        TS_UNROLL
+        for (int f = 0; f < kMFrags; ++f) {
+          fa2_detail::mma(s[f][2 * np], a[f], b[0], b[1], T{});
+          fa2_detail::mma(s[f][2 * np + 1], a[f], b[2], b[3], T{});
+        }
       }
     }
 
     // Softcap and mask: masked scores -inf. s holds raw q . k without a softcap (the scale is
-    // folded into the exponent), scaled and capped scores with one. A tile inside both rows'
-    // spans (every tile but those at a mask's edges) needs no per-key test: the tests were the
-    // integer work that bounded the kernel, more than its mma.
+    // folded into the exponent), scaled and capped scores with one. A tile inside all of the
+    // lane's rows' spans (every tile but those at a mask's edges) needs no per-key test: the
+    // tests were the integer work that bounded the kernel, more than its mma.
     const int64_t j0 = static_cast<int64_t>(t) * kBN;
     if (softcap) {
       TS_UNROLL
-      for (int n = 0; n < kSTiles; ++n)
-        TS_UNROLL
-        for (int i = 0; i < 4; ++i) s[n][i] = device::softcap_score(s[n][i] * p.scale, p.softcap, p.softcap_inv);
-    }
-    if (!(row_span[0].begin <= j0 && j0 + kBN <= row_span[0].end && row_span[1].begin <= j0 &&
-          j0 + kBN <= row_span[1].end)) {
-      TS_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        // The row's span in key offsets within the tile, clamped to [0, kBN]: 32-bit tests.
-        const int64_t lo64 = row_span[h].begin - j0, hi64 = row_span[h].end - j0;
-        const int lo = lo64 < 0 ? 0 : lo64 > kBN ? kBN : static_cast<int>(lo64);
-        const int hi = hi64 < 0 ? 0 : hi64 > kBN ? kBN : static_cast<int>(hi64);
+      for (int f = 0; f < kMFrags; ++f)
         TS_UNROLL
         for (int n = 0; n < kSTiles; ++n)
           TS_UNROLL
-          for (int e = 0; e < 2; ++e) {
-            const int key = n * 8 + quad_lane * 2 + e;
-            if (key < lo || key >= hi) s[n][2 * h + e] = device::kNegInf;
-          }
-      }
+          for (int i = 0; i < 4; ++i)
+            s[f][n][i] = device::softcap_score(s[f][n][i] * p.scale, p.softcap, p.softcap_inv);
+    }
+    if (!(all_rows_see.begin <= j0 && j0 + kBN <= all_rows_see.end)) {
+      TS_UNROLL
+      for (int f = 0; f < kMFrags; ++f)
+        TS_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          // The row's span in key offsets within the tile, clamped to [0, kBN]: 32-bit tests.
+          const KeySpan span = p.mask.row_keys(q0 + row_of(f, h));
+          const int64_t lo64 = span.begin - j0, hi64 = span.end - j0;
+          const int lo = lo64 < 0 ? 0 : lo64 > kBN ? kBN : static_cast<int>(lo64);
+          const int hi = hi64 < 0 ? 0 : hi64 > kBN ? kBN : static_cast<int>(hi64);
+          TS_UNROLL
+          for (int n = 0; n < kSTiles; ++n)
+            TS_UNROLL
+            for (int e = 0; e < 2; ++e) {
+              const int key = n * 8 + quad_lane * 2 + e;
+              if (key < lo || key >= hi) s[f][n][2 * h + e] = device::kNegInf;
+            }
+        }
     }
 
     // 3. Online softmax per row; the quad's four lanes hold a row's 64 keys between them.
     const tilescope::Event step_event = probe.open(p.trace, kFa2StepStage, t - visited.begin);
-    float alpha[2];
+    float alpha[kMFrags][2];
     TS_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      float tile_max = device::kNegInf;
+    for (int f = 0; f < kMFrags; ++f)
       TS_UNROLL
-      for (int n = 0; n < kSTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      tile_max *= to_scaled;  // scaled units, as m is kept (monotonic: max of scaled = scaled max)
-      const float m_old = m_row[h];
-      float m_new, shift;
-      if (per_tile_softmax) {
-        // The bug: the tile's own max, and the old state kept as is (alpha = 1).
-        m_new = tile_max == device::kNegInf ? m_old : tile_max;
-        shift = device::softmax_shift(tile_max, true);
-        alpha[h] = 1.0f;
-      } else {
-        m_new = fmaxf(m_old, tile_max);
-        shift = device::softmax_shift(m_new, guard);
-        alpha[h] = fa2_detail::fast_exp2((m_old - shift) * fa2_detail::kLog2e);
-      }
-      const float neg_shift2 = -shift * fa2_detail::kLog2e;
-      float sum = 0.0f;
-      TS_UNROLL
-      for (int n = 0; n < kSTiles; ++n)
+      for (int h = 0; h < 2; ++h) {
+        float tile_max = device::kNegInf;
         TS_UNROLL
-        for (int e = 0; e < 2; ++e) {
-          const float pe = fa2_detail::fast_exp2(fmaf(s[n][2 * h + e], exp2_factor, neg_shift2));
-          s[n][2 * h + e] = pe;
-          sum += pe;
+        for (int n = 0; n < kSTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[f][n][2 * h], s[f][n][2 * h + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        tile_max *= to_scaled;  // scaled units, as m is kept (monotonic: max of scaled = scaled max)
+        const float m_old = m_row[f][h];
+        float m_new, shift;
+        if (per_tile_softmax) {
+          // The bug: the tile's own max, and the old state kept as is (alpha = 1).
+          m_new = tile_max == device::kNegInf ? m_old : tile_max;
+          shift = device::softmax_shift(tile_max, true);
+          alpha[f][h] = 1.0f;
+        } else {
+          m_new = fmaxf(m_old, tile_max);
+          shift = device::softmax_shift(m_new, guard);
+          alpha[f][h] = fa2_detail::fast_exp2((m_old - shift) * fa2_detail::kLog2e);
         }
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      m_row[h] = m_new;
-      l_row[h] = l_row[h] * alpha[h] + sum;
-    }
+        const float neg_shift2 = -shift * fa2_detail::kLog2e;
+        float sum = 0.0f;
+        TS_UNROLL
+        for (int n = 0; n < kSTiles; ++n)
+          TS_UNROLL
+          for (int e = 0; e < 2; ++e) {
+            const float pe = fa2_detail::fast_exp2(fmaf(s[f][n][2 * h + e], exp2_factor, neg_shift2));
+            s[f][n][2 * h + e] = pe;
+            sum += pe;
+          }
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        m_row[f][h] = m_new;
+        l_row[f][h] = l_row[f][h] * alpha[f][h] + sum;
+      }
 
     // 4. O = alpha O + P V. P's C fragments of n-tiles 2kk and 2kk+1 are the A fragment of
     // k-step kk (rounded to the input dtype); V's matrices keys (0-7 | 8-15) x columns (0-7 |
-    // 8-15), transposed, give b0, b1 of two column tiles.
+    // 8-15), transposed, give b0, b1 of two column tiles, for every row block.
     TS_UNROLL
-    for (int n = 0; n < kOTiles; ++n) {
-      o_acc[n][0] *= alpha[0];
-      o_acc[n][1] *= alpha[0];
-      o_acc[n][2] *= alpha[1];
-      o_acc[n][3] *= alpha[1];
-    }
-    uint32_t p_frag[kPSteps][4];  // packed once: half the registers of P in float
+    for (int f = 0; f < kMFrags; ++f)
+      TS_UNROLL
+      for (int n = 0; n < kOTiles; ++n) {
+        o_acc[f][n][0] *= alpha[f][0];
+        o_acc[f][n][1] *= alpha[f][0];
+        o_acc[f][n][2] *= alpha[f][1];
+        o_acc[f][n][3] *= alpha[f][1];
+      }
+    uint32_t p_frag[kMFrags][kPSteps][4];  // packed once: half the registers of P in float
     TS_UNROLL
-    for (int kk = 0; kk < kPSteps; ++kk) {
-      p_frag[kk][0] = fa2_detail::pack<T>(s[2 * kk][0], s[2 * kk][1]);
-      p_frag[kk][1] = fa2_detail::pack<T>(s[2 * kk][2], s[2 * kk][3]);
-      p_frag[kk][2] = fa2_detail::pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      p_frag[kk][3] = fa2_detail::pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
+    for (int f = 0; f < kMFrags; ++f)
+      TS_UNROLL
+      for (int kk = 0; kk < kPSteps; ++kk) {
+        p_frag[f][kk][0] = fa2_detail::pack<T>(s[f][2 * kk][0], s[f][2 * kk][1]);
+        p_frag[f][kk][1] = fa2_detail::pack<T>(s[f][2 * kk][2], s[f][2 * kk][3]);
+        p_frag[f][kk][2] = fa2_detail::pack<T>(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
+        p_frag[f][kk][3] = fa2_detail::pack<T>(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
+      }
     auto v_fragments = [&](int kk, int dp, uint32_t (&b)[4]) {
       tc::ldmatrix_trans<4>(b, v_t + swizzled<kD>(kk * 16 + ld_row + (ld_m & 1) * 8, dp * 2 + (ld_m >> 1)));
     };
@@ -357,54 +402,69 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
         for (int dp = 0; dp < kOTiles / 2; ++dp) {
           uint32_t b[4];
           v_fragments(kk, dp, b);
-          fa2_detail::mma(o_acc[2 * dp], p_frag[kk], b[0], b[1], T{});
-          fa2_detail::mma(o_acc[2 * dp + 1], p_frag[kk], b[2], b[3], T{});
+          TS_UNROLL
+          for (int f = 0; f < kMFrags; ++f) {
+            fa2_detail::mma(o_acc[f][2 * dp], p_frag[f][kk], b[0], b[1], T{});
+            fa2_detail::mma(o_acc[f][2 * dp + 1], p_frag[f][kk], b[2], b[3], T{});
+          }
         }
       }
     } else {
       // The tile's product kept apart, then added: stale_accumulator does not clear it.
       const bool clear = !stale || t == visited.begin;
+      auto pv_at = [&](int f, int n, int i) -> float& {
+        return pv_s[((f * kOTiles + n) * 4 + i) * kKernelThreads + tid];
+      };
       TS_UNROLL
       for (int dp = 0; dp < kOTiles / 2; ++dp) {
-        float pv[2][4];
+        float pv[kMFrags][2][4];
         TS_UNROLL
-        for (int e = 0; e < 2; ++e)
+        for (int f = 0; f < kMFrags; ++f)
           TS_UNROLL
-          for (int i = 0; i < 4; ++i) pv[e][i] = clear ? 0.0f : pv_s[((2 * dp + e) * 4 + i) * kKernelThreads + tid];
+          for (int e = 0; e < 2; ++e)
+            TS_UNROLL
+            for (int i = 0; i < 4; ++i) pv[f][e][i] = clear ? 0.0f : pv_at(f, 2 * dp + e, i);
         TS_UNROLL
         for (int kk = 0; kk < kPSteps; ++kk) {
           uint32_t b[4];
           v_fragments(kk, dp, b);
-          fa2_detail::mma(pv[0], p_frag[kk], b[0], b[1], T{});
-          fa2_detail::mma(pv[1], p_frag[kk], b[2], b[3], T{});
+          TS_UNROLL
+          for (int f = 0; f < kMFrags; ++f) {
+            fa2_detail::mma(pv[f][0], p_frag[f][kk], b[0], b[1], T{});
+            fa2_detail::mma(pv[f][1], p_frag[f][kk], b[2], b[3], T{});
+          }
         }
         TS_UNROLL
-        for (int e = 0; e < 2; ++e)
+        for (int f = 0; f < kMFrags; ++f)
           TS_UNROLL
-          for (int i = 0; i < 4; ++i) {
-            pv_s[((2 * dp + e) * 4 + i) * kKernelThreads + tid] = pv[e][i];
-            o_acc[2 * dp + e][i] += pv[e][i];
-          }
+          for (int e = 0; e < 2; ++e)
+            TS_UNROLL
+            for (int i = 0; i < 4; ++i) {
+              pv_at(f, 2 * dp + e, i) = pv[f][e][i];
+              o_acc[f][2 * dp + e][i] += pv[f][e][i];
+            }
       }
     }
 
     if (step_event) {
       TS_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        const int r = row_of[h];
-        if (r < rows) {
-          if (quad_lane == 0) {
-            step_event.m()[r] = m_row[h];
-            step_event.l()[r] = l_row[h];
-          }
-          float* out = step_event.o_row(r);
-          TS_UNROLL
-          for (int n = 0; n < kOTiles; ++n) {
-            out[n * 8 + quad_lane * 2] = o_acc[n][2 * h];
-            out[n * 8 + quad_lane * 2 + 1] = o_acc[n][2 * h + 1];
+      for (int f = 0; f < kMFrags; ++f)
+        TS_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const int r = row_of(f, h);
+          if (r < rows) {
+            if (quad_lane == 0) {
+              step_event.m()[r] = m_row[f][h];
+              step_event.l()[r] = l_row[f][h];
+            }
+            float* out = step_event.o_row(r);
+            TS_UNROLL
+            for (int n = 0; n < kOTiles; ++n) {
+              out[n * 8 + quad_lane * 2] = o_acc[f][n][2 * h];
+              out[n * 8 + quad_lane * 2 + 1] = o_acc[f][n][2 * h + 1];
+            }
           }
         }
-      }
       if (tid == 0)
         step_event.commit(device::state_header(kFa2StepStage, 0, batch, head, kv_head, q0, rows, 0,
                                                device::tile_key(t + 1, kBN, p.seq_kv), -1,
@@ -418,33 +478,35 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
   const int64_t lse_row0 = (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
   TS_UNROLL
-  for (int h = 0; h < 2; ++h) {
-    // fragment_rows: the values of half h are stored to the other half's row.
-    const int r = warp * 16 + group + 8 * (exchange_rows ? 1 - h : h);
-    if (r < rows) {
-      T* orow = o + (q0 + r) * p.o_row_stride;
-      TS_UNROLL
-      for (int n = 0; n < kOTiles; ++n) {
-        const int c = n * 8 + quad_lane * 2;
-        const T lo = device::from_float<T>(device::normalise(o_acc[n][2 * h], l_row[h], guard));
-        const T hi = device::from_float<T>(device::normalise(o_acc[n][2 * h + 1], l_row[h], guard));
-        device::store_word(orow + c, tc::pack_halves(lo, hi));
+  for (int f = 0; f < kMFrags; ++f)
+    TS_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      // fragment_rows: the values of half h are stored to the other half's row of the row block.
+      const int r = row_of(f, exchange_rows ? 1 - h : h);
+      if (r < rows) {
+        T* orow = o + (q0 + r) * p.o_row_stride;
+        TS_UNROLL
+        for (int n = 0; n < kOTiles; ++n) {
+          const int c = n * 8 + quad_lane * 2;
+          const T lo = device::from_float<T>(device::normalise(o_acc[f][n][2 * h], l_row[f][h], guard));
+          const T hi = device::from_float<T>(device::normalise(o_acc[f][n][2 * h + 1], l_row[f][h], guard));
+          device::store_word(orow + c, tc::pack_halves(lo, hi));
+          if (final_event) {
+            final_event.o_row(r)[c] = device::to_float(lo);
+            final_event.o_row(r)[c + 1] = device::to_float(hi);
+          }
+        }
+      }
+      const int lse_r = row_of(f, h);
+      if (lse_r < rows && quad_lane == 0) {
+        const float lse = device::log_sum_exp(m_row[f][h], l_row[f][h], guard);
+        p.lse[lse_row0 + lse_r] = lse;
         if (final_event) {
-          final_event.o_row(r)[c] = device::to_float(lo);
-          final_event.o_row(r)[c + 1] = device::to_float(hi);
+          final_event.m()[lse_r] = lse;
+          final_event.l()[lse_r] = 1.0f;
         }
       }
     }
-    const int lse_r = row_of[h];
-    if (lse_r < rows && quad_lane == 0) {
-      const float lse = device::log_sum_exp(m_row[h], l_row[h], guard);
-      p.lse[lse_row0 + lse_r] = lse;
-      if (final_event) {
-        final_event.m()[lse_r] = lse;
-        final_event.l()[lse_r] = 1.0f;
-      }
-    }
-  }
   if (final_event && tid == 0)
     final_event.commit(device::state_header(kFa2FinalStage, tilescope::kNormalized, batch, head,
                                             kv_head, q0, rows, 0, p.seq_kv, -1, visited.size(), block));

@@ -57,10 +57,10 @@ static_assert(splitk_partial_blocks_fit(kSmemPerSmSm90, 4),
               "kSplitkBlocksPerSm partial blocks no longer fit an sm_90 SM's shared memory (float32 inputs)");
 
 // FA-2: Q [bm][d], K and V [2][bn][d] (double-buffered), in the input dtype (16-bit); the faulty
-// build adds each thread's P V product of a tile, [d / 8 * 4][threads] floats.
+// build adds the P V product of a tile, [bm][d] floats (each thread's bm * d / threads of them).
 TS_HOST_DEVICE constexpr int fa2_smem_bytes(int head_dim, int elem_bytes, bool faulty) {
-  return (kFa2BlockM + 4 * kFa2BlockN) * head_dim * elem_bytes +
-         (faulty ? head_dim / 2 * kKernelThreads * 4 : 0);
+  return (fa2_block_m(head_dim) + 4 * kFa2BlockN) * head_dim * elem_bytes +
+         (faulty ? fa2_block_m(head_dim) * head_dim * 4 : 0);
 }
 
 constexpr size_t fa1_smem_bytes(int head_dim) {

@@ -19,9 +19,11 @@ inline constexpr int kKernelThreads = 128;
 TS_HOST_DEVICE constexpr int fa1_block_m(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 TS_HOST_DEVICE constexpr int fa1_block_n(int head_dim) { return head_dim >= 256 ? 32 : 64; }
 
-// FA-2: 64 query rows (16 per warp: one mma row block) x 64 keys at every head dim it runs: FA-1's
-// tiles at head dims up to 128, so the faults' trigger rules hold for both.
-inline constexpr int kFa2BlockM = 64;
+// FA-2: query rows per block x 64 keys per kv tile. At head dim 64 each warp owns 32 rows (two
+// mma row blocks, so that every K and V fragment it loads feeds two mma): 128 rows a block; at 128
+// the accumulators of two row blocks do not fit the registers, and a warp owns 16 rows: 64 a block.
+// Measured: docs/perf.md, "FA-2 prefill on tensor cores".
+TS_HOST_DEVICE constexpr int fa2_block_m(int head_dim) { return head_dim <= 64 ? 128 : 64; }
 inline constexpr int kFa2BlockN = 64;
 
 // Split-K partial: at most kSplitkMaxBlockM query rows per tile, fewer when seq_q is smaller,

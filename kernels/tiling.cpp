@@ -49,7 +49,7 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count) {
     t.block_m = fa1_block_m(d);
     t.block_n = fa1_block_n(d);
   } else if (config.kernel == KernelKind::fa2) {
-    t.block_m = kFa2BlockM;
+    t.block_m = fa2_block_m(d);
     t.block_n = kFa2BlockN;
   } else {
     t.block_m = splitk_block_m(config.seq_q);
