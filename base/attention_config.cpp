@@ -42,7 +42,7 @@ constexpr std::array<FaultInfo, 9> kFaults{{
      true, true, false},
     {Fault::fragment_rows, "fragment_rows",
      "FA-2's final store exchanges the mma accumulator's row halves (c0,c1 and c2,c3): row r of "
-     "each warp's 16 gets row r xor 8's output",
+     "each 16-row mma block gets row r xor 8's output",
      false, false, true},
 }};
 template <typename Enum, size_t N>

@@ -24,7 +24,7 @@ namespace ts {
 enum class KernelKind : int32_t {
   fa1 = 0,     // one pass over the kv tiles with online softmax
   splitk = 1,  // flash-decoding: partial pass over kv splits, then a log-sum-exp reduce
-  fa2 = 2,     // FA-1's pass on tensor cores (mma.sync), one warp per 16 query rows
+  fa2 = 2,     // FA-1's pass on tensor cores (mma.sync), one warp per 16 or 32 query rows
 };
 
 enum class Backend : int32_t {

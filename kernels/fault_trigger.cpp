@@ -95,9 +95,9 @@ bool a_row_sees_two_keys_of_a_split(const Tiling& t) {
   });
 }
 
-// fragment_rows: row r of a warp's 16 gets row r xor 8's output. Nothing changes when every row
-// and its partner hold the same output: both see no key (O = 0), or the same one key (O = that
-// key's V row exactly). A partner past seq_q is a padding row of the tile, computed with a zero
+// fragment_rows: row r of each 16-row mma block gets row r xor 8's output. Nothing changes when
+// every row and its partner hold the same output: both see no key (O = 0), or the same one key
+// (O = that key's V row exactly). A partner past seq_q is a padding row of the tile, computed with a zero
 // query under the same mask rule: it too holds O = 0 or one key's V row in those cases, and
 // anything else otherwise.
 bool a_row_and_its_partner_differ(const Tiling& t) {

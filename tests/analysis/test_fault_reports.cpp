@@ -109,8 +109,8 @@ Place expected_place(const FaultCase& fc, const Tiling& t) {
 std::vector<FaultCase> fault_cases() {
   const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk, fa2 = KernelKind::fa2;
   return {
-      // FA-2 (tensor cores): FA-1's faults, and fragment_rows: row r of each warp's 16 gets row r xor
-      // 8's output at the final store.
+      // FA-2 (tensor cores): FA-1's faults, and fragment_rows: row r of each 16-row mma block gets
+      // row r xor 8's output at the final store.
       {"masked_nan_fa2_fp16", make_config(fa2, Fault::masked_nan, DType::f16, 64, 100, 40, true), {"nan_fully_masked"}},
       {"per_tile_softmax_fa2_bf16", make_config(fa2, Fault::per_tile_softmax, DType::bf16, 128, 70, 200, true), {"no_online_rescale"}},
       {"stale_fa2_bf16", make_config(fa2, Fault::stale_accumulator, DType::bf16, 64, 90, 200, true), {"stale_state"}},
