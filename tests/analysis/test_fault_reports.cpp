@@ -12,6 +12,8 @@
 #include <string>
 
 #include "app/model/analysis/analyze_run.h"
+#include "app/model/analysis/report_json.h"
+#include "app/model/analysis/report_text.h"
 #include "base/kernel_list.h"
 #include "kernels/kernel_stages.h"
 #include "kernels/tiling.h"
@@ -235,7 +237,19 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   }
   if (fc.config.fault == Fault::missing_barrier) {
     EXPECT_FALSE(r.symptom.mechanism.has_value()) << "a race is no mechanism of one run: " << r.symptom.line;
+    // Nothing is named, so the report says what tells a race from a deterministic bug, in the text
+    // and the JSON alike, for a program of one's own (the environment variable) too.
+    EXPECT_NE(r.symptom.next_measurement.find("--against"), std::string::npos) << r.symptom.next_measurement;
+    EXPECT_NE(r.symptom.next_measurement.find("TILESCOPE_CPU_PERTURB_SEED"), std::string::npos);
+    EXPECT_NE(report_text(r).find("\nnext:             " + r.symptom.next_measurement + "\n"), std::string::npos)
+        << report_text(r);
+    EXPECT_EQ(report_json(r).at("next_measurement"), r.symptom.next_measurement);
   }
+  if (!r.symptom.mechanism && r.symptom.alternatives.empty() && r.symptom.origin_stage >= 0 &&
+      r.stage_table[static_cast<size_t>(r.symptom.origin_stage)].kind != StageKind::final)
+    EXPECT_FALSE(r.symptom.next_measurement.empty()) << "nothing named: the report says what to measure next";
+  else
+    EXPECT_TRUE(r.symptom.next_measurement.empty()) << r.symptom.line;
   if (fc.config.fault == Fault::stale_accumulator || fc.config.fault == Fault::missing_barrier) {
     const StageReport& s = r.stages[static_cast<size_t>(d.header.stage)];
     EXPECT_EQ(s.m.failing_rows, 0u) << "m is right";

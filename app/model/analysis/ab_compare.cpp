@@ -321,8 +321,9 @@ Symptom ab_symptom(const ABReport& r) {
     s.set_kind(SymptomKind::race);
     s.line = "a race: the same kernel on the same inputs gave different results in A and B (" +
              std::to_string(r.differing) + " of " + std::to_string(r.compared) + " events differ, first at " + where +
-             "): the result depends on the thread schedule — look for a missing __syncthreads() between the last "
-             "reads of a shared-memory tile and the writes that replace it";
+             "): the result depends on the thread schedule — look for a missing __syncthreads() (or __syncwarp()) "
+             "between one thread's write to shared memory and another's access to it: after a tile or partial is "
+             "written and before it is read, or after its last reads and before it is overwritten";
   } else if (r.differing > 0) {
     const bool a_bad = !r.a.clean(), b_bad = !r.b.clean();
     s.set_kind(SymptomKind::runs_differ);

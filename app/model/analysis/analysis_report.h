@@ -181,6 +181,7 @@ struct Symptom {
   std::optional<Mechanism> mechanism;    // the cause, when one is established
   std::vector<Mechanism> alternatives;   // others that fit every error equally
   std::vector<Finding> findings;         // what was measured
+  std::string next_measurement;          // what to measure next when nothing fits; empty otherwise
   int32_t origin_stage = -1;             // the stage whose events go wrong by themselves first
 
   void set_kind(SymptomKind k) {

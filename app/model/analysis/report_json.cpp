@@ -171,6 +171,8 @@ nlohmann::json report_json(const AnalysisReport& r) {
   nlohmann::json findings = nlohmann::json::array();
   for (const Finding& f : r.symptom.findings) findings.push_back({{"id", f.id}, {"text", f.text}, {"numbers", numbers_json(f.numbers)}});
   j["findings"] = findings;
+  j["next_measurement"] =
+      r.symptom.next_measurement.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.symptom.next_measurement);
   j["origin_stage"] = r.symptom.origin_stage >= 0 ? nlohmann::json(r.stage_name(r.symptom.origin_stage)) : nlohmann::json(nullptr);
   nlohmann::json sets = nlohmann::json::object();
   for (const StageReport& s : r.stages)

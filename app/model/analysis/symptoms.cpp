@@ -288,9 +288,14 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       for (const std::string& e : m.evidence) mechanism_details.push_back("  evidence: " + e);
     }
     for (const Finding& f : s.findings) measured_details.push_back("measured: " + f.text);
-    if (!s.mechanism && s.alternatives.empty() && r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final)
-      measured_details.push_back("next measurement: two captures of the CPU run with different perturbation seeds, "
-                                 "compared as A and B, tell a race (they differ) from a deterministic bug");
+    if (!s.mechanism && s.alternatives.empty() && r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final) {
+      // A race has no single-run signature; two schedules of the same run tell it from a deterministic bug.
+      s.next_measurement =
+          "record the run twice on the CPU path with different thread schedules (TILESCOPE_CPU_PERTURB_SEED=1 and =2 "
+          "for your own program; `tilescope capture --perturb-seed N` for tilescope's kernels) and compare them with "
+          "`tilescope diff A --against B`: if they differ, it is a race, else a deterministic bug";
+      measured_details.push_back("next measurement: " + s.next_measurement);
+    }
     // Later stages that go wrong by themselves too, with what fits there.
     for (size_t k = 1; k < origins.size(); ++k) {
       const int32_t st = origins[k];
