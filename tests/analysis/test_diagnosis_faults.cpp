@@ -528,6 +528,15 @@ TEST_P(DiagnosisFault, LocatesTheBugAndNamesItsMechanismOrNone) {
   EXPECT_EQ(r.symptom.kind, std::string(to_string(r.symptom.category)));
   EXPECT_FALSE(r.symptom.line.empty());
 
+  // The measured quantities never contradict the failing sets: where the origin's sets say O wrong
+  // (O / l or the unnormalised O) and the finding finds O right, it says O / l is wrong.
+  if (const Finding* q = finding(r, "quantities"); q && r.symptom.origin_stage >= 0) {
+    const StageReport& origin = r.stages[static_cast<size_t>(r.symptom.origin_stage)];
+    if (q->numbers.at("o_wrong") == 0.0 && (origin.failing.quantities & (kFailONorm | kFailORaw)) != 0) {
+      EXPECT_NE(q->text.find("(so O / l is wrong)"), std::string::npos) << q->text;
+    }
+  }
+
   // Where and how much: every failing stage has its sets; the worst cell is consistent.
   for (const StageReport& s : r.stages)
     if (s.events_failing > 0) {

@@ -259,11 +259,15 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     std::vector<std::string> right, wrong;
     (local.m_wrong ? wrong : right).push_back(m_name);
     if (!normalized) (local.l_wrong ? wrong : right).push_back("l");
-    (local.o_wrong ? wrong : right).push_back("O");
+    // An unnormalised O that is right beside a wrong l leaves O / l wrong, which the failing sets
+    // and the first divergence call "O wrong": say which O is right, and that O / l is not.
+    const bool raw_o_only = !normalized && !local.o_wrong && local.l_wrong;
+    (local.o_wrong ? wrong : right).push_back(raw_o_only ? "the unnormalised O" : "O");
     Finding f;
     f.id = "quantities";
-    f.text = (right.empty() ? "" : spoken_list(right, "and") + " right; ") + spoken_list(wrong, "and") + " wrong, in the " +
-             std::to_string(rows.size()) + " rows of " + name + " that go wrong by themselves" + checked;
+    f.text = (right.empty() ? "" : spoken_list(right, "and") + " right; ") + spoken_list(wrong, "and") + " wrong" +
+             (raw_o_only ? " (so O / l is wrong)" : "") + ", in the " + std::to_string(rows.size()) + " rows of " + name +
+             " that go wrong by themselves" + checked;
     f.numbers = {{"m_wrong", local.m_wrong}, {"l_wrong", local.l_wrong}, {"o_wrong", local.o_wrong}, {"rows", n_rows}};
     out.push_back(f);
   }
