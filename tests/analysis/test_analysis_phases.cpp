@@ -23,6 +23,7 @@
 #include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/report_json.h"
+#include "app/model/analysis/report_text.h"
 #include "app/model/analysis/symptoms.h"
 #include "app/model/analysis/worst_cell.h"
 #include "tests/analysis/launched_run.h"
@@ -531,6 +532,55 @@ TEST(AnalysisPhases, FirstDivergenceIsTheEarliestProblemInTheKernelsOrder) {
   EXPECT_FALSE(j.report.first_divergence.found);
   EXPECT_EQ(j.report.first_divergence.first_failing_event, -1);
   EXPECT_EQ(j.report.verdict, Verdict::clean);
+}
+
+// A row of an unnormalised event whose l the kernel left at 0 over a finite O: its O/l is
+// infinite though every value the trace holds is finite. The worst cell is that O/l, and it says
+// that the row's l is 0 (text and JSON); the stage counts no non-finite value.
+TEST(AnalysisPhases, AnInfiniteOOverLFromAZeroLSaysSo) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const int64_t seq_q = std::uniform_int_distribution<int64_t>(9, 40)(rng);
+  const int64_t seq_kv = std::uniform_int_distribution<int64_t>(200, 600)(rng);
+  EditableRun e = editable(
+      launch(make_config(KernelKind::splitk, Fault::none, DType::f32, 64, seq_q, seq_kv, false, 3, 1, 2), seed));
+  const RunView& run = e.view;
+  const int32_t partial = test::stage_of(run, "splitk.partial");
+  // The rows of partial states that saw keys (l > 0; a row that saw none already holds l = 0).
+  std::vector<std::pair<size_t, int32_t>> rows_with_keys;
+  for (size_t i = 0; i < run.recorded_events; ++i)
+    if (run.headers[i].stage == partial)
+      for (int32_t r = 0; r < run.headers[i].rows; ++r)
+        if (run.event(i).l[static_cast<size_t>(r)] > 0.0f) rows_with_keys.emplace_back(i, r);
+  ASSERT_FALSE(rows_with_keys.empty());
+  const auto [event, row] = rows_with_keys[std::uniform_int_distribution<size_t>(0, rows_with_keys.size() - 1)(rng)];
+  // Where the view reads that row's l (the payloads' layout is the view's business).
+  float& l_of_row = (*e.l)[static_cast<size_t>(run.event(event).l.data() - e.l->data()) + static_cast<size_t>(row)];
+  const float true_l = l_of_row;
+  l_of_row = 0.0f;
+
+  RunReference ref(run, on_cpu());
+  const AnalysisReport rep = analyze_run(run, ref, 2);
+  ASSERT_TRUE(rep.worst_cell.has_value()) << report_text(rep);
+  const WorstCell& w = *rep.worst_cell;
+  EXPECT_EQ(w.event_index, static_cast<int64_t>(event));
+  EXPECT_EQ(w.query, int64_t{run.headers[event].q_begin} + row);
+  EXPECT_EQ(w.quantity, "O/l");
+  EXPECT_FALSE(std::isfinite(w.trace));
+  ASSERT_TRUE(w.trace_l.has_value());
+  EXPECT_EQ(*w.trace_l, 0.0);
+  EXPECT_NE(describe_worst_cell(w, rep).find("the trace's l of that row is 0"), std::string::npos)
+      << describe_worst_cell(w, rep);
+  EXPECT_EQ(report_json(rep)["worst_cell"]["trace_l"], 0.0);
+  EXPECT_EQ(rep.stages[static_cast<size_t>(partial)].non_finite.nan, 0u);
+
+  // A finite wrong l instead: O/l is finite, and nothing is said of l.
+  l_of_row = 3.0f * true_l;
+  RunReference ref2(run, on_cpu());
+  const AnalysisReport again = analyze_run(run, ref2, 2);
+  ASSERT_TRUE(again.worst_cell.has_value());
+  EXPECT_TRUE(std::isfinite(again.worst_cell->trace));
+  EXPECT_EQ(describe_worst_cell(*again.worst_cell, again).find("the trace's l"), std::string::npos);
 }
 
 TEST(AnalysisPhases, TheSymptomReadsTheReportThePhasesMade) {

@@ -78,6 +78,9 @@ struct WorstCell {
   double rtol = 0;
   double row_scale = 0;       // the row's largest |reference| of the quantity (what rtol multiplies)
   double ratio = 0;           // abs_error / allowed
+  // For O/l of an unnormalised event, the l the trace's row holds: O/l is the trace's O divided by
+  // it, so a 0 there makes an infinite O/l out of finite values. Empty for the other quantities.
+  std::optional<double> trace_l;
 };
 
 // A row that holds NaN or an infinity where the reference is finite.

@@ -105,6 +105,7 @@ nlohmann::json worst_cell_json(const WorstCell& w, const std::vector<StageInfo>&
           {"quantity", w.quantity},
           {"column", w.column < 0 ? nlohmann::json(nullptr) : nlohmann::json(w.column)},
           {"trace", json_figure(w.trace)},
+          {"trace_l", w.trace_l ? json_figure(*w.trace_l) : nlohmann::json(nullptr)},
           {"reference", json_figure(w.reference)},
           {"abs_error", json_figure(w.abs_error)},
           {"rel_error", json_figure(w.rel_error)},

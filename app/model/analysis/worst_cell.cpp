@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "app/model/analysis/event_comparison.h"
 #include "app/model/analysis/index_ranges.h"
@@ -18,6 +19,7 @@ struct Candidate {
   double trace = 0, reference = 0;
   const QuantityBar* bar = nullptr;
   double row_scale = 0, l_ref = 0;
+  std::optional<double> trace_l;  // see WorstCell::trace_l
 };
 
 double cell_error(double got, double want) { return value_error(got, want); }
@@ -41,6 +43,7 @@ void consider(WorstCell& best, bool& have, const Candidate& c, int64_t query) {
   best.rtol = c.bar->rtol;
   best.row_scale = c.row_scale;
   best.ratio = ratio;
+  best.trace_l = c.trace_l;
 }
 
 WorstCell worst_cell_of(const RunView& run, const RunReference& reference, size_t event, const Tolerance& tolerance) {
@@ -59,20 +62,21 @@ WorstCell worst_cell_of(const RunView& run, const RunReference& reference, size_
     if (has_m)
       consider(best, have,
                {cmp.compared_normalized ? "lse" : "m", -1, cmp.m_trace[ri], cmp.m_reference[ri], &bars.m, e.m_ref,
-                e.l_ref},
+                e.l_ref, std::nullopt},
                query);
     if (l_read && !cmp.compared_normalized)
-      consider(best, have, {"l", -1, cmp.l_trace[ri], cmp.l_reference[ri], &bars.l, e.l_ref, e.l_ref}, query);
+      consider(best, have, {"l", -1, cmp.l_trace[ri], cmp.l_reference[ri], &bars.l, e.l_ref, e.l_ref, std::nullopt}, query);
     for (int32_t c = 0; c < cmp.head_dim; ++c) {
       const size_t at = ri * static_cast<size_t>(cmp.head_dim) + static_cast<size_t>(c);
       // Normalised, raw O is O/l: one quantity. Unnormalised, both are compared.
       if (!cmp.compared_normalized)
         consider(best, have,
-                 {"O", c, cmp.o_trace.values[at], cmp.o_reference.values[at], &bars.o_raw, e.o_raw_ref, e.l_ref},
+                 {"O", c, cmp.o_trace.values[at], cmp.o_reference.values[at], &bars.o_raw, e.o_raw_ref, e.l_ref, std::nullopt},
                  query);
       consider(best, have,
                {cmp.compared_normalized ? "O" : "O/l", c, cmp.o_norm_trace.values[at], cmp.o_norm_reference.values[at],
-                &bars.o_norm, e.o_norm_ref, e.l_ref},
+                &bars.o_norm, e.o_norm_ref, e.l_ref,
+                cmp.compared_normalized || !l_read ? std::nullopt : std::optional<double>(cmp.l_trace[ri])},
                query);
     }
   }
@@ -109,6 +113,10 @@ std::string describe_worst_cell(const WorstCell& w, const AnalysisReport& r) {
        format_figure(w.reference) + ", |error| " + format_figure(w.abs_error) + " (relative " +
        format_figure(w.rel_error) + "), allowed " + format_figure(w.allowed) + " = " + format_figure(w.atol) + " + " +
        format_figure(w.rtol) + " x " + format_figure(w.row_scale) + ": " + format_figure(w.ratio) + " x the tolerance";
+  // An O/l that is not finite while its O is: say where it came from (the stage's non-finite
+  // counts are of the values the trace holds, which are finite).
+  if (w.trace_l && !std::isfinite(w.trace) && (*w.trace_l == 0.0 || !std::isfinite(*w.trace_l)))
+    s += "; the trace's l of that row is " + format_figure(*w.trace_l);
   return s;
 }
 
