@@ -238,6 +238,13 @@ void OverviewPanel::draw_verdict_table(ViewerSession& s) {
       ImGui::SameLine();
       ImGui::TextColored(ImColor(theme::kWarn), "+%llu missing", static_cast<unsigned long long>(st.events_missing));
     }
+    if (st.events_not_compared) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImColor(theme::kWarn), "+%llu not compared", static_cast<unsigned long long>(st.events_not_compared));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("recorded but left out of the comparison; event %lld: %s",
+                          static_cast<long long>(st.first_not_compared_event), st.not_compared_reason.c_str());
+    }
     ImGui::TableNextColumn();
     ImGui::Text("%llu / %llu", static_cast<unsigned long long>(st.rows_failing),
                 static_cast<unsigned long long>(st.rows_compared));

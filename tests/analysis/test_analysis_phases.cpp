@@ -583,6 +583,104 @@ TEST(AnalysisPhases, AnInfiniteOOverLFromAZeroLSaysSo) {
   EXPECT_EQ(describe_worst_cell(*again.worst_cell, again).find("the trace's l"), std::string::npos);
 }
 
+// Events whose headers contradict the run (here: a kv head the GQA mapping does not give) are
+// recorded but not compared. The stage figures count them, and when they would have come before
+// the first divergence in the kernel's order, the divergence says so rather than presenting the
+// later stage as the first place the kernel went wrong.
+TEST(AnalysisPhases, EventsNotComparedAreCountedAndNamedBeforeTheFirstDivergence) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const RunView run = launch(double_count_config(rng), seed);
+  ASSERT_EQ(run.attention.heads_kv, run.attention.heads_q);
+  ASSERT_GE(run.attention.heads_q, 2);
+  const int32_t partial = test::stage_of(run, "splitk.partial");
+  const int32_t output = test::stage_of(run, "final");
+  ASSERT_GE(partial, 0);
+  ASSERT_GE(output, 0);
+
+  // Declares a wrong kv head on a random, non-empty subset of the events of `stage`.
+  auto declare_wrong_kv_head = [&](RunView& v, int32_t stage) {
+    std::vector<size_t> of_stage;
+    for (size_t i = 0; i < v.num_events(); ++i)
+      if (v.headers[i].stage == stage) of_stage.push_back(i);
+    std::shuffle(of_stage.begin(), of_stage.end(), rng);
+    of_stage.resize(std::uniform_int_distribution<size_t>(1, of_stage.size())(rng));
+    for (size_t i : of_stage) {
+      EventHeader& h = v.headers[i];
+      h.kv_head = static_cast<int32_t>((v.attention.kv_head_of(h.head) + 1) % v.attention.heads_kv);
+    }
+    std::sort(of_stage.begin(), of_stage.end());
+    return of_stage;
+  };
+  auto recorded = [&](const RunView& v, int32_t stage) {
+    uint64_t n = 0;
+    for (const EventHeader& h : v.headers) n += h.stage == stage;
+    return n;
+  };
+
+  // Partial states come before every merge: left out, they could hold the first divergence.
+  RunView before = run;
+  const std::vector<size_t> edited = declare_wrong_kv_head(before, partial);
+  const AnalysisReport rep = analyze_run(before, AnalysisOptions{});
+  ASSERT_TRUE(rep.first_divergence.found);
+  // The merges run in a later pass than every partial state.
+  ASSERT_GT(before.stages[static_cast<size_t>(rep.first_divergence.header.stage)].pass, 0);
+  const StageReport& ps = rep.stages[static_cast<size_t>(partial)];
+  EXPECT_EQ(ps.events_not_compared, edited.size());
+  EXPECT_EQ(ps.events_compared + ps.events_not_compared, recorded(before, partial));
+  EXPECT_EQ(ps.first_not_compared_event, static_cast<int64_t>(edited.front()));
+  EXPECT_NE(ps.not_compared_reason.find("kv head"), std::string::npos) << ps.not_compared_reason;
+  const std::vector<UncomparedBefore>& nb = rep.first_divergence.not_compared_before;
+  ASSERT_EQ(nb.size(), 1u);
+  EXPECT_EQ(nb[0].stage, partial);
+  EXPECT_EQ(nb[0].events, edited.size());
+  EXPECT_NE(std::find(edited.begin(), edited.end(), static_cast<size_t>(nb[0].first_event)), edited.end());
+  for (size_t i : edited)
+    EXPECT_FALSE(order_key(before.headers[i], before.stages) < order_key(before.headers[static_cast<size_t>(nb[0].first_event)], before.stages));
+  EXPECT_EQ(nb[0].reason, comparison_problem(before, static_cast<size_t>(nb[0].first_event)));
+
+  const std::string text = report_text(rep);
+  const std::string line = std::to_string(edited.size()) + " earlier events of stage splitk.partial were not compared";
+  const size_t at_divergence = text.find("first divergence:");
+  ASSERT_NE(at_divergence, std::string::npos) << text;
+  EXPECT_NE(text.find(line, at_divergence), std::string::npos) << text;
+  EXPECT_NE(text.find("not compared:     " + std::to_string(edited.size()) + " splitk.partial events"), std::string::npos)
+      << text;
+  const nlohmann::json j = report_json(rep);
+  EXPECT_EQ(j["stages"]["splitk.partial"]["events"]["not_compared"], edited.size());
+  EXPECT_EQ(j["stages"]["splitk.partial"]["not_compared"]["first_event"], edited.front());
+  ASSERT_EQ(j["first_divergence"]["not_compared_before"].size(), 1u);
+  EXPECT_EQ(j["first_divergence"]["not_compared_before"][0]["stage"], "splitk.partial");
+  EXPECT_EQ(j["first_divergence"]["not_compared_before"][0]["events"], edited.size());
+
+  // Final outputs left out: counted; named at the divergence only where they come before it in
+  // the kernel's order.
+  RunView after = run;
+  const std::vector<size_t> late = declare_wrong_kv_head(after, output);
+  const AnalysisReport late_rep = analyze_run(after, AnalysisOptions{});
+  ASSERT_TRUE(late_rep.first_divergence.found);
+  const StageReport& os = late_rep.stages[static_cast<size_t>(output)];
+  EXPECT_EQ(os.events_not_compared, late.size());
+  EXPECT_EQ(os.events_compared + os.events_not_compared, recorded(after, output));
+  const OrderKey at = order_key(late_rep.first_divergence.header, after.stages);
+  uint64_t earlier = 0;
+  for (size_t i : late) earlier += order_key(after.headers[i], after.stages) < at;
+  const std::vector<UncomparedBefore>& late_nb = late_rep.first_divergence.not_compared_before;
+  ASSERT_EQ(late_nb.size(), earlier > 0 ? 1u : 0u);
+  if (earlier > 0) {
+    EXPECT_EQ(late_nb[0].stage, output);
+    EXPECT_EQ(late_nb[0].events, earlier);
+  } else {
+    EXPECT_EQ(report_text(late_rep).find("earlier events of stage"), std::string::npos);
+    EXPECT_TRUE(report_json(late_rep)["first_divergence"]["not_compared_before"].empty());
+  }
+
+  // Nothing left out: no count, no line.
+  const AnalysisReport whole = analyze_run(run, AnalysisOptions{});
+  for (const StageReport& st : whole.stages) EXPECT_EQ(st.events_not_compared, 0u) << st.info.name;
+  EXPECT_EQ(report_text(whole).find("not compared:"), std::string::npos);
+}
+
 TEST(AnalysisPhases, TheSymptomReadsTheReportThePhasesMade) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "app/model/analysis/analysis_report.h"
@@ -46,6 +47,8 @@ AnalysisReport start_report(const RunView& run);
 // report.anomalies each event that cannot (event_problem, no rows) and each that repeats an
 // earlier one's identity (both still compared). report.events must hold one entry per event.
 ComparedEvents identify_events(const RunView& run, AnalysisReport& report);
+// Why event `i` of the run cannot be compared ("" when it can): the rule identify_events applies.
+std::string comparison_problem(const RunView& run, size_t i);
 
 // Phase 2. Every compared event's rows against the reference of its row block, row blocks in
 // parallel on `workers` threads (on the GPU in batches when the reference runs there). Returns

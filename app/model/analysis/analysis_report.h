@@ -102,6 +102,11 @@ struct StageReport {
   bool traced = false;      // the run has (or should have) events of this stage
   std::string convention;   // convention_name() of its events, or "mixed"
   uint64_t events_expected = 0, events_compared = 0, events_failing = 0, events_missing = 0;
+  // Recorded but left out of the comparison (their headers contradict the run); the first one's
+  // index and reason, or -1 and "".
+  uint64_t events_not_compared = 0;
+  int64_t first_not_compared_event = -1;
+  std::string not_compared_reason;
   uint64_t rows_compared = 0, rows_failing = 0;
   QuantityStats m, l, o_norm, o_raw;  // m is LSE in the normalised convention
   NonFiniteCounts non_finite;
@@ -124,6 +129,15 @@ struct EventResult {
   int32_t no_key_rows = 0;         // rows that see no key in the event's key ranges
 };
 
+// Events of one stage that were recorded but not compared and that come, in the kernel's order,
+// before the first divergence: the kernel may have gone wrong there first.
+struct UncomparedBefore {
+  int32_t stage = -1;             // -1 when the event names no stage of the table
+  uint64_t events = 0;
+  int64_t first_event = -1;       // the earliest of them in the kernel's order
+  std::string reason;             // why that one was not compared
+};
+
 // The earliest problem in the kernel's own order: an event over tolerance, or one that was
 // never written.
 struct Divergence {
@@ -139,6 +153,8 @@ struct Divergence {
   float worst_ratio = 0;
   // The first event over tolerance that was written (the one to show when `missing`).
   int64_t first_failing_event = -1;
+  // Per stage, in the kernel's order, the events not compared that would have come earlier.
+  std::vector<UncomparedBefore> not_compared_before;
 };
 
 // Error by (query index x column) of one stage (or the overview) and (batch, head). A column is

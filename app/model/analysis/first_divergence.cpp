@@ -3,6 +3,10 @@
 // pass, then its block, then the step in the block), of the events over tolerance and the
 // planned events never written: an event the kernel never wrote is the divergence when it would
 // have come before every failing one (later events often fail because of it). Decides the verdict.
+// Events recorded but not compared that would have come before it are counted by stage: the
+// kernel may have gone wrong there first, unseen.
+#include <algorithm>
+#include <map>
 #include <optional>
 
 #include "app/model/analysis/analysis_phases.h"
@@ -52,6 +56,38 @@ void find_first_divergence(const RunView& run, const RunReference& ref, Analysis
     d.worst_ratio = e.worst_ratio;
     for (int32_t r : cmp.failing_rows()) d.query_rows.push_back(int64_t{d.header.q_begin} + r);
     d.columns = cmp.failing_columns();
+  }
+  if (d.found) {
+    const OrderKey at = order_key(d.header, run.stages);
+    std::map<int32_t, size_t> of_stage;  // stage -> index in not_compared_before
+    std::vector<OrderKey> earliest;
+    for (size_t i = 0; i < run.num_events(); ++i) {
+      if (rep.events[i].compared) continue;
+      const EventHeader& h = run.headers[i];
+      const OrderKey k = order_key(h, run.stages);
+      if (!(k < at)) continue;
+      const int32_t stage = h.stage >= 0 && static_cast<size_t>(h.stage) < run.num_stages() ? h.stage : -1;
+      auto [it, fresh] = of_stage.emplace(stage, d.not_compared_before.size());
+      if (fresh) {
+        d.not_compared_before.push_back({stage, 0, static_cast<int64_t>(i), ""});
+        earliest.push_back(k);
+      }
+      UncomparedBefore& u = d.not_compared_before[it->second];
+      ++u.events;
+      if (k < earliest[it->second]) {
+        earliest[it->second] = k;
+        u.first_event = static_cast<int64_t>(i);
+      }
+    }
+    std::vector<size_t> order(d.not_compared_before.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return earliest[a] < earliest[b]; });
+    std::vector<UncomparedBefore> sorted;
+    for (size_t j : order) {
+      sorted.push_back(std::move(d.not_compared_before[j]));
+      sorted.back().reason = comparison_problem(run, static_cast<size_t>(sorted.back().first_event));
+    }
+    d.not_compared_before = std::move(sorted);
   }
   rep.verdict = d.found ? Verdict::divergence : Verdict::clean;
 }

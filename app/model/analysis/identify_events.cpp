@@ -32,6 +32,16 @@ AnalysisReport start_report(const RunView& run) {
   return rep;
 }
 
+std::string comparison_problem(const RunView& run, size_t i) {
+  const EventHeader& h = run.headers[i];
+  // A run read from a file was checked by the reader; one made in memory (a capture, a
+  // recorder, a test) is checked here, with the same rule.
+  std::string problem = event_header_problem(h, run.num_stages(), run.attention, run.max_rows);
+  if (problem.empty()) problem = event_problem(h, run.attention);
+  if (problem.empty() && h.rows <= 0) problem = "it holds no rows";
+  return problem;
+}
+
 ComparedEvents identify_events(const RunView& run, AnalysisReport& rep) {
   ComparedEvents ids;
   std::map<EventKey, size_t> present;
@@ -39,12 +49,15 @@ ComparedEvents identify_events(const RunView& run, AnalysisReport& rep) {
   size_t not_compared = 0, repeats = 0;
   for (size_t i = 0; i < run.num_events(); ++i) {
     const EventHeader& h = run.headers[i];
-    // A run read from a file was checked by the reader; one made in memory (a capture, a
-    // recorder, a test) is checked here, with the same rule.
-    std::string problem = event_header_problem(h, run.num_stages(), run.attention, run.max_rows);
-    if (problem.empty()) problem = event_problem(h, run.attention);
-    if (problem.empty() && h.rows <= 0) problem = "it holds no rows";
+    const std::string problem = comparison_problem(run, i);
     if (!problem.empty()) {
+      if (h.stage >= 0 && static_cast<size_t>(h.stage) < rep.stages.size()) {
+        StageReport& sr = rep.stages[static_cast<size_t>(h.stage)];
+        if (sr.events_not_compared++ == 0) {
+          sr.first_not_compared_event = static_cast<int64_t>(i);
+          sr.not_compared_reason = problem;
+        }
+      }
       if (not_compared++ < kNotesOfAKind)
         rep.anomalies.push_back("event " + std::to_string(i) + " (" + describe_event(h, run.stages, run.attention) +
                                 "): " + problem + "; not compared");

@@ -21,7 +21,7 @@ void collect_missing_events(const RunView& run, AnalysisReport& rep) {
                             "again with a larger trace capacity or narrower trace filters");
   for (StageReport& sr : rep.stages) {
     sr.events_expected = sr.events_compared + sr.events_missing;
-    sr.traced = sr.events_expected > 0;
+    sr.traced = sr.events_expected > 0 || sr.events_not_compared > 0;
   }
 }
 

@@ -200,6 +200,13 @@ nlohmann::json report_json(const AnalysisReport& r) {
     f["nan"] = d.nan;
     f["worst_ratio"] = json_figure(d.worst_ratio);
     f["first_failing_event"] = d.first_failing_event;
+    nlohmann::json before = nlohmann::json::array();
+    for (const UncomparedBefore& u : d.not_compared_before)
+      before.push_back({{"stage", u.stage >= 0 ? nlohmann::json(r.stage_name(u.stage)) : nlohmann::json(nullptr)},
+                        {"events", u.events},
+                        {"first_event", u.first_event},
+                        {"reason", u.reason}});
+    f["not_compared_before"] = before;
     j["first_divergence"] = f;
   }
 
@@ -213,7 +220,7 @@ nlohmann::json report_json(const AnalysisReport& r) {
         {"convention", s.convention},
         {"events",
          {{"expected", s.events_expected}, {"compared", s.events_compared}, {"failing", s.events_failing},
-          {"missing", s.events_missing}}},
+          {"missing", s.events_missing}, {"not_compared", s.events_not_compared}}},
         {"rows", {{"compared", s.rows_compared}, {"failing", s.rows_failing}}},
         {"m", quantity_json(s.m)},
         {"l", quantity_json(s.l)},
@@ -222,6 +229,9 @@ nlohmann::json report_json(const AnalysisReport& r) {
         {"non_finite", {{"nan", s.non_finite.nan}, {"pos_inf", s.non_finite.pos_inf}, {"neg_inf", s.non_finite.neg_inf}}},
         {"first_failing_event", s.first_failing_event}};
     if (s.events_failing > 0) stages[s.info.name]["failing_sets"] = failing_sets_json(s.failing);
+    if (s.events_not_compared > 0)
+      stages[s.info.name]["not_compared"] = {{"first_event", s.first_not_compared_event},
+                                             {"reason", s.not_compared_reason}};
     if (s.worst_cell) stages[s.info.name]["worst_cell"] = worst_cell_json(*s.worst_cell, r.stage_table);
   }
   j["stages"] = stages;

@@ -15,9 +15,20 @@ namespace {
 
 std::string cell(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
 
+// The events left out of the comparison that would have come before the divergence, one line
+// per stage: the kernel may have gone wrong there first.
+std::string not_compared_before_text(const Divergence& d, const AnalysisReport& r) {
+  std::string s;
+  for (const UncomparedBefore& u : d.not_compared_before)
+    s += "\n                  " + std::to_string(u.events) + " earlier events of " +
+         (u.stage >= 0 ? "stage " + r.stage_name(u.stage) : std::string("no stage of the run")) +
+         " were not compared (event " + std::to_string(u.first_event) + ": " + u.reason + ")";
+  return s;
+}
+
 std::string divergence_text(const Divergence& d, const AnalysisReport& r) {
   std::string s = describe_event(d.header, r.stage_table, r.attention);
-  if (d.missing) return s + ": never written";
+  if (d.missing) return s + ": never written" + not_compared_before_text(d, r);
   s += "\n                  queries " + format_ranges(std::span<const int64_t>(d.query_rows));
   if (!d.columns.empty()) s += ", head-dim columns " + format_ranges(std::span<const int32_t>(d.columns));
   std::string what;
@@ -26,7 +37,7 @@ std::string divergence_text(const Divergence& d, const AnalysisReport& r) {
   if (d.failed & kFailL) what += " l";
   if (d.failed & (kFailONorm | kFailORaw)) what += " O";
   s += "; wrong:" + what + " (up to " + format_figure(d.worst_ratio) + " x tolerance)";
-  return s;
+  return s + not_compared_before_text(d, r);
 }
 
 // One non-finite row in words: "query 128 at my.tile ...: -Inf in m; the no-key state, but the
@@ -60,17 +71,29 @@ std::string non_finite_text(const NonFiniteRow& n, const AnalysisReport& r) {
 
 void stage_table(std::ostringstream& out, const AnalysisReport& r) {
   out << "  " << cell("stage", 16) << cell("convention", 14) << cell("events", 8) << cell("wrong", 7)
-      << cell("missing", 9) << cell("O/l err", 10) << cell("m err", 10) << cell("l rel", 10) << cell("NaN/Inf", 9)
+      << cell("missing", 9) << cell("not compared", 14) << cell("O/l err", 10) << cell("m err", 10) << cell("l rel", 10) << cell("NaN/Inf", 9)
       << "worst x tol\n";
   for (const StageReport& s : r.stages) {
     if (!s.traced) continue;
     out << "  " << cell(s.info.name, 16) << cell(s.convention, 14)
         << cell(std::to_string(s.events_compared), 8) << cell(std::to_string(s.events_failing), 7)
-        << cell(std::to_string(s.events_missing), 9) << cell(format_figure(s.o_norm.max_abs), 10)
+        << cell(std::to_string(s.events_missing), 9) << cell(std::to_string(s.events_not_compared), 14)
+        << cell(format_figure(s.o_norm.max_abs), 10)
         << cell(format_figure(s.m.max_abs), 10) << cell(format_figure(s.l.max_rel), 10)
         << cell(std::to_string(s.non_finite.total()), 9)
         << format_figure(std::max({s.m.max_ratio, s.l.max_ratio, s.o_norm.max_ratio, s.o_raw.max_ratio})) << "\n";
   }
+  // Why events were left out, once: the first such event's reason (the notes list more).
+  std::string counts;
+  const StageReport* first = nullptr;
+  for (const StageReport& s : r.stages) {
+    if (s.events_not_compared == 0) continue;
+    counts += (counts.empty() ? "" : ", ") + std::to_string(s.events_not_compared) + " " + s.info.name;
+    if (!first || s.first_not_compared_event < first->first_not_compared_event) first = &s;
+  }
+  if (first)
+    out << "not compared:     " << counts << " events recorded but left out of the comparison; e.g. event "
+        << first->first_not_compared_event << ": " << first->not_compared_reason << "\n";
 }
 
 }  // namespace
