@@ -5,6 +5,7 @@
 #include <ctime>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <limits>
 #include <thread>
 
@@ -57,6 +58,30 @@ std::map<std::string, std::string> capture_metadata(const CaptureSpec& spec,
   return m;
 }
 
+// One phase's progress counted by several threads: each adds its work and reports the sum it
+// got, so a smaller sum can arrive after a larger one another thread reported. Only sums at or
+// above the last reported pass, so the counts a user sees never go back.
+class OrderedProgress {
+ public:
+  OrderedProgress(const CaptureProgress& progress, uint64_t total) : progress_(progress), total_(total) {}
+  uint64_t add(uint64_t n) { return done_.fetch_add(n) + n; }
+  uint64_t done() const { return done_.load(); }
+  void report(uint64_t done) {
+    if (!progress_) return;
+    const std::lock_guard lock(mutex_);
+    if (done < reported_) return;
+    reported_ = done;
+    progress_(done, total_);
+  }
+
+ private:
+  const CaptureProgress& progress_;
+  const uint64_t total_;
+  std::atomic<uint64_t> done_{0};
+  std::mutex mutex_;
+  uint64_t reported_ = 0;
+};
+
 }  // namespace
 
 const char* to_string(CapturePhase phase) {
@@ -87,15 +112,14 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   };
   enter(CapturePhase::inputs);
   GenerationProgress generated;
+  std::unique_ptr<OrderedProgress> generation;
   if (progress && std::holds_alternative<RandomInputSpec>(spec.inputs)) {
     const AttentionConfig& c = spec.config;
     // Q has a row per query head, K and V one per kv head (GQA).
     const uint64_t total =
         static_cast<uint64_t>(c.batch * (c.heads * c.seq_q + 2 * c.kv_heads() * c.seq_kv) * c.head_dim);
-    auto done = std::make_shared<std::atomic<uint64_t>>(0);
-    generated = [done, total, &progress](int64_t n) {
-      progress(done->fetch_add(static_cast<uint64_t>(n)) + static_cast<uint64_t>(n), total);
-    };
+    generation = std::make_unique<OrderedProgress>(progress, total);
+    generated = [g = generation.get()](int64_t n) { g->report(g->add(static_cast<uint64_t>(n))); };
   }
   LoadedInputs inputs = load_capture_inputs(spec.config, spec.inputs, generated);
   if (cancel != nullptr && cancel->load()) throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
@@ -108,19 +132,19 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   const bool recipe = random != nullptr && !spec.store_inputs.value_or(false);
   const HeadInputs pairs = traced_head_pairs(spec.config, spec.trace.filter);
   std::atomic<bool> stop_hashing{false}, hashing_shown{false};
-  std::atomic<uint64_t> hashed{0};
   const uint64_t hash_total = static_cast<uint64_t>(
       (static_cast<int64_t>(pairs.q_pairs.size()) * spec.config.seq_q +
        2 * static_cast<int64_t>(pairs.kv_pairs.size()) * spec.config.seq_kv) *
       spec.config.head_dim * static_cast<int64_t>(dtype_size(spec.config.dtype)));
+  OrderedProgress hashed(progress, hash_total);
   std::future<std::array<std::string, 3>> hashes;
   if (recipe) {
     const AttentionSpec attention = attention_spec(spec.config);
     hashes = std::async(std::launch::async, [&, attention] {
       return input_hashes(attention, inputs.tensors.q, inputs.tensors.k, inputs.tensors.v, pairs.q_pairs,
                           pairs.kv_pairs, [&](size_t n) {
-                            const uint64_t done = hashed.fetch_add(n) + n;
-                            if (progress && hashing_shown.load()) progress(done, hash_total);
+                            const uint64_t done = hashed.add(n);
+                            if (hashing_shown.load()) hashed.report(done);
                           }, &stop_hashing);
     });
   }
@@ -162,7 +186,7 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   if (recipe) {
     enter(CapturePhase::hashing);
     hashing_shown = true;
-    if (progress) progress(hashed.load(), hash_total);
+    hashed.report(hashed.done());
     const std::array<std::string, 3> sha256 = hashes.get();
     for (auto& [key, value] : generated_inputs_metadata(*random, pairs, sha256)) metadata[key] = value;
   } else if (random == nullptr && !spec.store_inputs.value_or(true)) {
