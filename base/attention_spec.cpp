@@ -51,6 +51,10 @@ double AttentionSpec::effective_scale() const {
 
 AttentionSpec::KeySpan AttentionSpec::visible_keys(int64_t b, int64_t i) const {
   if (i < 0 || i >= q_len(b)) return {0, 0};
+  return mask_keys(b, i);
+}
+
+AttentionSpec::KeySpan AttentionSpec::mask_keys(int64_t b, int64_t i) const {
   return visible_key_span(i + offset(b), kv_len(b), causal != CausalAlign::none, window_left, window_right);
 }
 

@@ -69,6 +69,9 @@ struct AttentionSpec {
   // range); begin == end when it sees none. The rule itself: base/attention_rules.h.
   using KeySpan = ts::KeySpan;
   KeySpan visible_keys(int64_t b, int64_t i) const;
+  // The same rule for any position i >= 0, also one past the batch's queries (a row a kernel
+  // computes in its last query tile but never stores); visible_keys is this for query rows.
+  KeySpan mask_keys(int64_t b, int64_t i) const;
 
   bool operator==(const AttentionSpec&) const = default;
 };

@@ -9,6 +9,7 @@
 #include "app/model/analysis/state_compare.h"
 #include "app/model/analysis/symptoms.h"
 #include "app/model/analysis/worst_cell.h"
+#include "base/list_text.h"
 
 namespace ts {
 namespace {
@@ -84,15 +85,15 @@ void stage_table(std::ostringstream& out, const AnalysisReport& r) {
         << format_figure(std::max({s.m.max_ratio, s.l.max_ratio, s.o_norm.max_ratio, s.o_raw.max_ratio})) << "\n";
   }
   // Why events were left out, once: the first such event's reason (the notes list more).
-  std::string counts;
+  std::vector<std::string> counts;
   const StageReport* first = nullptr;
   for (const StageReport& s : r.stages) {
     if (s.events_not_compared == 0) continue;
-    counts += (counts.empty() ? "" : ", ") + std::to_string(s.events_not_compared) + " " + s.info.name;
+    counts.push_back(std::to_string(s.events_not_compared) + " " + s.info.name);
     if (!first || s.first_not_compared_event < first->first_not_compared_event) first = &s;
   }
   if (first)
-    out << "not compared:     " << counts << " events recorded but left out of the comparison; e.g. event "
+    out << "not compared:     " << spoken_list(counts, "and") << " events recorded but left out of the comparison; e.g. event "
         << first->first_not_compared_event << ": " << first->not_compared_reason << "\n";
 }
 

@@ -110,9 +110,7 @@ std::vector<KeyRange> visible_in(const AttentionSpec& spec, int32_t batch, int64
 }
 
 std::vector<KeyRange> visible_past_end(const AttentionSpec& spec, int32_t batch, int64_t row, std::span<const KeyRange> ranges) {
-  return within(visible_key_span(row + spec.offset(batch), spec.kv_len(batch), spec.causal != CausalAlign::none,
-                                 spec.window_left, spec.window_right),
-                ranges);
+  return within(spec.mask_keys(batch, row), ranges);
 }
 
 int64_t count_keys(std::span<const KeyRange> ranges) {
