@@ -52,7 +52,7 @@ void scores_plain(const float* q, size_t q_stride, int rows, const float* k_grou
     const float* qr = q + static_cast<size_t>(r) * q_stride;
     for (int64_t c = 0; c < d; ++c) {
       const float* k = k_group + c * kGroup;
-      for (int j = 0; j < kGroup; ++j) acc[j] += qr[c] * k[j];
+      for (int j = 0; j < kGroup; ++j) acc[j] = std::fma(qr[c], k[j], acc[j]);
     }
     std::copy_n(acc, kGroup, s + static_cast<size_t>(r) * kGroup);
   }
@@ -71,7 +71,7 @@ void weighted_plain(const WeightedSum* sums, int count, const float* v, int64_t 
       const float pj = sums[t].p[j];
       const float* vj = v + j * d;
       float* o = sums[t].o;
-      for (int64_t c = c0; c < d; ++c) o[c] += pj * vj[c];
+      for (int64_t c = c0; c < d; ++c) o[c] = std::fma(pj, vj[c], o[c]);
     }
 }
 
@@ -88,7 +88,7 @@ struct Loops {
 #define TS_NAIVE_AVX2 1
 
 template <int Rows>
-__attribute__((target("avx2"))) inline void scores_avx2_rows(const float* q, size_t q_stride, const float* k_group,
+__attribute__((target("avx2,fma"))) inline void scores_avx2_rows(const float* q, size_t q_stride, const float* k_group,
                                                              int64_t d, float* s) {
   constexpr int kVecs = kGroup / 8;
   __m256 acc[Rows][kVecs];
@@ -99,14 +99,14 @@ __attribute__((target("avx2"))) inline void scores_avx2_rows(const float* q, siz
     for (int k = 0; k < kVecs; ++k) keys[k] = _mm256_loadu_ps(k_group + c * kGroup + 8 * k);
     for (int r = 0; r < Rows; ++r) {
       const __m256 qc = _mm256_broadcast_ss(q + static_cast<size_t>(r) * q_stride + static_cast<size_t>(c));
-      for (int k = 0; k < kVecs; ++k) acc[r][k] = _mm256_add_ps(acc[r][k], _mm256_mul_ps(qc, keys[k]));
+      for (int k = 0; k < kVecs; ++k) acc[r][k] = _mm256_fmadd_ps(qc, keys[k], acc[r][k]);
     }
   }
   for (int r = 0; r < Rows; ++r)
     for (int k = 0; k < kVecs; ++k) _mm256_storeu_ps(s + static_cast<size_t>(r) * kGroup + 8 * k, acc[r][k]);
 }
 
-__attribute__((target("avx2"))) void scores_avx2(const float* q, size_t q_stride, int rows, const float* k_group,
+__attribute__((target("avx2,fma"))) void scores_avx2(const float* q, size_t q_stride, int rows, const float* k_group,
                                                  int64_t d, float* s) {
   switch (rows) {
     case 4: scores_avx2_rows<4>(q, q_stride, k_group, d, s); break;
@@ -119,7 +119,7 @@ __attribute__((target("avx2"))) void scores_avx2(const float* q, size_t q_stride
 // The columns from c0 on, Vecs vectors of 8 columns per sum at a time (the sums share each load
 // of V); returns the first column left.
 template <int Count, int Vecs>
-__attribute__((target("avx2"))) inline int64_t weighted_columns_avx2(const WeightedSum* sums, const float* v,
+__attribute__((target("avx2,fma"))) inline int64_t weighted_columns_avx2(const WeightedSum* sums, const float* v,
                                                                      int64_t n, int64_t d, int64_t c0) {
   int64_t c = c0;
   for (; c + 8 * Vecs <= d; c += 8 * Vecs) {
@@ -131,7 +131,7 @@ __attribute__((target("avx2"))) inline int64_t weighted_columns_avx2(const Weigh
       for (int k = 0; k < Vecs; ++k) values[k] = _mm256_loadu_ps(v + j * d + c + 8 * k);
       for (int t = 0; t < Count; ++t) {
         const __m256 pj = _mm256_broadcast_ss(sums[t].p + j);
-        for (int k = 0; k < Vecs; ++k) acc[t][k] = _mm256_add_ps(acc[t][k], _mm256_mul_ps(pj, values[k]));
+        for (int k = 0; k < Vecs; ++k) acc[t][k] = _mm256_fmadd_ps(pj, values[k], acc[t][k]);
       }
     }
     for (int t = 0; t < Count; ++t)
@@ -140,7 +140,7 @@ __attribute__((target("avx2"))) inline int64_t weighted_columns_avx2(const Weigh
   return c;
 }
 
-__attribute__((target("avx2"))) void weighted_sums_avx2(const WeightedSum* sums, int count, const float* v, int64_t n,
+__attribute__((target("avx2,fma"))) void weighted_sums_avx2(const WeightedSum* sums, int count, const float* v, int64_t n,
                                                         int64_t d) {
   int64_t c = 0;
   if (count == 2) {
@@ -157,7 +157,7 @@ __attribute__((target("avx2"))) void weighted_sums_avx2(const WeightedSum* sums,
 const Loops& loops() {
   static const Loops chosen = [] {
 #ifdef TS_NAIVE_AVX2
-    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_NO_AVX2"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !std::getenv("TILESCOPE_NO_AVX2"))
       return Loops{scores_avx2, weighted_sums_avx2};
 #endif
     return Loops{scores_plain, weighted_sums_plain};

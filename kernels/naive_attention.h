@@ -11,9 +11,10 @@
 // A row that sees no key gets O = 0 and LSE = -inf (PyTorch would give NaN), as the kernels do.
 //
 // Also the float32 textbook states of the intermediate stages' yardstick (textbook_states).
-// Every sum is taken in a fixed order, a multiply then an add (no FMA): a score over the head dim
-// in order, an output element over the keys in order. The loops run several rows (or several
-// sums) per load of K or V, with AVX2 where the CPU has it (TILESCOPE_NO_AVX2=1 in the
+// Every sum is taken in a fixed order, each term a fused multiply-add (one rounding, as a GPU's
+// float32 matmul takes it): a score over the head dim in order, an output element over the keys
+// in order. The loops run several rows (or several
+// sums) per load of K or V, with AVX2 and FMA where the CPU has them (TILESCOPE_NO_AVX2=1 in the
 // environment forces the plain loops); the bits are the same either way.
 #pragma once
 

@@ -121,13 +121,13 @@ void merge_row(double& am, double& al, double* ao, double bm, double bl, const d
 
 // The two loops that hold the reference's arithmetic, for one or two rows at a time: the scores
 // of a group of kScoreKeys keys, and the weighted sum of V. Written plainly (any CPU), and with
-// AVX2 (chosen at run time; TILESCOPE_NO_AVX2=1 in the environment forces the plain loops, so
+// AVX2 and FMA (chosen at run time; TILESCOPE_NO_AVX2=1 in the environment forces the plain loops, so
 // that tests check both): there the two rows share each load of K or V and the sums stay in
 // registers, which GCC's vectoriser did not achieve with the plain loops. Keys and values are
 // stored as float32 (exact: inputs are fp32, fp16 or bf16) and widened as they are loaded: half
 // the memory traffic of doubles, which bounded row blocks of few rows. Every element is one sum
-// in a fixed order, a multiply then an add (no FMA: kernels/CMakeLists.txt compiles this file
-// with -ffp-contract=off), so both versions give the same bits.
+// in a fixed order, each term a fused multiply-add written out (std::fma, _mm256_fmadd_pd; the
+// compiler contracts nothing else: kernels/CMakeLists.txt), so both versions give the same bits.
 
 // s[r * kScoreKeys + j] = sum over c of q_r[c] * k[c][j] (q_r = q + r * q_stride), in c's order.
 void scores_plain(const double* q, size_t q_stride, int rows, const float* k_group, int32_t d, double* s) {
@@ -136,7 +136,7 @@ void scores_plain(const double* q, size_t q_stride, int rows, const float* k_gro
     const double* qr = q + static_cast<size_t>(r) * q_stride;
     for (int32_t c = 0; c < d; ++c) {
       const float* k = k_group + static_cast<size_t>(c) * kScoreKeys;
-      for (int j = 0; j < kScoreKeys; ++j) acc[j] += qr[c] * static_cast<double>(k[j]);
+      for (int j = 0; j < kScoreKeys; ++j) acc[j] = std::fma(qr[c], static_cast<double>(k[j]), acc[j]);
     }
     std::copy_n(acc, kScoreKeys, s + static_cast<size_t>(r) * kScoreKeys);
   }
@@ -151,7 +151,7 @@ void weighted_columns_plain(const double* p, size_t p_stride, int rows, const fl
     double* orow = o + static_cast<size_t>(r) * o_stride;
     for (int64_t j = 0; j < n; ++j) {
       const float* vj = v + j * d;
-      for (int32_t c = c0; c < d; ++c) orow[c] += pr[j] * static_cast<double>(vj[c]);
+      for (int32_t c = c0; c < d; ++c) orow[c] = std::fma(pr[j], static_cast<double>(vj[c]), orow[c]);
     }
   }
 }
@@ -171,7 +171,7 @@ struct Loops {
 #define TS_REFERENCE_AVX2 1
 
 template <int Rows>
-__attribute__((target("avx2"))) inline void scores_avx2_rows(const double* q, size_t q_stride, const float* k_group,
+__attribute__((target("avx2,fma"))) inline void scores_avx2_rows(const double* q, size_t q_stride, const float* k_group,
                                                              int32_t d, double* s) {
   constexpr int kVecs = kScoreKeys / 4;
   __m256d acc[Rows][kVecs];
@@ -183,14 +183,14 @@ __attribute__((target("avx2"))) inline void scores_avx2_rows(const double* q, si
     for (int k = 0; k < kVecs; ++k) keys[k] = _mm256_cvtps_pd(_mm_loadu_ps(kc + 4 * k));
     for (int r = 0; r < Rows; ++r) {
       const __m256d qc = _mm256_broadcast_sd(q + static_cast<size_t>(r) * q_stride + static_cast<size_t>(c));
-      for (int k = 0; k < kVecs; ++k) acc[r][k] = _mm256_add_pd(acc[r][k], _mm256_mul_pd(qc, keys[k]));
+      for (int k = 0; k < kVecs; ++k) acc[r][k] = _mm256_fmadd_pd(qc, keys[k], acc[r][k]);
     }
   }
   for (int r = 0; r < Rows; ++r)
     for (int k = 0; k < kVecs; ++k) _mm256_storeu_pd(s + static_cast<size_t>(r) * kScoreKeys + 4 * k, acc[r][k]);
 }
 
-__attribute__((target("avx2"))) void scores_avx2(const double* q, size_t q_stride, int rows, const float* k_group,
+__attribute__((target("avx2,fma"))) void scores_avx2(const double* q, size_t q_stride, int rows, const float* k_group,
                                                  int32_t d, double* s) {
   if (rows == 2) scores_avx2_rows<2>(q, q_stride, k_group, d, s);
   else scores_avx2_rows<1>(q, q_stride, k_group, d, s);
@@ -199,7 +199,7 @@ __attribute__((target("avx2"))) void scores_avx2(const double* q, size_t q_strid
 // The columns from c0 on, Vecs vectors of 4 columns per row at a time; returns the first column
 // left (fewer than 4 * Vecs).
 template <int Rows, int Vecs>
-__attribute__((target("avx2"))) inline int32_t weighted_columns_avx2(const double* p, size_t p_stride, const float* v,
+__attribute__((target("avx2,fma"))) inline int32_t weighted_columns_avx2(const double* p, size_t p_stride, const float* v,
                                                                      int64_t n, int32_t d, int32_t c0, double* o,
                                                                      size_t o_stride) {
   int32_t c = c0;
@@ -213,7 +213,7 @@ __attribute__((target("avx2"))) inline int32_t weighted_columns_avx2(const doubl
       for (int k = 0; k < Vecs; ++k) values[k] = _mm256_cvtps_pd(_mm_loadu_ps(vj + 4 * k));
       for (int r = 0; r < Rows; ++r) {
         const __m256d pj = _mm256_broadcast_sd(p + r * p_stride + static_cast<size_t>(j));
-        for (int k = 0; k < Vecs; ++k) acc[r][k] = _mm256_add_pd(acc[r][k], _mm256_mul_pd(pj, values[k]));
+        for (int k = 0; k < Vecs; ++k) acc[r][k] = _mm256_fmadd_pd(pj, values[k], acc[r][k]);
       }
     }
     for (int r = 0; r < Rows; ++r)
@@ -222,7 +222,7 @@ __attribute__((target("avx2"))) inline int32_t weighted_columns_avx2(const doubl
   return c;
 }
 
-__attribute__((target("avx2"))) void weighted_sum_avx2(const double* p, size_t p_stride, int rows, const float* v,
+__attribute__((target("avx2,fma"))) void weighted_sum_avx2(const double* p, size_t p_stride, int rows, const float* v,
                                                        int64_t n, int32_t d, double* o, size_t o_stride) {
   int32_t c = 0;
   if (rows == 2) {
@@ -239,7 +239,7 @@ __attribute__((target("avx2"))) void weighted_sum_avx2(const double* p, size_t p
 const Loops& loops() {
   static const Loops chosen = [] {
 #ifdef TS_REFERENCE_AVX2
-    if (__builtin_cpu_supports("avx2") && !std::getenv("TILESCOPE_NO_AVX2"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !std::getenv("TILESCOPE_NO_AVX2"))
       return Loops{scores_avx2, weighted_sum_avx2};
 #endif
     return Loops{scores_plain, weighted_sum_plain};

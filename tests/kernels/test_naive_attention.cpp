@@ -229,7 +229,7 @@ TEST(NaiveBaseline, RowsThatSeeNoKeyAddNoError) {
 
 // textbook_states against the textbook written out here, element by element (scores over the
 // head dim in order, then per piece and over all keys the max, exp and sums in key order, each
-// a multiply then an add in float32): the same bits, whichever loops (plain or AVX2) ran.
+// term of a dot product a fused multiply-add in float32): the same bits, whichever loops (plain or AVX2) ran.
 TEST(NaiveBaseline, TextbookStatesAreTheElementByElementTextbook) {
   TS_PRINTED_SEED(seed);
   AttentionSpec s = spec_of(2, 1, 19, 77, 24, DType::bf16);
@@ -251,7 +251,8 @@ TEST(NaiveBaseline, TextbookStatesAreTheElementByElementTextbook) {
     for (int64_t j = 0; j < 77; ++j) {
       seen[static_cast<size_t>(j)] = j <= diagonal && j >= diagonal - 40;
       float x = 0;
-      for (int64_t e = 0; e < d; ++e) x += in.q.get_float((1 * 19 + i) * d + e) * (in.k.get_float(j * d + e) * scale);
+      for (int64_t e = 0; e < d; ++e)
+        x = std::fma(in.q.get_float((1 * 19 + i) * d + e), in.k.get_float(j * d + e) * scale, x);
       x = cap * std::tanh(x / cap) - slope * static_cast<float>(std::abs(diagonal - j));
       score[static_cast<size_t>(j)] = x;
     }
@@ -266,7 +267,8 @@ TEST(NaiveBaseline, TextbookStatesAreTheElementByElementTextbook) {
         if (!seen[static_cast<size_t>(j)]) continue;
         const float p = std::exp(score[static_cast<size_t>(j)] - m);
         l += p;
-        for (int64_t e = 0; e < d; ++e) o[static_cast<size_t>(e)] += p * in.v.get_float(j * d + e);
+        for (int64_t e = 0; e < d; ++e)
+          o[static_cast<size_t>(e)] = std::fma(p, in.v.get_float(j * d + e), o[static_cast<size_t>(e)]);
       }
     };
     float m, l;
