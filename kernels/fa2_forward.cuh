@@ -49,6 +49,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "instrumentation/simt/cuda_compat.h"
 #include "instrumentation/simt/tensor_core.h"
@@ -244,232 +245,245 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
         tc::ldmatrix<4>(q_frag[f][kk], q_s + swizzled<kD>(q_row + 16 * f, kk * 2 + (ld_m >> 1)));
   }
 
-  for (int t = visited.begin; t < visited.end; ++t) {
-    const int buf = (t - visited.begin) & 1;
-    const T* const k_t = k_s + buf * kTile;
-    const T* const v_t = v_s + buf * kTile;
-    // Tile t landed (this thread's copies), and after the barrier everyone's; every warp has
-    // also finished tile t - 1, whose buffers the next loads overwrite.
-    tc::cp_async_wait_group<0>();
-    __syncthreads();
-    if (t + 1 < visited.end) {
-      const int64_t j1 = static_cast<int64_t>(t + 1) * kBN;
-      const int keys = static_cast<int>(p.seq_kv - j1 < kBN ? p.seq_kv - j1 : kBN);
-      T* const k_n = k_s + (buf ^ 1) * kTile;
-      T* const v_n = v_s + (buf ^ 1) * kTile;
-      fa2_detail::load_tile_async<T, kD, kBN>(k_n, k + j1 * p.k_row_stride, p.k_row_stride, keys, tid);
-      fa2_detail::load_tile_async<T, kD, kBN>(v_n, v + j1 * p.v_row_stride, p.v_row_stride, keys, tid);
-    }
-    tc::cp_async_commit_group();
-
-    // 2. S = Q K^T for the warp's rows x 64 keys: each K fragment feeds every row block.
-    float s[kMFrags][kSTiles][4];
-    TS_UNROLL
-    for (int f = 0; f < kMFrags; ++f)
-      TS_UNROLL
-      for (int n = 0; n < kSTiles; ++n)
-        TS_UNROLL
-        for (int i = 0; i < 4; ++i) s[f][n][i] = 0.0f;
-    TS_UNROLL
-    for (int kk = 0; kk < kKSteps; ++kk) {
-      uint32_t a[kMFrags][4];
-      TS_UNROLL
-      for (int f = 0; f < kMFrags; ++f) {
-        if constexpr (kQInRegisters) {
-          TS_UNROLL
-          for (int i = 0; i < 4; ++i) a[f][i] = q_frag[f][kk][i];
-        } else {
-          tc::ldmatrix<4>(a[f], q_s + swizzled<kD>(q_row + 16 * f, kk * 2 + (ld_m >> 1)));
-        }
+  // The kv loop. The traced build compiles it twice, with the step events for a block that
+  // records them and without for every other block: tracing nothing costs a block-uniform
+  // branch, not the events' code and registers inside the loop (docs/perf.md,
+  // "Instrumented kernels with tracing off"). One loop in the plain and faulty builds.
+  auto kv_loop = [&](auto record_steps) {
+    for (int t = visited.begin; t < visited.end; ++t) {
+      const int buf = (t - visited.begin) & 1;
+      const T* const k_t = k_s + buf * kTile;
+      const T* const v_t = v_s + buf * kTile;
+      // Tile t landed (this thread's copies), and after the barrier everyone's; every warp has
+      // also finished tile t - 1, whose buffers the next loads overwrite.
+      tc::cp_async_wait_group<0>();
+      __syncthreads();
+      if (t + 1 < visited.end) {
+        const int64_t j1 = static_cast<int64_t>(t + 1) * kBN;
+        const int keys = static_cast<int>(p.seq_kv - j1 < kBN ? p.seq_kv - j1 : kBN);
+        T* const k_n = k_s + (buf ^ 1) * kTile;
+        T* const v_n = v_s + (buf ^ 1) * kTile;
+        fa2_detail::load_tile_async<T, kD, kBN>(k_n, k + j1 * p.k_row_stride, p.k_row_stride, keys, tid);
+        fa2_detail::load_tile_async<T, kD, kBN>(v_n, v + j1 * p.v_row_stride, p.v_row_stride, keys, tid);
       }
-      TS_UNROLL
-      for (int np = 0; np < kSTiles / 2; ++np) {
-        // Keys np*16 + (0-7 | 8-15) x columns (0-7 | 8-15): b0, b1 of n-tile 2np, then of 2np+1.
-        uint32_t b[4];
-        tc::ldmatrix<4>(b, k_t + swizzled<kD>(np * 16 + ld_row + (ld_m >> 1) * 8, kk * 2 + (ld_m & 1)));
-        TS_UNROLL
-        for (int f = 0; f < kMFrags; ++f) {
-          fa2_detail::mma(s[f][2 * np], a[f], b[0], b[1], T{});
-          fa2_detail::mma(s[f][2 * np + 1], a[f], b[2], b[3], T{});
-        }
-      }
-    }
+      tc::cp_async_commit_group();
 
-    // Softcap and mask: masked scores -inf. s holds raw q . k without a softcap (the scale is
-    // folded into the exponent), scaled and capped scores with one. A tile inside all of the
-    // lane's rows' spans (every tile but those at a mask's edges) needs no per-key test: the
-    // tests were the integer work that bounded the kernel, more than its mma.
-    const int64_t j0 = static_cast<int64_t>(t) * kBN;
-    if (softcap) {
+      // 2. S = Q K^T for the warp's rows x 64 keys: each K fragment feeds every row block.
+      float s[kMFrags][kSTiles][4];
       TS_UNROLL
       for (int f = 0; f < kMFrags; ++f)
         TS_UNROLL
         for (int n = 0; n < kSTiles; ++n)
           TS_UNROLL
-          for (int i = 0; i < 4; ++i)
-            s[f][n][i] = device::softcap_score(s[f][n][i] * p.scale, p.softcap, p.softcap_inv);
-    }
-    if (!(all_rows_see.begin <= j0 && j0 + kBN <= all_rows_see.end)) {
+          for (int i = 0; i < 4; ++i) s[f][n][i] = 0.0f;
+      TS_UNROLL
+      for (int kk = 0; kk < kKSteps; ++kk) {
+        uint32_t a[kMFrags][4];
+        TS_UNROLL
+        for (int f = 0; f < kMFrags; ++f) {
+          if constexpr (kQInRegisters) {
+            TS_UNROLL
+            for (int i = 0; i < 4; ++i) a[f][i] = q_frag[f][kk][i];
+          } else {
+            tc::ldmatrix<4>(a[f], q_s + swizzled<kD>(q_row + 16 * f, kk * 2 + (ld_m >> 1)));
+          }
+        }
+        TS_UNROLL
+        for (int np = 0; np < kSTiles / 2; ++np) {
+          // Keys np*16 + (0-7 | 8-15) x columns (0-7 | 8-15): b0, b1 of n-tile 2np, then of 2np+1.
+          uint32_t b[4];
+          tc::ldmatrix<4>(b, k_t + swizzled<kD>(np * 16 + ld_row + (ld_m >> 1) * 8, kk * 2 + (ld_m & 1)));
+          TS_UNROLL
+          for (int f = 0; f < kMFrags; ++f) {
+            fa2_detail::mma(s[f][2 * np], a[f], b[0], b[1], T{});
+            fa2_detail::mma(s[f][2 * np + 1], a[f], b[2], b[3], T{});
+          }
+        }
+      }
+
+      // Softcap and mask: masked scores -inf. s holds raw q . k without a softcap (the scale is
+      // folded into the exponent), scaled and capped scores with one. A tile inside all of the
+      // lane's rows' spans (every tile but those at a mask's edges) needs no per-key test: the
+      // tests were the integer work that bounded the kernel, more than its mma.
+      const int64_t j0 = static_cast<int64_t>(t) * kBN;
+      if (softcap) {
+        TS_UNROLL
+        for (int f = 0; f < kMFrags; ++f)
+          TS_UNROLL
+          for (int n = 0; n < kSTiles; ++n)
+            TS_UNROLL
+            for (int i = 0; i < 4; ++i)
+              s[f][n][i] = device::softcap_score(s[f][n][i] * p.scale, p.softcap, p.softcap_inv);
+      }
+      if (!(all_rows_see.begin <= j0 && j0 + kBN <= all_rows_see.end)) {
+        TS_UNROLL
+        for (int f = 0; f < kMFrags; ++f)
+          TS_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            // The row's span in key offsets within the tile, clamped to [0, kBN]: 32-bit tests.
+            const KeySpan span = p.mask.row_keys(q0 + row_of(f, h));
+            const int64_t lo64 = span.begin - j0, hi64 = span.end - j0;
+            const int lo = lo64 < 0 ? 0 : lo64 > kBN ? kBN : static_cast<int>(lo64);
+            const int hi = hi64 < 0 ? 0 : hi64 > kBN ? kBN : static_cast<int>(hi64);
+            TS_UNROLL
+            for (int n = 0; n < kSTiles; ++n)
+              TS_UNROLL
+              for (int e = 0; e < 2; ++e) {
+                const int key = n * 8 + quad_lane * 2 + e;
+                if (key < lo || key >= hi) s[f][n][2 * h + e] = device::kNegInf;
+              }
+          }
+      }
+
+      // 3. Online softmax per row; the quad's four lanes hold a row's 64 keys between them.
+      const tilescope::Event step_event =
+          decltype(record_steps)::value ? probe.open(p.trace, kFa2StepStage, t - visited.begin) : tilescope::Event{};
+      float alpha[kMFrags][2];
       TS_UNROLL
       for (int f = 0; f < kMFrags; ++f)
         TS_UNROLL
         for (int h = 0; h < 2; ++h) {
-          // The row's span in key offsets within the tile, clamped to [0, kBN]: 32-bit tests.
-          const KeySpan span = p.mask.row_keys(q0 + row_of(f, h));
-          const int64_t lo64 = span.begin - j0, hi64 = span.end - j0;
-          const int lo = lo64 < 0 ? 0 : lo64 > kBN ? kBN : static_cast<int>(lo64);
-          const int hi = hi64 < 0 ? 0 : hi64 > kBN ? kBN : static_cast<int>(hi64);
+          float tile_max = device::kNegInf;
+          TS_UNROLL
+          for (int n = 0; n < kSTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[f][n][2 * h], s[f][n][2 * h + 1]));
+          tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+          tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+          tile_max *= to_scaled;  // scaled units, as m is kept (monotonic: max of scaled = scaled max)
+          const float m_old = m_row[f][h];
+          float m_new, shift;
+          if (per_tile_softmax) {
+            // The bug: the tile's own max, and the old state kept as is (alpha = 1).
+            m_new = tile_max == device::kNegInf ? m_old : tile_max;
+            shift = device::softmax_shift(tile_max, true);
+            alpha[f][h] = 1.0f;
+          } else {
+            m_new = fmaxf(m_old, tile_max);
+            shift = device::softmax_shift(m_new, guard);
+            alpha[f][h] = fa2_detail::fast_exp2((m_old - shift) * fa2_detail::kLog2e);
+          }
+          const float neg_shift2 = -shift * fa2_detail::kLog2e;
+          float sum = 0.0f;
           TS_UNROLL
           for (int n = 0; n < kSTiles; ++n)
             TS_UNROLL
             for (int e = 0; e < 2; ++e) {
-              const int key = n * 8 + quad_lane * 2 + e;
-              if (key < lo || key >= hi) s[f][n][2 * h + e] = device::kNegInf;
+              const float pe = fa2_detail::fast_exp2(fmaf(s[f][n][2 * h + e], exp2_factor, neg_shift2));
+              s[f][n][2 * h + e] = pe;
+              sum += pe;
             }
+          sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+          sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+          m_row[f][h] = m_new;
+          l_row[f][h] = l_row[f][h] * alpha[f][h] + sum;
         }
-    }
 
-    // 3. Online softmax per row; the quad's four lanes hold a row's 64 keys between them.
-    const tilescope::Event step_event = probe.open(p.trace, kFa2StepStage, t - visited.begin);
-    float alpha[kMFrags][2];
-    TS_UNROLL
-    for (int f = 0; f < kMFrags; ++f)
-      TS_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        float tile_max = device::kNegInf;
-        TS_UNROLL
-        for (int n = 0; n < kSTiles; ++n) tile_max = fmaxf(tile_max, fmaxf(s[f][n][2 * h], s[f][n][2 * h + 1]));
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-        tile_max *= to_scaled;  // scaled units, as m is kept (monotonic: max of scaled = scaled max)
-        const float m_old = m_row[f][h];
-        float m_new, shift;
-        if (per_tile_softmax) {
-          // The bug: the tile's own max, and the old state kept as is (alpha = 1).
-          m_new = tile_max == device::kNegInf ? m_old : tile_max;
-          shift = device::softmax_shift(tile_max, true);
-          alpha[f][h] = 1.0f;
-        } else {
-          m_new = fmaxf(m_old, tile_max);
-          shift = device::softmax_shift(m_new, guard);
-          alpha[f][h] = fa2_detail::fast_exp2((m_old - shift) * fa2_detail::kLog2e);
-        }
-        const float neg_shift2 = -shift * fa2_detail::kLog2e;
-        float sum = 0.0f;
-        TS_UNROLL
-        for (int n = 0; n < kSTiles; ++n)
-          TS_UNROLL
-          for (int e = 0; e < 2; ++e) {
-            const float pe = fa2_detail::fast_exp2(fmaf(s[f][n][2 * h + e], exp2_factor, neg_shift2));
-            s[f][n][2 * h + e] = pe;
-            sum += pe;
-          }
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        m_row[f][h] = m_new;
-        l_row[f][h] = l_row[f][h] * alpha[f][h] + sum;
-      }
-
-    // 4. O = alpha O + P V. P's C fragments of n-tiles 2kk and 2kk+1 are the A fragment of
-    // k-step kk (rounded to the input dtype); V's matrices keys (0-7 | 8-15) x columns (0-7 |
-    // 8-15), transposed, give b0, b1 of two column tiles, for every row block.
-    TS_UNROLL
-    for (int f = 0; f < kMFrags; ++f)
-      TS_UNROLL
-      for (int n = 0; n < kOTiles; ++n) {
-        o_acc[f][n][0] *= alpha[f][0];
-        o_acc[f][n][1] *= alpha[f][0];
-        o_acc[f][n][2] *= alpha[f][1];
-        o_acc[f][n][3] *= alpha[f][1];
-      }
-    uint32_t p_frag[kMFrags][kPSteps][4];  // packed once: half the registers of P in float
-    TS_UNROLL
-    for (int f = 0; f < kMFrags; ++f)
-      TS_UNROLL
-      for (int kk = 0; kk < kPSteps; ++kk) {
-        p_frag[f][kk][0] = fa2_detail::pack<T>(s[f][2 * kk][0], s[f][2 * kk][1]);
-        p_frag[f][kk][1] = fa2_detail::pack<T>(s[f][2 * kk][2], s[f][2 * kk][3]);
-        p_frag[f][kk][2] = fa2_detail::pack<T>(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
-        p_frag[f][kk][3] = fa2_detail::pack<T>(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
-      }
-    auto v_fragments = [&](int kk, int dp, uint32_t (&b)[4]) {
-      tc::ldmatrix_trans<4>(b, v_t + swizzled<kD>(kk * 16 + ld_row + (ld_m & 1) * 8, dp * 2 + (ld_m >> 1)));
-    };
-    if constexpr (!Traits::kFaulty) {
-      TS_UNROLL
-      for (int kk = 0; kk < kPSteps; ++kk) {
-        TS_UNROLL
-        for (int dp = 0; dp < kOTiles / 2; ++dp) {
-          uint32_t b[4];
-          v_fragments(kk, dp, b);
-          TS_UNROLL
-          for (int f = 0; f < kMFrags; ++f) {
-            fa2_detail::mma(o_acc[f][2 * dp], p_frag[f][kk], b[0], b[1], T{});
-            fa2_detail::mma(o_acc[f][2 * dp + 1], p_frag[f][kk], b[2], b[3], T{});
-          }
-        }
-      }
-    } else {
-      // The tile's product kept apart, then added: stale_accumulator does not clear it.
-      const bool clear = !stale || t == visited.begin;
-      auto pv_at = [&](int f, int n, int i) -> float& {
-        return pv_s[((f * kOTiles + n) * 4 + i) * kKernelThreads + tid];
-      };
-      TS_UNROLL
-      for (int dp = 0; dp < kOTiles / 2; ++dp) {
-        float pv[kMFrags][2][4];
-        TS_UNROLL
-        for (int f = 0; f < kMFrags; ++f)
-          TS_UNROLL
-          for (int e = 0; e < 2; ++e)
-            TS_UNROLL
-            for (int i = 0; i < 4; ++i) pv[f][e][i] = clear ? 0.0f : pv_at(f, 2 * dp + e, i);
-        TS_UNROLL
-        for (int kk = 0; kk < kPSteps; ++kk) {
-          uint32_t b[4];
-          v_fragments(kk, dp, b);
-          TS_UNROLL
-          for (int f = 0; f < kMFrags; ++f) {
-            fa2_detail::mma(pv[f][0], p_frag[f][kk], b[0], b[1], T{});
-            fa2_detail::mma(pv[f][1], p_frag[f][kk], b[2], b[3], T{});
-          }
-        }
-        TS_UNROLL
-        for (int f = 0; f < kMFrags; ++f)
-          TS_UNROLL
-          for (int e = 0; e < 2; ++e)
-            TS_UNROLL
-            for (int i = 0; i < 4; ++i) {
-              pv_at(f, 2 * dp + e, i) = pv[f][e][i];
-              o_acc[f][2 * dp + e][i] += pv[f][e][i];
-            }
-      }
-    }
-
-    if (step_event) {
+      // 4. O = alpha O + P V. P's C fragments of n-tiles 2kk and 2kk+1 are the A fragment of
+      // k-step kk (rounded to the input dtype); V's matrices keys (0-7 | 8-15) x columns (0-7 |
+      // 8-15), transposed, give b0, b1 of two column tiles, for every row block.
       TS_UNROLL
       for (int f = 0; f < kMFrags; ++f)
         TS_UNROLL
-        for (int h = 0; h < 2; ++h) {
-          const int r = row_of(f, h);
-          if (r < rows) {
-            if (quad_lane == 0) {
-              step_event.m()[r] = m_row[f][h];
-              step_event.l()[r] = l_row[f][h];
-            }
-            float* out = step_event.o_row(r);
+        for (int n = 0; n < kOTiles; ++n) {
+          o_acc[f][n][0] *= alpha[f][0];
+          o_acc[f][n][1] *= alpha[f][0];
+          o_acc[f][n][2] *= alpha[f][1];
+          o_acc[f][n][3] *= alpha[f][1];
+        }
+      uint32_t p_frag[kMFrags][kPSteps][4];  // packed once: half the registers of P in float
+      TS_UNROLL
+      for (int f = 0; f < kMFrags; ++f)
+        TS_UNROLL
+        for (int kk = 0; kk < kPSteps; ++kk) {
+          p_frag[f][kk][0] = fa2_detail::pack<T>(s[f][2 * kk][0], s[f][2 * kk][1]);
+          p_frag[f][kk][1] = fa2_detail::pack<T>(s[f][2 * kk][2], s[f][2 * kk][3]);
+          p_frag[f][kk][2] = fa2_detail::pack<T>(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
+          p_frag[f][kk][3] = fa2_detail::pack<T>(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
+        }
+      auto v_fragments = [&](int kk, int dp, uint32_t (&b)[4]) {
+        tc::ldmatrix_trans<4>(b, v_t + swizzled<kD>(kk * 16 + ld_row + (ld_m & 1) * 8, dp * 2 + (ld_m >> 1)));
+      };
+      if constexpr (!Traits::kFaulty) {
+        TS_UNROLL
+        for (int kk = 0; kk < kPSteps; ++kk) {
+          TS_UNROLL
+          for (int dp = 0; dp < kOTiles / 2; ++dp) {
+            uint32_t b[4];
+            v_fragments(kk, dp, b);
             TS_UNROLL
-            for (int n = 0; n < kOTiles; ++n) {
-              out[n * 8 + quad_lane * 2] = o_acc[f][n][2 * h];
-              out[n * 8 + quad_lane * 2 + 1] = o_acc[f][n][2 * h + 1];
+            for (int f = 0; f < kMFrags; ++f) {
+              fa2_detail::mma(o_acc[f][2 * dp], p_frag[f][kk], b[0], b[1], T{});
+              fa2_detail::mma(o_acc[f][2 * dp + 1], p_frag[f][kk], b[2], b[3], T{});
             }
           }
         }
-      if (tid == 0)
-        step_event.commit(device::state_header(kFa2StepStage, 0, batch, head, kv_head, q0, rows, 0,
-                                               device::tile_key(t + 1, kBN, p.seq_kv), -1,
-                                               t - visited.begin, block));
+      } else {
+        // The tile's product kept apart, then added: stale_accumulator does not clear it.
+        const bool clear = !stale || t == visited.begin;
+        auto pv_at = [&](int f, int n, int i) -> float& {
+          return pv_s[((f * kOTiles + n) * 4 + i) * kKernelThreads + tid];
+        };
+        TS_UNROLL
+        for (int dp = 0; dp < kOTiles / 2; ++dp) {
+          float pv[kMFrags][2][4];
+          TS_UNROLL
+          for (int f = 0; f < kMFrags; ++f)
+            TS_UNROLL
+            for (int e = 0; e < 2; ++e)
+              TS_UNROLL
+              for (int i = 0; i < 4; ++i) pv[f][e][i] = clear ? 0.0f : pv_at(f, 2 * dp + e, i);
+          TS_UNROLL
+          for (int kk = 0; kk < kPSteps; ++kk) {
+            uint32_t b[4];
+            v_fragments(kk, dp, b);
+            TS_UNROLL
+            for (int f = 0; f < kMFrags; ++f) {
+              fa2_detail::mma(pv[f][0], p_frag[f][kk], b[0], b[1], T{});
+              fa2_detail::mma(pv[f][1], p_frag[f][kk], b[2], b[3], T{});
+            }
+          }
+          TS_UNROLL
+          for (int f = 0; f < kMFrags; ++f)
+            TS_UNROLL
+            for (int e = 0; e < 2; ++e)
+              TS_UNROLL
+              for (int i = 0; i < 4; ++i) {
+                pv_at(f, 2 * dp + e, i) = pv[f][e][i];
+                o_acc[f][2 * dp + e][i] += pv[f][e][i];
+              }
+        }
+      }
+
+      if (step_event) {
+        TS_UNROLL
+        for (int f = 0; f < kMFrags; ++f)
+          TS_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            const int r = row_of(f, h);
+            if (r < rows) {
+              if (quad_lane == 0) {
+                step_event.m()[r] = m_row[f][h];
+                step_event.l()[r] = l_row[f][h];
+              }
+              float* out = step_event.o_row(r);
+              TS_UNROLL
+              for (int n = 0; n < kOTiles; ++n) {
+                out[n * 8 + quad_lane * 2] = o_acc[f][n][2 * h];
+                out[n * 8 + quad_lane * 2 + 1] = o_acc[f][n][2 * h + 1];
+              }
+            }
+          }
+        if (tid == 0)
+          step_event.commit(device::state_header(kFa2StepStage, 0, batch, head, kv_head, q0, rows, 0,
+                                                 device::tile_key(t + 1, kBN, p.seq_kv), -1,
+                                                 t - visited.begin, block));
+      }
     }
+  };
+  if constexpr (Traits::kTrace && !Traits::kFaulty) {
+    if (probe.wants(kFa2StepStage)) kv_loop(std::true_type{});
+    else kv_loop(std::false_type{});
+  } else {
+    kv_loop(std::bool_constant<Traits::kTrace>{});
   }
   tc::cp_async_wait_all();  // a block that visits no tile still has its Q copies in flight
 

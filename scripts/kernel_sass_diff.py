@@ -8,8 +8,11 @@ instruction. Used for docs/perf.md, "Instrumented kernels with tracing off".
   scripts/kernel_sass_diff.py X.sass [X.ptxas]
 
 cuobjdump is not in the Debian-less CUDA install here; `pip install nvidia-cuda-cuobjdump`
-(in a virtual environment) provides it. The kv loop is the loop (backward branch) holding the
-most barriers, the widest such; loops of the split-K reduce (no barriers) are not compared.
+(in a virtual environment) provides it, and `nvidia-cuda-nvdisasm` the disassembler it calls. A
+kv loop is a loop (backward branch) holding barriers and inside no other such loop; a kernel
+whose traced build compiles its kv loop twice (with and without the events, fa2_forward.cuh)
+has two, and the plain loop is compared with the traced build's shorter one, the one that runs
+when a block records nothing. Loops of the split-K reduce (no barriers) are not compared.
 "Identical" allows a renaming of uniform registers and branch targets outside the loop.
 """
 import collections
@@ -60,13 +63,13 @@ def backward_branches(ins):
                 yield int(m.group(1), 16), address
 
 
-def kv_loop(ins):
-    best = None
-    for lo, hi in backward_branches(ins):
-        bars = sum(1 for x in body(ins, lo, hi) if x[2].startswith('BAR'))
-        if bars and (best is None or (bars, hi - lo) > best[2]):
-            best = (lo, hi, (bars, hi - lo))
-    return body(ins, best[0], best[1]) if best else None
+def kv_loops(ins):
+    """The outermost loops holding barriers, shortest first."""
+    spans = [(lo, hi) for lo, hi in backward_branches(ins)
+             if any(x[2].startswith('BAR') for x in body(ins, lo, hi))]
+    outer = [(lo, hi) for lo, hi in spans
+             if not any(a <= lo and hi <= b and (a, b) != (lo, hi) for a, b in spans)]
+    return sorted((body(ins, lo, hi) for lo, hi in outer), key=len)
 
 
 def rebased(loop):
@@ -106,18 +109,21 @@ def main(argv):
         m = re.search(r'KernelVariantE(\d)E', name)
         if m:
             kernels[name.replace(m.group(0), 'KernelVariantE?E')][VARIANTS[m.group(1)]] = (name, ins)
-    print('kernel | registers plain/traced | kv loop instructions plain/traced | loop identical')
+    print('kernel | registers plain/traced | kv loop instructions plain/traced (the traced build\'s '
+          'loops, shortest first) | loop identical')
     for key in sorted(kernels):
         k = kernels[key]
         if 'plain' not in k or 'traced' not in k:
             continue
         (pn, p), (tn, t) = k['plain'], k['traced']
-        lp, lt = kv_loop(p), kv_loop(t)
-        if lp is None or lt is None:
+        plain_loops, traced_loops = kv_loops(p), kv_loops(t)
+        if not plain_loops or not traced_loops:
             continue
+        lp, lt = plain_loops[-1], traced_loops[0]
         label = re.sub(r'_ZN2ts\d+(\w+?)I(\w+?)(Li(\d+)E)?LNS.*', r'\1 \2 D\4', key)
         regs = f'{registers.get(pn, "?")}/{registers.get(tn, "?")}'
-        print(f'{label} | {regs} | {len(lp)}/{len(lt)} ({len(lt) - len(lp):+d}) | '
+        others = ''.join(f', {len(x)}' for x in traced_loops[1:])
+        print(f'{label} | {regs} | {len(lp)}/{len(lt)} ({len(lt) - len(lp):+d}){others} | '
               f'{"yes" if identical(lp, lt) else "no"}')
     return 0
 

@@ -20,7 +20,7 @@ AttentionConfig cfg(KernelKind k) {
   AttentionConfig c;
   c.kernel = k;
   c.dtype = DType::f16;
-  c.head_dim = 32;
+  c.head_dim = k == KernelKind::fa2 ? 64 : 32;  // FA-2's smallest
   c.batch = 2;
   c.heads = 3;
   c.seq_q = 150;
@@ -89,6 +89,9 @@ TEST(TraceCapture, EveryWrittenEventIsThePlannedEventOfItsSlot) {
     AttentionConfig fa1 = cfg(KernelKind::fa1);
     fa1.causal = causal;
     expect_events_are_the_planned_ones(fa1, test::case_seed(seed, 1), std::nullopt);
+    AttentionConfig fa2 = cfg(KernelKind::fa2);
+    fa2.causal = causal;
+    expect_events_are_the_planned_ones(fa2, test::case_seed(seed, 6), std::nullopt);
     AttentionConfig splitk = cfg(KernelKind::splitk);
     splitk.causal = causal;
     expect_events_are_the_planned_ones(splitk, test::case_seed(seed, 2), true);
@@ -183,17 +186,28 @@ TEST(TraceCapture, PlannerAndKernelsAgreeUnderTheMaskedNanFault) {
 
 TEST(TraceCapture, FiltersKeepExactlyWhatTheyAsk) {
   TS_SEEDED(seed);
-  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {
-    const AttentionConfig c = cfg(k);
-    SCOPED_TRACE(test::describe(c));
-    const AttentionInputs in = make_random_inputs(c, {.seed = test::case_seed(seed, int(k))});
+  // One stage of each kernel left out. FA-2 twice: without its steps its blocks run the kv loop
+  // compiled without the step events (fa2_forward.cuh), without its final stage the one with.
+  struct Case {
+    KernelKind kernel;
+    int32_t left_out;
+    std::set<int32_t> q_begins;  // of the query tiles that hold rows 70..74
+  };
+  const Case cases[] = {{KernelKind::fa1, kFa1StepStage, {64}},
+                        {KernelKind::splitk, kSplitkReduceStage, {64, 72}},
+                        {KernelKind::fa2, kFa2StepStage, {0}},  // 128-row tiles at head dim 64
+                        {KernelKind::fa2, kFa2FinalStage, {0}}};
+  for (const Case& k : cases) {
+    const AttentionConfig c = cfg(k.kernel);
+    SCOPED_TRACE(test::describe(c) + ", stage " + std::to_string(k.left_out) + " left out");
+    const AttentionInputs in = make_random_inputs(c, {.seed = test::case_seed(seed, int(k.kernel))});
     const LaunchOutcome full = traced(c, in, {}, true);
     ASSERT_EQ(full.events.dropped, 0u);
     ASSERT_EQ(full.events.size(), full.events.requested);
 
     // Query rows 70..74: inside one FA-1 query tile (64..127), across two Split-K ones (64..71
-    // and 72..79); one stage of the state kind left out.
-    const int32_t left_out = k == KernelKind::fa1 ? kFa1StepStage : kSplitkReduceStage;
+    // and 72..79).
+    const int32_t left_out = k.left_out;
     TraceRequest t;
     t.filter.batch_begin = 1;
     t.filter.batch_end = 2;
@@ -226,7 +240,7 @@ TEST(TraceCapture, FiltersKeepExactlyWhatTheyAsk) {
       q_begins.insert(h.q_begin);
       stages.insert(h.stage);
     }
-    EXPECT_EQ(q_begins, (k == KernelKind::fa1 ? std::set<int32_t>{64} : std::set<int32_t>{64, 72}));
+    EXPECT_EQ(q_begins, k.q_begins);
     EXPECT_EQ(stages.size(), full.events.stages.size() - 1);
     // The filtered run computes the same output.
     EXPECT_EQ(part.o.bytes, full.o.bytes);
