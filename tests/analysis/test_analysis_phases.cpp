@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -679,6 +680,33 @@ TEST(AnalysisPhases, EventsNotComparedAreCountedAndNamedBeforeTheFirstDivergence
   const AnalysisReport whole = analyze_run(run, AnalysisOptions{});
   for (const StageReport& st : whole.stages) EXPECT_EQ(st.events_not_compared, 0u) << st.info.name;
   EXPECT_EQ(report_text(whole).find("not compared:"), std::string::npos);
+  EXPECT_EQ(whole.symptom.line.find("not compared"), std::string::npos) << whole.symptom.line;
+}
+
+// A clean verdict with events left out says so in its symptom line: "clean" is about the events
+// that were compared.
+TEST(AnalysisPhases, ACleanVerdictCountsTheEventsItDidNotCompare) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  RunView run = launch(make_config(KernelKind::splitk, Fault::none, DType::f32, 64, 17, 333, true, 3, 1, 2), seed);
+  ASSERT_EQ(run.attention.heads_kv, 2);
+  ASSERT_TRUE(analyze_run(run, AnalysisOptions{}).clean());
+  const std::string quiet = analyze_run(run, AnalysisOptions{}).symptom.line;
+  EXPECT_EQ(quiet.find("not compared"), std::string::npos) << quiet;
+  // A random non-empty subset of the events declares a kv head the mapping does not give.
+  std::vector<size_t> all(run.num_events());
+  std::iota(all.begin(), all.end(), size_t{0});
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(std::uniform_int_distribution<size_t>(1, std::min<size_t>(all.size(), 40))(rng));
+  for (size_t i : all) {
+    EventHeader& h = run.headers[i];
+    h.kv_head = static_cast<int32_t>((run.attention.kv_head_of(h.head) + 1) % run.attention.heads_kv);
+  }
+  const AnalysisReport rep = analyze_run(run, AnalysisOptions{});
+  ASSERT_TRUE(rep.clean()) << rep.symptom.line;
+  EXPECT_NE(rep.symptom.line.find("; " + std::to_string(all.size()) + " more recorded events were not compared"),
+            std::string::npos)
+      << rep.symptom.line;
 }
 
 TEST(AnalysisPhases, TheSymptomReadsTheReportThePhasesMade) {

@@ -196,6 +196,11 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
                std::to_string(r.dropped_events) +
                " events were dropped (the trace buffer was full) and were not checked; capture again with a larger "
                "trace capacity or narrower trace filters";
+    uint64_t not_compared = 0;
+    for (const StageReport& st : r.stages) not_compared += st.events_not_compared;
+    if (not_compared > 0)  // "clean" speaks for the compared events only
+      s.line += "; " + std::to_string(not_compared) + " more recorded events were not compared (the \"not compared\" "
+                "line says why)";
     if (r.config && r.tiling && r.config->fault != Fault::none) {
       // A faulty kernel that ran clean: say why, so that "clean" does not read as "no bug".
       const std::string why = why_fault_cannot_show(*r.config, *r.tiling);
