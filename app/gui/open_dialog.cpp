@@ -129,7 +129,9 @@ std::optional<OpenChoice> OpenDialog::draw(const RecentFiles& recent) {
     const ImGuiChildScope recent_list("##recent", ImVec2(recent_w, list_h), true);
     ImGui::TextDisabled("Recent");
     if (recent.entries().empty()) ImGui::TextDisabled("(none yet)");
-    for (const auto& p : recent.entries()) {
+    for (size_t i = 0; i < recent.entries().size(); ++i) {
+      const std::filesystem::path& p = recent.entries()[i];
+      const ImGuiIdScope id(static_cast<int>(i));  // names repeat across folders
       if (ImGui::Selectable(printable(p.filename().string()).c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
         path_text_ = p.string();
         if (ImGui::IsMouseDoubleClicked(0)) chosen = OpenChoice{target_, p};

@@ -156,9 +156,12 @@ void ViewerWindow::draw_menu_bar() {
   if (const ImGuiMenuScope file("File"); file) {
     if (ImGui::MenuItem("Open trace...", "Ctrl+O")) open_dialog_.show(OpenTarget::a, std::filesystem::current_path());
     if (const ImGuiMenuScope recent("Open recent", !recent_.entries().empty()); recent) {
-      for (const auto& p : recent_.entries())
+      for (size_t i = 0; i < recent_.entries().size(); ++i) {
+        const std::filesystem::path& p = recent_.entries()[i];
+        const ImGuiIdScope id(static_cast<int>(i));  // names repeat across folders
         if (ImGui::MenuItem(printable(p.filename().string()).c_str(), printable(p.parent_path().string()).c_str()))
           controller_.open(p, OpenTarget::a);
+      }
     }
     if (ImGui::MenuItem("Compare with...", nullptr, false, has_run))
       open_dialog_.show(OpenTarget::b, std::filesystem::current_path());
@@ -260,9 +263,22 @@ void ViewerWindow::draw_welcome(ImVec2 size) {
   ImGui::Dummy(ImVec2(w, 4));
   ImGui::TextUnformatted("Recent");
   if (recent_.entries().empty()) ImGui::TextDisabled("(none yet)");
-  for (const auto& p : recent_.entries()) {
-    if (ImGui::Selectable(printable(p.filename().string()).c_str())) controller_.open(p, OpenTarget::a);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", printable(p.string()).c_str());
+  // Each entry under an ID of its own, and its folder beside its name: two traces of one name in
+  // different folders (run.trace.safetensors) are two entries, told apart and each openable.
+  welcome_recent_.clear();
+  for (size_t i = 0; i < recent_.entries().size(); ++i) {
+    const std::filesystem::path& p = recent_.entries()[i];
+    const ImGuiIdScope id(static_cast<int>(i));
+    const std::string name = printable(p.filename().string()), folder = printable(p.parent_path().string());
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    if (ImGui::Selectable(name.c_str(), false, 0, ImVec2(ImGui::CalcTextSize(name.c_str()).x, 0)))
+      controller_.open(p, OpenTarget::a);
+    const bool hovered = ImGui::IsItemHovered();
+    const ImVec2 end = ImGui::GetItemRectMax();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", folder.c_str());
+    if (hovered) ImGui::SetTooltip("%s", printable(p.string()).c_str());
+    welcome_recent_.push_back({p.string(), name, folder, at.x, at.y, end.x, end.y});
   }
 }
 
@@ -447,6 +463,12 @@ nlohmann::json ViewerWindow::layout_extra() const {
   j["stages"] = overview_.listed_stages();
   j["grid"] = overview_.grid_name();
   if (panel_ == GuiPanel::timeline) j["timeline"] = timeline_.layout();
+  if (!session_.has_run() && analysis_panel(panel_)) {
+    j["recent"] = nlohmann::json::array();
+    for (const WelcomeRecentRow& r : welcome_recent_)
+      j["recent"].push_back({{"path", r.path}, {"name", r.name}, {"folder", r.folder},
+                             {"rect", {r.min_x, r.min_y, r.max_x, r.max_y}}});
+  }
   if (const auto& r = detail_.readout()) j["readout"] = to_text(*r);
   if (panel_ == GuiPanel::both || panel_ == GuiPanel::detail) j["curves"] = detail_.curves_layout();
   j["errors"] = nlohmann::json::array();

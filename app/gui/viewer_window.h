@@ -93,6 +93,12 @@ class ViewerWindow {
   OpenDialog open_dialog_;
   ExportDialog export_dialog_;
   SaveTraceDialog save_dialog_;
+  // The welcome page's recent files as last drawn: where each name was clicked (--layout-json).
+  struct WelcomeRecentRow {
+    std::string path, name, folder;
+    float min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+  };
+  std::vector<WelcomeRecentRow> welcome_recent_;
   bool focus_detail_ = false;  // a run was just shown: arrow keys move the detail's pick
   bool show_help_ = false;
   bool quit_ = false;

@@ -1,7 +1,9 @@
 // What the audit of the viewer fixed, checked on real runs through the screenshot mode: arrow
 // keys move the detail's picked cell as soon as a run opens (no click needed first), and the
 // A/B panel steps through events in the kernels' order and starts with the cell where A and B
-// differ most picked (so its readout shows a difference, not dashes), kept while stepping.
+// differ most picked (so its readout shows a difference, not dashes), kept while stepping; two
+// recent traces of one name in different folders are told apart on the welcome page and each
+// opens when clicked.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,6 +94,45 @@ TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   ASSERT_FALSE(picked.is_null());
   EXPECT_EQ(picked[0], static_cast<int64_t>(worst) / a.head_dim);
   EXPECT_EQ(picked[1], static_cast<int64_t>(worst) % a.head_dim);
+}
+
+
+TEST(GuiKeysAndAB, RecentTracesOfOneNameInTwoFoldersAreToldApartAndEachOpens) {
+  // Was: the welcome page listed both as "run.trace.safetensors" under one ImGui ID, and a click
+  // on the second opened nothing.
+  test::TempDir dir;
+  const std::string traces = std::string(TS_ASSETS_DIR) + "/traces/";
+  const auto a = dir.path() / "a" / "run.trace.safetensors", b = dir.path() / "b" / "run.trace.safetensors";
+  std::filesystem::create_directories(a.parent_path());
+  std::filesystem::create_directories(b.parent_path());
+  std::filesystem::copy_file(traces + "fa1_causal_fp16.gpu.trace.safetensors", a);
+  std::filesystem::copy_file(traces + "splitk_double_count_l.gpu.trace.safetensors", b);
+  const auto store = dir.path() / "recent.json";
+  std::ofstream(store) << nlohmann::json{{"recent", {a.string(), b.string()}}}.dump();
+
+  const auto welcome = dir.path() / "welcome.json";
+  test::ProcessResult r = test::run_gui({"--panel", "both", "--recent-store", store.string(), "--layout-json",
+                                         welcome.string(), "--frames", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json rows = test::load_json(welcome)["recent"];
+  ASSERT_EQ(rows.size(), 2u) << rows.dump();
+  EXPECT_EQ(rows[0]["name"], rows[1]["name"]);
+  EXPECT_NE(rows[0]["folder"], rows[1]["folder"]) << "the page shows which folder each is in";
+
+  // Click the second name; the viewer opens b, which the store then lists first.
+  const nlohmann::json& rect = rows[1]["rect"];
+  const double x = (rect[0].get<double>() + rect[2].get<double>()) / 2;
+  const double y = (rect[1].get<double>() + rect[3].get<double>()) / 2;
+  const auto script = dir.path() / "click.script";
+  std::ofstream(script) << "3 move " << x << " " << y << "\n4 down left\n5 up left\n";
+  const auto after = dir.path() / "after.json";
+  r = test::run_gui({"--panel", "both", "--recent-store", store.string(), "--input-script", script.string(),
+                     "--layout-json", after.string(), "--frames", "400"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(test::load_json(after)["run"].is_null()) << "the click opened nothing";
+  const nlohmann::json listed = test::load_json(store)["recent"];
+  ASSERT_FALSE(listed.empty());
+  EXPECT_EQ(listed[0].get<std::string>(), b.string()) << listed.dump();
 }
 
 }  // namespace
