@@ -147,9 +147,13 @@ void validate_window(int64_t window_left, int64_t window_right) {
 
 void validate_softcap(double softcap) {
   // The kernels compute in float32: a softcap must be a normal float32 there.
-  if (!(softcap == 0.0 || (softcap >= std::numeric_limits<float>::min() && softcap <= std::numeric_limits<float>::max())))
-    throw ConfigError("softcap", "softcap must be 0 (off) or a finite positive float32 (got " +
-                                     nlohmann::json(softcap).dump() + ")");
+  if (!(softcap == 0.0 || (softcap >= std::numeric_limits<float>::min() && softcap <= std::numeric_limits<float>::max()))) {
+    // The value as given: JSON would write a non-finite one as null.
+    const std::string given = std::isnan(softcap)   ? "nan"
+                              : std::isinf(softcap) ? (softcap > 0 ? "inf" : "-inf")
+                                                    : nlohmann::json(softcap).dump();
+    throw ConfigError("softcap", "softcap must be 0 (off) or a finite positive float32 (got " + given + ")");
+  }
 }
 
 void validate(const AttentionConfig& c) {

@@ -103,6 +103,10 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
       {{"--kernel", "fa1", "--splits", "4"}, "num_splits applies to the splitk kernel only"},
       {{"--scale=-1"}, "softmax_scale must be finite"},
       {{"--scale", "inf"}, "softmax_scale must be finite"},
+      // The value as given, never JSON's null for a non-finite number.
+      {{"--softcap", "inf"}, "finite positive float32 (got inf)"},
+      {{"--softcap", "nan"}, "finite positive float32 (got nan)"},
+      {{"--softcap", "1e39"}, "finite positive float32 (got 1e+39)"},
       {{"--kernel", "splitk", "--fault", "per_tile_softmax"}, "does not apply to the splitk kernel"},
       {{"--kernel", "fa1", "--fault", "double_count_l"}, "does not apply to the fa1 kernel"},
       {{"--batch", "60000", "--heads", "60000", "--seq-q", "1000"}, "more than 2^31-1 elements"},
