@@ -26,6 +26,13 @@ extern "C" void on_cancel_signal(int) {
   }
 }
 
+// A signal ignored when the program started stays ignored: `nohup tilescope capture ... &` must
+// outlive the terminal's SIGHUP, and a background job of a non-interactive shell ignores Ctrl-C.
+void install(int signal_number, const struct sigaction& sa, struct sigaction* old) {
+  sigaction(signal_number, nullptr, old);
+  if (old->sa_handler != SIG_IGN) sigaction(signal_number, &sa, nullptr);
+}
+
 }  // namespace
 
 CancelOnSignal::CancelOnSignal(OnSignal on_signal) {
@@ -35,9 +42,9 @@ CancelOnSignal::CancelOnSignal(OnSignal on_signal) {
   sa.sa_handler = on_cancel_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, &old_int_);
-  sigaction(SIGTERM, &sa, &old_term_);
-  sigaction(SIGHUP, &sa, &old_hup_);
+  install(SIGINT, sa, &old_int_);
+  install(SIGTERM, sa, &old_term_);
+  install(SIGHUP, sa, &old_hup_);
 }
 
 CancelOnSignal::~CancelOnSignal() {

@@ -2,7 +2,8 @@
 // CancelOnSignal is alive, the signals set a flag that the launcher polls between blocks and
 // the file writers check between chunks and before they rename (CancelWrites, atomic_file.h),
 // so a run stops cleanly, nothing half-written is left behind and the command exits 130; the
-// previous handlers come back when it goes.
+// previous handlers come back when it goes. A signal the program was started with ignored
+// (nohup, a background job of a script) stays ignored.
 //
 // Work that cannot stop part-way and writes nothing (an export's analysis) asks instead for
 // OnSignal::exit_now: a signal then ends the process at once with exit code 130 (there is

@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -26,7 +28,7 @@ std::string tilescope_exe() {
 }
 
 pid_t spawn_tilescope(const std::vector<std::string>& args, const std::filesystem::path& out,
-                      const std::filesystem::path& err) {
+                      const std::filesystem::path& err, const std::vector<int>& ignored) {
   std::vector<std::string> argv_storage;
   argv_storage.push_back(tilescope_exe());
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
@@ -41,6 +43,12 @@ pid_t spawn_tilescope(const std::vector<std::string>& args, const std::filesyste
   if (pid == 0) {
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(err_fd, STDERR_FILENO);
+    struct sigaction action {};
+    sigemptyset(&action.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) {
+      action.sa_handler = std::find(ignored.begin(), ignored.end(), s) != ignored.end() ? SIG_IGN : SIG_DFL;
+      ::sigaction(s, &action, nullptr);
+    }
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

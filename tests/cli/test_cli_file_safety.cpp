@@ -290,6 +290,28 @@ INSTANTIATE_TEST_SUITE_P(Signals, CliCancelWhileWriting, ::testing::Values(SIGIN
                            return std::string(info.param == SIGINT ? "SIGINT" : info.param == SIGTERM ? "SIGTERM" : "SIGHUP");
                          });
 
+TEST_P(CliCancelWhileWriting, ASignalIgnoredAtStartStaysIgnored) {
+  // Was: the cancel handler replaced an inherited SIG_IGN, so `nohup tilescope capture ... &`
+  // was cancelled when the terminal closed (SIGHUP), and a script's background capture by Ctrl-C.
+  const int ignored = GetParam(), other = ignored == SIGTERM ? SIGINT : SIGTERM;
+  const fs::path out = tmp_.path() / "run.trace.safetensors";
+  write_text(out, "the previous trace");
+  const fs::path marker = scratch() / "holding", so = scratch() / "so", se = scratch() / "se";
+  const ScopedEnv hold(kHoldVariable, marker.string());
+  const pid_t pid = test::spawn_tilescope(with(kSmallCapture, {"-o", out.string()}), so, se, {ignored});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);  // ASan is slow
+  while (!fs::exists(marker) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(marker)) << "never reached the write phase: " << test::read_text(se);
+  ::kill(pid, ignored);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a handler would have said so by now
+  EXPECT_EQ(test::read_text(se).find("cancelling"), std::string::npos) << test::read_text(se);
+  // A signal that is not ignored still cancels (and ends the hold at once).
+  ::kill(pid, other);
+  EXPECT_EQ(test::wait_exit_code(pid), 130) << test::read_text(se);
+  EXPECT_EQ(test::read_text(out), "the previous trace");
+}
+
 // --- what is printed ---------------------------------------------------------------------------
 
 TEST_F(CliFileSafety, ReportsThatCannotBeWrittenAreExitThree) {
