@@ -6,11 +6,14 @@ WORK_DIR holds splitk_fixed, splitk_bug, splitk_bug_causal and decode .trace.saf
 fixed Split-K and the decode kernel must be clean; the planted bug (the reduce weighting each
 partial O by its local_sum again) must be found where it is: the reduce, at the first kv tile it
 merges (split 0), from the first query row of the first block whose l is not 1, with every partial
-right and the mechanism named (the merge weighting O by l again).
+right and the mechanism named (the merge weighting O by l again). The reports
+docs/your-own-kernel.md shows for splitk_fixed and splitk_bug must be what tilescope prints.
 """
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 tilescope, work = sys.argv[1], sys.argv[2]
 failures = []
@@ -73,6 +76,26 @@ check_planted_bug("splitk_bug", 0)
 # the first row the bug shows in. The mechanism must still be named: it reproduces the wrong rows
 # and the right row 0 alike.
 check_planted_bug("splitk_bug_causal", 1)
+
+# docs/your-own-kernel.md shows the two Split-K reports: each line it shows must be a line of the
+# report as tilescope prints it now, in the same order (the guide may leave lines out).
+guide = Path(__file__).resolve().parents[2] / "docs" / "your-own-kernel.md"
+blocks = re.findall(r"^```text\n(.*?)^```", guide.read_text(), re.S | re.M)
+for name, verdict in (("splitk_fixed", "clean"), ("splitk_bug", "DIVERGENCE")):
+    shown = [b for b in blocks if b.startswith(f"verdict:          {verdict}\n")]
+    check(len(shown) == 1, f"{guide.name}: {len(shown)} text blocks start with verdict {verdict}, expected 1")
+    report = subprocess.run([tilescope, "diff", f"{work}/{name}.trace.safetensors"], capture_output=True,
+                            text=True).stdout.splitlines()
+    for block in shown:
+        at = 0
+        for line in block.splitlines():
+            while at < len(report) and report[at] != line:
+                at += 1
+            if at == len(report):
+                check(False, f"{guide.name}: the {name} report shown has a line tilescope diff does not print "
+                             f"there: {line!r}")
+                break
+            at += 1
 
 info = subprocess.run([tilescope, "info", f"{work}/splitk_bug.trace.safetensors"], capture_output=True, text=True)
 check(info.returncode == 0 and "split_k_reduce" in info.stdout, f"tilescope info: {info.returncode} {info.stdout}")
