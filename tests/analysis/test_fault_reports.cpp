@@ -316,6 +316,30 @@ std::string describe_config(const AttentionConfig& c) {
 // past seq_q, rows the kernel computed from its zero-filled query tile but never stored. The
 // diagnosis still names the exchange, says how many rows it took from such a partner, and keeps
 // the LSE the row's own.
+TEST(FaultReport, TheTextNamesEveryStageThatGoesWrongByItself) {
+  // Was: FA-1 masked_nan with seq_q > seq_kv (causal) goes wrong by itself in final (query tiles
+  // no key reaches: never a step) and in fa1.step (rows of the last tile that see no key in its
+  // first kv tile); the text named final alone, and only the JSON's details said that fa1.step
+  // and output went wrong by themselves too.
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::fa1, Fault::masked_nan, DType::f32, 64, 300, 100, true);
+  spec.seed = seed;
+  const AnalysisReport r = analyze_run(test::blind(test::launch_run(spec)));
+  const std::string text = report_text(r);
+  ASSERT_FALSE(r.symptom.also_wrong.empty()) << text;
+  for (const std::string& a : r.symptom.also_wrong)
+    EXPECT_NE(text.find("\nalso:             " + a + "\n"), std::string::npos) << text;
+  EXPECT_EQ(report_json(r).at("also_wrong"), nlohmann::json(r.symptom.also_wrong));
+  // Every wrong stage is accounted for: the origin or a carrier in the symptom, or an also line.
+  for (const StageReport& st : r.stages) {
+    if (st.events_failing == 0) continue;
+    bool named = r.symptom.line.find(st.info.name) != std::string::npos;
+    for (const std::string& a : r.symptom.also_wrong) named |= a.rfind(st.info.name + " also goes wrong", 0) == 0;
+    EXPECT_TRUE(named) << st.info.name << " is wrong and the text does not say why:\n" << text;
+  }
+}
+
 TEST(FaultReport, RowsExchangedIsNamedWhenPartnersLiePastTheQueries) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);

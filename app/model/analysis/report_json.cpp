@@ -174,6 +174,7 @@ nlohmann::json report_json(const AnalysisReport& r) {
   j["findings"] = findings;
   j["next_measurement"] =
       r.symptom.next_measurement.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.symptom.next_measurement);
+  j["also_wrong"] = r.symptom.also_wrong;
   j["origin_stage"] = r.symptom.origin_stage >= 0 ? nlohmann::json(r.stage_name(r.symptom.origin_stage)) : nlohmann::json(nullptr);
   nlohmann::json sets = nlohmann::json::object();
   for (const StageReport& s : r.stages)

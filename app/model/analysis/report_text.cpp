@@ -131,6 +131,7 @@ std::string report_text(const AnalysisReport& r) {
     for (const std::string& e : m.evidence) out << "  evidence:       " << e << "\n";
   }
   for (const Finding& f : r.symptom.findings) out << "measured:         " << f.text << "\n";
+  for (const std::string& a : r.symptom.also_wrong) out << "also:             " << a << "\n";
   if (!r.symptom.next_measurement.empty()) out << "next:             " << r.symptom.next_measurement << "\n";
   if (r.first_divergence.found)
     out << "first divergence: " << divergence_text(r.first_divergence, r) << "\n";

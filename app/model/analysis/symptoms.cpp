@@ -16,6 +16,7 @@
 #include "app/model/analysis/mechanisms.h"
 #include "app/model/analysis/row_states.h"
 #include "app/model/analysis/worst_cell.h"
+#include "base/count_text.h"
 #include "base/list_text.h"
 #include "kernels/fault_trigger.h"
 
@@ -305,11 +306,13 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     for (size_t k = 1; k < origins.size(); ++k) {
       const int32_t st = origins[k];
       const OriginCounts c = origin_counts(replay, st);
-      std::string line = run.stages[static_cast<size_t>(st)].name + " also goes wrong by itself (" + std::to_string(c.rows) +
-                         " rows in " + std::to_string(c.events) + " events, beyond what it reads)";
+      std::string line = run.stages[static_cast<size_t>(st)].name + " also goes wrong by itself (" +
+                         count_of(static_cast<int64_t>(c.rows), "row") + " in " +
+                         count_of(static_cast<int64_t>(c.events), "event") + ", beyond what it reads)";
       const std::vector<ModelFit> more = establish_mechanisms(replay, st, rows);
       if (more.size() == 1) line += ": " + more.front().claim;
       else if (more.size() > 1) line += ": " + std::to_string(more.size()) + " mechanisms fit equally";
+      s.also_wrong.push_back(line);
       mechanism_details.push_back(line);
     }
     for (const std::string& c : carried) mechanism_details.push_back(c + ": every wrong event follows from the wrong states it reads");
