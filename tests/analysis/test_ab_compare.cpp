@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "app/model/analysis/ab_compare.h"
+#include "app/model/analysis/index_ranges.h"
 #include "kernels/kernel_stages.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/support/test_seed.h"
@@ -54,6 +55,11 @@ TEST(ABCompare, FaultVsFixedNamesWhereTheyPart) {
   EXPECT_EQ(r.first_difference->where.q_begin, 0);
   EXPECT_EQ(r.first_difference->where.split, 0);
   EXPECT_EQ(r.first_difference->query_rows.front(), 1) << "query 0 agrees";
+  // The sentence tells the event's rows from the rows that differ (was: "..., queries 0-7, split 0,
+  // step 0 (keys 0-199), queries 1-7)", two query ranges side by side).
+  const std::string differ = ", where queries " +
+                             format_ranges(std::span<const int64_t>(r.first_difference->query_rows)) + " differ)";
+  EXPECT_NE(r.symptom.line.find(differ), std::string::npos) << r.symptom.line;
   // Where A and B part is where A leaves the reference; B is clean.
   EXPECT_EQ(event_key(r.first_difference->where), event_key(r.a.first_divergence.header));
   EXPECT_TRUE(r.b.clean());

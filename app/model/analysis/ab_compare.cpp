@@ -309,11 +309,15 @@ bool backends_differ(const ABReport& r) {
 
 Symptom ab_symptom(const ABReport& r) {
   Symptom s;
-  const std::string where = r.first_difference
-                                ? describe_event(r.first_difference->where, r.a.stage_table, r.a.attention) +
-                                      ", queries " +
-                                      format_ranges(std::span<const int64_t>(r.first_difference->query_rows))
-                                : std::string();
+  // The event, then which of its rows differ (a row range of its own: the event's rows may agree
+  // in part, as query 0 does when only later queries read the wrong partials).
+  std::string where;
+  if (r.first_difference) {
+    const std::vector<int64_t>& rows = r.first_difference->query_rows;
+    where = describe_event(r.first_difference->where, r.a.stage_table, r.a.attention) + ", where " +
+            (rows.size() == 1 ? "query " : "queries ") + format_ranges(std::span<const int64_t>(rows)) +
+            (rows.size() == 1 ? " differs" : " differ");
+  }
   if (!r.inputs_identical) {
     s.set_kind(SymptomKind::inputs_differ);
     s.line = "A and B did not run on the same inputs, so they are not compared: " + r.inputs_note;
