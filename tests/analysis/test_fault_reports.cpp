@@ -340,6 +340,20 @@ TEST(FaultReport, TheTextNamesEveryStageThatGoesWrongByItself) {
   }
 }
 
+TEST(FaultReport, OneQueryRowIsSpokenOfInTheSingular) {
+  // Was: "first divergence: ... query 0, split 0, ...\n  queries 0, head-dim columns 0-63".
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 1, 700, false, 4);
+  spec.seed = seed;
+  const AnalysisReport r = analyze_run(test::launch_run(spec));
+  ASSERT_TRUE(r.first_divergence.found);
+  ASSERT_EQ(r.first_divergence.query_rows, std::vector<int64_t>{0});
+  const std::string text = report_text(r);
+  EXPECT_NE(text.find("\n                  query 0, head-dim columns 0-63; wrong:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("queries 0,"), std::string::npos) << text;
+}
+
 TEST(FaultReport, RowsExchangedIsNamedWhenPartnersLiePastTheQueries) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);

@@ -30,8 +30,11 @@ std::string not_compared_before_text(const Divergence& d, const AnalysisReport& 
 std::string divergence_text(const Divergence& d, const AnalysisReport& r) {
   std::string s = describe_event(d.header, r.stage_table, r.attention);
   if (d.missing) return s + ": never written" + not_compared_before_text(d, r);
-  s += "\n                  queries " + format_ranges(std::span<const int64_t>(d.query_rows));
-  if (!d.columns.empty()) s += ", head-dim columns " + format_ranges(std::span<const int32_t>(d.columns));
+  s += std::string("\n                  ") + (d.query_rows.size() == 1 ? "query " : "queries ") +
+       format_ranges(std::span<const int64_t>(d.query_rows));
+  if (!d.columns.empty())
+    s += std::string(d.columns.size() == 1 ? ", head-dim column " : ", head-dim columns ") +
+         format_ranges(std::span<const int32_t>(d.columns));
   std::string what;
   if (d.failed & kFailNaN) what += " NaN";
   if (d.failed & kFailM) what += " m";
@@ -171,8 +174,9 @@ std::string ab_report_text(const ABReport& r) {
         << format_figure(r.max_o_norm_diff) << ", max |m A - B| " << format_figure(r.max_m_diff) << ")\n";
     if (r.first_difference) {
       const ABDifference& d = *r.first_difference;
-      out << "first difference: " << describe_event(d.where, r.a.stage_table, r.a.attention) << "\n                  queries "
-          << format_ranges(std::span<const int64_t>(d.query_rows)) << "\n";
+      out << "first difference: " << describe_event(d.where, r.a.stage_table, r.a.attention) << "\n                  "
+          << (d.query_rows.size() == 1 ? "query " : "queries ") << format_ranges(std::span<const int64_t>(d.query_rows))
+          << "\n";
     }
   }
   for (const std::string& line : r.symptom.details) out << "  - " << line << "\n";
