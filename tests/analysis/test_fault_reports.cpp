@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "app/model/analysis/analyze_run.h"
@@ -352,6 +353,34 @@ TEST(FaultReport, OneQueryRowIsSpokenOfInTheSingular) {
   const std::string text = report_text(r);
   EXPECT_NE(text.find("\n                  query 0, head-dim columns 0-63; wrong:"), std::string::npos) << text;
   EXPECT_EQ(text.find("queries 0,"), std::string::npos) << text;
+}
+
+TEST(FaultReport, TheStageTableStaysAlignedWithLongNamesAndConventions) {
+  // Was: a user's kernel with a base-2 max ("unnormalized, base-2 max") pushed every column
+  // after the convention out of line with its header.
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 20, 300, false, 2);
+  spec.seed = seed;
+  AnalysisReport r = analyze_run(test::launch_run(spec));
+  r.stages[0].info.name = "a_stage_of_my_own_kernel";
+  r.stages[0].convention = "unnormalized, base-2 max";
+  const std::string text = report_text(r);
+  std::vector<std::string> table;
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind("  stage ", 0) == 0 || (!table.empty() && l.rfind("  ", 0) == 0 && table.size() <= r.stages.size()))
+      table.push_back(l);
+  ASSERT_GT(table.size(), 2u) << text;
+  for (const char* label : {"events", "wrong", "missing", "not compared", "O/l err", "m err", "NaN/Inf", "worst x tol"}) {
+    const size_t at = table[0].find(label);
+    ASSERT_NE(at, std::string::npos) << label;
+    for (size_t i = 1; i < table.size(); ++i) {
+      ASSERT_GT(table[i].size(), at) << table[i];
+      EXPECT_TRUE(table[i][at - 1] == ' ' && table[i][at] != ' ') << label << " is out of line:\n" << table[0] << "\n"
+                                                                  << table[i];
+    }
+  }
 }
 
 TEST(FaultReport, RowsExchangedIsNamedWhenPartnersLiePastTheQueries) {

@@ -74,12 +74,20 @@ std::string non_finite_text(const NonFiniteRow& n, const AnalysisReport& r) {
 }
 
 void stage_table(std::ostringstream& out, const AnalysisReport& r) {
-  out << "  " << cell("stage", 16) << cell("convention", 14) << cell("events", 8) << cell("wrong", 7)
+  // The name and convention columns as wide as their widest entry (a user's stage names, a
+  // convention such as "unnormalized, base-2 max"), so that the columns after them stay aligned.
+  size_t name_w = 16, convention_w = 14;
+  for (const StageReport& s : r.stages) {
+    if (!s.traced) continue;
+    name_w = std::max(name_w, s.info.name.size() + 1);
+    convention_w = std::max(convention_w, s.convention.size() + 2);
+  }
+  out << "  " << cell("stage", name_w) << cell("convention", convention_w) << cell("events", 8) << cell("wrong", 7)
       << cell("missing", 9) << cell("not compared", 14) << cell("O/l err", 10) << cell("m err", 10) << cell("l rel", 10) << cell("NaN/Inf", 9)
       << "worst x tol\n";
   for (const StageReport& s : r.stages) {
     if (!s.traced) continue;
-    out << "  " << cell(s.info.name, 16) << cell(s.convention, 14)
+    out << "  " << cell(s.info.name, name_w) << cell(s.convention, convention_w)
         << cell(std::to_string(s.events_compared), 8) << cell(std::to_string(s.events_failing), 7)
         << cell(std::to_string(s.events_missing), 9) << cell(std::to_string(s.events_not_compared), 14)
         << cell(format_figure(s.o_norm.max_abs), 10)
