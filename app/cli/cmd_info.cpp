@@ -160,8 +160,10 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
   if (!run.missing.empty())
     events += "; " + count_of(static_cast<int64_t>(run.missing.size()), "event") + " never written by the kernel";
   line("events", events + ")");
+  // The kernels' time when the trace holds it (a recorder's trace of a user's program does not).
+  const std::string elapsed = meta(run, "elapsed_ms");
   line("captured", meta(run, "captured_at") + " by " + meta(run, trace_meta::tool_version) +
-                       ", kernels " + meta(run, "elapsed_ms") + " ms");
+                       (elapsed.empty() ? "" : ", kernels " + elapsed + " ms"));
   out += "metadata\n";
   for (const auto& [key, value] : run.metadata) out += "  " + padded(printable(key), 18) + " " + printable(value) + "\n";
   print_report(out);

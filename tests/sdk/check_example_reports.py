@@ -99,6 +99,9 @@ for name, verdict in (("splitk_fixed", "clean"), ("splitk_bug", "DIVERGENCE")):
 
 info = subprocess.run([tilescope, "info", f"{work}/splitk_bug.trace.safetensors"], capture_output=True, text=True)
 check(info.returncode == 0 and "split_k_reduce" in info.stdout, f"tilescope info: {info.returncode} {info.stdout}")
+# A recorder's trace holds no kernel time: the captured line says nothing of it (was: "kernels  ms").
+captured = [line for line in info.stdout.splitlines() if line.startswith("captured ")]
+check(len(captured) == 1 and not re.search(r"kernels\s+ms", captured[0]), f"tilescope info: {captured}")
 
 for f in failures:
     print("FAIL:", f)
