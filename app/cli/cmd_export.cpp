@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +22,7 @@
 #include "app/model/export/export_run.h"
 #include "app/model/export/staged_folder.h"
 #include "app/model/trace_session.h"
+#include "base/list_text.h"
 #include "instrumentation/trace/atomic_file.h"
 
 namespace ts::cli {
@@ -43,6 +45,13 @@ struct ExportCliOptions {
 void list(const ExportResult& r, const std::string& dir) {
   std::string text = "wrote " + std::to_string(r.files.size()) + " files to " + dir + ":\n";
   for (const ExportedFile& f : r.files) text += "  " + f.path.string() + "  " + f.what + "\n";
+  if (r.pairs.size() < r.pairs_total) {
+    std::vector<std::string> names;
+    for (const auto& [b, h] : r.pairs) names.push_back("batch " + std::to_string(b) + " head " + std::to_string(h));
+    text += "files of " + std::to_string(r.pairs.size()) + " of the " + std::to_string(r.pairs_total) +
+            " (batch, head) pairs (the first divergence's first, then in order): " + spoken_list(names, "and") +
+            "; the others are in the report (summary.json) only\n";
+  }
   print_report(text);
 }
 

@@ -265,5 +265,30 @@ TEST_F(CliDiff, ProgressShowsReMakingAndComparingOnStderrOnly) {
   EXPECT_NE(exported.err.find("export: comparing ["), std::string::npos) << exported.err;
 }
 
+TEST_F(CliDiff, ExportSaysWhichPairsHaveFilesWhenNotAll) {
+  // Was: an export of 2 batches x 3 heads wrote the grids of 4 pairs and said nothing of the
+  // other 2.
+  TS_SEEDED(seed);
+  const std::string trace =
+      capture("pairs", "--kernel fa1 --batch 2 --heads 3 --seq-q 20 --seq-kv 70 --head-dim 32", seed);
+  const std::filesystem::path dir = tmp_.path() / "out";
+  const Result r = run("export " + trace + " -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("files of 4 of the 6 (batch, head) pairs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batch 0 head 0, batch 0 head 1, batch 0 head 2 and batch 1 head 0; the others"),
+            std::string::npos)
+      << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir / "summary.json"));
+  EXPECT_EQ(j["pairs"]["of"], 6);
+  EXPECT_EQ(j["pairs"]["exported"], nlohmann::json::parse("[[0, 0], [0, 1], [0, 2], [1, 0]]"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "final_b1_h0.png"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "final_b1_h1.png"));
+  // All pairs fit: nothing to say.
+  const std::string small = capture("two", "--kernel fa1 --heads 2 --seq-q 20 --seq-kv 70 --head-dim 32", seed);
+  const Result all = run("export " + small + " -o " + (tmp_.path() / "out2").string());
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(all.out.find("pairs"), std::string::npos) << all.out;
+}
+
 }  // namespace
 }  // namespace ts

@@ -243,6 +243,9 @@ struct Exporter {
     for (const ExportedFile& f : result.files) files.push_back({{"file", f.path.filename().string()}, {"what", f.what}});
     files.push_back({{"file", "summary.json"}, {"what", "this report"}});
     j["files"] = files;
+    nlohmann::json exported = nlohmann::json::array();
+    for (const auto& [b, h] : result.pairs) exported.push_back({b, h});
+    j["pairs"] = {{"exported", exported}, {"of", result.pairs_total}};
     j["grids"] = grid_columns;
     j["text"] = report_text(report);
     // Names quote file names, which need not be UTF-8.
@@ -259,11 +262,13 @@ struct Exporter {
     std::vector<std::pair<int32_t, int32_t>> pairs;
     if (report.first_divergence.found)
       pairs.emplace_back(report.first_divergence.header.batch, report.first_divergence.header.head);
-    std::set<std::pair<int32_t, int32_t>> all;
+    std::set<std::pair<int32_t, int32_t>> all(pairs.begin(), pairs.end());
     for (const ErrorGrid& g : report.grids) all.emplace(g.batch, g.head);
     for (const auto& p : all)
       if (static_cast<int>(pairs.size()) < options.max_pairs && std::find(pairs.begin(), pairs.end(), p) == pairs.end())
         pairs.push_back(p);
+    result.pairs = pairs;
+    result.pairs_total = all.size();
     std::string intermediate;
     for (const StageInfo& st : report.stage_table)
       if (st.kind != StageKind::final) intermediate += (intermediate.empty() ? "" : ", ") + st.name;

@@ -20,8 +20,11 @@
 // refused (FileWriteError), and a failure leaves nothing behind.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/model/analysis/ab_compare.h"
@@ -57,6 +60,10 @@ struct ExportedFile {
 
 struct ExportResult {
   std::vector<ExportedFile> files;
+  // The (batch, head) pairs with grids of their own (at most ExportOptions::max_pairs), of the
+  // pairs_total the report covers; the others are in the report only.
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  size_t pairs_total = 0;
   const ExportedFile* find(const std::string& file_name) const;
 };
 
