@@ -88,10 +88,16 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
     name = os.fspath(path)
     # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    # Checked on the descriptor before it becomes a file object, which would refuse a folder
+    # itself, naming the descriptor's number instead of the path.
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{name}: not a regular file (a folder, FIFO or device)")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as f:
         size = st.st_size
         if size < 8:
             raise _fail(name, f"{size} bytes: too short for a safetensors header length (8 bytes)")

@@ -259,8 +259,10 @@ def test_recipe_of_absurd_size_is_refused_before_anything_is_made(recipe, tmp_pa
 def test_files_that_cannot_be_read(tmp_path):
     with pytest.raises(FileNotFoundError):
         tilescope.load(tmp_path / "absent.trace.safetensors")
-    with pytest.raises(OSError):
+    # A folder is named in the message (was: "[Errno 21] Is a directory: 3", the descriptor).
+    with pytest.raises(OSError, match="not a regular file") as folder:
         tilescope.load(tmp_path)
+    assert str(tmp_path) in str(folder.value)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with pytest.raises(OSError, match="not a regular file"):
