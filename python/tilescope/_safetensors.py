@@ -174,6 +174,41 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
     return tensors, metadata
 
 
+def _what_is(st: os.stat_result) -> str:
+    mode = st.st_mode
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _output_file(target: str) -> str:
+    """The regular file that writing `target` replaces, by the rule every writer of tilescope's
+    keeps (docs/file-safety.md): a missing path is created; an existing one must be a regular file,
+    or a symbolic link to one, which is written through (the link stays); a folder, FIFO, device
+    or socket, or a link to one or to nothing, is refused (OSError) and left as it was."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return target
+    if stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(target)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            raise OSError(f"cannot write {target}: it is a symbolic link to nothing ({real}); choose another path") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"cannot write {target}: it is a symbolic link to {_what_is(st)} ({real}), not to a regular "
+                          "file; tilescope replaces only a regular file: choose another path")
+        return real
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"cannot write {target}: it is {_what_is(st)}, not a regular file; tilescope replaces only a "
+                      "regular file: choose another path")
+    return target
+
+
 def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tuple[str, np.ndarray]],
                       metadata: Mapping[str, str]) -> None:
     """Writes tensors (name -> (safetensors dtype, array of that dtype's numpy layout)) atomically.
@@ -196,7 +231,8 @@ def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tupl
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * ((8 - (8 + len(text)) % 8) % 8)
     target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
+    real = _output_file(target)
+    folder = os.path.dirname(os.path.abspath(real))
     fd, tmp = tempfile.mkstemp(prefix=".tilescope-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -206,7 +242,9 @@ def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tupl
                 f.write(raw)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        if _output_file(target) != real:  # the path changed while the file was written
+            raise OSError(f"{target}: the path changed while the trace was written; nothing was written")
+        os.replace(tmp, real)
     except BaseException:
         try:
             os.unlink(tmp)

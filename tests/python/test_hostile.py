@@ -2,8 +2,10 @@
 before anything the file claims is allocated."""
 import json
 import os
+import stat
 import struct
 
+import numpy as np
 import pytest
 
 import tilescope
@@ -267,6 +269,30 @@ def test_files_that_cannot_be_read(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(OSError, match="not a regular file"):
         tilescope.load(fifo)
+
+
+def test_outputs_replace_only_regular_files(tmp_path):
+    """A trace written over a FIFO, a folder or a dangling link is refused and they stay; a link to
+    a file writes the file and stays a link (was: a FIFO, or as root a device, replaced by the
+    trace; a link replaced by a file)."""
+    from tilescope._safetensors import read_safetensors, write_safetensors
+    tensors = {"x": ("F32", np.arange(3, dtype=np.float32))}
+    fifo, folder, dangling = tmp_path / "fifo", tmp_path / "folder", tmp_path / "dangling"
+    os.mkfifo(fifo)
+    folder.mkdir()
+    dangling.symlink_to(tmp_path / "nowhere")
+    for target, what in ((fifo, "FIFO"), (folder, "folder"), (dangling, "symbolic link to nothing")):
+        with pytest.raises(OSError, match=what):
+            write_safetensors(target, tensors, {})
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and folder.is_dir() and dangling.is_symlink()
+    real, link = tmp_path / "real.safetensors", tmp_path / "link.safetensors"
+    real.write_bytes(b"the previous file")
+    link.symlink_to(real)
+    write_safetensors(link, tensors, {})
+    assert link.is_symlink()
+    assert read_safetensors(real)[0]["x"].dtype == "F32"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "fifo", "folder", "link.safetensors",
+                                                         "real.safetensors"]
 
 
 @pytest.mark.parametrize("which", ["good", "recipe"])
