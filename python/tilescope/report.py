@@ -88,9 +88,9 @@ class Report:
 
 
 def _path(x: PathOrTrace) -> str:
-    if isinstance(x, Trace):
-        return x.path
-    return os.fspath(x)
+    path = x.path if isinstance(x, Trace) else os.fspath(x)
+    # A name that starts with '-' would be read by the CLI as an option.
+    return os.path.join(".", path) if path.startswith("-") else path
 
 
 def diff(run: PathOrTrace, against: Optional[PathOrTrace] = None, tol: Optional[str] = None) -> Report:

@@ -23,6 +23,15 @@ def test_version_is_the_cli_and_the_cmake_projects(cli):
         assert version("tilescope") == tilescope.__version__
 
 
+def test_a_file_name_that_starts_with_a_dash(capture, tmp_path, monkeypatch):
+    """Was: tilescope.diff("-run.trace.safetensors") failed with the CLI's "run is required"."""
+    trace = capture("--kernel", "fa1", "--seq-q", 16, "--seq-kv", 64, "--seed", 3)
+    (tmp_path / "-run.trace.safetensors").write_bytes(open(trace, "rb").read())
+    monkeypatch.chdir(tmp_path)
+    assert tilescope.diff("-run.trace.safetensors").clean
+    assert tilescope.diff("-run.trace.safetensors", against="-run.trace.safetensors").clean
+
+
 def test_clean_and_faulty_reports(cli, capture):
     clean = capture("--kernel", "splitk", "--heads", 2, "--seq-q", 16, "--seq-kv", 256, "--splits", 4, "--seed", 21)
     bad = capture("--kernel", "splitk", "--fault", "double_count_l", "--heads", 2, "--seq-q", 16, "--seq-kv", 256,
