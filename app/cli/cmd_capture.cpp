@@ -269,7 +269,8 @@ void add_capture_command(CLI::App& app) {
       "trace records their seed, spec and SHA-256, and they are re-made (and checked) when it is opened");
   cmd->add_flag("--no-store-inputs", o->no_store_inputs,
                 "Store no input values: random inputs as their seed and SHA-256 (the default), --inputs files "
-                "as their names and SHA-256 only (the trace then cannot be analysed on its own)")
+                "as their names and SHA-256 only (the trace then cannot be analysed: diff, export and the viewer "
+                "need the values, and do not read the files back)")
       ->excludes(store);
   cmd->add_option("--workers", o->workers, "CPU backend: worker threads; 0 = all cores")
       ->capture_default_str();

@@ -76,7 +76,7 @@ std::string capture_summary(const CaptureResult& result, const std::filesystem::
     inputs = "the inputs of " + heads + " as their seed and SHA-256 (re-made when it is opened; " +
              "--store-inputs keeps the values)";
   else
-    inputs = "the input files' names and SHA-256, not their values (it cannot be analysed without them)";
+    inputs = "the input files' names and SHA-256, not their values (it cannot be analysed: diff, export and the viewer do not read the files back)";
   s += "Wrote " + written.string() + " (" + (ec ? std::string("size unknown") : bytes_text(size)) + "): " +
        inputs + ", the events and the output.\n";
   return s;

@@ -85,6 +85,9 @@ inline constexpr std::string_view tiling = "tiling";            // our kernels: 
 inline constexpr std::string_view inputs_seed = "inputs_seed";  // decimal, when generated
 inline constexpr std::string_view inputs_files = "inputs_files";     // JSON list of paths
 inline constexpr std::string_view inputs_sha256 = "inputs_sha256";   // JSON list, same order
+// "none" when the inputs came from files whose values the trace does not hold (names and hashes
+// only: capture --no-store-inputs).
+inline constexpr std::string_view inputs_stored = "inputs_stored";
 inline constexpr std::string_view trace_filter = "trace_filter";     // the capture filters (JSON)
 inline constexpr std::string_view tool_version = "tool_version";     // "tilescope 0.2.0"
 // Format 1 only (read by the converter): "block_m", "block_n", "stage_names".

@@ -97,6 +97,33 @@ TEST(CliInputs, ThreeNpyFilesEqualTheSameValuesInMemory) {
   }
 }
 
+TEST(CliInputs, ATraceOfFilesWithoutTheirValuesSaysWhyItCannotBeAnalysed) {
+  // Was: diff told a --no-store-inputs trace to "capture it with its inputs (a trace keeps the
+  // inputs of the heads it traces)", with the files beside it and no word of why.
+  TS_SEEDED(seed);
+  test::TempDir dir;
+  const AttentionConfig c = config_for(DType::f32, KernelKind::fa1);
+  const AttentionInputs in = make_random_inputs(c, {.seed = seed});
+  const auto q = dir.path() / "q.npy", k = dir.path() / "k.npy", v = dir.path() / "v.npy";
+  write_npy_tensor(q, in.q);
+  write_npy_tensor(k, in.k);
+  write_npy_tensor(v, in.v);
+  const auto out = dir.path() / "names_only.trace.safetensors";
+  const CliRun cap = run_tilescope(with(test::capture_args(c), {"--backend", "cpu", "--no-store-inputs", "--inputs",
+                                                                q.string(), k.string(), v.string(), "-o", out.string()}),
+                                   dir.path());
+  ASSERT_EQ(cap.exit_code, 0) << cap.err;
+  EXPECT_EQ(open_run(out).metadata.at(std::string(capture_meta::inputs_stored)), "none");
+  for (const char* command : {"diff", "export"}) {
+    std::vector<std::string> args{command, out.string()};
+    if (std::string(command) == "export") args.insert(args.end(), {"-o", (dir.path() / "export").string()});
+    const CliRun r = run_tilescope(args, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("--no-store-inputs"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("does not read those files back"), std::string::npos) << r.err;
+  }
+}
+
 TEST(CliInputs, OneSafetensorsFileWithQkvEqualsTheSameValuesInMemory) {
   TS_SEEDED(seed);
   test::TempDir dir;

@@ -65,10 +65,17 @@ RunReference::RunReference(const RunView& run, RunReferenceOptions options)
   std::set<std::pair<int32_t, int32_t>> heads;
   for (const RowBlock& rb : blocks_) heads.insert({rb.batch, rb.head});
   for (const auto& [b, h] : heads) {
-    if (run.inputs.q_index(b, h) < 0)
+    if (run.inputs.q_index(b, h) < 0) {
+      const auto stored = run.metadata.find(std::string(trace_meta::inputs_stored));
+      if (stored != run.metadata.end() && stored->second == "none")
+        throw AnalysisError("the run holds events of " + pair_name(b, h) +
+                            " but no input values: it was recorded with its input files' names and SHA-256 only "
+                            "(--no-store-inputs), and tilescope does not read those files back, so its reference "
+                            "cannot be computed; record it again with its inputs stored");
       throw AnalysisError("the run holds events of " + pair_name(b, h) +
                           " but not that head's inputs, so its reference cannot be computed; capture it with its "
                           "inputs (a trace keeps the inputs of the heads it traces)");
+    }
     const int64_t kvh = spec_.kv_head_of(h);
     if (run.inputs.kv_index(b, kvh) < 0)
       throw AnalysisError("the run holds events of " + pair_name(b, h) + " but not the keys and values of its " +

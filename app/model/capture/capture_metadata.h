@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "app/model/generated_inputs.h"
+#include "instrumentation/trace/trace_file.h"
 #include "instrumentation/trace/trace_capture.h"
 
 namespace ts {
@@ -26,9 +27,7 @@ inline constexpr std::string_view elapsed_ms = "elapsed_ms";          // the ker
 inline constexpr std::string_view cpu_workers = "cpu_workers";        // CPU backend only
 inline constexpr std::string_view perturb_seed = "perturb_seed";      // CPU backend, when set
 inline constexpr std::string_view captured_at = "captured_at";        // UTC, ISO 8601
-// "none" when the inputs came from files that the trace does not store (--no-store-inputs):
-// it names them (inputs_files) and their hashes only.
-inline constexpr std::string_view inputs_stored = "inputs_stored";
+inline constexpr std::string_view inputs_stored = trace_meta::inputs_stored;
 }  // namespace capture_meta
 
 // {"enabled": true, "batch": [0, null], "head": [1, 3], "queries": [0, null],
