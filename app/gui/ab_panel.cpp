@@ -59,6 +59,8 @@ void ABPanel::update(ViewerSession& s, ErrorLog& errors) {
   a_grid_ = b_grid_ = diff_grid_ = nullptr;
   for (HeatmapView* v : {&a_, &b_, &diff_}) v->set_data(nullptr);
   if (!a || !b) return;
+  // Runs on other inputs are not compared: their A - B would be the inputs' difference.
+  if (!s.ab_report().inputs_identical) return;
   guarded(errors, "A/B arrays", [&] {
     ABArrays arr = s.ab_arrays(normalised);
     what_ = arr.what;
@@ -98,11 +100,14 @@ void ABPanel::draw_report(ViewerSession& s) {
     row("A vs reference", std::string(to_string(r.a.verdict)) + ": " + r.a.symptom.line);
     row("B vs reference", std::string(to_string(r.b.verdict)) + ": " + r.b.symptom.line);
     row("inputs", r.inputs_identical ? "identical" : "DIFFERENT: " + r.inputs_note);
-    row("compared", r.compared_at + ": " + std::to_string(r.compared) + (r.tilings_match ? " events" : " rows") + ", " +
-                        std::to_string(r.differing) + " differ" +
-                        (r.only_in_one ? ", " + std::to_string(r.only_in_one) + " in one run only" : std::string()) +
-                        "; max |O/l A - B| " + format_short(r.max_o_norm_diff) + ", max |m A - B| " +
-                        format_short(r.max_m_diff));
+    if (!r.inputs_identical)
+      row("compared", "nothing: the runs' inputs differ");
+    else
+      row("compared", r.compared_at + ": " + std::to_string(r.compared) + (r.tilings_match ? " events" : " rows") + ", " +
+                          std::to_string(r.differing) + " differ" +
+                          (r.only_in_one ? ", " + std::to_string(r.only_in_one) + " in one run only" : std::string()) +
+                          "; max |O/l A - B| " + format_short(r.max_o_norm_diff) + ", max |m A - B| " +
+                          format_short(r.max_m_diff));
     if (r.first_difference) {
       const ABDifference& d = *r.first_difference;
       std::string rows;
@@ -145,6 +150,11 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
   }
   draw_report(s);
   ImGui::Spacing();
+  if (!s.ab_report().inputs_identical) {
+    // A | B | A - B of runs on other inputs would show the inputs' difference as the kernels'.
+    ImGui::TextDisabled("A and B are not shown side by side: they ran on different inputs.");
+    return;
+  }
   // Stepping, when both runs have the same events to step through (compared event by event).
   if (act.playback && s.ab_report().tilings_match) {
     draw_stepping_bar(s, *act.playback, size.x);

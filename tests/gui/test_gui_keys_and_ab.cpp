@@ -96,6 +96,20 @@ TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   EXPECT_EQ(picked[1], static_cast<int64_t>(worst) % a.head_dim);
 }
 
+TEST(GuiKeysAndAB, RunsOnDifferentInputsAreNotShownSideBySide) {
+  // Was: two runs of different seeds were "not compared" in the report, yet the A/B panel drew
+  // A | B | A - B of their first events (a difference that is the inputs', not the kernels'), its
+  // "compared" row reading ": 0 events, 0 differ".
+  TS_SEEDED(seed);
+  test::TempDir dir;
+  const auto a = dir.path() / "a.trace.safetensors", b = dir.path() / "b.trace.safetensors";
+  test::capture_cpu(test::splitk_small(Fault::none), seed, a);
+  test::capture_cpu(test::splitk_small(Fault::none), seed + 1, b);
+  const Shot shot = run_screenshot(dir, "inputs", {a.string(), "--against", b.string(), "--panel", "ab"});
+  EXPECT_EQ(shot.layout["panel"], "ab");
+  EXPECT_FALSE(shot.layout["run_b"].is_null()) << "B is open";
+  EXPECT_TRUE(shot.layout["views"].empty()) << shot.layout["views"].dump();
+}
 
 TEST(GuiKeysAndAB, RecentTracesOfOneNameInTwoFoldersAreToldApartAndEachOpens) {
   // Was: the welcome page listed both as "run.trace.safetensors" under one ImGui ID, and a click
