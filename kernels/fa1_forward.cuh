@@ -41,8 +41,6 @@
 // KernelKind::fa1; tests in tests/kernels/.
 #pragma once
 
-#include <type_traits>
-
 #include "instrumentation/simt/cuda_compat.h"
 #include "kernels/device/unroll.cuh"
 #include "tilescope/probe.h"
@@ -145,174 +143,162 @@ __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const Atten
   const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kBN, q_tile);
   const bool softcap = p.softcap > 0.0f;
 
-  // The kv loop. The traced build compiles it twice, with the step events for a block that
-  // records them and without for every other block: tracing nothing costs a block-uniform
-  // branch, not the events' code and registers inside the loop (docs/perf.md,
-  // "Instrumented kernels with tracing off"). One loop in the plain and faulty builds.
-  auto kv_loop = [&](auto record_steps) {
-    for (int t = visited.begin; t < visited.end; ++t) {
-      // 1. K and V tile.
-      const int64_t j0 = static_cast<int64_t>(t) * kBN;
-      const int keys = static_cast<int>(p.seq_kv - j0 < kBN ? p.seq_kv - j0 : kBN);
-      device::load_tile<T, kD, kBN, kKernelThreads, kLD>(k + j0 * p.k_row_stride, p.k_row_stride,
-                                                         keys, k_s, tid);
-      device::load_tile<T, kD, kBN, kKernelThreads, kLD>(v + j0 * p.v_row_stride, p.v_row_stride,
-                                                         keys, v_s, tid);
-      __syncthreads();
+  for (int t = visited.begin; t < visited.end; ++t) {
+    // 1. K and V tile.
+    const int64_t j0 = static_cast<int64_t>(t) * kBN;
+    const int keys = static_cast<int>(p.seq_kv - j0 < kBN ? p.seq_kv - j0 : kBN);
+    device::load_tile<T, kD, kBN, kKernelThreads, kLD>(k + j0 * p.k_row_stride, p.k_row_stride,
+                                                       keys, k_s, tid);
+    device::load_tile<T, kD, kBN, kKernelThreads, kLD>(v + j0 * p.v_row_stride, p.v_row_stride,
+                                                       keys, v_s, tid);
+    __syncthreads();
 
-      // 2. S = Q K^T on this thread's rows ty + 16 i and keys tx + 8 k.
-      {
-        float s_acc[kMR][kNS];
+    // 2. S = Q K^T on this thread's rows ty + 16 i and keys tx + 8 k.
+    {
+      float s_acc[kMR][kNS];
+      TS_UNROLL
+      for (int i = 0; i < kMR; ++i)
+        TS_UNROLL
+        for (int n = 0; n < kNS; ++n) s_acc[i][n] = 0.0f;
+      TS_UNROLL_N(4)
+      for (int c = 0; c < kD; c += 4) {
+        float4 qv[kMR], kv[kNS];
+        TS_UNROLL
+        for (int i = 0; i < kMR; ++i) qv[i] = device::load_f4(q_s + (ty + kTY * i) * kLD + c);
+        TS_UNROLL
+        for (int n = 0; n < kNS; ++n) kv[n] = device::load_f4(k_s + (tx + kTX * n) * kLD + c);
         TS_UNROLL
         for (int i = 0; i < kMR; ++i)
           TS_UNROLL
-          for (int n = 0; n < kNS; ++n) s_acc[i][n] = 0.0f;
-        TS_UNROLL_N(4)
-        for (int c = 0; c < kD; c += 4) {
-          float4 qv[kMR], kv[kNS];
-          TS_UNROLL
-          for (int i = 0; i < kMR; ++i) qv[i] = device::load_f4(q_s + (ty + kTY * i) * kLD + c);
-          TS_UNROLL
-          for (int n = 0; n < kNS; ++n) kv[n] = device::load_f4(k_s + (tx + kTX * n) * kLD + c);
-          TS_UNROLL
-          for (int i = 0; i < kMR; ++i)
-            TS_UNROLL
-            for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::dot4(qv[i], kv[n], s_acc[i][n]);
-        }
-        if (softcap) {  // uniform: the plain scores pay one branch per tile
-          TS_UNROLL
-          for (int i = 0; i < kMR; ++i)
-            TS_UNROLL
-            for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::softcap_score(s_acc[i][n], p.softcap, p.softcap_inv);
-        }
-        TS_UNROLL
-        for (int i = 0; i < kMR; ++i) {
-          const int r = ty + kTY * i;
-          const KeySpan row_keys = p.mask.row_keys(q0 + r);  // past seq_kv, causal, window
-          TS_UNROLL
-          for (int n = 0; n < kNS; ++n) {
-            const int64_t key = j0 + tx + kTX * n;
-            const bool masked = key < row_keys.begin || key >= row_keys.end;
-            s_s[r * kLS + tx + kTX * n] = masked ? device::kNegInf : s_acc[i][n];
-          }
-        }
+          for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::dot4(qv[i], kv[n], s_acc[i][n]);
       }
-      __syncthreads();
-
-      // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
-      const tilescope::Event step_event =
-          decltype(record_steps)::value ? probe.open(p.trace, kFa1StepStage, t - visited.begin) : tilescope::Event{};
-      {
-        const int r = tid / kRowThreads, part = tid % kRowThreads;
-        float* srow = s_s + r * kLS;
-        // Read the row's state before the shuffles: part 0 overwrites it after them.
-        const float m_old = m_s[r], l_old = l_s[r];
-        float tile_max = device::kNegInf;
-        for (int j = part; j < kBN; j += kRowThreads) tile_max = fmaxf(tile_max, srow[j]);
-        TS_UNROLL
-        for (int off = kRowThreads / 2; off > 0; off /= 2)
-          tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off, kRowThreads));
-        float m_new, shift, alpha;
-        if (per_tile_softmax) {
-          // The bug: the tile's own max, and the old state kept as is (alpha = 1).
-          m_new = tile_max == device::kNegInf ? m_old : tile_max;
-          shift = device::softmax_shift(tile_max, true);
-          alpha = 1.0f;
-        } else {
-          m_new = fmaxf(m_old, tile_max);
-          shift = device::softmax_shift(m_new, guard);
-          alpha = expf(m_old - shift);
-        }
-        float sum = 0.0f;
-        for (int j = part; j < kBN; j += kRowThreads) {
-          const float e = expf(srow[j] - shift);
-          srow[j] = e;
-          sum += e;
-        }
-        TS_UNROLL
-        for (int off = kRowThreads / 2; off > 0; off /= 2)
-          sum += __shfl_xor_sync(0xffffffffu, sum, off, kRowThreads);
-        const float l_new = l_old * alpha + sum;
-        __syncwarp();  // every part has read m_s[r], l_s[r] before part 0 overwrites them
-        if (part == 0) {
-          m_s[r] = m_new;
-          l_s[r] = l_new;
-          alpha_s[r] = alpha;
-          if (step_event && r < rows) {
-            step_event.m()[r] = m_new;
-            step_event.l()[r] = l_new;
-          }
-        }
-      }
-      __syncthreads();
-
-      // 4. O = alpha * O + P V on this thread's rows and columns tx*4 + 32 k4 + e.
-      {
-        float pv[kMR][kNO];
+      if (softcap) {  // uniform: the plain scores pay one branch per tile
         TS_UNROLL
         for (int i = 0; i < kMR; ++i)
           TS_UNROLL
-          for (int c = 0; c < kNO; ++c) pv[i][c] = 0.0f;
-        TS_UNROLL_N(2)
-        for (int j = 0; j < kBN; ++j) {
-          float pj[kMR];
-          TS_UNROLL
-          for (int i = 0; i < kMR; ++i) pj[i] = s_s[(ty + kTY * i) * kLS + j];
-          TS_UNROLL
-          for (int c4 = 0; c4 < kNO / 4; ++c4) {
-            const float4 vv = device::load_f4(v_s + j * kLD + tx * 4 + 32 * c4);
-            TS_UNROLL
-            for (int i = 0; i < kMR; ++i) {
-              pv[i][4 * c4 + 0] = pj[i] * vv.x + pv[i][4 * c4 + 0];
-              pv[i][4 * c4 + 1] = pj[i] * vv.y + pv[i][4 * c4 + 1];
-              pv[i][4 * c4 + 2] = pj[i] * vv.z + pv[i][4 * c4 + 2];
-              pv[i][4 * c4 + 3] = pj[i] * vv.w + pv[i][4 * c4 + 3];
-            }
-          }
-        }
+          for (int n = 0; n < kNS; ++n) s_acc[i][n] = device::softcap_score(s_acc[i][n], p.softcap, p.softcap_inv);
+      }
+      TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const int r = ty + kTY * i;
+        const KeySpan row_keys = p.mask.row_keys(q0 + r);  // past seq_kv, causal, window
         TS_UNROLL
-        for (int i = 0; i < kMR; ++i) {
-          const float alpha = alpha_s[ty + kTY * i];
-          TS_UNROLL
-          for (int c = 0; c < kNO; ++c) {
-            float add = pv[i][c];
-            if constexpr (Traits::kFaulty) {
-              // stale_accumulator: the tile's product accumulates onto the previous tiles'.
-              if (!stale) tile_pv.at(i, c) = 0.0f;
-              tile_pv.at(i, c) += pv[i][c];
-              add = tile_pv.at(i, c);
-            }
-            o_acc[i][c] = o_acc[i][c] * alpha + add;
-          }
+        for (int n = 0; n < kNS; ++n) {
+          const int64_t key = j0 + tx + kTX * n;
+          const bool masked = key < row_keys.begin || key >= row_keys.end;
+          s_s[r * kLS + tx + kTX * n] = masked ? device::kNegInf : s_acc[i][n];
         }
       }
-      if (step_event) {
-        TS_UNROLL
-        for (int i = 0; i < kMR; ++i) {
-          const int r = ty + kTY * i;
-          if (r < rows) {
-            float* out = step_event.o_row(r);
-            TS_UNROLL
-            for (int c4 = 0; c4 < kNO / 4; ++c4)
-              TS_UNROLL
-              for (int e = 0; e < 4; ++e) out[tx * 4 + 32 * c4 + e] = o_acc[i][4 * c4 + e];
-          }
-        }
-        if (tid == 0)
-          step_event.commit(device::state_header(kFa1StepStage, 0, batch, head, kv_head, q0, rows, 0,
-                                                 device::tile_key(t + 1, kBN, p.seq_kv), -1,
-                                                 t - visited.begin, block));
-      }
-      // The K/V tiles are overwritten by the next iteration's loads: wait for every reader.
-      if (keep_war_barrier) __syncthreads();
     }
-  };
-  if constexpr (Traits::kTrace && !Traits::kFaulty) {
-    if (probe.wants(kFa1StepStage)) kv_loop(std::true_type{});
-    else kv_loop(std::false_type{});
-  } else {
-    kv_loop(std::bool_constant<Traits::kTrace>{});
+    __syncthreads();
+
+    // 3. Online softmax: kRowThreads threads per row, columns part, part + kRowThreads, ...
+    const tilescope::Event step_event = probe.open(p.trace, kFa1StepStage, t - visited.begin);
+    {
+      const int r = tid / kRowThreads, part = tid % kRowThreads;
+      float* srow = s_s + r * kLS;
+      // Read the row's state before the shuffles: part 0 overwrites it after them.
+      const float m_old = m_s[r], l_old = l_s[r];
+      float tile_max = device::kNegInf;
+      for (int j = part; j < kBN; j += kRowThreads) tile_max = fmaxf(tile_max, srow[j]);
+      TS_UNROLL
+      for (int off = kRowThreads / 2; off > 0; off /= 2)
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off, kRowThreads));
+      float m_new, shift, alpha;
+      if (per_tile_softmax) {
+        // The bug: the tile's own max, and the old state kept as is (alpha = 1).
+        m_new = tile_max == device::kNegInf ? m_old : tile_max;
+        shift = device::softmax_shift(tile_max, true);
+        alpha = 1.0f;
+      } else {
+        m_new = fmaxf(m_old, tile_max);
+        shift = device::softmax_shift(m_new, guard);
+        alpha = expf(m_old - shift);
+      }
+      float sum = 0.0f;
+      for (int j = part; j < kBN; j += kRowThreads) {
+        const float e = expf(srow[j] - shift);
+        srow[j] = e;
+        sum += e;
+      }
+      TS_UNROLL
+      for (int off = kRowThreads / 2; off > 0; off /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, off, kRowThreads);
+      const float l_new = l_old * alpha + sum;
+      __syncwarp();  // every part has read m_s[r], l_s[r] before part 0 overwrites them
+      if (part == 0) {
+        m_s[r] = m_new;
+        l_s[r] = l_new;
+        alpha_s[r] = alpha;
+        if (step_event && r < rows) {
+          step_event.m()[r] = m_new;
+          step_event.l()[r] = l_new;
+        }
+      }
+    }
+    __syncthreads();
+
+    // 4. O = alpha * O + P V on this thread's rows and columns tx*4 + 32 k4 + e.
+    {
+      float pv[kMR][kNO];
+      TS_UNROLL
+      for (int i = 0; i < kMR; ++i)
+        TS_UNROLL
+        for (int c = 0; c < kNO; ++c) pv[i][c] = 0.0f;
+      TS_UNROLL_N(2)
+      for (int j = 0; j < kBN; ++j) {
+        float pj[kMR];
+        TS_UNROLL
+        for (int i = 0; i < kMR; ++i) pj[i] = s_s[(ty + kTY * i) * kLS + j];
+        TS_UNROLL
+        for (int c4 = 0; c4 < kNO / 4; ++c4) {
+          const float4 vv = device::load_f4(v_s + j * kLD + tx * 4 + 32 * c4);
+          TS_UNROLL
+          for (int i = 0; i < kMR; ++i) {
+            pv[i][4 * c4 + 0] = pj[i] * vv.x + pv[i][4 * c4 + 0];
+            pv[i][4 * c4 + 1] = pj[i] * vv.y + pv[i][4 * c4 + 1];
+            pv[i][4 * c4 + 2] = pj[i] * vv.z + pv[i][4 * c4 + 2];
+            pv[i][4 * c4 + 3] = pj[i] * vv.w + pv[i][4 * c4 + 3];
+          }
+        }
+      }
+      TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const float alpha = alpha_s[ty + kTY * i];
+        TS_UNROLL
+        for (int c = 0; c < kNO; ++c) {
+          float add = pv[i][c];
+          if constexpr (Traits::kFaulty) {
+            // stale_accumulator: the tile's product accumulates onto the previous tiles'.
+            if (!stale) tile_pv.at(i, c) = 0.0f;
+            tile_pv.at(i, c) += pv[i][c];
+            add = tile_pv.at(i, c);
+          }
+          o_acc[i][c] = o_acc[i][c] * alpha + add;
+        }
+      }
+    }
+    if (step_event) {
+      TS_UNROLL
+      for (int i = 0; i < kMR; ++i) {
+        const int r = ty + kTY * i;
+        if (r < rows) {
+          float* out = step_event.o_row(r);
+          TS_UNROLL
+          for (int c4 = 0; c4 < kNO / 4; ++c4)
+            TS_UNROLL
+            for (int e = 0; e < 4; ++e) out[tx * 4 + 32 * c4 + e] = o_acc[i][4 * c4 + e];
+        }
+      }
+      if (tid == 0)
+        step_event.commit(device::state_header(kFa1StepStage, 0, batch, head, kv_head, q0, rows, 0,
+                                               device::tile_key(t + 1, kBN, p.seq_kv), -1,
+                                               t - visited.begin, block));
+    }
+    // The K/V tiles are overwritten by the next iteration's loads: wait for every reader.
+    if (keep_war_barrier) __syncthreads();
   }
+
   // Final output: O / l in the input dtype, LSE in float32.
   const tilescope::Event final_event = probe.open(p.trace, kFa1FinalStage, 0);
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
