@@ -113,7 +113,7 @@ void add_diff_command(CLI::App& app) {
                   "Explicit tolerance atol[,rtol] per row (|error| <= atol + rtol x |reference|) instead of "
                   "the correctness rule (2 x a naive same-precision implementation's error + a floor)");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
-  cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  add_analysis_workers_option(cmd, &o->workers);
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->callback([o] { run(*o); });
 }

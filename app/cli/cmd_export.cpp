@@ -124,7 +124,7 @@ void add_export_command(CLI::App& app) {
       ->required();
   cmd->add_option("--against", o->against, "A second trace of the same problem (A/B: dir/a, dir/b, summary.json)");
   cmd->add_option("--tol", o->tol, "Explicit tolerance atol[,rtol] instead of the correctness rule");
-  cmd->add_option("--workers", o->workers, "Threads for the reference (default: all cores)");
+  add_analysis_workers_option(cmd, &o->workers);
   cmd->add_flag("--progress", o->progress, "Show the progress bar even when stderr is not a terminal");
   cmd->callback([o] { run(*o); });
 }

@@ -3,13 +3,31 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "app/cli/progress_bar.h"
+#include "app/cli_common/integer_options.h"
+#include "app/model/analysis/parallel_for.h"
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/trace_session.h"
 
 namespace ts::cli {
+
+// diff's and export's --workers: 0 (all cores) up to kMaxAnalysisWorkers.
+inline void add_analysis_workers_option(CLI::App* cmd, unsigned* workers) {
+  cmd->add_option("--workers", *workers,
+                  "Threads for the reference: 0 = all cores (the default), at most " + std::to_string(kMaxAnalysisWorkers))
+      ->check([](const std::string& text) {
+        const std::optional<std::string> n = canonical_unsigned(text);
+        if (!n) return std::string();  // not a whole number: the integer check says so
+        if (n->size() <= 4 && std::stoul(*n) <= kMaxAnalysisWorkers) return std::string();
+        return "--workers must be between 0 (all cores) and " + std::to_string(kMaxAnalysisWorkers) + " (got " + text +
+               ")";
+      });
+}
 
 class OpenWithProgress {
  public:

@@ -290,5 +290,19 @@ TEST_F(CliDiff, ExportSaysWhichPairsHaveFilesWhenNotAll) {
   EXPECT_EQ(all.out.find("pairs"), std::string::npos) << all.out;
 }
 
+TEST_F(CliDiff, WorkersAreBoundedAsCapturesAre) {
+  // Was: diff --workers 100000 started that many threads (4 x the time, 1.7 x the memory of the
+  // default on a 200 MiB trace); capture refuses more than 1024 workers.
+  TS_SEEDED(seed);
+  const std::string trace = capture("w", kSplitk, seed);
+  for (const std::string& command : {"diff " + trace, "export " + trace + " -o " + (tmp_.path() / "out").string()}) {
+    const Result r = run(command + " --workers 1025");
+    EXPECT_EQ(r.code, 2) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("--workers must be between 0 (all cores) and 1024 (got 1025)"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(tmp_.path() / "out"));
+    EXPECT_EQ(run(command + " --workers 3").code, 0) << command;
+  }
+}
+
 }  // namespace
 }  // namespace ts

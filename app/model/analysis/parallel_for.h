@@ -12,6 +12,10 @@
 
 namespace ts {
 
+// The most threads an analysis may be asked for (as a capture's CPU workers): more only cost
+// memory and time.
+inline constexpr unsigned kMaxAnalysisWorkers = 1024;
+
 inline unsigned analysis_workers(unsigned requested) {
   return requested ? requested : std::max(1u, std::thread::hardware_concurrency());
 }
