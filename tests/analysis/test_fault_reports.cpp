@@ -345,7 +345,8 @@ TEST(FaultReport, OneQueryRowIsSpokenOfInTheSingular) {
   // Was: "first divergence: ... query 0, split 0, ...\n  queries 0, head-dim columns 0-63".
   TS_SEEDED(seed);
   test::LaunchSpec spec;
-  spec.config = make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 1, 700, false, 4);
+  // One query row, one split: one merge, whose one row goes wrong.
+  spec.config = make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 1, 100, false, 1);
   spec.seed = seed;
   const AnalysisReport r = analyze_run(test::launch_run(spec));
   ASSERT_TRUE(r.first_divergence.found);
@@ -353,6 +354,11 @@ TEST(FaultReport, OneQueryRowIsSpokenOfInTheSingular) {
   const std::string text = report_text(r);
   EXPECT_NE(text.find("\n                  query 0, head-dim columns 0-63; wrong:"), std::string::npos) << text;
   EXPECT_EQ(text.find("queries 0,"), std::string::npos) << text;
+  // The one wrong row of a stage, in the symptom, the evidence and the findings (was: "all 1
+  // rows of splitk.reduce that go wrong by themselves", "in the 1 rows", "in all 1 rows").
+  EXPECT_NE(r.symptom.line.find("the one row of splitk.reduce that goes wrong by itself"), std::string::npos)
+      << r.symptom.line;
+  for (const char* plural : {" 1 rows", "all 1 row "}) EXPECT_EQ(text.find(plural), std::string::npos) << text;
 }
 
 TEST(FaultReport, TheStageTableStaysAlignedWithLongNamesAndConventions) {

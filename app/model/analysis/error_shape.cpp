@@ -16,6 +16,17 @@
 namespace ts {
 namespace {
 
+// "the 20 rows of fa1.step that go wrong by themselves" / "the one row of ... that goes wrong by
+// itself"; `all` for "all 20 rows".
+std::string wrong_rows_of(size_t n, const std::string& name, bool all) {
+  if (n == 1) return "the one row of " + name + " that goes wrong by itself";
+  return std::string(all ? "all " : "the ") + std::to_string(n) + " rows of " + name + " that go wrong by themselves";
+}
+// "all 20 rows of fa1.step over tolerance" / "the one row of ... over tolerance".
+std::string rows_over_tolerance(size_t n, const std::string& name) {
+  return (n == 1 ? std::string("the one row of ") : "all " + std::to_string(n) + " rows of ") + name + " over tolerance";
+}
+
 // One row that goes wrong by itself, in the stored family of its event (an unnormalised event:
 // m, l, raw O; a normalised one: LSE, O), trace beside what the step should have made.
 struct WrongRow {
@@ -266,8 +277,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     Finding f;
     f.id = "quantities";
     f.text = (right.empty() ? "" : spoken_list(right, "and") + " right; ") + spoken_list(wrong, "and") + " wrong" +
-             (raw_o_only ? " (so O / l is wrong)" : "") + ", in the " + std::to_string(rows.size()) + " rows of " + name +
-             " that go wrong by themselves" + checked;
+             (raw_o_only ? " (so O / l is wrong)" : "") + ", in " + wrong_rows_of(rows.size(), name, false) + checked;
     f.numbers = {{"m_wrong", local.m_wrong}, {"l_wrong", local.l_wrong}, {"o_wrong", local.o_wrong}, {"rows", n_rows}};
     out.push_back(f);
   }
@@ -305,8 +315,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       if (!(x.t == pairs.front().t)) return;
     Finding f;
     f.id = "constant_value";
-    f.text = q + " is exactly " + format_figure(pairs.front().t) + " in all " + std::to_string(rows.size()) +
-             " rows of " + name + " that go wrong by themselves" + checked;
+    f.text = q + " is exactly " + format_figure(pairs.front().t) + " in " + wrong_rows_of(rows.size(), name, true) + checked;
     f.numbers = {{"value", pairs.front().t}, {"rows", n_rows}};
     f.numbers["quantity_" + q] = 1;
     out.push_back(f);
@@ -316,15 +325,14 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
 
   // Constant ratios and offsets to the reference, over the stage's rows over tolerance.
   const Quantities ref = quantities_of(against_reference);
-  const std::string ref_rows = std::to_string(against_reference.size());
   const double n_ref = static_cast<double>(against_reference.size());
   auto add_ratio = [&](const std::string& q, const std::vector<Pair>& pairs, bool wrong) {
     if (!wrong) return false;
     if (const std::optional<double> c = ratio_fit(pairs)) {
       Finding f;
       f.id = "constant_ratio";
-      f.text = q + " is " + figure_named(*c, known) + " times the reference in all " + ref_rows + " rows of " + name +
-               " over tolerance" + checked_ref;
+      f.text = q + " is " + figure_named(*c, known) + " times the reference in " +
+               rows_over_tolerance(against_reference.size(), name) + checked_ref;
       f.numbers = {{"ratio", *c}, {"rows", n_ref}};
       f.numbers["quantity_" + q] = 1;
       out.push_back(f);
@@ -339,8 +347,8 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     if (const std::optional<double> c = offset_fit(ref.m)) {
       Finding f;
       f.id = "constant_offset";
-      f.text = m_name + " is the reference " + (*c < 0 ? "- " : "+ ") + format_figure(std::fabs(*c)) + " in all " + ref_rows +
-               " rows of " + name + " over tolerance" + checked_ref;
+      f.text = m_name + " is the reference " + (*c < 0 ? "- " : "+ ") + format_figure(std::fabs(*c)) + " in " +
+               rows_over_tolerance(against_reference.size(), name) + checked_ref;
       f.numbers = {{"offset", *c}, {"rows", n_ref}};
       out.push_back(f);
     }

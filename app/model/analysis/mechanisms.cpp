@@ -794,7 +794,9 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
       "replaying each event of " + name + " from the trace's own previous state with this change reproduces " +
       (fit.wrong_sampled ? "every one of the " + plural(static_cast<int64_t>(fit.wrong_rows), "row", "rows") + " checked (evenly spaced events) of the " +
                                std::to_string(fit.wrong_rows_total) + " that go wrong by themselves"
-                         : "all " + plural(static_cast<int64_t>(fit.wrong_rows), "row", "rows") + " that go wrong by themselves") +
+                         : fit.wrong_rows == 1 ? std::string("the one row that goes wrong by itself")
+                                               : "all " + plural(static_cast<int64_t>(fit.wrong_rows), "row", "rows") +
+                                                     " that go wrong by themselves") +
       " (in " + plural(static_cast<int64_t>(fit.wrong_events), "event", "events") + ") within " + format_figure(kReplaySlack) +
       " x the tolerance");
   if (fit.scope_splits.empty() && fit.right_rows_checked + fit.right_rows_untouched == 0)

@@ -251,9 +251,12 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       const ModelFit& fit = fits.front();
       s.line = m.claim + (fit.scope_splits.empty() ? "" : " — in " + m.scope) + ". Evidence: it reproduces " +
                (fit.wrong_sampled ? "every one of the " + std::to_string(fit.wrong_rows) + " checked of the " +
-                                        std::to_string(fit.wrong_rows_total)
-                                  : "all " + std::to_string(fit.wrong_rows)) +
-               " rows of " + name + " that go wrong by themselves and contradicts no right row" +
+                                        std::to_string(fit.wrong_rows_total) + " rows of " + name +
+                                        " that go wrong by themselves"
+                : fit.wrong_rows == 1 ? "the one row of " + name + " that goes wrong by itself"
+                                      : "all " + std::to_string(fit.wrong_rows) + " rows of " + name +
+                                            " that go wrong by themselves") +
+               " and contradicts no right row" +
                (fit.scope_splits.empty()
                     ? (fit.right_rows_checked + fit.right_rows_untouched == 0
                            ? " (the stage has none)"
