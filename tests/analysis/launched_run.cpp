@@ -28,7 +28,7 @@ RunView launch_run(const LaunchSpec& spec) {
   c.backend = Backend::cpu;
   c.trace.filter = spec.filter;
   c.trace.capacity_events = spec.capacity;
-  c.inputs = RandomInputSpec{.seed = spec.seed, .preset = spec.preset};
+  c.inputs = RandomInputSpec{.seed = spec.seed, .scale = spec.scale, .preset = spec.preset};
   c.cpu_workers = spec.cpu_workers;
   c.perturb_seed = spec.perturb_seed;
   c.tile_events = spec.tile_events;

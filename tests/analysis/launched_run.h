@@ -17,6 +17,7 @@ struct LaunchSpec {
   AttentionConfig config;
   uint64_t seed = 1;
   InputPreset preset = InputPreset::none;
+  double scale = 1.0;                    // the random inputs' scale (RandomInputSpec::scale)
   int cpu_workers = 1;                   // 1: the deterministic schedule
   std::optional<uint64_t> perturb_seed;  // seeded thread order (races show)
   TraceFilter filter;

@@ -455,5 +455,29 @@ TEST(FaultReport, EveryFaultVariantIsCovered) {
     }
 }
 
+// Inputs so large that q . k passes float32's largest value: the kernel's scores are infinite and
+// so are the reference's input-dtype baselines. The report says that, not that every wrong event
+// "follows from the states it read".
+TEST(FaultReport, ScoresPastFloat32AreReportedAsAnOverflowNotAsABug) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = test::make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 48, 80, false);
+  spec.seed = seed;
+  spec.scale = 1e20;  // |q . k| ~ 1e40 x 8
+  const AnalysisReport big = analyze_run(test::launch_run(spec), AnalysisOptions{});
+  ASSERT_FALSE(big.clean());
+  EXPECT_EQ(big.symptom.kind, "unexplained");
+  EXPECT_NE(big.symptom.line.find("past float32's largest value"), std::string::npos) << big.symptom.line;
+  EXPECT_EQ(big.symptom.line.find("follows from the states it read"), std::string::npos) << big.symptom.line;
+  ASSERT_EQ(big.symptom.findings.size(), 1u);
+  EXPECT_EQ(big.symptom.findings[0].id, "scores_overflow");
+  EXPECT_GT(big.symptom.findings[0].numbers.at("largest_score"), 3.4e38);
+  // The same inputs at scale 1: clean, nothing said of an overflow.
+  spec.scale = 1.0;
+  const AnalysisReport plain = analyze_run(test::launch_run(spec), AnalysisOptions{});
+  EXPECT_TRUE(plain.clean()) << plain.symptom.line;
+  EXPECT_TRUE(plain.symptom.findings.empty());
+}
+
 }  // namespace
 }  // namespace ts

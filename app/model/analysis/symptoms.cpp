@@ -2,6 +2,8 @@
 #include "app/model/analysis/symptoms.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -182,6 +184,34 @@ std::string measured_summary(const std::vector<Finding>& findings) {
   return s;
 }
 
+
+// The largest |q . k| (unscaled or scaled, whichever is larger) over the keys each of the
+// divergent event's rows sees, in float64; 0 when the inputs do not hold the pair. A float32
+// score cannot hold more than FLT_MAX: past it the kernel's scores, and the reference's
+// input-dtype rounding of them, are infinite, and no comparison of the states says anything.
+double largest_score(const Divergence& d, const RunView& run) {
+  const AttentionSpec& spec = run.attention;
+  const HeadInputs& in = run.inputs;
+  const int32_t qp = in.q_index(d.header.batch, d.header.head);
+  const int32_t kp = in.kv_index(d.header.batch, spec.kv_head_of(d.header.head));
+  if (qp < 0 || kp < 0 || in.q.numel() == 0 || in.k.numel() == 0) return 0.0;
+  const int64_t dim = spec.head_dim;
+  const double scale = std::max(1.0, std::fabs(spec.effective_scale()));
+  double largest = 0.0;
+  constexpr size_t kRowsChecked = 64;  // the work bound: rows x keys x head_dim
+  for (size_t i = 0; i < d.query_rows.size() && i < kRowsChecked; ++i) {
+    const int64_t row = d.query_rows[i];
+    const AttentionSpec::KeySpan keys = spec.visible_keys(d.header.batch, row);
+    const int64_t q0 = (int64_t{qp} * spec.seq_q + row) * dim;
+    for (int64_t j = keys.begin; j < keys.end; ++j) {
+      const int64_t k0 = (int64_t{kp} * spec.seq_kv + j) * dim;
+      double dot = 0.0;
+      for (int64_t c = 0; c < dim; ++c) dot += static_cast<double>(in.q.get_float(q0 + c)) * in.k.get_float(k0 + c);
+      largest = std::max(largest, std::fabs(dot) * scale);
+    }
+  }
+  return largest;
+}
 }  // namespace
 
 Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference& ref, unsigned workers) {
@@ -210,6 +240,27 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     }
     for (const std::string& a : r.anomalies) s.details.push_back(a);
     return s;
+  }
+
+  // Scores past float32's range (no softcap to bound them): the inputs are out of range of the
+  // computation, which is what to say; a kernel bug cannot be told from the overflow.
+  if (!d.missing && run.attention.softcap <= 0.0) {
+    const double largest = largest_score(d, run);
+    if (largest > static_cast<double>(std::numeric_limits<float>::max())) {
+      s.set_kind(SymptomKind::unexplained);
+      s.line = "the scores of the first wrong rows (at " + describe_event(d.header, r.stage_table, r.attention) +
+               ") reach |q . k| = " + format_figure(largest) + ", past float32's largest value (" +
+               format_figure(static_cast<double>(std::numeric_limits<float>::max())) +
+               "): in float32 they are infinite, and so are the states computed from them; the inputs are too large "
+               "for this attention (scale them down), and no kernel bug can be told apart from the overflow";
+      Finding f;
+      f.id = "scores_overflow";
+      f.text = "largest |q . k| of the first wrong rows " + format_figure(largest) + " > float32's largest value";
+      f.numbers["largest_score"] = largest;
+      s.findings.push_back(std::move(f));
+      for (const std::string& a : r.anomalies) s.details.push_back(a);
+      return s;
+    }
   }
 
   const LocalReplay replay(run, ref, r);
