@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include <imgui.h>
@@ -428,10 +429,26 @@ void OverviewPanel::draw_navigator(ViewerSession& s, HeatmapRenderer& renderer, 
   {
     const ImGuiTableScope table("##navigator", n, ImGuiTableFlags_SizingStretchProp);
     if (!table) return;
-    // Wider for more key positions: a stage of one column (the output) needs little room.
-    for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i)
-      ImGui::TableSetupColumn(nullptr, ImGuiTableColumnFlags_WidthStretch,
-                              1.0f + static_cast<float>(std::min<int64_t>(grids[static_cast<size_t>(i)].values.cols, 16)) / 4);
+    // Wider for more key positions, a stage of one column (the output) needing little room for
+    // its cells; but every one wide enough for its axes and its key label, which a narrow column
+    // clipped (five stages at 1600 pixels). Where not all of them fit, equal widths.
+    const int columns = std::min(n, static_cast<int>(grids.size()));
+    std::vector<float> weights(static_cast<size_t>(columns));
+    for (int i = 0; i < columns; ++i)
+      weights[static_cast<size_t>(i)] =
+          1.0f + static_cast<float>(std::min<int64_t>(grids[static_cast<size_t>(i)].values.cols, 16)) / 4;
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float least = ImGui::CalcTextSize("keys up to").x + 3 * ImGui::GetFontSize();
+    if (avail <= 0 || least * static_cast<float>(columns) >= avail) {
+      std::fill(weights.begin(), weights.end(), 1.0f);
+    } else {
+      for (int pass = 0; pass < 3; ++pass) {  // raising one weight narrows the others a little
+        const float total = std::accumulate(weights.begin(), weights.end(), 0.0f);
+        for (float& w : weights) w = std::max(w, least * total / avail);
+      }
+    }
+    for (int i = 0; i < columns; ++i)
+      ImGui::TableSetupColumn(nullptr, ImGuiTableColumnFlags_WidthStretch, weights[static_cast<size_t>(i)]);
     const EventHeader* selected = s.selected_header();
     const std::optional<EventHeader> divergence = divergence_header(s.report());
     for (int i = 0; i < n && i < static_cast<int>(grids.size()); ++i) {

@@ -492,6 +492,34 @@ TEST(GuiRunScreenshot, ACellOfTheDecodeOverviewOpensItsPair) {
   expect_steps_select(dir, trace, "event:0", {{click_cell(grid, static_cast<double>(row), static_cast<double>(col)), *want}});
 }
 
+// Five stages side by side under the decode overview, at the README's 1600 x 900: each navigator
+// gets room for its axes, its label and its cells. Weighted by key positions alone, the
+// one-column stages got 31 pixels of image here, and in the README's larger decode a 16-pixel
+// sliver with their labels clipped; now at least 60.
+TEST(GuiRunScreenshot, EveryNavigatorOfTheDecodeOverviewHasRoomForItsCells) {
+  TS_SEEDED(seed);
+  test::TempDir dir;
+  const auto trace = dir.path() / "decode.trace.safetensors";
+  test::capture_cpu(test::splitk_decode_gqa(Fault::double_count_l), seed, trace);
+  const Shot shot = run_screenshot(dir, "navigators", {trace.string(), "--select", "first-divergence"}, "1600x900");
+  std::vector<std::pair<double, double>> spans;  // each navigator image's [left, right)
+  for (const auto& v : shot.layout["views"])
+    if (v["name"].get<std::string>().rfind("Navigator ", 0) == 0)
+      spans.emplace_back(v["image_min"][0].get<double>(), v["image_max"][0].get<double>());
+  ASSERT_GE(spans.size(), 5u) << shot.layout["views"].dump();
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    SCOPED_TRACE("navigator " + std::to_string(i));
+    EXPECT_GE(spans[i].second - spans[i].first, 48.0) << spans[i].first << " - " << spans[i].second;
+    if (i + 1 < spans.size()) {
+      EXPECT_LE(spans[i].second, spans[i + 1].first);
+    }
+  }
+  // The last one ends left of the detail panel's views.
+  const auto& trace_view = view_named(shot.layout, "Trace");
+  EXPECT_LT(spans.back().second, trace_view["image_min"][0].get<double>());
+}
+
 // A user's trace (write_trace; stages "my_partial", "merge", "epilogue" of its own, uneven key
 // ranges, normalised base-2 LSE merges): the viewer lists its stages by their names, opens at the
 // wrong merge with its cells framed and drawn from the trace and the reference, and clicks, keys
