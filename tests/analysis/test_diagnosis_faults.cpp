@@ -527,6 +527,10 @@ TEST_P(DiagnosisFault, LocatesTheBugAndNamesItsMechanismOrNone) {
   }
   EXPECT_EQ(r.symptom.kind, std::string(to_string(r.symptom.category)));
   EXPECT_FALSE(r.symptom.line.empty());
+  // A count of one takes its noun in the singular ("1 rows that go wrong by themselves" was said).
+  const std::string text = report_text(r);
+  for (const char* plural : {" 1 rows", "(1 rows", " 1 events", "(1 events"})
+    EXPECT_EQ(text.find(plural), std::string::npos) << "\"" << plural << "\" in the report";
 
   // The measured quantities never contradict the failing sets: where the origin's sets say O wrong
   // (O / l or the unnormalised O) and the finding finds O right, it says O / l is wrong.

@@ -324,8 +324,9 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     } else if (fits.size() > 1) {
       s.set_kind(SymptomKind::competing);
       s.line = std::to_string(fits.size()) + " mechanisms reproduce every error of " + name + " equally (" +
-               std::to_string(fits.front().wrong_rows) + " rows that go wrong by themselves), and the trace cannot tell "
-               "them apart: ";
+               (fits.front().wrong_rows == 1 ? std::string("the one row that goes wrong by itself")
+                                             : std::to_string(fits.front().wrong_rows) + " rows that go wrong by themselves") +
+               "), and the trace cannot tell them apart: ";
       for (size_t i = 0; i < fits.size(); ++i) {
         const Mechanism m = to_mechanism(fits[i], replay, origin);
         s.line += (i ? "; or " : "") + m.claim + (fits[i].scope_splits.empty() ? "" : " (in " + m.scope + ")");
