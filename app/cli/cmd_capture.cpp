@@ -259,7 +259,14 @@ void add_capture_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->add_option("--capacity", o->capacity,
-                  "Trace buffer capacity in events; events beyond it are counted as dropped")
+                  "Trace buffer capacity in events (>= 1); events beyond it are counted as dropped")
+      ->check([](const std::string& text) {
+        // 0 would record nothing and call every event dropped: --no-trace says that.
+        long long n = 0;
+        return CLI::detail::lexical_cast(text, n) && n >= 1
+                   ? std::string()
+                   : "--capacity takes a number of events >= 1 (got " + text + "); --no-trace records none";
+      })
       ->capture_default_str();
   cmd->add_flag("--no-trace", o->no_trace,
                 "Record no events (the file holds the inputs and the output only)");

@@ -221,16 +221,21 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     uint64_t events = 0;
     for (const StageReport& st : r.stages) events += st.events_compared;
     s.set_kind(SymptomKind::clean);
-    s.line = "no divergence: all " + std::to_string(events) + " events match the float64 reference within tolerance";
+    s.line = events == 1 ? "no divergence: the one event matches the float64 reference within tolerance"
+                         : "no divergence: all " + std::to_string(events) +
+                               " events match the float64 reference within tolerance";
     if (r.dropped_events > 0)  // a full trace buffer: what was dropped was never checked
-      s.line = "no divergence in the " + std::to_string(events) + " recorded events, but the trace is incomplete: " +
-               std::to_string(r.dropped_events) +
-               " events were dropped (the trace buffer was full) and were not checked; capture again with a larger "
-               "trace capacity or narrower trace filters";
+      s.line = "no divergence in the " +
+               (events == 1 ? std::string("one recorded event") : std::to_string(events) + " recorded events") +
+               ", but the trace is incomplete: " +
+               (r.dropped_events == 1 ? std::string("1 event was dropped")
+                                      : std::to_string(r.dropped_events) + " events were dropped") +
+               " (the trace buffer was full) and not checked; capture again with a larger trace capacity or narrower "
+               "trace filters";
     uint64_t not_compared = 0;
     for (const StageReport& st : r.stages) not_compared += st.events_not_compared;
     if (not_compared > 0)  // "clean" speaks for the compared events only
-      s.line += "; " + std::to_string(not_compared) + " more recorded events were not compared (the \"not compared\" "
+      s.line += "; " + (not_compared == 1 ? std::string("1 more recorded event was") : std::to_string(not_compared) + " more recorded events were") + " not compared (the \"not compared\" "
                 "line says why)";
     if (r.config && r.tiling && r.config->fault != Fault::none) {
       // A faulty kernel that ran clean: say why, so that "clean" does not read as "no bug".
