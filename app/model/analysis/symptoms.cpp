@@ -185,28 +185,42 @@ std::string measured_summary(const std::vector<Finding>& findings) {
 }
 
 
-// The largest |q . k| (unscaled or scaled, whichever is larger) over the keys each of the
-// divergent event's rows sees, in float64; 0 when the inputs do not hold the pair. A float32
-// score cannot hold more than FLT_MAX: past it the kernel's scores, and the reference's
-// input-dtype rounding of them, are infinite, and no comparison of the states says anything.
+// Whether the divergent event's rows' scores pass float32's largest value: the largest |q . k|
+// (unscaled or scaled, whichever is larger) over the keys each row sees, in float64, of the rows
+// that could pass it; 0 when none can. A float32 score cannot hold more than FLT_MAX: past it the
+// kernel's scores, and the reference's input-dtype rounding of them, are infinite, and no
+// comparison of the states says anything. |q . k| <= |q| |k| keeps inputs of ordinary size to
+// norms, without a dot product.
 double largest_score(const Divergence& d, const RunView& run) {
   const AttentionSpec& spec = run.attention;
   const HeadInputs& in = run.inputs;
   const int32_t qp = in.q_index(d.header.batch, d.header.head);
   const int32_t kp = in.kv_index(d.header.batch, spec.kv_head_of(d.header.head));
   if (qp < 0 || kp < 0 || in.q.numel() == 0 || in.k.numel() == 0) return 0.0;
-  const int64_t dim = spec.head_dim;
+  const int64_t dim = spec.head_dim, keys = spec.seq_kv;
   const double scale = std::max(1.0, std::fabs(spec.effective_scale()));
-  double largest = 0.0;
+  const double limit = static_cast<double>(std::numeric_limits<float>::max());
   constexpr size_t kRowsChecked = 64;  // the work bound: rows x keys x head_dim
-  for (size_t i = 0; i < d.query_rows.size() && i < kRowsChecked; ++i) {
-    const int64_t row = d.query_rows[i];
-    const AttentionSpec::KeySpan keys = spec.visible_keys(d.header.batch, row);
-    const int64_t q0 = (int64_t{qp} * spec.seq_q + row) * dim;
-    for (int64_t j = keys.begin; j < keys.end; ++j) {
-      const int64_t k0 = (int64_t{kp} * spec.seq_kv + j) * dim;
+  const size_t rows = std::min(d.query_rows.size(), kRowsChecked);
+  std::vector<float> q(rows * static_cast<size_t>(dim)), k(static_cast<size_t>(keys * dim));
+  for (size_t i = 0; i < rows; ++i)
+    in.q.copy_floats((int64_t{qp} * spec.seq_q + d.query_rows[i]) * dim, dim, q.data() + i * static_cast<size_t>(dim));
+  in.k.copy_floats(int64_t{kp} * keys * dim, keys * dim, k.data());
+  auto norm = [&](const float* x) {
+    double sum = 0.0;
+    for (int64_t c = 0; c < dim; ++c) sum += static_cast<double>(x[c]) * x[c];
+    return std::sqrt(sum);
+  };
+  double k_norm = 0.0;
+  for (int64_t j = 0; j < keys; ++j) k_norm = std::max(k_norm, norm(k.data() + j * dim));
+  double largest = 0.0;
+  for (size_t i = 0; i < rows; ++i) {
+    const float* qr = q.data() + i * static_cast<size_t>(dim);
+    if (!(norm(qr) * k_norm * scale > limit)) continue;  // NaN inputs are not this
+    const AttentionSpec::KeySpan span = spec.visible_keys(d.header.batch, d.query_rows[i]);
+    for (int64_t j = span.begin; j < span.end; ++j) {
       double dot = 0.0;
-      for (int64_t c = 0; c < dim; ++c) dot += static_cast<double>(in.q.get_float(q0 + c)) * in.k.get_float(k0 + c);
+      for (int64_t c = 0; c < dim; ++c) dot += static_cast<double>(qr[c]) * k[static_cast<size_t>(j * dim + c)];
       largest = std::max(largest, std::fabs(dot) * scale);
     }
   }
