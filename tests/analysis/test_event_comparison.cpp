@@ -159,6 +159,47 @@ TEST(Tolerance, RuleIsTwiceTheNaiveErrorPlusAFloor) {
   EXPECT_GT(bf16, f32);
 }
 
+// The input-dtype naive attention overflowed (its fp16 scores passed 65504): its infinite error
+// would make an infinite bar that passes any output. The final stage takes the float32
+// textbook's bars and the output's rounding to the dtype instead, and the tolerance line says so.
+TEST(Tolerance, AnOverflowedInputDtypeBaselineLeavesTheFinalStageFloat32Bars) {
+  NaiveErrors n;
+  n.m_f32 = 1e-6;
+  n.l_rel_f32 = 2e-6;
+  n.o_norm_f32 = 3e-6;
+  n.o_norm_p_rounded = 5e-6;
+  n.o_dtype = std::numeric_limits<double>::infinity();
+  n.lse_dtype = std::numeric_limits<double>::infinity();
+  const Tolerance t = rule_tolerance(n, DType::f16);
+  const double f16 = tolerance_floor(DType::f16);
+  EXPECT_TRUE(t.final_from_f32);
+  EXPECT_DOUBLE_EQ(t.final_stage.o_norm.atol, 1e-5 + f16);
+  EXPECT_DOUBLE_EQ(t.final_stage.o_norm.rtol, unit_roundoff(DType::f16));
+  EXPECT_DOUBLE_EQ(t.final_stage.m.atol, 6e-6 + f16);
+  EXPECT_NE(t.describe().find("the input-dtype naive attention having overflowed"), std::string::npos) << t.describe();
+  // Finite: the input-dtype bars, as before.
+  n.o_dtype = 4e-3;
+  n.lse_dtype = 5e-3;
+  const Tolerance finite = rule_tolerance(n, DType::f16);
+  EXPECT_FALSE(finite.final_from_f32);
+  EXPECT_DOUBLE_EQ(finite.final_stage.o_norm.atol, 8e-3 + f16);
+  EXPECT_DOUBLE_EQ(finite.final_stage.o_norm.rtol, 0.0);
+}
+
+// A correct kernel on fp16 inputs large enough for the input-dtype naive attention to overflow:
+// the final stage is judged (finite bars) and the run is clean under them.
+TEST(Tolerance, LargeFp16InputsAreJudgedAtTheFinalStage) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = test::make_config(KernelKind::splitk, Fault::none, DType::f16, 64, 16, 512, false, 4);
+  spec.seed = seed;
+  spec.scale = 1000.0;  // scores ~ 1e6 x 8, past fp16's 65504
+  const AnalysisReport r = analyze_run(test::launch_run(spec), AnalysisOptions{});
+  EXPECT_TRUE(r.tolerance.final_from_f32);
+  EXPECT_TRUE(std::isfinite(r.tolerance.final_stage.o_norm.atol) && std::isfinite(r.tolerance.final_stage.m.atol));
+  EXPECT_TRUE(r.clean()) << r.symptom.line;
+}
+
 // The reference makes the naive baselines' keys of a kv head when its row blocks ask for them
 // and keeps only a few: on a GQA decode run with more kv heads than it keeps, asked in an order
 // that makes it drop and make them again, every row block's baseline errors are those of the

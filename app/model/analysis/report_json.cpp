@@ -134,7 +134,8 @@ nlohmann::json non_finite_json(const NonFiniteRow& n, const std::vector<StageInf
 nlohmann::json tolerance_json(const Tolerance& t) {
   nlohmann::json j = {{"kind", t.from_rule ? "rule" : "explicit"}, {"description", t.describe()},
                       {"rule", std::string(comparison_rule())},
-                      {"intermediate", bars_json(t.intermediate)}, {"final", bars_json(t.final_stage)}};
+                      {"intermediate", bars_json(t.intermediate)}, {"final", bars_json(t.final_stage)},
+                      {"final_from_f32", t.final_from_f32}};
   if (t.from_rule)
     j["naive_errors"] = {{"m_f32", json_figure(t.naive.m_f32)},
                          {"l_rel_f32", json_figure(t.naive.l_rel_f32)},

@@ -1,5 +1,6 @@
 #include "app/model/analysis/tolerance.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -48,6 +49,15 @@ ToleranceOverride parse_tolerance(std::string_view text) {
   return t;
 }
 
+double unit_roundoff(DType precision) {
+  switch (precision) {
+    case DType::f32: return 0x1p-24;
+    case DType::f16: return 0x1p-11;
+    case DType::bf16: return 0x1p-8;
+  }
+  return 0x1p-24;
+}
+
 double tolerance_floor(DType precision) {
   switch (precision) {
     case DType::f32: return 1e-6;   // ~8 float32 ulps of 1
@@ -79,12 +89,25 @@ Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype) {
   t.intermediate_p_rounded.o_raw = {o_norm_p, l_rel, true};
 
   // The final output (normalised: the m channel holds LSE, l holds 1, O is the output).
-  const double lse = 2.0 * naive.lse_dtype + t.floor_final;
-  const double out = 2.0 * naive.o_dtype + t.floor_final;
-  t.final_stage.m = {lse, 0.0, false};
   t.final_stage.l = {t.floor_final, 0.0, false};
-  t.final_stage.o_norm = {out, 0.0, false};
-  t.final_stage.o_raw = {out, 0.0, false};
+  if (std::isfinite(naive.lse_dtype) && std::isfinite(naive.o_dtype)) {
+    const double lse = 2.0 * naive.lse_dtype + t.floor_final;
+    const double out = 2.0 * naive.o_dtype + t.floor_final;
+    t.final_stage.m = {lse, 0.0, false};
+    t.final_stage.o_norm = {out, 0.0, false};
+    t.final_stage.o_raw = {out, 0.0, false};
+  } else {
+    // The input-dtype naive attention overflowed (its scores, rounded to the dtype, passed the
+    // dtype's largest value) and sets no bar: an infinite one would pass any output. The final
+    // stage is judged against the float32 textbook instead, plus the output's rounding to the
+    // dtype (half its ulp, relative to the row's largest |O|); the LSE stays float32.
+    t.final_from_f32 = true;
+    const double lse = 2.0 * (naive.m_f32 + naive.l_rel_f32) + t.floor_final;
+    const double out = 2.0 * std::max(naive.o_norm_f32, naive.o_norm_p_rounded) + t.floor_final;
+    t.final_stage.m = {lse, 0.0, false};
+    t.final_stage.o_norm = {out, unit_roundoff(dtype), false};
+    t.final_stage.o_raw = t.final_stage.o_norm;
+  }
   return t;
 }
 
@@ -114,8 +137,12 @@ std::string Tolerance::describe() const {
          (intermediate_p_rounded.o_norm.atol != intermediate.o_norm.atol
               ? "; with P rounded, O/l " + number(intermediate_p_rounded.o_norm.atol)
               : std::string()) +
-         "), final vs input-dtype naive (O " + number(final_stage.o_norm.atol) + ", LSE " +
-         number(final_stage.m.atol) + ")";
+         (final_from_f32
+              ? "), final vs float32 naive, the input-dtype naive attention having overflowed (O " +
+                    number(final_stage.o_norm.atol) + " + " + number(final_stage.o_norm.rtol) + " x |O|, LSE " +
+                    number(final_stage.m.atol) + ")"
+              : "), final vs input-dtype naive (O " + number(final_stage.o_norm.atol) + ", LSE " +
+                    number(final_stage.m.atol) + ")");
 }
 
 }  // namespace ts

@@ -84,6 +84,7 @@ struct Tolerance {
   StageBars intermediate{};            // fa1.step, splitk.partial, splitk.reduce
   StageBars intermediate_p_rounded{};  // intermediate stages with P rounded (fa2.step)
   StageBars final_stage{};             // final (normalised O and LSE)
+  bool final_from_f32 = false;         // the input-dtype naive overflowed: final bars from float32
 
   const StageBars& for_stage(const StageInfo& stage) const {
     if (stage.kind == StageKind::final) return final_stage;
@@ -99,6 +100,10 @@ std::string_view comparison_rule();
 // The absolute floor of the rule: an O(1) value's last few bits in the given precision (it
 // matters where the naive error is 0, e.g. a row that sees one key: O = V exactly).
 double tolerance_floor(DType precision);
+
+// Half the distance from 1 to the next number of the precision: the largest relative error of
+// rounding to it.
+double unit_roundoff(DType precision);
 
 // The rule's bars from the naive baselines' errors; `dtype` is the run's input dtype.
 Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype);
