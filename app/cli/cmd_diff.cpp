@@ -91,7 +91,7 @@ void run(const DiffOptions& o) {
   if (o.json) print_json(ab_report_json(report));
   else print_report(ab_report_text(report));
   if (!report.inputs_identical) {
-    print_error("tilescope diff", report.inputs_note);
+    print_error("tilescope diff", ab_verdict_text(report) + ": " + report.inputs_note);
     throw CommandExit{kExitBadInput};
   }
   throw CommandExit{report.clean() ? kExitOk : kExitDivergence};

@@ -21,9 +21,9 @@
 namespace ts {
 namespace {
 
-void verdict_text(bool clean) {
-  if (clean) ImGui::TextColored(ImColor(theme::kPass), "clean");
-  else ImGui::TextColored(ImColor(theme::kFail), "DIVERGENCE");
+void verdict_text(const ABReport& r) {
+  const ImU32 colour = r.clean() ? theme::kPass : r.verdict == Verdict::not_compared ? theme::kWarn : theme::kFail;
+  ImGui::TextColored(ImColor(colour), "%s", ab_verdict_text(r).c_str());
 }
 
 void row(const char* what, const std::string& value) {
@@ -87,7 +87,7 @@ void ABPanel::draw_report(ViewerSession& s) {
   const ABReport& r = s.ab_report();
   {
     const ImGuiFontScope font(gui_fonts().large);
-    verdict_text(r.clean());
+    verdict_text(r);
     ImGui::SameLine();
     ImGui::TextWrapped("%s", r.symptom.line.c_str());
   }

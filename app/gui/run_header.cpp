@@ -66,8 +66,10 @@ void draw_run_header(const ViewerSession& s, float width) {
   }
   if (s.has_b()) {
     ImGui::SameLine(0, 12);
-    ImGui::TextColored(ImColor(theme::kAccent), "A/B with %s: %s", s.b().display_name().c_str(),
-                       std::string(to_string(s.ab_report().verdict)).c_str());
+    const ABReport& ab = s.ab_report();
+    ImGui::TextColored(ImColor(ab.verdict == Verdict::not_compared ? theme::kWarn : theme::kAccent), "A/B with %s: %s",
+                       printable(s.b().display_name()).c_str(), ab_verdict_text(ab).c_str());
+    if (ImGui::IsItemHovered() && !ab.inputs_identical) ImGui::SetTooltip("%s", printable(ab.inputs_note).c_str());
   }
 }
 

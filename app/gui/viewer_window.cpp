@@ -15,6 +15,7 @@
 #include "app/gui/run_header.h"
 #include "app/gui/stepping_bar.h"
 #include "app/gui/theme.h"
+#include "app/model/analysis/report_text.h"
 #include "app/model/export/export_run.h"
 #include "instrumentation/trace/atomic_file.h"
 #include "instrumentation/trace/display_text.h"
@@ -455,6 +456,8 @@ nlohmann::json ViewerWindow::layout_extra() const {
   j["busy"] = controller_.busy();
   j["run"] = session_.has_run() ? nlohmann::json(session_.run().display_name()) : nlohmann::json(nullptr);
   j["run_b"] = session_.has_b() ? nlohmann::json(session_.b().display_name()) : nlohmann::json(nullptr);
+  // The A/B verdict as the header and the A/B panel write it.
+  j["ab_verdict"] = session_.has_b() ? nlohmann::json(ab_verdict_text(session_.ab_report())) : nlohmann::json(nullptr);
   const auto sel = session_.selected();
   j["selected_event"] = sel ? nlohmann::json(*sel) : nlohmann::json(nullptr);
   const auto div = session_.has_run() ? session_.stepper().first_divergence_event() : std::nullopt;

@@ -141,6 +141,9 @@ TEST(ABCompare, DifferentInputsOrProblemsAreRefused) {
   const ABReport r = compare_runs(launch(c, seed), launch(c, seed + 1));
   EXPECT_FALSE(r.inputs_identical);
   EXPECT_EQ(r.symptom.kind, "inputs_differ");
+  // A comparison not made is no divergence.
+  EXPECT_EQ(r.verdict, Verdict::not_compared);
+  EXPECT_EQ(to_string(r.verdict), "not_compared");
   EXPECT_EQ(r.compared, 0u);
   EXPECT_NE(r.inputs_note.find("q of batch 0 head 0 first differs at [0, 0]"), std::string::npos) << r.inputs_note;
 

@@ -219,7 +219,19 @@ TEST_F(CliDiff, BadInputIsExitTwoWithAMessage) {
   const std::string other_seed = capture("b", kSplitk, seed + 1);
   r = run("diff " + a + " --against " + other_seed);
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("inputs differ"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NOT COMPARED: the runs' inputs differ: q of batch 0 head 0 first differs at [0, 0]"),
+            std::string::npos)
+      << r.err;
+  // The report calls it what it is, not a divergence (was "verdict: DIVERGENCE", exit 2).
+  EXPECT_NE(r.out.find("verdict:          NOT COMPARED: the runs' inputs differ (q of batch 0 head 0"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("DIVERGENCE"), std::string::npos) << r.out;
+  r = run("diff --json " + a + " --against " + other_seed);
+  EXPECT_EQ(r.code, 2);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "not_compared");
+  EXPECT_EQ(j["inputs_identical"], false);
   const std::string other_size = capture("c", "--kernel splitk --heads 2 --seq-q 24 --seq-kv 601 --head-dim 64", seed);
   r = run("diff " + a + " --against " + other_size);
   EXPECT_EQ(r.code, 2);

@@ -109,6 +109,8 @@ TEST(GuiKeysAndAB, RunsOnDifferentInputsAreNotShownSideBySide) {
   EXPECT_EQ(shot.layout["panel"], "ab");
   EXPECT_FALSE(shot.layout["run_b"].is_null()) << "B is open";
   EXPECT_TRUE(shot.layout["views"].empty()) << shot.layout["views"].dump();
+  // Its verdict, in the header and the panel: not compared, never a divergence.
+  EXPECT_EQ(shot.layout["ab_verdict"], "NOT COMPARED: the runs' inputs differ");
 }
 
 TEST(GuiKeysAndAB, RecentTracesOfOneNameInTwoFoldersAreToldApartAndEachOpens) {

@@ -62,8 +62,8 @@ bool same_inputs(const RunView& a, const RunView& b, std::string& note) {
         const HostTensor &x = *t.first, &y = *t.second;
         if (x.shape.size() != 3 || y.shape.size() != 3 || x.shape[1] != y.shape[1] || x.shape[2] != y.shape[2] ||
             x.dtype != y.dtype) {
-          note = std::string("inputs.") + name + " has shape " + shape_string(x.shape) + " in A and " +
-                 shape_string(y.shape) + " in B";
+          note = std::string(name) + " has shape " + shape_string(x.shape) + " in A and " + shape_string(y.shape) +
+                 " in B";
           return false;
         }
         const int64_t elems = x.shape[1] * x.shape[2];
@@ -73,7 +73,7 @@ bool same_inputs(const RunView& a, const RunView& b, std::string& note) {
         if (std::memcmp(px, py, static_cast<size_t>(elems) * es) == 0) continue;
         int64_t i = 0;
         while (i < elems && std::memcmp(px + static_cast<size_t>(i) * es, py + static_cast<size_t>(i) * es, es) == 0) ++i;
-        note = std::string("the inputs differ: ") + name + " of batch " + std::to_string(batch) +
+        note = std::string(name) + " of batch " + std::to_string(batch) +
                (kv ? " kv head " : " head ") + std::to_string(head) + " first differs at [" +
                std::to_string(i / x.shape[2]) + ", " + std::to_string(i % x.shape[2]) + "] (" +
                format_figure(x.get_float(static_cast<int64_t>(pa) * elems + i)) + " vs " +
@@ -320,7 +320,7 @@ Symptom ab_symptom(const ABReport& r) {
   }
   if (!r.inputs_identical) {
     s.set_kind(SymptomKind::inputs_differ);
-    s.line = "A and B did not run on the same inputs, so they are not compared: " + r.inputs_note;
+    s.line = "A and B did not run on the same inputs, so they were not compared: " + r.inputs_note;
   } else if (r.differing > 0 && r.same_kernel && r.tilings_match && !backends_differ(r)) {
     s.set_kind(SymptomKind::race);
     s.line = "a race: the same kernel on the same inputs gave different results in A and B (" +
@@ -388,8 +388,9 @@ ABReport compare_runs(const RunView& a, const RunView& b, const AnalysisOptions&
     if (r.tilings_match) compare_events(a, b, r);
     else compare_outputs(a, b, r);
   }
-  r.verdict = (!r.inputs_identical || r.differing > 0 || !r.a.clean() || !r.b.clean()) ? Verdict::divergence
-                                                                                           : Verdict::clean;
+  r.verdict = !r.inputs_identical                                         ? Verdict::not_compared
+              : (r.differing > 0 || !r.a.clean() || !r.b.clean()) ? Verdict::divergence
+                                                                   : Verdict::clean;
   r.symptom = ab_symptom(r);
   return r;
 }

@@ -32,7 +32,7 @@ struct ABDifference {
 struct ABReport {
   AnalysisReport a, b;               // each run against the reference
   bool inputs_identical = true;
-  std::string inputs_note;           // which tensor of which pair differs first, or why unchecked
+  std::string inputs_note;           // which tensor of which pair differs first (or why unchecked)
   bool same_kernel = false;          // config identical (kernel, fault, splits, dtype, sizes)
   bool tilings_match = false;
   std::string compared_at;           // "every event" or "the final output"
@@ -41,7 +41,8 @@ struct ABReport {
   uint64_t only_in_one = 0;          // events one run has and the other lacks
   double max_o_norm_diff = 0, max_m_diff = 0;
   std::optional<ABDifference> first_difference;
-  Verdict verdict = Verdict::clean;  // divergence: A or B departs from the reference, or A != B
+  // divergence: A or B departs from the reference, or A != B; not_compared: the inputs differ.
+  Verdict verdict = Verdict::clean;
   Symptom symptom;
   bool clean() const { return verdict == Verdict::clean; }
 };

@@ -40,6 +40,13 @@ std::vector<float> AnalysisReport::error_by_query(int32_t stage, int32_t batch, 
   return out;
 }
 
-std::string_view to_string(Verdict v) { return v == Verdict::clean ? "clean" : "divergence"; }
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::clean: return "clean";
+    case Verdict::divergence: return "divergence";
+    case Verdict::not_compared: return "not_compared";
+  }
+  return "divergence";
+}
 
 }  // namespace ts

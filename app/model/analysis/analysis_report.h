@@ -210,7 +210,9 @@ struct Symptom {
   }
 };
 
-enum class Verdict { clean, divergence };
+// not_compared: an A/B comparison that was not made (the runs' inputs differ); a run's own
+// analysis is always clean or a divergence.
+enum class Verdict { clean, divergence, not_compared };
 
 struct AnalysisReport {
   std::string label;

@@ -170,11 +170,21 @@ std::string report_text(const AnalysisReport& r) {
   return out.str();
 }
 
+std::string ab_verdict_text(const ABReport& r) {
+  switch (r.verdict) {
+    case Verdict::clean: return "clean";
+    case Verdict::divergence: return "DIVERGENCE";
+    case Verdict::not_compared: return "NOT COMPARED: the runs' inputs differ";
+  }
+  return "DIVERGENCE";
+}
+
 std::string ab_report_text(const ABReport& r) {
   std::ostringstream out;
   out << "A:                " << r.a.label << "  (" << run_line(r.a) << ")\n";
   out << "B:                " << r.b.label << "  (" << run_line(r.b) << ")\n";
-  out << "verdict:          " << (r.clean() ? "clean" : "DIVERGENCE") << "\n";
+  out << "verdict:          " << ab_verdict_text(r)
+      << (r.verdict == Verdict::not_compared ? " (" + r.inputs_note + ")" : std::string()) << "\n";
   out << "symptom:          " << r.symptom.line << "\n";
   if (r.inputs_identical) {
     out << "A vs B:           compared at " << r.compared_at << ": " << r.compared
