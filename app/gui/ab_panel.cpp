@@ -34,6 +34,35 @@ void row(const char* what, const std::string& value) {
   ImGui::TextWrapped("%s", printable(value).c_str());  // names and notes quote the files
 }
 
+// Stepping over the events where A and B differ, in the kernel's order (D / Shift+D): the
+// stepping bar's failing events and first divergence are A's against the reference, which say
+// nothing of B (A may be the clean run).
+void draw_difference_bar(ViewerSession& s) {
+  const ImGuiIdScope id("differences");
+  const std::vector<int64_t>& events = s.ab_report().differing_events_a;
+  {
+    const ImGuiDisabledScope disabled(events.empty());
+    if (ImGui::Button("First difference")) s.to_first_ab_difference();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("The first event, in the kernel's order, where A and B differ");
+    ImGui::SameLine(0, 4);
+    if (ImGui::Button("< Previous difference")) s.step_ab_difference(-1);
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("The previous event in the kernel's order where A and B differ (Shift+D)");
+    ImGui::SameLine(0, 4);
+    if (ImGui::Button("Next difference >")) s.step_ab_difference(1);
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("The next event in the kernel's order where A and B differ (D)");
+  }
+  ImGui::SameLine(0, 12);
+  const auto at = s.selected() ? std::find(events.begin(), events.end(), static_cast<int64_t>(*s.selected())) : events.end();
+  if (events.empty()) ImGui::TextDisabled("A and B differ in no event");
+  else if (at != events.end())
+    ImGui::TextColored(ImColor(theme::kFail), "difference %zu of %zu", static_cast<size_t>(at - events.begin()) + 1,
+                       events.size());
+  else ImGui::TextDisabled("A and B agree here (%zu events differ)", events.size());
+}
+
 }  // namespace
 
 std::vector<HeatmapViewLayout> ABPanel::layouts() const {
@@ -155,6 +184,9 @@ void ABPanel::draw(ViewerSession& s, HeatmapRenderer& renderer, ErrorLog& errors
     ImGui::TextDisabled("A and B are not shown side by side: they ran on different inputs.");
     return;
   }
+  draw_difference_bar(s);
+  if (const ImGuiIO& io = ImGui::GetIO(); !io.WantTextInput && !io.KeyCtrl && ImGui::IsKeyPressed('D', false))
+    s.step_ab_difference(io.KeyShift ? -1 : 1);
   // Stepping, when both runs have the same events to step through (compared event by event).
   if (act.playback && s.ab_report().tilings_match) {
     draw_stepping_bar(s, *act.playback, size.x);

@@ -46,7 +46,8 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   CLI::App app{"tilescope-gui: the tilescope viewer (tiled attention kernels, tile by tile, beside a float64 "
                "reference)."};
   app.footer("Keys: [ ] or PageUp/PageDown step through events in the kernels' order, Home/End, N next failing "
-             "event, Shift+N first divergence, Space play/pause, arrows move the picked cell, F fits.");
+             "event, Shift+N first divergence, D / Shift+D next / previous difference of A and B (A/B), Space "
+             "play/pause, arrows move the picked cell, F fits.");
   app.add_option("run", run, "A trace file to open (*.trace.safetensors)");
   app.add_option("--against", against, "A second trace to compare the first with (A/B)");
   app.add_flag("--demo", o.demo, "Capture the built-in demo (Split-K, fault double_count_l, CPU backend) and open it");

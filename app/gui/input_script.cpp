@@ -9,8 +9,8 @@
 namespace ts {
 
 bool is_script_key(std::string_view key) {
-  for (const char* k : {"left", "right", "up", "down", "f", "pageup", "pagedown", "home", "end", "n", "shift+n",
-                        "lbracket", "rbracket", "space", "ctrl+e", "ctrl+o", "ctrl+s", "ctrl+h"})
+  for (const char* k : {"left", "right", "up", "down", "f", "pageup", "pagedown", "home", "end", "n", "shift+n", "d",
+                        "shift+d", "lbracket", "rbracket", "space", "ctrl+e", "ctrl+o", "ctrl+s", "ctrl+h"})
     if (key == k) return true;
   return false;
 }
@@ -51,7 +51,7 @@ std::vector<InputEvent> parse_input_script(std::string_view text) {
       e.kind = InputEvent::Kind::key;
       words >> e.key;
       if (!is_script_key(e.key))
-        throw fail("key must be one of left, right, up, down, f, pageup, pagedown, home, end, n, shift+n, "
+        throw fail("key must be one of left, right, up, down, f, pageup, pagedown, home, end, n, shift+n, d, shift+d, "
                    "lbracket, rbracket, space, ctrl+e, ctrl+o, ctrl+s, ctrl+h");
     } else {
       throw fail("unknown event '" + kind + "'");

@@ -10,7 +10,7 @@
 //   <frame> key <name>                 (pressed on that frame, released on the next: leave a
 //                                      frame between two presses of one key). Names: left, right,
 //                                      up, down, f, pageup, pagedown, home, end, n, shift+n
-//                                      (N with Shift held), lbracket ([), rbracket (]), space,
+//                                      (N with Shift held), d, shift+d, lbracket ([), rbracket (]), space,
 //                                      ctrl+e (the export dialog), ctrl+o (the open dialog),
 //                                      ctrl+s (save trace as), ctrl+h (keys and mouse)
 #pragma once

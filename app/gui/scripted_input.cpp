@@ -18,6 +18,7 @@ int key_index(const std::string& key) {
   if (key == "end") return ImGui::GetKeyIndex(ImGuiKey_End);
   if (key == "space") return ImGui::GetKeyIndex(ImGuiKey_Space);
   if (key == "n" || key == "shift+n") return 'N';  // GLFW_KEY_N
+  if (key == "d" || key == "shift+d") return 'D';  // GLFW_KEY_D
   if (key == "lbracket") return '[';               // GLFW_KEY_LEFT_BRACKET
   if (key == "rbracket") return ']';               // GLFW_KEY_RIGHT_BRACKET
   if (key == "ctrl+e") return 'E';                 // GLFW_KEY_E

@@ -316,6 +316,7 @@ void ViewerWindow::draw_help() {
                            {"Home / End", "first / last event (of the run, or of the selected rows)"},
                            {"N", "next failing event"},
                            {"Shift+N", "the first divergence"},
+                           {"D / Shift+D", "A/B: the next / previous event where A and B differ"},
                            {"Space", "play / pause"},
                            {"Mouse wheel", "zoom around the cursor"},
                            {"Drag (any button)", "pan"},

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "app/model/analysis/ab_compare.h"
+#include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/index_ranges.h"
 #include "kernels/kernel_stages.h"
 #include "tests/analysis/launched_run.h"
@@ -65,6 +66,13 @@ TEST(ABCompare, FaultVsFixedNamesWhereTheyPart) {
   EXPECT_TRUE(r.b.clean());
   EXPECT_NE(r.symptom.line.find("B matches the reference"), std::string::npos) << r.symptom.line;
   EXPECT_NE(r.symptom.line.find(r.a.symptom.line), std::string::npos);
+  // The events where they differ, each once, in the kernel's order, the first difference first
+  // (what the viewer steps through).
+  ASSERT_EQ(r.differing_events_a.size(), r.differing);
+  EXPECT_EQ(r.differing_events_a.front(), r.first_difference->event_a);
+  for (size_t k = 1; k < r.differing_events_a.size(); ++k)
+    EXPECT_LT(order_key(bad.headers[static_cast<size_t>(r.differing_events_a[k - 1])], bad.stages),
+              order_key(bad.headers[static_cast<size_t>(r.differing_events_a[k])], bad.stages));
 }
 
 TEST(ABCompare, DifferentSplitCountsMeetAtTheFinalOutput) {
@@ -85,12 +93,18 @@ TEST(ABCompare, DifferentSplitCountsMeetAtTheFinalOutput) {
   f.kernel = KernelKind::fa1;
   f.num_splits = 0;
   c.fault = Fault::double_count_l;
-  r = compare_runs(launch(f, seed, 2), launch(c, seed, 2));
+  const RunView fa1 = launch(f, seed, 2);
+  r = compare_runs(fa1, launch(c, seed, 2));
   EXPECT_EQ(r.compared_at, "the final output");
   EXPECT_EQ(r.differing, 30u);
   EXPECT_EQ(r.verdict, Verdict::divergence);
   ASSERT_TRUE(r.first_difference);
   EXPECT_EQ(r.a.stage_table[static_cast<size_t>(r.first_difference->where.stage)].name, kOutputStageName);
+  // At the output, A's output events that hold the differing rows.
+  ASSERT_FALSE(r.differing_events_a.empty());
+  EXPECT_EQ(r.differing_events_a.front(), r.first_difference->event_a);
+  for (int64_t e : r.differing_events_a)
+    EXPECT_EQ(fa1.stage_of(static_cast<size_t>(e)).name, kOutputStageName);
   EXPECT_NE(r.symptom.line.find("A matches the reference, B does not"), std::string::npos) << r.symptom.line;
 }
 

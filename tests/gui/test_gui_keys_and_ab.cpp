@@ -13,6 +13,8 @@
 #include "app/model/analysis/analyze_run.h"
 #include "app/model/analysis/event_identity.h"
 #include "app/model/trace_session.h"
+#include "app/model/viewer/ab_pairing.h"
+#include "tests/gui/cell_check.h"
 #include "tests/gui/screenshot_run.h"
 #include "tests/model/viewer/viewer_fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -94,6 +96,51 @@ TEST(GuiKeysAndAB, ABStepsInTheKernelsOrderAndPicksTheLargestDifference) {
   ASSERT_FALSE(picked.is_null());
   EXPECT_EQ(picked[0], static_cast<int64_t>(worst) / a.head_dim);
   EXPECT_EQ(picked[1], static_cast<int64_t>(worst) % a.head_dim);
+}
+
+TEST(GuiKeysAndAB, ABOpensWhereTheRunsDifferAndStepsFromDifferenceToDifference) {
+  // Was: with A the clean run and B the faulty one, the A/B panel opened on event 0, where
+  // A - B is zero, and its only jumps (next failing, first divergence) followed A, which has
+  // none: nothing led to where A and B differ.
+  TS_SEEDED(seed);
+  test::TempDir dir;
+  const test::FaultAndFix ab = test::capture_fault_and_fix(dir.path(), seed);
+  const RunView &a = ab.b, &b = ab.a;  // A: the fixed run; B: the faulty one
+  // Every event of A in the kernel's order and its largest |O/l A - O/l B|, from the trace files;
+  // the faulty merge's O/l is l times too large, the fixed and faulty partials bit for bit equal.
+  std::vector<size_t> differing;
+  for (size_t e : kernel_order(a.headers, a.stages)) {
+    size_t in_b = 0;
+    while (in_b < b.num_events() && paired_identity(b.headers[in_b]) != paired_identity(a.headers[e])) ++in_b;
+    ASSERT_LT(in_b, b.num_events()) << "event " << e << " of A has no pair in B";
+    const std::vector<double> va = o_norm(a, e), vb = o_norm(b, in_b);
+    double worst = 0;
+    for (size_t k = 0; k < va.size(); ++k) worst = std::max(worst, std::abs(va[k] - vb[k]));
+    if (worst > 1e-3) differing.push_back(e);
+  }
+  ASSERT_GE(differing.size(), 3u);
+  ASSERT_NE(differing.front(), kernel_order(a.headers, a.stages).front()) << "the runs agree at first";
+
+  const std::vector<std::string> args = {ab.fixed.string(), "--against", ab.faulty.string(), "--panel", "ab"};
+  const Shot opened = run_screenshot(dir, "ab-opened", args);
+  EXPECT_EQ(opened.layout["panel"], "ab");
+  EXPECT_TRUE(opened.layout["first_divergence_event"].is_null()) << "A is the clean run";
+  EXPECT_EQ(opened.layout["selected_event"], differing.front()) << "opens on the first event where A and B differ";
+  // ...and shows it: A - B drawn from the two trace files' values there.
+  size_t first_in_b = 0;
+  while (paired_identity(b.headers[first_in_b]) != paired_identity(a.headers[differing.front()])) ++first_in_b;
+  const std::vector<double> va = o_norm(a, differing.front()), vb = o_norm(b, first_in_b);
+  FloatGrid diff{{}, a.headers[differing.front()].rows, a.head_dim, {}};
+  for (size_t k = 0; k < va.size(); ++k) diff.values.push_back(static_cast<float>(va[k] - vb[k]));
+  test::check_cells(opened, view_named(opened.layout, "A - B"), diff, 1e-3);
+
+  // D: the next difference; D again, then Shift+D: back to the second.
+  const auto script = dir.path() / "differences.script";
+  std::ofstream(script) << "2 key d\n4 key d\n6 key shift+d\n";
+  std::vector<std::string> stepping = args;
+  for (const char* s : {"--input-script", script.c_str(), "--frames", "10"}) stepping.push_back(s);
+  const Shot stepped = run_screenshot(dir, "ab-stepped", stepping);
+  EXPECT_EQ(stepped.layout["selected_event"], differing[1]);
 }
 
 TEST(GuiKeysAndAB, RunsOnDifferentInputsAreNotShownSideBySide) {

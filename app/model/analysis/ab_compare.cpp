@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
 #include "app/model/analysis/symptoms.h"
@@ -123,6 +124,7 @@ RefState state_of(const RunEvent& e, int32_t head_dim) {
 void note_difference(ABReport& r, uint64_t count, const EventHeader& where, int64_t ia, int64_t ib,
                      const std::vector<int64_t>& rows, double o_norm, double m) {
   r.differing += count;
+  if (ia >= 0) r.differing_events_a.push_back(ia);
   if (r.first_difference) return;
   r.first_difference = ABDifference{where, ia, ib, rows, o_norm, m};
 }
@@ -190,6 +192,7 @@ void compare_events(const RunView& a, const RunView& b, ABReport& r) {
 struct FinalRows {
   int64_t seq_q = 0, head_dim = 0;
   std::vector<uint8_t> present;  // [batch * heads * seq_q]
+  std::vector<int64_t> event;    // [rows]: the event the row was read from
   std::vector<double> lse, o;    // [rows], [rows * head_dim]
 };
 
@@ -210,6 +213,7 @@ FinalRows final_rows(const RunView& run, const AnalysisReport& rep) {
   f.head_dim = spec.head_dim;
   const size_t rows = static_cast<size_t>(spec.batch * spec.heads_q * spec.seq_q);
   f.present.assign(rows, 0);
+  f.event.assign(rows, -1);
   f.lse.assign(rows, 0.0);
   f.o.assign(rows * static_cast<size_t>(f.head_dim), 0.0);
   const int32_t stage = output_stage(run);
@@ -224,6 +228,7 @@ FinalRows final_rows(const RunView& run, const AnalysisReport& rep) {
       const RowValues v = row_values(m, e.l[static_cast<size_t>(r)], normalized, true);
       const size_t row = static_cast<size_t>((int64_t{h.batch} * spec.heads_q + h.head) * f.seq_q + h.q_begin + r);
       f.present[row] = 1;
+      f.event[row] = static_cast<int64_t>(i);
       f.lse[row] = (h.convention & kNoMax) ? std::numeric_limits<double>::quiet_NaN() : v.m;
       for (int64_t c = 0; c < f.head_dim; ++c)
         f.o[row * static_cast<size_t>(f.head_dim) + static_cast<size_t>(c)] =
@@ -280,7 +285,8 @@ void compare_outputs(const RunView& a, const RunView& b, ABReport& r) {
       where.q_begin = static_cast<int32_t>(block * group);
       where.rows = static_cast<int32_t>(std::min<int64_t>(group, c.seq_q - where.q_begin));
       where.split = -1;
-      note_difference(r, rows.size(), where, -1, -1, rows, o_norm_max, m_max);
+      const size_t first_row = static_cast<size_t>(bh * c.seq_q + rows.front());
+      note_difference(r, rows.size(), where, fa.event[first_row], fb.event[first_row], rows, o_norm_max, m_max);
     }
   }
 }
@@ -388,6 +394,12 @@ ABReport compare_runs(const RunView& a, const RunView& b, const AnalysisOptions&
     if (r.tilings_match) compare_events(a, b, r);
     else compare_outputs(a, b, r);
   }
+  std::vector<int64_t>& events = r.differing_events_a;
+  std::sort(events.begin(), events.end(), [&](int64_t x, int64_t y) {
+    return std::pair(order_key(a.headers[static_cast<size_t>(x)], a.stages), x) <
+           std::pair(order_key(a.headers[static_cast<size_t>(y)], a.stages), y);
+  });
+  events.erase(std::unique(events.begin(), events.end()), events.end());
   r.verdict = !r.inputs_identical                                         ? Verdict::not_compared
               : (r.differing > 0 || !r.a.clean() || !r.b.clean()) ? Verdict::divergence
                                                                    : Verdict::clean;

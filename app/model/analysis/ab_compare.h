@@ -23,7 +23,7 @@ namespace ts {
 
 struct ABDifference {
   EventHeader where{};       // where A and B first disagree (A's event; the output when compared there)
-  int64_t event_a = -1, event_b = -1;
+  int64_t event_a = -1, event_b = -1;  // the events (at the output: those holding the first differing row)
   std::vector<int64_t> query_rows;  // rows that differ (query index within the pair)
   double max_o_norm = 0;     // max |O/l A - O/l B| over those rows
   double max_m = 0;          // max |m A - m B| (LSE at the final output)
@@ -41,6 +41,9 @@ struct ABReport {
   uint64_t only_in_one = 0;          // events one run has and the other lacks
   double max_o_norm_diff = 0, max_m_diff = 0;
   std::optional<ABDifference> first_difference;
+  // A's events where A and B differ, in the kernel's order: the compared events that differ, or
+  // (compared at the final output) A's output events holding rows that differ.
+  std::vector<int64_t> differing_events_a;
   // divergence: A or B departs from the reference, or A != B; not_compared: the inputs differ.
   Verdict verdict = Verdict::clean;
   Symptom symptom;

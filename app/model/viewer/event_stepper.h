@@ -28,6 +28,8 @@ class EventStepper {
   size_t num_events() const { return order_.size(); }
   // Event indices (into the run) in the kernel's order.
   const std::vector<size_t>& order() const { return order_; }
+  // An event's position in order() (the number of events past the end for one out of range).
+  size_t position_of(size_t event) const { return event < position_.size() ? position_[event] : order_.size(); }
 
   std::optional<size_t> selected() const { return selected_; }
   // Selects an event by its index in the run; false (nothing changes) when out of range.

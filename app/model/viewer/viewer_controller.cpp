@@ -71,7 +71,7 @@ void ViewerController::open(const std::filesystem::path& path, OpenTarget target
         auto ab = std::make_shared<ABResult>(compare_with(a, std::move(b), p));
         return [ab, a, path](ViewerController& c) {
           if (!same_run(c.session_, a)) return;  // A changed meanwhile
-          c.set_b(std::move(*ab), true);
+          c.set_b(std::move(*ab), true, true);
           c.remember(path);
         };
       };
@@ -97,8 +97,8 @@ void ViewerController::open_pair(const std::filesystem::path& a_path, const std:
               LoadedRun b = load_run_file(b_path, p);
               auto ab = std::make_shared<ABResult>(compare_with(*a, std::move(b), p));
               return [a, ab, a_path, b_path](ViewerController& c) {
-                c.show_run(std::move(*a));
-                c.set_b(std::move(*ab), false);
+                const bool chosen = c.show_run(std::move(*a));
+                c.set_b(std::move(*ab), false, !chosen);
                 c.remember(a_path);
                 c.remember(b_path);
               };
@@ -115,7 +115,7 @@ ViewerController::Work ViewerController::launch_work(const CaptureRequest& reque
       auto ab = std::make_shared<ABResult>(compare_with(*a, std::move(*run), p));
       return [ab, a, save = request.save_to](ViewerController& c) {
         if (!same_run(c.session_, *a)) return;
-        c.set_b(std::move(*ab), true);
+        c.set_b(std::move(*ab), true, true);
         if (save) c.remember(*save);
       };
     }
@@ -180,7 +180,7 @@ void ViewerController::swap_ab() {
         const std::optional<size_t> keep = c.session_.selected();
         c.session_.open(b);
         if (keep && *keep < b.run->num_events()) c.session_.stepper().select(*keep);
-        c.set_b(std::move(*ab), false);
+        c.set_b(std::move(*ab), false, false);
       };
     };
   });
@@ -311,24 +311,28 @@ ControllerUpdate ViewerController::poll() {
 
 // --- apply steps (the UI thread) ----------------------------------------------------------------
 
-void ViewerController::show_run(LoadedRun run) {
+bool ViewerController::show_run(LoadedRun run) {
   session_.open(std::move(run));
   update_.run_shown = true;
   update_.shown_at_startup = startup_running_;
-  if (!pending_select_) return;
+  if (!pending_select_) return false;
   const SelectRequest r = *pending_select_;
   pending_select_.reset();
   try {
-    if (!session_.apply(r) && r.first_divergence) status_ = "the run has no divergence: showing its first event";
+    if (session_.apply(r)) return true;
+    if (r.first_divergence) status_ = "the run has no divergence: showing its first event";
   } catch (...) {
     problem("--select", std::current_exception());
     // An event past the run's end is a bad argument, as in the CLI: a headless run exits 2.
     bad_select_ = true;
   }
+  return false;
 }
 
-void ViewerController::set_b(ABResult ab, bool asked) {
+void ViewerController::set_b(ABResult ab, bool asked, bool to_difference) {
   session_.set_b(std::move(ab));
+  // Where A - B is not zero: A's own first divergence says nothing of B (A may be the clean one).
+  if (to_difference) session_.to_first_ab_difference();
   update_.b_shown |= asked;
 }
 

@@ -151,9 +151,12 @@ class ViewerController {
   void start_next();
   void apply(const std::string& what, const ControllerApply& step);
   void problem(std::string where, std::exception_ptr error);
-  // Shows a new run A (applies a --select waiting for it).
-  void show_run(LoadedRun run);
-  void set_b(ABResult ab, bool asked);
+  // Shows a new run A (applies a --select waiting for it). Returns whether a --select chose the
+  // event shown.
+  bool show_run(LoadedRun run);
+  // Shows run B; `to_difference`: selects the first event where A and B differ (a B just
+  // compared, where no --select chose the event; not a swap, which keeps the selection).
+  void set_b(ABResult ab, bool asked, bool to_difference);
   void remember(const std::filesystem::path& path);
   Work launch_work(const CaptureRequest& request, bool as_b);
 

@@ -144,6 +144,27 @@ void ViewerSession::clear_b() {
   pairing_ = {};
 }
 
+bool ViewerSession::to_first_ab_difference() {
+  if (num_ab_differences() == 0) return false;
+  return stepper_.select(static_cast<size_t>(ab_->differing_events_a.front()));
+}
+
+bool ViewerSession::step_ab_difference(int direction) {
+  if (num_ab_differences() == 0 || direction == 0) return false;
+  const std::vector<int64_t>& events = ab_->differing_events_a;  // in the kernel's order
+  if (!stepper_.selected()) return to_first_ab_difference();
+  const size_t here = stepper_.position_of(*stepper_.selected());
+  const auto position = [&](int64_t e) { return stepper_.position_of(static_cast<size_t>(e)); };
+  if (direction > 0) {
+    const auto it = std::upper_bound(events.begin(), events.end(), here,
+                                     [&](size_t p, int64_t e) { return p < position(e); });
+    return it != events.end() && stepper_.select(static_cast<size_t>(*it));
+  }
+  const auto it = std::lower_bound(events.begin(), events.end(), here,
+                                   [&](int64_t e, size_t p) { return position(e) < p; });
+  return it != events.begin() && stepper_.select(static_cast<size_t>(*std::prev(it)));
+}
+
 ABArrays ViewerSession::ab_arrays(bool normalised) const {
   if (!has_b()) throw std::logic_error("no run B to compare with");
   if (const EventHeader* h = selected_header()) {

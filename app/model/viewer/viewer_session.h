@@ -80,6 +80,13 @@ class ViewerSession {
   const LoadedRun& b() const { return b_; }
   const ABReport& ab_report() const { return *ab_; }
   const ABPairing& pairing() const { return pairing_; }
+  // A/B stepping over the events of A where A and B differ (ABReport::differing_events_a): the
+  // first in the kernel's order; the next (direction > 0) or previous (< 0) one from the selection
+  // in the kernel's order (whole run, whatever the stepping scope). False when there is none.
+  bool to_first_ab_difference();
+  bool step_ab_difference(int direction);
+  size_t num_ab_differences() const { return has_b() ? ab_->differing_events_a.size() : 0; }
+
   // What the A/B panel draws for the selection: the paired events (compared event by event and
   // B has the selected event), else the final output of the selected pair.
   ABArrays ab_arrays(bool normalised) const;
