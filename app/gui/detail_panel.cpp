@@ -91,6 +91,17 @@ void DetailPanel::update(ViewerSession& s, ErrorLog& errors) {
   reference_.set_data(reference_grid_, max_tile_);
   diff_.set_data(diff_grid_, max_tile_);
   for (HeatmapView* v : {&trace_, &reference_, &diff_}) v->axes.first_row = first_row_;
+  if (initial_pick_ && (initial_pick_->row >= cmp->rows || initial_pick_->col >= cmp->head_dim)) {
+    // Checked here: the grid is known only once the trace is open and its event shown.
+    errors.report("--pick",
+                  "--pick " + std::to_string(initial_pick_->row) + "," + std::to_string(initial_pick_->col) +
+                      " is outside the shown event's " + std::to_string(cmp->rows) + " x " +
+                      std::to_string(cmp->head_dim) + " cells: ROW 0-" + std::to_string(cmp->rows - 1) + ", COL 0-" +
+                      std::to_string(cmp->head_dim - 1) + " (" + title_ + ")",
+                  2);
+    bad_pick_ = true;
+    initial_pick_.reset();
+  }
   if (initial_pick_ || pending_pick_) {
     const CellIndex want = initial_pick_ ? *initial_pick_ : *pending_pick_;
     nav_.picked = CellIndex{std::min<int64_t>(want.row, cmp->rows - 1), std::min<int64_t>(want.col, cmp->head_dim - 1)};

@@ -40,6 +40,9 @@ class DetailPanel {
   const HeatmapDisplay& diff_display() const { return diff_display_; }
   // The picked cell's numbers as last drawn (for --layout-json).
   const std::optional<CellReadout>& readout() const { return readout_; }
+  // --pick named a cell outside the first event shown (reported in the error panel; a headless
+  // run exits 2, as for any bad argument).
+  bool bad_pick() const { return bad_pick_; }
   // The curves as last drawn (for --layout-json): what x counts, the group when they run across
   // one, and per plot its area, frame and series.
   nlohmann::json curves_layout() const;
@@ -98,7 +101,8 @@ class DetailPanel {
   HeatmapDisplay values_display_, reference_display_, diff_display_;
   bool link_ranges_ = true;
   int max_tile_ = 0;
-  std::optional<CellIndex> initial_pick_;
+  std::optional<CellIndex> initial_pick_;  // --pick, until the first event is shown
+  bool bad_pick_ = false;
   std::optional<CellIndex> pending_pick_;  // a run's worst cell, picked once its event is shown
   bool animate_ = false;
   int animate_frame_ = 0;

@@ -67,7 +67,9 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   app.add_option("--synthetic-seed", o.synthetic_seed, "Seed of the synthetic heatmaps' values (default 1)");
   app.add_option("--max-tile", o.max_tile, "Largest texture tile side (default: the GL limit); forces tiling")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--pick", pick, "Initially picked cell ROW,COL");
+  app.add_option("--pick", pick,
+                 "Initially picked cell ROW,COL of the first event shown (or the synthetic heatmaps); one outside "
+                 "it is an error");
   std::string panels;
   for (std::string_view p : kInjectionPanels) panels += (panels.empty() ? "" : ", ") + std::string(p);
   app.add_option("--inject-error", o.inject_errors,
@@ -124,6 +126,11 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
     CellIndex cell;
     if (!parse_pair(pick, ',', cell.row, cell.col) || cell.row < 0 || cell.col < 0)
       return fail("--pick wants ROW,COL (got '" + pick + "')");
+    // The synthetic heatmaps' grid is known now; a run's event is checked once it is shown.
+    if ((o.synthetic || panel == "synthetic") && (cell.row >= o.synthetic_rows || cell.col >= o.synthetic_cols))
+      return fail("--pick " + pick + " is outside the synthetic heatmaps' " + std::to_string(o.synthetic_rows) + " x " +
+                  std::to_string(o.synthetic_cols) + " cells: ROW 0-" + std::to_string(o.synthetic_rows - 1) +
+                  ", COL 0-" + std::to_string(o.synthetic_cols - 1));
     o.pick = cell;
   }
   if (!values_colormap.empty()) {

@@ -38,7 +38,7 @@ SyntheticWindow::SyntheticWindow(const GuiOptions& o) : data_(make_synthetic_hea
   const std::array<FloatGridView, 1> diff = {data_.diff.view()};
   diff_display_.fit(diff);
   animate_ = o.animate;
-  if (o.pick) nav_.picked = CellIndex{std::min(o.pick->row, o.synthetic_rows - 1), std::min(o.pick->col, o.synthetic_cols - 1)};
+  if (o.pick) nav_.picked = *o.pick;  // within the grid (gui_options.cpp)
 }
 
 std::vector<HeatmapViewLayout> SyntheticWindow::layouts() const { return {trace_.layout(), reference_.layout(), diff_.layout()}; }

@@ -47,7 +47,8 @@ class ViewerWindow {
   bool quit_requested() const { return quit_; }
   // 0, or the exit code the CLI would give for why the run asked for at start (a trace, a pair,
   // the demo) could not be opened: 2 bad input, 3 failure, 130 cancelled.
-  int startup_exit_code() const { return startup_exit_code_; }
+  // A --pick outside the first event shown is a bad argument (2) too.
+  int startup_exit_code() const { return startup_exit_code_ ? startup_exit_code_ : detail_.bad_pick() ? 2 : 0; }
   std::string title() const;
   std::string status_text() const;
 

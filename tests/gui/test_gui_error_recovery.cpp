@@ -101,6 +101,28 @@ TEST(GuiHeadless, ARunThatCannotBeOpenedExitsAsTheCliWould) {
   }
 }
 
+TEST(GuiHeadless, APickOutsideTheShownEventIsABadArgumentThatNamesTheRange) {
+  // Was: --pick 100000,100000 was clamped to the event's last cell, silently.
+  test::TempDir dir;
+  const test::Shot in_range = test::run_screenshot(dir, "in", {kTrace, "--panel", "detail", "--pick", "0,0"});
+  const nlohmann::json& view = test::view_named(in_range.layout, "Trace");
+  const int64_t rows = view["rows"], cols = view["cols"];
+  const std::string last = std::to_string(rows - 1) + "," + std::to_string(cols - 1);
+  const test::Shot edge = test::run_screenshot(dir, "edge", {kTrace, "--panel", "detail", "--pick", last});
+  EXPECT_EQ(test::view_named(edge.layout, "Trace")["picked"], (nlohmann::json{rows - 1, cols - 1}));
+  EXPECT_TRUE(edge.layout["errors"].empty()) << edge.layout["errors"].dump();
+
+  const std::string range = " is outside the shown event's " + std::to_string(rows) + " x " + std::to_string(cols) +
+                            " cells: ROW 0-" + std::to_string(rows - 1) + ", COL 0-" + std::to_string(cols - 1);
+  for (const std::string& pick : {std::string("100000,100000"), std::to_string(rows) + ",0", "0," + std::to_string(cols)}) {
+    const test::Shot bad = test::run_screenshot(dir, "bad", {kTrace, "--panel", "detail", "--pick", pick}, "1600x1000", 2);
+    ASSERT_EQ(bad.layout["errors"].size(), 1u) << bad.layout["errors"].dump();
+    EXPECT_NE(bad.layout["errors"][0].get<std::string>().find("--pick " + pick + range), std::string::npos)
+        << bad.layout["errors"].dump();
+    EXPECT_GT(error_panel_pixels(bad.image), 0u) << "shown in the error panel";
+  }
+}
+
 TEST(GuiHeadless, OutputsOntoFifosDeviceLinksOrTheTraceAreRefused) {
   // Was: the screenshot replaced a FIFO (or, as root, a device) with a PNG and exited 0.
   test::TempDir dir;

@@ -91,6 +91,10 @@ TEST(GuiOptions, UsageErrorsNameTheOption) {
       {{"--max-tile", "010x"}, "--max-tile"},
       {{"--pick", "-1,2"}, "--pick"},
       {{"--pick", "1;2"}, "--pick"},
+      // Outside the synthetic heatmaps (was: clamped to their last cell, silently).
+      {{"--synthetic", "4x6", "--pick", "4,0"}, "--pick 4,0 is outside the synthetic heatmaps' 4 x 6 cells: ROW 0-3, COL 0-5"},
+      {{"--synthetic", "4x6", "--pick", "0,6"}, "ROW 0-3, COL 0-5"},
+      {{"--panel", "synthetic", "--pick", "100000,100000"}, "96 x 64 cells: ROW 0-95, COL 0-63"},
       {{"--values-colormap", "jet"}, "jet"},
       {{"--values-scale", "cubic"}, "--values-scale"},
       {{"--frames", "0"}, "--frames"},
