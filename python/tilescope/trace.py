@@ -54,9 +54,10 @@ class Stage:
 
     name: str
     kind: str  # "state", "merge" or "final"
-    pass_: int  # launch order ("pass" in the file)
-    # The kernel rounds the softmax weights P to the input dtype before P V (a tensor-core kernel):
-    # the analysis's yardstick for the stage rounds them too ("p_rounded" in the file, absent: False).
+    pass_: int = -1  # launch order ("pass" in the file); -1 in a declaration: the format's default
+    # The kernel rounds the softmax weights P to the input dtype before P V (a tensor-core kernel, a
+    # Triton kernel's tl.dot(p.to(v.dtype), v)): the analysis's yardstick for the stage rounds them
+    # too ("p_rounded" in the file, absent: False).
     p_rounded: bool = False
 
 

@@ -117,7 +117,8 @@ class TraceFilter:
 
 
 def stage_table(stages: Sequence[Any]) -> List[Stage]:
-    """Stages from (name, kind[, pass]) tuples or :class:`Stage`; passes default as the format says."""
+    """Stages from (name, kind[, pass[, p_rounded]]) tuples or :class:`Stage`; passes default as the
+    format says (-1 or absent), p_rounded to False."""
     out = []
     for s in stages:
         if isinstance(s, Stage):
@@ -125,12 +126,14 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
         elif isinstance(s, str):
             out.append((s, "state", -1, False))
         else:
-            name, kind, *rest = s
-            out.append((name, kind, rest[0] if rest else -1, False))
+            if not 2 <= len(s) <= 4:
+                raise RecorderError(f"stage {tuple(s)!r}: give (name, kind[, pass[, p_rounded]]) or a tilescope.Stage")
+            name, kind, p, rounded = tuple(s) + (-1, False)[len(s) - 2:]
+            out.append((name, kind, p, rounded))
     if not 1 <= len(out) <= 64:
         raise RecorderError("declare 1 to 64 stages: one per kind of event the kernel records")
     names = set()
-    for name, kind, p, _ in out:
+    for name, kind, p, r in out:
         if not isinstance(name, str) or not 1 <= len(name.encode()) <= 64 or any(ord(c) < 32 for c in name):
             raise RecorderError(f"stage name {name!r}: 1 to 64 bytes, no control characters")
         if name in names:
@@ -138,8 +141,10 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
         names.add(name)
         if kind not in STAGE_KINDS:
             raise RecorderError(f"stage {name!r}: kind {kind!r} is not one of {', '.join(STAGE_KINDS)}")
-        if p < -1:
-            raise RecorderError(f"stage {name!r}: pass {p}; -1 means the default")
+        if isinstance(p, bool) or not isinstance(p, int) or p < -1:
+            raise RecorderError(f"stage {name!r}: pass {p!r}; a pass from 0, or -1 for the default")
+        if not isinstance(r, bool):
+            raise RecorderError(f"stage {name!r}: p_rounded {r!r} must be True or False")
     passes = [p if p >= 0 else (0 if k == "state" else 1 if k == "merge" else -1) for _, k, p, _ in out]
     others = [p for p, (_, k, _, _) in zip(passes, out) if k != "final"]
     last = max(others) if others else 0

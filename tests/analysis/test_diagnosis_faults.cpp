@@ -272,6 +272,17 @@ Expectation expect(const FaultKernelRun& r) {
       e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
       e.mechanisms = {K::alibi_ignored};
       break;
+    case TF::output_divided_twice:
+      e.place = {"my_fa1.out", 0, 0, 0};
+      e.mechanisms = {K::o_divided_by_l};
+      e.check = [](const AnalysisReport& rep) {
+        EXPECT_TRUE(stage_named(rep, "my_fa1.step").clean());
+        EXPECT_EQ(stage_named(rep, "my_fa1.out").failing.quantities & kFailM, 0) << "the LSE is right";
+        EXPECT_NE(rep.symptom.line.find("divided by l twice"), std::string::npos) << rep.symptom.line;
+        // Every row of an output sees its causal diagonal: saying so of the wrong rows tells nothing.
+        EXPECT_EQ(finding(rep, "diagonal_rows"), nullptr) << rep.symptom.line;
+      };
+      break;
     case TF::causal_top_left:
       e.place = {"my_fa1.step", 0, 0, 0, -1, 0};
       e.mechanisms = {K::causal_alignment};
@@ -445,6 +456,8 @@ std::vector<FaultCase> fault_cases() {
          r.attention.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
          return r;
        }()},
+      {"divided_twice_fp32", make_run(TF::output_divided_twice, f32, 1, 1, 1, 40, 100, 32, none)},
+      {"divided_twice_fp16_causal_gqa", make_run(TF::output_divided_twice, f16, 1, 4, 2, 50, 77, 64, br)},
       {"top_left_fp32", make_run(TF::causal_top_left, f32, 1, 1, 1, 40, 100, 32, br)},
       {"top_left_bf16_b2", make_run(TF::causal_top_left, bf16, 2, 2, 2, 30, 75, 64, br)},
       // One key between the alignments: a diagonal off by one reads the same keys.

@@ -239,3 +239,38 @@ def test_record_host_side_counts_what_a_full_buffer_drops(tmp_path, rng):
     assert n == 1000 and dropped == 2 * 2 * 4 * 40 * kv_tiles - 1000
     t = tilescope.load(path)
     assert t.dropped_events == dropped and t.requested_events == n + dropped
+
+
+def test_stage_table_declares_p_rounded(capture, tmp_path, rng):
+    """A kernel that rounds P to the input dtype before P V (FA-2 on tensor cores; a Triton kernel's
+    tl.dot(p.to(v.dtype), v)) declares it in its stage table: as a 4th tuple element or a
+    tilescope.Stage. The CLI's fa2 bf16 trace, written back with the flag, diffs clean as the
+    CLI's own; written without it, its steps fail (the float32 yardstick does not round P)."""
+    path = capture("--kernel", "fa2", "--dtype", "bf16", "--heads", 2, "--seq-q", 70, "--seq-kv", 130,
+                   "--seed", int(rng.integers(1 << 30)))
+    t = tilescope.load(path)
+    declared = [(s.name, s.kind, s.pass_, s.p_rounded) for s in t.stages]
+    assert [d[3] for d in declared] == [True, False]
+    assert stage_table(declared) == stage_table([tilescope.Stage(s.name, s.kind, p_rounded=s.p_rounded)
+                                                 for s in t.stages]) == list(t.stages)
+    def bf16_bits(a):  # the reader widens bf16 exactly; the writer takes its bit patterns
+        return (np.ascontiguousarray(a, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    q, k, v = (bf16_bits(a) for a in bhsd_inputs(t))
+    buf, lay = device_buffer(t, rng, capacity=len(t.events) + 3, dropped=0)
+    headers, m, l_, o, _, dropped = collect(buf, lay)
+    reports = {}
+    for flagged in (True, False):
+        stages = stage_table([d if flagged else d[:3] for d in declared])
+        out = tmp_path / f"remade_{flagged}.trace.safetensors"
+        write_trace(str(out), t.attention, stages, headers, m, l_, o, t.max_rows, dropped,
+                    HostInputs(q, k, v, "bf16"), TraceFilter(), (bf16_bits(t.output), "bf16"), None,
+                    {"kernel": "remade"})
+        assert tilescope.load(out).stages[0].p_rounded is flagged
+        reports[flagged] = tilescope.diff(out)
+    assert tilescope.diff(path).clean and reports[True].clean, str(reports[True])
+    assert not reports[False].clean and reports[False].data["stages"]["fa2.step"]["verdict"] != "pass"
+    with pytest.raises(RecorderError, match=r"\(name, kind\[, pass\[, p_rounded\]\]\)"):
+        stage_table([("a", "state", 0, True, "extra")])
+    with pytest.raises(RecorderError, match="p_rounded 'yes' must be True or False"):
+        stage_table([("a", "state", 0, "yes")])

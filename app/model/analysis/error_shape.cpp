@@ -452,7 +452,21 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       const int64_t diagonal = int64_t{h.q_begin} + w.r + spec.offset(h.batch);
       for (const KeyRange& k : w.step->piece) on_diagonal += diagonal >= k.begin && diagonal < k.end;
     }
-    if (on_diagonal == rows.size()) {
+    // Said only where it tells rows apart: an event whose piece holds every key its rows see (an
+    // output, a state made in one step) has every row's diagonal inside it, wrong or right.
+    bool some_row_elsewhere = false;
+    for (const ReplayStep& s : replay.steps()) {
+      if (some_row_elsewhere) break;
+      const EventHeader& h = run.headers[s.event];
+      if (h.stage != stage) continue;
+      for (int32_t r = 0; r < h.rows && !some_row_elsewhere; ++r) {
+        const int64_t diagonal = int64_t{h.q_begin} + r + spec.offset(h.batch);
+        bool inside = false;
+        for (const KeyRange& k : s.piece) inside = inside || (diagonal >= k.begin && diagonal < k.end);
+        some_row_elsewhere = !inside;
+      }
+    }
+    if (on_diagonal == rows.size() && some_row_elsewhere) {
       Finding f;
       f.id = "diagonal_rows";
       f.text = "every wrong row has its causal diagonal (key i + offset) inside its step's keys: the rows whose visible "

@@ -128,7 +128,7 @@ std::vector<StepModel> candidate_models(const StageSteps& st, const AttentionSpe
   if (st.any_normalized) out.push_back(stored_model(SymptomKind::lse_without_log_l, {.m_log_l = -1}));
   if (st.any_unnormalized) out.push_back(stored_model(SymptomKind::m_holds_lse, {.m_log_l = 1}));
   out.push_back(stored_model(SymptomKind::o_times_l, {.o_l_power = 1}));
-  if (st.any_unnormalized) out.push_back(stored_model(SymptomKind::o_divided_by_l, {.o_l_power = -1}));
+  out.push_back(stored_model(SymptomKind::o_divided_by_l, {.o_l_power = -1}));
   if (st.any_nan_wrong) out.push_back(stored_model(SymptomKind::nan_fully_masked, {.nan_where_no_key = true}));
   if (st.keys_read) {
     const bool diagonal = spec.causal != CausalAlign::none || spec.window_right >= 0;
@@ -728,8 +728,19 @@ std::string claim_text(const StepModel& m, const LocalReplay& replay, int32_t st
   if (s.m_log_l < 0) return "the LSE of " + name + " is m alone, log l is never added (LSE = m + log l)";
   if (s.m_log_l > 0) return "the m channel of " + name + " holds m + log l (the LSE) where the event declares the running max m";
   if (s.o_l_power > 0) return "O in " + name + " is l times the expected (row by row): O is not divided by l, or weighted by l once more";
-  if (s.o_l_power < 0)
-    return "O in " + name + " is divided by l (already normalised) where the event declares an unnormalised state";
+  if (s.o_l_power < 0) {
+    bool normalized = false, unnormalized = false;
+    for (const ReplayStep& st : replay.steps()) {
+      const EventHeader& h = replay.run().headers[st.event];
+      if (h.stage != stage) continue;
+      ((h.convention & kNormalized) ? normalized : unnormalized) = true;
+    }
+    if (!unnormalized)
+      return "O in " + name + " is divided by l twice (row by row): the normalised O is divided by l once more";
+    return "O in " + name + " is divided by l once more than its convention says (row by row): " +
+           (normalized ? "normalised where an unnormalised state is declared, or divided by l twice"
+                       : "already normalised where the event declares an unnormalised state");
+  }
   if (s.nan_where_no_key)
     return "rows of " + name + " whose state has seen no key yet hold NaN where they should hold m = -inf, l = 0, O = 0: "
            "exp(-inf - -inf) is NaN; guard rows whose running max is still -inf";

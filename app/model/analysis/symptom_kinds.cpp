@@ -25,7 +25,8 @@ constexpr SymptomKindInfo kKinds[] = {
      "the m channel holds LSE = m + log l where the event declares the running max"},
     {K::o_times_l, "o_times_l", true, "O is l times what it should be: not divided by l, or weighted by l again"},
     {K::o_divided_by_l, "o_divided_by_l", true,
-     "O is divided by l (normalised) where the event declares an unnormalised state"},
+     "O is divided by l once more than the event's convention says: normalised where an unnormalised state is "
+     "declared, or a normalised O divided by l again"},
     {K::o_not_rescaled, "o_not_rescaled", true,
      "the running O is not rescaled by exp(m_old - m_new) when the running max rises (l is)"},
     {K::l_not_rescaled, "l_not_rescaled", true,

@@ -29,7 +29,7 @@ enum class SymptomKind {
   lse_without_log_l,      // only the LSE wrong: it is m; log l never added
   m_holds_lse,            // only m wrong: it holds m + log l where the running max is declared
   o_times_l,              // only O wrong: l times the expected (not divided by l, or weighted by it)
-  o_divided_by_l,         // only O wrong: divided by l where an unnormalised state is declared
+  o_divided_by_l,         // only O wrong: divided by l once more (normalised where unnormalised is declared, or twice)
   o_not_rescaled,         // the running O not rescaled by exp(m_old - m_new) (l is)
   l_not_rescaled,         // the running l not rescaled by exp(m_old - m_new) (O is)
   no_online_rescale,      // each step uses its own max, the running state never rescaled

@@ -35,6 +35,7 @@ enum class TestFault : int {
   m_starts_at_zero,            // the running max starts at 0 instead of -inf
   pv_added_twice,              // O += 2 P V (l is right)
   alibi_not_applied,           // the attention has ALiBi slopes; the kernel never subtracts the bias
+  output_divided_twice,        // the output is O / l / l (normalised, then divided by l again)
   // Split kernels (a partial pass over splits of kv tiles, then a merge pass).
   last_split_drops_diagonal,   // the last split's causal mask is `key < i + offset`
   splits_shifted_one_key,      // splits after the first read keys [begin - 1, end - 1)
@@ -74,6 +75,7 @@ inline constexpr TestFaultInfo kTestFaults[] = {
     {TestFault::m_starts_at_zero, "m_starts_at_zero", KernelShape::one_pass},
     {TestFault::pv_added_twice, "pv_added_twice", KernelShape::one_pass},
     {TestFault::alibi_not_applied, "alibi_not_applied", KernelShape::one_pass},
+    {TestFault::output_divided_twice, "output_divided_twice", KernelShape::one_pass},
     {TestFault::last_split_drops_diagonal, "last_split_drops_diagonal", KernelShape::split},
     {TestFault::splits_shifted_one_key, "splits_shifted_one_key", KernelShape::split},
     {TestFault::partial_o_half_columns, "partial_o_half_columns", KernelShape::split},

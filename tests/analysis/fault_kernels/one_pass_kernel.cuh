@@ -147,7 +147,9 @@ __global__ void one_pass_attention_kernel(const FaultKernelParams p) {
     const long long out_row = (static_cast<long long>(batch) * p.heads_q + head) * p.seq_q + row;
     T* out = static_cast<T*>(p.o) + out_row * d;
     for (int c = 0; c < d; ++c) {
-      const T x = from_float<T>(l == 0.0f ? 0.0f : o[c] / l);
+      const T x = from_float<T>(l == 0.0f                                 ? 0.0f
+                                : fault == TestFault::output_divided_twice ? o[c] / l / l
+                                                                           : o[c] / l);
       out[c] = x;
       if (out_ev) out_ev.o_row(r)[c] = to_float(x);
     }
