@@ -142,6 +142,20 @@ TEST(CleanRuns, Fa2StepsAreCleanOnlyWithPRounded) {
     EXPECT_GT(r.stages[static_cast<size_t>(step)].o_norm.failing_rows, 0u);
     EXPECT_EQ(r.stages[static_cast<size_t>(step)].m.failing_rows, 0u) << "m does not depend on P";
     EXPECT_EQ(r.stages[static_cast<size_t>(step)].l.failing_rows, 0u) << "l sums the unrounded P";
+    // The report says what would make it clean, as measured, and names no mechanism.
+    EXPECT_FALSE(r.symptom.mechanism);
+    const auto fits = std::find_if(r.symptom.findings.begin(), r.symptom.findings.end(),
+                                   [](const Finding& f) { return f.id == "p_rounded_fits"; });
+    ASSERT_NE(fits, r.symptom.findings.end()) << r.symptom.line;
+    EXPECT_EQ(fits->numbers.at("run_clean"), 1.0);
+    EXPECT_NE(r.symptom.line.find("declare fa2.step p_rounded"), std::string::npos) << r.symptom.line;
+    EXPECT_NE(r.symptom.next_measurement.find("declare fa2.step p_rounded"), std::string::npos);
+    EXPECT_EQ(r.symptom.next_measurement.find("perturb"), std::string::npos) << "no race measurement";
+    // Under an explicit tolerance the flag changes nothing, and nothing is said of it.
+    AnalysisOptions tight;
+    tight.tolerance = ToleranceOverride{1e-7, 0.0};
+    const AnalysisReport t = analyze_run(without, tight);
+    for (const Finding& f : t.symptom.findings) EXPECT_NE(f.id, "p_rounded_fits");
   }
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The Triton example (examples/triton_decode) on a GPU machine (torch with CUDA, triton, pytest;
+# The Triton examples on a GPU machine (torch with CUDA, triton, pytest;
 # no network; the package from the checkout, PYTHONPATH=python): its pytest file compiled and in
 # Triton's interpreter, the same seeded run recorded both ways (fixed and planted) and diffed, the
-# verdicts compared, and the helpers' cost with TS=False against the kernels without them.
+# verdicts compared, and the helpers' cost with TS=False against the kernels without them
+# (examples/triton_decode); then examples/triton_prefill's pytest file, compiled and in the interpreter.
 #   tests/python/gpu_triton.sh [TILESCOPE_CLI]     (default: build/release, then build/default)
 # Writes gpu_triton.log, bench_helpers.json and the four traces to $OUT when set (else /tmp).
 # Exit status 0 only when every step passed; a failing step's first error line is printed after it
@@ -76,6 +77,9 @@ PY
 echo "== compiled against interpreter (fixed; informative)" | tee -a "$log"
 "$cli" diff "$out/fixed.compiled.trace.safetensors" --against "$out/fixed.interpreter.trace.safetensors" 2>&1 | head -8 | tee -a "$log"
 step "helpers' cost (TS=False vs no helpers)" "$py" bench_helpers.py --json "$out/bench_helpers.json"
+cd "$repo/examples/triton_prefill"
+step "prefill pytest, compiled" "$py" -m pytest -v -p no:cacheprovider .
+step "prefill pytest, interpreter" env TRITON_INTERPRET=1 "$py" -m pytest -v -p no:cacheprovider .
 for f in "${failures[@]}"; do echo "gpu_triton.sh: failed step: $f" | tee -a "$log"; done
 echo "gpu_triton.sh: $([ $failed = 0 ] && echo passed || echo FAILED)" | tee -a "$log"
 exit $failed

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Triton example's tests without a GPU: in Triton's interpreter (TRITON_INTERPRET=1, CPU
+# The Triton examples' tests without a GPU (examples/triton_decode, then examples/triton_prefill's in the
+# interpreter only): in Triton's interpreter (TRITON_INTERPRET=1, CPU
 # tensors), then compiled ahead of time for sm_80 and sm_90 (test_helpers_compile_away: the
 # kernels with TS=False are the kernels without the helpers, PTX and SASS). Not in CI (torch and triton cost about 2 min and 5.4 GB to install: docs/python.md);
 # run by hand, or by tests/python/gpu_triton.sh on the GPU machine.
@@ -29,3 +30,5 @@ export PYTHONPATH=$repo/python${PYTHONPATH:+:$PYTHONPATH} TRITON_DEFAULT_FP_FUSI
 cd "$repo/examples/triton_decode"
 TRITON_INTERPRET=1 "$py" -m pytest -q -p no:cacheprovider . "$@"
 "$py" -m pytest -q -p no:cacheprovider -k compile_away . "$@"
+cd "$repo/examples/triton_prefill"
+TRITON_INTERPRET=1 "$py" -m pytest -q -p no:cacheprovider . "$@"

@@ -347,6 +347,23 @@ TEST_F(RecorderTest, OutputsKeepTheirDtypeAndABase2LseIsStoredInNaturalLog) {
   EXPECT_NEAR(lse[5], 6.0 * std::log(2.0), 1e-6);
 }
 
+// A kernel that rounds P to the input dtype before P V says so in its stage table; the trace
+// carries it to the analysis (the stage's yardstick rounds P too), and stages that do not say so
+// read false.
+TEST_F(RecorderTest, AStageDeclaresThatItRoundsP) {
+  tilescope::Attention a = small_attention();
+  tilescope::Recorder rec(a, {{"step", tilescope::StageKind::state, -1, true}, {"out", tilescope::StageKind::final}});
+  rec.start({.capacity = 1});
+  const Inputs in(a);
+  set_bhsd_inputs(rec, in, a);
+  rec.write(path("p_rounded.trace.safetensors"));
+  const ts::TraceFile t = ts::TraceFile::open(path("p_rounded.trace.safetensors"));
+  ASSERT_EQ(t.stages().size(), 2u);
+  EXPECT_TRUE(t.stages()[0].p_rounded);
+  EXPECT_EQ(t.stages()[0].pass, 0);
+  EXPECT_FALSE(t.stages()[1].p_rounded);
+}
+
 TEST_F(RecorderTest, TheSymbolIsSetForTheRecordingAndClearedAtItsEnd) {
   tilescope::Attention a = small_attention();
   a.heads_q = 1;

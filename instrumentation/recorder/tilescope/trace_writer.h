@@ -64,6 +64,9 @@ struct Stage {
   std::string name;  // 1 to 64 bytes, unique; shown in reports and the viewer
   StageKind kind = StageKind::state;
   int32_t pass = -1;
+  // The kernel rounds the softmax weights P to the input dtype before P V (an mma takes 16-bit
+  // operands): the stage's O is compared against a float32 textbook that rounds P the same way.
+  bool p_rounded = false;
 };
 
 // A tensor of the user's, in device or host memory, in any layout: its four dims in attention
