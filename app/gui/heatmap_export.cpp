@@ -31,12 +31,23 @@ std::string label_with_numbers(const std::string& label, const std::optional<std
   return s + ")";
 }
 
+// The same for rows named instead of numbered: "batch, query head (index 0 = b0 h0, ...)".
+std::string label_with_names(const std::string& label, const std::vector<std::string>& names) {
+  if (names.empty()) return label;
+  std::string s = label + " (index 0 = " + names[0];
+  if (names.size() > 1) s += ", 1 = " + names[1];
+  if (names.size() > 3) s += ", ...";
+  if (names.size() > 2) s += ", " + std::to_string(names.size() - 1) + " = " + names.back();
+  return s + ")";
+}
+
 }  // namespace
 
 HeatmapPngOptions png_options_for(const HeatmapView& view, const HeatmapDisplay& display, std::string title) {
   HeatmapPngOptions opt;
   opt.title = std::move(title);
-  opt.row_label = label_with_numbers(view.axes.row_label, view.axes.row_values);
+  opt.row_label = view.axes.row_names ? label_with_names(view.axes.row_label, *view.axes.row_names)
+                                      : label_with_numbers(view.axes.row_label, view.axes.row_values);
   opt.col_label = label_with_numbers(view.axes.col_label, view.axes.col_values);
   opt.first_row = view.axes.first_row;
   opt.first_col = view.axes.first_col;

@@ -37,6 +37,17 @@ std::optional<int64_t> axis_number(const std::optional<std::vector<int64_t>>& va
 }
 
 // The widest number an axis draws (for its margin).
+std::string widest_number(const std::optional<std::vector<int64_t>>& values, int64_t first, int64_t n);
+
+// The widest row label (for the left margin): the widest name, else the widest number.
+std::string widest_row_text(const HeatmapAxes& axes, int64_t rows) {
+  if (!axes.row_names) return widest_number(axes.row_values, axes.first_row, rows);
+  std::string widest;
+  for (const std::string& n : *axes.row_names)
+    if (ImGui::CalcTextSize(n.c_str()).x > ImGui::CalcTextSize(widest.c_str()).x) widest = n;
+  return widest;
+}
+
 std::string widest_number(const std::optional<std::vector<int64_t>>& values, int64_t first, int64_t n) {
   if (!values) return std::to_string(first + std::max<int64_t>(n - 1, 0));
   std::string widest;
@@ -48,6 +59,14 @@ std::string widest_number(const std::optional<std::vector<int64_t>>& values, int
 }  // namespace
 
 std::optional<int64_t> HeatmapAxes::row_number(int64_t r) const { return axis_number(row_values, first_row, r); }
+std::optional<std::string> HeatmapAxes::row_text(int64_t r) const {
+  if (!row_names) {
+    const std::optional<int64_t> n = row_number(r);
+    return n ? std::optional<std::string>(std::to_string(*n)) : std::nullopt;
+  }
+  if (r < 0 || r >= static_cast<int64_t>(row_names->size())) return std::nullopt;
+  return (*row_names)[static_cast<size_t>(r)];
+}
 std::optional<int64_t> HeatmapAxes::col_number(int64_t c) const { return axis_number(col_values, first_col, c); }
 
 void HeatmapView::set_data(std::shared_ptr<const FloatGrid> grid, int max_tile_side) {
@@ -72,7 +91,7 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
 
   // Margins: title above; rotated row label and row numbers on the left; column numbers and
   // the column label below. Views of the same shape get the same image size.
-  const std::string widest_row = widest_number(axes.row_values, axes.first_row, rows);
+  const std::string widest_row = widest_row_text(axes, rows);
   const float left = line + 6 + ImGui::CalcTextSize(widest_row.c_str()).x + 6 + kTickLen;
   const float top = line + 6;
   const float bottom = kTickLen + 2 + line + 2 + line + 2;
@@ -122,11 +141,11 @@ void HeatmapView::draw(HeatmapRenderer& renderer, HeatmapNavigation& nav, const 
     renderer.add(dl, texture_, display.colormap, display.scale, where, cache_);  // background included
 
     draw_marks(dl, nav, image_min, image_max);
-    draw_axes(dl, nav, image_min, image_max);
+    std::vector<HeatmapViewLayout::RowLabel> row_labels = draw_axes(dl, nav, image_min, image_max);
 
     layout_ = {name_,          image_min.x,     image_min.y, image_max.x, image_max.y, where.origin_x,
                where.origin_y, cam.px_per_col,  cam.px_per_row, rows,      cols,        texture_.tiles().size(),
-               texture_.tile_side(), display.colormap, display.scale, nav.picked};
+               texture_.tile_side(), display.colormap, display.scale, nav.picked, std::move(row_labels)};
   } else {
     const char* empty = "no data";
     const ImVec2 ts = ImGui::CalcTextSize(empty);
@@ -190,7 +209,9 @@ void HeatmapView::draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec
   }
 }
 
-void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const {
+std::vector<HeatmapViewLayout::RowLabel> HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav,
+                                                                ImVec2 image_min, ImVec2 image_max) const {
+  std::vector<HeatmapViewLayout::RowLabel> row_labels;
   const HeatmapCamera& cam = nav.camera;
   const float line = ImGui::GetTextLineHeight();
   const double w = image_max.x - image_min.x, h = image_max.y - image_min.y;
@@ -199,19 +220,20 @@ void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2
                                        std::clamp<int64_t>(static_cast<int64_t>(std::ceil(b)), 0, n)};
   };
   // Row numbers, right-aligned left of the image, at cell centres.
-  // Ticks on round numbers of the rows' own numbering; rows given numbers of their own are ticked
-  // on round row indices and labelled with their numbers.
-  const int64_t row_base = axes.row_values ? 0 : axes.first_row;
+  // Ticks on round numbers of the rows' own numbering; rows given numbers or names of their own
+  // are ticked on round row indices and labelled with them.
+  const int64_t row_base = axes.row_values || axes.row_names ? 0 : axes.first_row;
   const auto [r0, r1] = visible(cam.row_at(0), cam.row_at(h), nav.rows);
   for (int64_t t : axis_ticks(row_base + r0, row_base + r1, cam.px_per_row, line + 8)) {
-    const std::optional<int64_t> number = axes.row_number(t - row_base);
-    if (!number) break;
+    const std::optional<std::string> s = axes.row_text(t - row_base);
+    if (!s) break;
     const float y = static_cast<float>(image_min.y + cam.view_y(static_cast<double>(t - row_base) + 0.5));
     if (y < image_min.y || y > image_max.y) continue;
     dl->AddLine(ImVec2(image_min.x - 1 - kTickLen, y), ImVec2(image_min.x - 1, y), theme::kTick);
-    const std::string s = std::to_string(*number);
-    const float tw = ImGui::CalcTextSize(s.c_str()).x;
-    dl->AddText(ImVec2(image_min.x - 3 - kTickLen - tw, y - line / 2), ImGui::GetColorU32(ImGuiCol_Text), s.c_str());
+    const float tw = ImGui::CalcTextSize(s->c_str()).x;
+    const ImVec2 at(image_min.x - 3 - kTickLen - tw, y - line / 2);
+    dl->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), s->c_str());
+    row_labels.push_back({t - row_base, *s, at.x, at.y, at.x + tw, at.y + line});
   }
   // Column numbers, centred under the image.
   const int64_t col_base = axes.col_values ? 0 : axes.first_col;
@@ -233,9 +255,9 @@ void HeatmapView::draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2
   dl->AddText(ImVec2((image_min.x + image_max.x - cw) / 2, image_max.y + 4 + kTickLen + line), theme::kDimText,
               axes.col_label.c_str());
   const float rw = ImGui::CalcTextSize(axes.row_label.c_str()).x;
-  const float left = image_min.x - 1 - kTickLen - 6 -
-                     ImGui::CalcTextSize(widest_number(axes.row_values, axes.first_row, nav.rows).c_str()).x - 6 - line;
+  const float left = image_min.x - 1 - kTickLen - 6 - ImGui::CalcTextSize(widest_row_text(axes, nav.rows).c_str()).x - 6 - line;
   add_text_vertical(dl, ImVec2(left, (image_min.y + image_max.y + rw) / 2), theme::kDimText, axes.row_label.c_str());
+  return row_labels;
 }
 
 void handle_heatmap_keys(HeatmapNavigation& nav) {

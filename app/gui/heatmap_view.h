@@ -46,9 +46,13 @@ struct HeatmapAxes {
   // first query of each row block, pooled query rows); an empty list draws no numbers (one
   // column whose label says it all: "keys up to 4095").
   std::optional<std::vector<int64_t>> row_values, col_values;
+  // Rows named instead of numbered, one name per row ("b1 h7": a batch and a query head).
+  std::optional<std::vector<std::string>> row_names;
 
   // The number row r / column c is labelled with; nullopt where no numbers are drawn.
   std::optional<int64_t> row_number(int64_t r) const;
+  // What row r is labelled with: its name, else its number; nullopt where nothing is drawn.
+  std::optional<std::string> row_text(int64_t r) const;
   std::optional<int64_t> col_number(int64_t c) const;
 };
 
@@ -87,7 +91,9 @@ class HeatmapView {
 
  private:
   void handle_mouse(HeatmapNavigation& nav, ImVec2 image_min);
-  void draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const;
+  // Returns the row labels drawn (for the layout).
+  std::vector<HeatmapViewLayout::RowLabel> draw_axes(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min,
+                                                     ImVec2 image_max) const;
   void draw_marks(ImDrawList* dl, const HeatmapNavigation& nav, ImVec2 image_min, ImVec2 image_max) const;
 
   std::string name_;

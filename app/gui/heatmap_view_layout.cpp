@@ -34,6 +34,10 @@ void write_layout_json(const std::filesystem::path& path, const std::vector<Heat
           {"split_at", v.scale.split_at}}},
         {"picked", v.picked ? nlohmann::json::array({v.picked->row, v.picked->col}) : nlohmann::json(nullptr)},
     });
+    nlohmann::json labels = nlohmann::json::array();
+    for (const HeatmapViewLayout::RowLabel& l : v.row_labels)
+      labels.push_back({{"row", l.row}, {"text", l.text}, {"min", {l.min_x, l.min_y}}, {"max", {l.max_x, l.max_y}}});
+    j["views"].back()["row_labels"] = labels;
   }
   j["marks"] = nlohmann::json::array();
   for (const LayoutMark& m : marks)

@@ -28,6 +28,12 @@ struct HeatmapViewLayout {
   ColormapId colormap = ColormapId::ember;
   ColorScale scale;
   std::optional<CellIndex> picked;       // the linked views' picked cell
+  struct RowLabel {
+    int64_t row = 0;
+    std::string text;
+    float min_x = 0, min_y = 0, max_x = 0, max_y = 0;  // the text's box
+  };
+  std::vector<RowLabel> row_labels;      // the row labels drawn left of the image
 };
 
 // A rectangle a panel drew over a view (the first divergence, the selected event), in the same

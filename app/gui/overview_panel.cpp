@@ -127,9 +127,11 @@ void OverviewPanel::update(ViewerSession& s) {
         pairs_grid_ = std::make_shared<FloatGrid>(pairs_->values);
         pairs_view_.set_data(pairs_grid_);
         HeatmapAxes axes;
-        axes.row_label = "query head";
-        axes.row_values.emplace();
-        for (const auto& p : pairs_->pairs) axes.row_values->push_back(p.second);
+        // Each row says its batch and its query head: head numbers alone restart at every batch.
+        axes.row_label = "batch, query head";
+        axes.row_names.emplace();
+        for (const auto& [batch, head] : pairs_->pairs)
+          axes.row_names->push_back("b" + std::to_string(batch) + " h" + std::to_string(head));
         set_key_columns(axes, pairs_->column_keys, run->attention.seq_kv);
         pairs_view_.axes = std::move(axes);
         pairs_view_.set_title("worst error / tolerance, every pair, by keys covered");

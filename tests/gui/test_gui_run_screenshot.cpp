@@ -310,6 +310,24 @@ TEST(GuiRunScreenshot, DecodeOverviewShowsEveryPairWithTheFirstDivergenceFramed)
   expect_frame(shot, grid, o.divergence->row, o.divergence->row + 1, o.divergence->col, o.divergence->col + 1);
   const auto c = check_cells(shot, grid, o.values, 1e-3);
   EXPECT_GT(c.cells, 0u);
+
+  // Each labelled row says its batch and query head (was: the head alone, "0 ... 7 0 ... 7"):
+  // rows go by batch, then query head (this run's GQA groups are runs of consecutive heads).
+  const auto& labels = grid["row_labels"];
+  ASSERT_GE(labels.size(), 2u) << grid.dump();
+  const int64_t heads = run.attention.heads_q;
+  bool second_batch = false;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const int64_t r = labels[i]["row"];
+    EXPECT_EQ(labels[i]["text"], "b" + std::to_string(r / heads) + " h" + std::to_string(r % heads));
+    second_batch |= r / heads == 1;
+    // Beside the image, each clear of the next one.
+    EXPECT_LE(labels[i]["max"][0].get<double>(), grid["image_min"][0].get<double>()) << labels[i];
+    if (i + 1 < labels.size()) {
+      EXPECT_LE(labels[i]["max"][1].get<double>(), labels[i + 1]["min"][1].get<double>());
+    }
+  }
+  EXPECT_TRUE(second_batch) << labels;
 }
 
 // Decode with GQA (8 query heads on 2 kv heads, as `tilescope capture --heads 8 --heads-kv 2
