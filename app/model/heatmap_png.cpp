@@ -84,7 +84,21 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   L.plot_x = kPngPad + label_h + 12 + row_label_w + 6 + kTickLen;
   L.plot_y = kPngPad + title_h + subtitle_h;
 
-  L.colorbar_x = L.plot_x + plot_w + 28;
+  const std::string subtitle = scale_description(opt.colormap, scale, grid.rows, grid.cols);
+  const int x_ticks_y = L.plot_y + plot_h + kTickLen + 4;
+  const int x_label_y = x_ticks_y + label_h + 10;
+  const int col_label_len = text_width(opt.col_label, kPngLabelScale);
+  const int col_label_x = L.plot_x + std::max(0, (plot_w - col_label_len) / 2);
+  // The colour bar stands right of everything under the plot (the column numbers and the column
+  // label, which a plot narrower than its label overhangs): it is taller than a short plot, and
+  // would otherwise reach down into them.
+  int under_plot_right = std::max(L.plot_x + plot_w, col_label_x + col_label_len);
+  for (int64_t t : col_ticks) {
+    const int x = L.plot_x + static_cast<int>(t) * L.cell_w + L.cell_w / 2;
+    const int w = text_width(std::to_string(opt.first_col + t), kPngLabelScale);
+    under_plot_right = std::max(under_plot_right, x - w / 2 + w);
+  }
+  L.colorbar_x = under_plot_right + 28;
   L.colorbar_y = L.plot_y;
   L.colorbar_w = kColorbarW;
   L.colorbar_h = std::max(plot_h, kColorbarMinH);
@@ -114,20 +128,26 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
     legend_w += label_h + 6 + text_width(legend.back().text, kPngLabelScale) + 22;
   }
 
-  const std::string subtitle = scale_description(opt.colormap, scale, grid.rows, grid.cols);
-  const int x_ticks_y = L.plot_y + plot_h + kTickLen + 4;
-  const int x_label_y = x_ticks_y + label_h + 10;
-  const int legend_y = std::max(x_label_y + label_h + 16, L.colorbar_y + L.colorbar_h + label_h);
+  // The row label runs down the left edge from the plot's top (centred on a plot taller than it):
+  // the legend goes below it too.
+  const int row_label_len = text_width(opt.row_label, kPngLabelScale);
+  const int row_label_y = L.plot_y + std::max(0, (plot_h - row_label_len) / 2);
+  const int legend_y =
+      std::max({x_label_y + label_h + 16, L.colorbar_y + L.colorbar_h + label_h, row_label_y + row_label_len + 8});
   L.width = std::max({L.colorbar_x + L.colorbar_w + 8 + bar_label_w + kPngPad,
                       kPngPad + text_width(opt.title, kPngTitleScale) + kPngPad, kPngPad + text_width(subtitle, kPngLabelScale) + kPngPad,
-                      L.plot_x + text_width(opt.col_label, kPngLabelScale) + kPngPad, L.plot_x + legend_w + kPngPad});
+                      col_label_x + col_label_len + kPngPad, L.plot_x + legend_w + kPngPad});
   L.height = legend_y + label_h + kPngPad;
 
   RgbaImage img(L.width, L.height, kPngBackground);
+  const auto text = [&](int x, int y, const std::string& s, Rgba8 color, int text_scale) {
+    draw_text(img, x, y, s, color, text_scale);
+    L.texts.push_back({s, x, y, x + text_width(s, text_scale), y + text_height(text_scale)});
+  };
 
   // Title and the scale line under it.
-  if (!opt.title.empty()) draw_text(img, kPngPad, kPngPad, opt.title, kPngText, kPngTitleScale);
-  draw_text(img, kPngPad, kPngPad + title_h, subtitle, kPngDimText, kPngLabelScale);
+  if (!opt.title.empty()) text(kPngPad, kPngPad, opt.title, kPngText, kPngTitleScale);
+  text(kPngPad, kPngPad + title_h, subtitle, kPngDimText, kPngLabelScale);
 
   // Cells.
   for (int64_t r = 0; r < grid.rows; ++r)
@@ -146,22 +166,19 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
     const int y = L.plot_y + static_cast<int>(t) * L.cell_h + L.cell_h / 2;
     img.fill_rect(L.plot_x - 1 - kTickLen, y, L.plot_x - 1, y + 1, kFrame);
     const std::string s = std::to_string(opt.first_row + t);
-    draw_text(img, L.plot_x - 1 - kTickLen - 6 - text_width(s, kPngLabelScale), y - label_h / 2, s, kPngText, kPngLabelScale);
+    text(L.plot_x - 1 - kTickLen - 6 - text_width(s, kPngLabelScale), y - label_h / 2, s, kPngText, kPngLabelScale);
   }
-  const int row_label_len = text_width(opt.row_label, kPngLabelScale);
-  draw_text_vertical(img, kPngPad, L.plot_y + std::max(0, (plot_h - row_label_len) / 2), opt.row_label, kPngDimText,
-                     kPngLabelScale);
+  draw_text_vertical(img, kPngPad, row_label_y, opt.row_label, kPngDimText, kPngLabelScale);
+  L.texts.push_back({opt.row_label, kPngPad, row_label_y, kPngPad + label_h, row_label_y + row_label_len});
 
   // Column axis.
   for (int64_t t : col_ticks) {
     const int x = L.plot_x + static_cast<int>(t) * L.cell_w + L.cell_w / 2;
     img.fill_rect(x, L.plot_y + plot_h + 1, x + 1, L.plot_y + plot_h + 1 + kTickLen, kFrame);
     const std::string s = std::to_string(opt.first_col + t);
-    draw_text(img, x - text_width(s, kPngLabelScale) / 2, x_ticks_y, s, kPngText, kPngLabelScale);
+    text(x - text_width(s, kPngLabelScale) / 2, x_ticks_y, s, kPngText, kPngLabelScale);
   }
-  const int col_label_len = text_width(opt.col_label, kPngLabelScale);
-  draw_text(img, L.plot_x + std::max(0, (plot_w - col_label_len) / 2), x_label_y, opt.col_label, kPngDimText,
-            kPngLabelScale);
+  text(col_label_x, x_label_y, opt.col_label, kPngDimText, kPngLabelScale);
 
   // Colour bar: the table from high (top) to low, with its range.
   const ColormapTable& table = colormap_table(opt.colormap);
@@ -173,14 +190,14 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   const int bar_text_x = L.colorbar_x + L.colorbar_w + 8;
   const std::array<int, 3> bar_label_y = {L.colorbar_y, L.colorbar_y + L.colorbar_h / 2 - label_h / 2,
                                           L.colorbar_y + L.colorbar_h - label_h};
-  for (size_t i = 0; i < bar_labels.size(); ++i) draw_text(img, bar_text_x, bar_label_y[i], bar_labels[i], kPngText, kPngLabelScale);
+  for (size_t i = 0; i < bar_labels.size(); ++i) text(bar_text_x, bar_label_y[i], bar_labels[i], kPngText, kPngLabelScale);
 
   // Legend: every special colour with its count (a zero is evidence too).
   int x = L.plot_x;
-  for (const auto& [cls, text, count] : legend) {
+  for (const auto& [cls, entry_text, count] : legend) {
     img.fill_rect(x, legend_y, x + label_h, legend_y + label_h, special_color(cls));
-    draw_text(img, x + label_h + 6, legend_y, text, count ? kPngText : kPngDimText, kPngLabelScale);
-    x += label_h + 6 + text_width(text, kPngLabelScale) + 22;
+    text(x + label_h + 6, legend_y, entry_text, count ? kPngText : kPngDimText, kPngLabelScale);
+    x += label_h + 6 + text_width(entry_text, kPngLabelScale) + 22;
   }
 
   if (out) *out = L;

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "app/model/colormap.h"
 #include "app/model/float_grid.h"
@@ -42,6 +43,13 @@ struct HeatmapPngLayout {
   int cell_w = 0, cell_h = 0;
   int colorbar_x = 0, colorbar_y = 0, colorbar_w = 0, colorbar_h = 0;  // top = high end
   ColorScale scale;            // the scale actually used (after autofit)
+  // Every text drawn, with its box (x0, y0 inclusive; x1, y1 exclusive): none overlaps another,
+  // the plot or the colour bar, whatever the grid's shape.
+  struct TextBox {
+    std::string text;
+    int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  };
+  std::vector<TextBox> texts;
 };
 
 // Throws GridShapeError for a bad grid, ColorScaleError for a bad scale, and

@@ -136,6 +136,50 @@ TEST(HeatmapPng, TallArraysGetOnePixelRowsAndKeepEveryNaN) {
   }
 }
 
+TEST(HeatmapPng, NoTextOverlapsAnotherThePlotOrTheColourBarWhateverTheGridsShape) {
+  // Was: a plot shorter than the colour bar (the final output of 3 queries, 3 x 1 cells) put the
+  // column label under the plot, where the taller colour bar and its low-end label also were.
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  struct Box {
+    int x0, y0, x1, y1;
+  };
+  const auto overlap = [](const Box& a, const Box& b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; };
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1},  {3, 1},   {1, 3},  {3, 7},    {7, 3},  {2, 40},
+                                                           {40, 2}, {1, 600}, {600, 1}, {64, 64}, {2048, 16}, {5, 2000}};
+  for (const auto& [rows, cols] : shapes)
+    for (const bool long_labels : {false, true}) {
+      // random_grid plants four special cells; a smaller grid gets plain values.
+      Grid g{rows, cols, std::vector<float>(static_cast<size_t>(rows * cols), 1.0f), {}};
+      if (rows * cols >= 4) g = random_grid(rng, rows, cols);
+      else std::generate(g.values.begin(), g.values.end(), [&] { return std::normal_distribution<float>(0.5f, 2.0f)(rng); });
+      HeatmapPngOptions opt;
+      opt.title = long_labels ? "final  O - reference, batch 0 head 1" : "";
+      opt.row_label = long_labels ? "query row (index 0 = 4997, 1 = 4998, 2 = 4999)" : "row";
+      opt.col_label = long_labels ? "keys up to (index 0 = 5000)" : "c";
+      opt.first_row = long_labels ? 4997 : 0;
+      HeatmapPngLayout L;
+      const RgbaImage img = render_heatmap_image(g.view(), opt, &L);
+      const std::string shape = std::to_string(rows) + " x " + std::to_string(cols) + (long_labels ? " long" : "");
+      const Box plot{L.plot_x - 1, L.plot_y - 1, L.plot_x + static_cast<int>(cols) * L.cell_w + 1,
+                     L.plot_y + static_cast<int>(rows) * L.cell_h + 1};
+      const Box bar{L.colorbar_x, L.colorbar_y, L.colorbar_x + L.colorbar_w, L.colorbar_y + L.colorbar_h};
+      EXPECT_FALSE(overlap(plot, bar)) << shape;
+      ASSERT_GE(L.texts.size(), 6u) << shape;  // scale line, ticks, both labels, the bar's three
+      for (size_t i = 0; i < L.texts.size(); ++i) {
+        const HeatmapPngLayout::TextBox& t = L.texts[i];
+        const Box a{t.x0, t.y0, t.x1, t.y1};
+        EXPECT_TRUE(t.x0 >= 0 && t.y0 >= 0 && t.x1 <= img.width && t.y1 <= img.height) << shape << ": '" << t.text << "'";
+        EXPECT_FALSE(overlap(a, plot)) << shape << ": '" << t.text << "' on the plot";
+        EXPECT_FALSE(overlap(a, bar)) << shape << ": '" << t.text << "' on the colour bar";
+        for (size_t j = i + 1; j < L.texts.size(); ++j) {
+          const HeatmapPngLayout::TextBox& u = L.texts[j];
+          EXPECT_FALSE(overlap(a, Box{u.x0, u.y0, u.x1, u.y1})) << shape << ": '" << t.text << "' and '" << u.text << "'";
+        }
+      }
+    }
+}
+
 TEST(HeatmapPng, FixedScaleIsUsedAsGiven) {
   const std::vector<float> v = {0.0f, 0.5f, 1.0f, 2.0f};
   HeatmapPngOptions opt;
