@@ -5,6 +5,8 @@ bottom-right causal mask, GQA); each planted bug is located in its stage, at its
 its mechanism; a kernel that rounds P without declaring it is told so."""
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import tilescope
 from conftest import INTERPRETED
@@ -17,8 +19,9 @@ SHAPES = {
     "causal_q_above_kv": (2, 6, 3, 77, 50, 64, True),  # rows 0-26 see no key
     "full_mqa": (1, 4, 1, 45, 70, 32, False),
 }
-# Triton 3.9's interpreter multiplies bf16 tl.dot operands as bit patterns (docs/your-own-kernel.md).
-DTYPES = ["fp32", "fp16"] + ([] if INTERPRETED else ["bf16"])
+# bf16 in the interpreter needs conftest's interpreter_compat.install(): Triton's interpreter
+# multiplies bf16 tl.dot operands as their bit patterns (test_bf16_dot_is_exact).
+DTYPES = ["fp32", "fp16", "bf16"]
 
 
 def run(tmp_path, seed, shape="causal_q_below_kv", dtype="fp16", bug="none", stages=STAGES, fp32_dot="ieee"):
@@ -136,3 +139,41 @@ def test_tf32_dot_is_not_float32(tmp_path, seed):
         assert not report.clean and report.origin_stage == "step" and report.first_divergence["step"] == 0, msg
         wrong = report.data["stages"]["step"]
         assert wrong["events"]["failing"] == wrong["events"]["compared"], msg
+
+
+@triton.jit
+def _dot_kernel(A, B, C, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(A + r[:, None] * N + r[None, :])
+    b = tl.load(B + r[:, None] * N + r[None, :])
+    tl.store(C + r[:, None] * N + r[None, :], tl.dot(a, b))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_dot_of_16_bit_operands_is_exact(device, seed, dtype):
+    """tl.dot of small integers (exact in fp16 and bf16, sums exact in float32) gives their exact
+    product, compiled and in the interpreter: there with the bf16 mend of interpreter_compat,
+    whose absence gives products of the bit patterns (about 1e9)."""
+    g = torch.Generator().manual_seed(seed)
+    a, b = (torch.randint(-8, 9, (16, 16), generator=g).to(dtype).to(device) for _ in range(2))
+    c = torch.empty(16, 16, device=device)
+    _dot_kernel[(1,)](a, b, c, N=16)
+    torch.testing.assert_close(c.cpu(), a.double().cpu().matmul(b.double().cpu()).float(), rtol=0, atol=0)
+
+
+@triton.jit
+def _to_bf16_kernel(X, Y, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(Y + r, tl.load(X + r).to(tl.bfloat16))
+
+
+def test_float32_to_bf16_rounds_to_nearest_even(device, seed):
+    """x.to(tl.bfloat16) gives torch's bits (round to nearest even), compiled and in the
+    interpreter: there with interpreter_compat's mend, whose absence truncates."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(4096, generator=g)
+    # Exact ties between two bf16 values, both ways of rounding to even.
+    x[:4] = torch.tensor([1 + 2**-8, 1 + 3 * 2**-8, -(1 + 2**-8 + 2**-9), 65504.0])
+    y = torch.empty(4096, dtype=torch.bfloat16, device=device)
+    _to_bf16_kernel[(1,)](x.to(device), y, N=4096)
+    assert torch.equal(y.cpu().view(torch.int16), x.to(torch.bfloat16).view(torch.int16))
