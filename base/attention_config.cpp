@@ -13,37 +13,37 @@ namespace ts {
 namespace {
 
 constexpr std::array<FaultInfo, 9> kFaults{{
-    {Fault::none, "none", "the correct kernel", true, true, true},
+    {Fault::none, "none", "the correct kernel", true, true, true, true},
     {Fault::double_count_l, "double_count_l",
      "the Split-K reduce weights each split by its local sum l again (sums double-counted)",
-     false, true, false},
+     false, true, false, true},
     {Fault::masked_nan, "masked_nan",
      "no guard for a fully masked tile or split under causal masking: exp(-inf - -inf) gives NaN",
-     true, true, true},
+     true, true, true, true},
     {Fault::empty_split, "empty_split",
      "more splits than kv tiles; an empty split exits without writing its state, and the reduce "
      "reads the unset (NaN) partials",
-     false, true, false},
+     false, true, false, true},
     {Fault::partial_layout, "partial_layout",
      "the reducer's query stride in the partial buffers forgets the split count: query 0 is right, "
      "later queries read other queries' partials",
-     false, true, false},
+     false, true, false, true},
     {Fault::per_tile_softmax, "per_tile_softmax",
-     "FA-1 or FA-2 without online rescaling: each kv tile's softmax is used as is, right for one "
-     "tile, wrong after",
-     true, false, true},
+     "FA-1 or FA-2 (and splitk2's partial) without online rescaling: each kv tile's softmax is used "
+     "as is, right for one tile, wrong after",
+     true, false, true, true},
     {Fault::stale_accumulator, "stale_accumulator",
      "the P.V accumulator is not cleared between kv tiles: O is right after one tile, wrong after "
      "(m and l stay right)",
-     true, true, true},
+     true, true, true, true},
     {Fault::missing_barrier, "missing_barrier",
      "no barrier before a shared-memory K/V tile is overwritten by the next: slower threads read "
      "the next tile's values (a race)",
-     true, true, false},
+     true, true, false, false},
     {Fault::fragment_rows, "fragment_rows",
-     "FA-2's final store exchanges the mma accumulator's row halves (c0,c1 and c2,c3): row r of "
-     "each 16-row mma block gets row r xor 8's output",
-     false, false, true},
+     "FA-2's store of its accumulators (the final output; splitk2's partial state) exchanges the mma "
+     "accumulator's row halves (c0,c1 and c2,c3): row r of each 16-row mma block gets row r xor 8's",
+     false, false, true, true},
 }};
 template <typename Enum, size_t N>
 std::optional<Enum> lookup(std::string_view name,
@@ -53,12 +53,15 @@ std::optional<Enum> lookup(std::string_view name,
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<std::string_view, KernelKind>, 3> kKernelNames{
-    {{"fa1", KernelKind::fa1}, {"splitk", KernelKind::splitk}, {"fa2", KernelKind::fa2}}};
-constexpr std::array<std::pair<std::string_view, KernelKind>, 3> kKernelDescriptions{
+constexpr std::array<std::pair<std::string_view, KernelKind>, 4> kKernelNames{{{"fa1", KernelKind::fa1},
+                                                                            {"splitk", KernelKind::splitk},
+                                                                            {"fa2", KernelKind::fa2},
+                                                                            {"splitk2", KernelKind::splitk2}}};
+constexpr std::array<std::pair<std::string_view, KernelKind>, 4> kKernelDescriptions{
     {{"one pass, online softmax", KernelKind::fa1},
      {"partial pass over kv splits + log-sum-exp reduce", KernelKind::splitk},
-     {"fa1's pass on tensor cores", KernelKind::fa2}}};
+     {"fa1's pass on tensor cores", KernelKind::fa2},
+     {"Split-K with FA-2's partial on tensor cores", KernelKind::splitk2}}};
 constexpr std::array<std::pair<std::string_view, Backend>, 3> kBackendNames{
     {{"cpu", Backend::cpu}, {"gpu", Backend::gpu}, {"auto", Backend::auto_}}};
 
@@ -100,6 +103,7 @@ bool fault_applies(Fault fault, KernelKind kernel) {
     case KernelKind::fa1: return f.fa1;
     case KernelKind::splitk: return f.splitk;
     case KernelKind::fa2: return f.fa2;
+    case KernelKind::splitk2: return f.splitk2;
   }
   return false;
 }
@@ -108,14 +112,15 @@ std::string fault_refusal(Fault fault, KernelKind kernel) {
   if (fault_applies(fault, kernel)) return {};
   const std::string head = "fault '" + std::string(to_string(fault)) + "' does not apply to the " +
                            std::string(to_string(kernel)) + " kernel";
-  if (fault == Fault::missing_barrier && kernel == KernelKind::fa2)
-    return head + ": FA-2 fills its K/V tiles by cp.async, which the CPU runtime lands only at the "
-                  "wait, after the next barrier, so the race could not show there "
-                  "(kernels/fa2_forward.cuh)";
+  if (fault == Fault::missing_barrier && (kernel == KernelKind::fa2 || kernel == KernelKind::splitk2))
+    return head + ": FA-2's pass (splitk2's partial is FA-2's too) fills its K/V tiles by cp.async, which the "
+                  "CPU runtime lands only at the wait, after the next barrier, so the race could not show "
+                  "there (kernels/fa2_forward.cuh)";
   return head;
 }
 
 std::string_view to_string(KernelKind kind) { return name_of(kind, kKernelNames); }
+bool splits_kv(KernelKind kind) { return kind == KernelKind::splitk || kind == KernelKind::splitk2; }
 std::string_view kernel_description(KernelKind kind) { return name_of(kind, kKernelDescriptions); }
 std::string_view to_string(Backend backend) { return name_of(backend, kBackendNames); }
 std::string_view to_string(Fault fault) { return fault_info(fault).name; }
@@ -170,8 +175,8 @@ void validate(const AttentionConfig& c) {
   if (c.num_splits > 1024)
     throw ConfigError("num_splits",
                       "num_splits must be at most 1024 (got " + std::to_string(c.num_splits) + ")");
-  if (c.kernel != KernelKind::splitk && c.num_splits > 1)
-    throw ConfigError("num_splits", "num_splits applies to the splitk kernel only (" +
+  if (!splits_kv(c.kernel) && c.num_splits > 1)
+    throw ConfigError("num_splits", "num_splits applies to the splitk and splitk2 kernels only (" +
                                         std::string(to_string(c.kernel)) + " got " +
                                         std::to_string(c.num_splits) + ")");
   if (!fault_applies(c.fault, c.kernel)) throw ConfigError("fault", fault_refusal(c.fault, c.kernel));
@@ -263,7 +268,7 @@ void from_json(const nlohmann::json& j, AttentionConfig& c) {
   };
   AttentionConfig out;
   auto kernel = kernel_from_name(str("kernel"));
-  if (!kernel) throw ConfigError("kernel", "unknown kernel '" + str("kernel") + "' (fa1, splitk, fa2)");
+  if (!kernel) throw ConfigError("kernel", "unknown kernel '" + str("kernel") + "' (fa1, splitk, fa2, splitk2)");
   out.kernel = *kernel;
   auto fault = fault_from_name(str("fault"));
   if (!fault) throw ConfigError("fault", "unknown fault '" + str("fault") + "'");

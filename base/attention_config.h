@@ -25,6 +25,7 @@ enum class KernelKind : int32_t {
   fa1 = 0,     // one pass over the kv tiles with online softmax
   splitk = 1,  // flash-decoding: partial pass over kv splits, then a log-sum-exp reduce
   fa2 = 2,     // FA-1's pass on tensor cores (mma.sync), one warp per 16 or 32 query rows
+  splitk2 = 3, // Split-K whose partial pass is FA-2's over a split's kv tiles; Split-K's reduce
 };
 
 enum class Backend : int32_t {
@@ -54,6 +55,7 @@ struct FaultInfo {
   bool fa1;                      // meaningful for the FA-1 kernel
   bool splitk;                   // meaningful for the Split-K kernel
   bool fa2;                      // meaningful for the FA-2 kernel
+  bool splitk2;                  // meaningful for the Split-K 2 kernel
 };
 
 std::span<const FaultInfo> all_faults();
@@ -67,7 +69,10 @@ std::string fault_refusal(Fault fault, KernelKind kernel);
 std::string_view to_string(KernelKind kind);
 std::string_view to_string(Backend backend);
 std::string_view to_string(Fault fault);
-std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk", "fa2"
+std::optional<KernelKind> kernel_from_name(std::string_view name);  // "fa1", "splitk", "fa2", "splitk2"
+// Whether the kernel splits the kv tiles into splits merged by a reduce (splitk, splitk2): the
+// kernels num_splits applies to.
+bool splits_kv(KernelKind kind);
 // A few words on what the kernel does, for the CLI's help and the GUI's choices ("one pass,
 // online softmax").
 std::string_view kernel_description(KernelKind kind);
@@ -90,7 +95,7 @@ struct AttentionConfig {
   int64_t window_left = -1;     // sliding window: keys j >= diagonal - window_left; -1 = unbounded
   int64_t window_right = -1;    // keys j <= diagonal + window_right; -1 = unbounded
   double softcap = 0.0;         // logit softcap: scaled scores s -> softcap * tanh(s / softcap); 0 = off
-  int64_t num_splits = 0;       // Split-K only; 0 = chosen by the heuristic at launch
+  int64_t num_splits = 0;       // Split-K kernels only (splits_kv); 0 = chosen by the heuristic at launch
   double softmax_scale = 0.0;   // 0 = 1 / sqrt(head_dim)
 
   double effective_scale() const;

@@ -133,27 +133,66 @@ __device__ __forceinline__ uint32_t pack(float low, float high) {
 template <int kD>
 inline constexpr int kMinBlocksPerSm = kD == 64 ? 2 : 1;
 
-}  // namespace fa2_detail
+// The warp shape of a head dim (see the file's comment): query rows a warp owns, and the
+// fragments of its S and O accumulators.
+template <int kD>
+struct WarpShape {
+  static constexpr int kBM = fa2_block_m(kD), kBN = kFa2BlockN;
+  static constexpr int kWarpRows = kBM / (kKernelThreads / 32);  // query rows per warp
+  static constexpr int kMFrags = kWarpRows / 16;                 // mma row blocks (m16) per warp
+  static constexpr int kKSteps = kD / 16;                        // k-steps of S = Q K^T
+  static constexpr int kSTiles = kBN / 8;                        // n-tiles (8 keys) of S
+  static constexpr int kOTiles = kD / 8;                         // n-tiles (8 columns) of O
+  static constexpr int kPSteps = kBN / 16;                       // k-steps (16 keys) of P V
+  static_assert(kMFrags * 16 * (kKernelThreads / 32) == kBM, "each warp owns whole m16 row blocks");
+};
 
+// The row of the query tile that this lane's accumulator half h (0: c0, c1; 1: c2, c3) of row
+// block f holds.
+template <int kD>
+__device__ __forceinline__ int row_of(int tid, int f, int h) {
+  const int warp = tid / 32, lane = tid % 32;
+  return warp * WarpShape<kD>::kWarpRows + f * 16 + (lane >> 2) + 8 * h;
+}
+
+// A block's running state as its lanes hold it: m and l of the lane's rows (the quad's four
+// lanes hold the same), O unnormalised in accumulator fragments.
+template <int kD>
+struct RowState {
+  using Shape = WarpShape<kD>;
+  float m[Shape::kMFrags][2], l[Shape::kMFrags][2];
+  float o[Shape::kMFrags][Shape::kOTiles][4];
+};
+
+// What a block's step events (the running state after each kv tile) record: the stage, and the
+// split and first key of the keys their states cover (FA-2: no split, key 0; a Split-K partial:
+// its split and the split's first key).
+struct StepEvents {
+  int32_t stage;
+  int32_t split;
+  int64_t key_begin;
+};
+
+// The FA-2 schedule over kv tiles `visited` of query tile `q_tile` of (batch, head): Q and the
+// tiles loaded by cp.async, S = Q K^T, the online softmax and O = alpha O + P V on tensor cores,
+// a step event after each tile when the block records `events.stage`; the state over the keys of
+// the visited tiles left in `st`. The faults of the step (masked_nan, per_tile_softmax,
+// stale_accumulator) are read here; the callers' stores read the others. Every thread of the
+// block calls it; `smem` is the block's dynamic shared memory (kernel_smem.h: fa2_smem_bytes).
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
-    fa2_forward_kernel(const AttentionParams p) {
+__device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* smem, int q_tile, int head,
+                                                int batch, KvTileRange visited, StepEvents events,
+                                                RowState<kD>& st) {
   // Which head dims are built is kernels/kernel_list.cmake's; the swizzle needs 8 chunks a row.
   static_assert(kD % 64 == 0, "a row of Q, K or V must hold a multiple of 8 16-byte chunks (the swizzle)");
   using Traits = device::VariantTraits<kVariant>;
-  using fa2_detail::swizzled;
-  constexpr int kBM = fa2_block_m(kD), kBN = kFa2BlockN;
-  constexpr int kWarpRows = kBM / (kKernelThreads / 32);  // query rows per warp
-  constexpr int kMFrags = kWarpRows / 16;  // mma row blocks (m16) per warp
-  constexpr int kKSteps = kD / 16;   // k-steps of S = Q K^T
-  constexpr int kSTiles = kBN / 8;   // n-tiles (8 keys) of S
-  constexpr int kOTiles = kD / 8;    // n-tiles (8 columns) of O
-  constexpr int kPSteps = kBN / 16;  // k-steps (16 keys) of P V
+  using Shape = WarpShape<kD>;
+  constexpr int kBM = Shape::kBM, kBN = Shape::kBN;
+  constexpr int kMFrags = Shape::kMFrags, kKSteps = Shape::kKSteps, kSTiles = Shape::kSTiles;
+  constexpr int kOTiles = Shape::kOTiles, kPSteps = Shape::kPSteps;
   constexpr int kTile = kBN * kD;    // elements of one K or V buffer
   constexpr bool kQInRegisters = false;
-  static_assert(kMFrags * 16 * (kKernelThreads / 32) == kBM, "each warp owns whole m16 row blocks");
 
-  TS_DYNAMIC_SHARED(T, smem);
   T* const q_s = smem;               // [kBM][kD], swizzled
   T* const k_s = q_s + kBM * kD;     // 2 x [kBN][kD]
   T* const v_s = k_s + 2 * kTile;    // 2 x [kBN][kD]
@@ -164,10 +203,7 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
-  const int group = lane >> 2, quad_lane = lane & 3;  // PTX's groupID, threadID_in_group
-  const int q_tile = static_cast<int>(blockIdx.x);
-  const int head = static_cast<int>(blockIdx.y);
-  const int batch = static_cast<int>(blockIdx.z);
+  const int quad_lane = lane & 3;  // PTX's threadID_in_group
   const int rows = rows_in_q_tile(p.seq_q, kBM, q_tile);
   const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
@@ -180,13 +216,9 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool per_tile_softmax = Traits::has(p, Fault::per_tile_softmax);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
-  const bool exchange_rows = Traits::has(p, Fault::fragment_rows);
 
-  // This lane's rows in the tile: row block f (16 rows), half h = 0 holds c0, c1 (row groupID of
-  // the 16), h = 1 holds c2, c3 (groupID + 8).
-  const int warp_row0 = warp * kWarpRows;
-  auto row_of = [&](int f, int h) { return warp_row0 + f * 16 + group + 8 * h; };
-  const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kBN, q_tile);
+  const int warp_row0 = warp * Shape::kWarpRows;
+  auto row_of = [&](int f, int h) { return fa2_detail::row_of<kD>(tid, f, h); };
   // The keys that every one of this lane's rows sees (past seq_kv, causal, window): a kv tile
   // within them needs no per-key test.
   KeySpan all_rows_see{0, p.seq_kv};
@@ -215,8 +247,9 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   }
   tc::cp_async_commit_group();
 
-  float m_row[kMFrags][2], l_row[kMFrags][2];
-  float o_acc[kMFrags][kOTiles][4];
+  auto& m_row = st.m;
+  auto& l_row = st.l;
+  auto& o_acc = st.o;
   TS_UNROLL
   for (int f = 0; f < kMFrags; ++f) {
     TS_UNROLL
@@ -229,7 +262,6 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
       TS_UNROLL
       for (int i = 0; i < 4; ++i) o_acc[f][n][i] = 0.0f;
   }
-
   // Lane l of an ldmatrix x4 addresses row l & 7 of matrix l >> 3. Q's A fragments: matrices
   // (rows 0-7 | 8-15) x (columns 0-7 | 8-15) of the k-step, in the order a0..a3 takes them.
   const int ld_row = lane & 7, ld_m = lane >> 3;
@@ -337,7 +369,7 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
 
       // 3. Online softmax per row; the quad's four lanes hold a row's 64 keys between them.
       const tilescope::Event step_event =
-          decltype(record_steps)::value ? probe.open(p.trace, kFa2StepStage, t - visited.begin) : tilescope::Event{};
+          decltype(record_steps)::value ? probe.open(p.trace, events.stage, t - visited.begin) : tilescope::Event{};
       float alpha[kMFrags][2];
       TS_UNROLL
       for (int f = 0; f < kMFrags; ++f)
@@ -473,37 +505,65 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
             }
           }
         if (tid == 0)
-          step_event.commit(device::state_header(kFa2StepStage, 0, batch, head, kv_head, q0, rows, 0,
-                                                 device::tile_key(t + 1, kBN, p.seq_kv), -1,
-                                                 t - visited.begin, block));
+          step_event.commit(device::state_header(events.stage, 0, batch, head, kv_head, q0, rows,
+                                                 events.key_begin, device::tile_key(t + 1, kBN, p.seq_kv),
+                                                 events.split, t - visited.begin, block));
       }
     }
   };
   if constexpr (Traits::kTrace && !Traits::kFaulty) {
-    if (probe.wants(kFa2StepStage)) kv_loop(std::true_type{});
+    if (probe.wants(events.stage)) kv_loop(std::true_type{});
     else kv_loop(std::false_type{});
   } else {
     kv_loop(std::bool_constant<Traits::kTrace>{});
   }
   tc::cp_async_wait_all();  // a block that visits no tile still has its Q copies in flight
+}
+
+}  // namespace fa2_detail
+
+template <typename T, int kD, KernelVariant kVariant>
+__global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
+    fa2_forward_kernel(const AttentionParams p) {
+  using Traits = device::VariantTraits<kVariant>;
+  using Shape = fa2_detail::WarpShape<kD>;
+  constexpr int kBM = Shape::kBM;
+  TS_DYNAMIC_SHARED(T, smem);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int quad_lane = tid & 3;
+  const int q_tile = static_cast<int>(blockIdx.x);
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int rows = rows_in_q_tile(p.seq_q, kBM, q_tile);
+  const int64_t q0 = static_cast<int64_t>(q_tile) * kBM;
+  const int kv_head = kv_head_of<int>(head, p.heads, p.heads_kv);
+  const int64_t block = device::block_linear_index();
+  const tilescope::BlockProbe<Traits::kTrace> probe(p.trace, block);
+  const bool guard = !Traits::has(p, Fault::masked_nan);
+  const bool exchange_rows = Traits::has(p, Fault::fragment_rows);
+
+  const KvTileRange visited = visible_kv_tiles(p.mask, kBM, kFa2BlockN, q_tile);
+  fa2_detail::RowState<kD> st;
+  fa2_detail::attend_kv_tiles<T, kD, kVariant>(p, smem, q_tile, head, batch, visited,
+                                               {kFa2StepStage, -1, 0}, st);
 
   // Final output: O / l in the input dtype (two columns per 32-bit store), LSE in float32.
   const tilescope::Event final_event = probe.open(p.trace, kFa2FinalStage, 0);
   T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
   const int64_t lse_row0 = (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
   TS_UNROLL
-  for (int f = 0; f < kMFrags; ++f)
+  for (int f = 0; f < Shape::kMFrags; ++f)
     TS_UNROLL
     for (int h = 0; h < 2; ++h) {
       // fragment_rows: the values of half h are stored to the other half's row of the row block.
-      const int r = row_of(f, exchange_rows ? 1 - h : h);
+      const int r = fa2_detail::row_of<kD>(tid, f, exchange_rows ? 1 - h : h);
       if (r < rows) {
         T* orow = o + (q0 + r) * p.o_row_stride;
         TS_UNROLL
-        for (int n = 0; n < kOTiles; ++n) {
+        for (int n = 0; n < Shape::kOTiles; ++n) {
           const int c = n * 8 + quad_lane * 2;
-          const T lo = device::from_float<T>(device::normalise(o_acc[f][n][2 * h], l_row[f][h], guard));
-          const T hi = device::from_float<T>(device::normalise(o_acc[f][n][2 * h + 1], l_row[f][h], guard));
+          const T lo = device::from_float<T>(device::normalise(st.o[f][n][2 * h], st.l[f][h], guard));
+          const T hi = device::from_float<T>(device::normalise(st.o[f][n][2 * h + 1], st.l[f][h], guard));
           device::store_word(orow + c, tc::pack_halves(lo, hi));
           if (final_event) {
             final_event.o_row(r)[c] = device::to_float(lo);
@@ -511,9 +571,9 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
           }
         }
       }
-      const int lse_r = row_of(f, h);
+      const int lse_r = fa2_detail::row_of<kD>(tid, f, h);
       if (lse_r < rows && quad_lane == 0) {
-        const float lse = device::log_sum_exp(m_row[f][h], l_row[f][h], guard);
+        const float lse = device::log_sum_exp(st.m[f][h], st.l[f][h], guard);
         p.lse[lse_row0 + lse_r] = lse;
         if (final_event) {
           final_event.m()[lse_r] = lse;

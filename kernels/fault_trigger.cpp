@@ -25,7 +25,7 @@ bool any_row_in_block(const Tiling& t, bool mask_guard, F&& f) {
   for (int64_t row = 0; row < t.seq_q; ++row) {
     const KvTileRange visible = t.kv_tiles_visited(row / t.block_m);
     const KeySpan keys = mask.row_keys(row);
-    if (t.kernel != KernelKind::splitk) {  // FA-1 and FA-2 walk the same tiles
+    if (!splits_kv(t.kernel)) {  // FA-1 and FA-2 walk the same tiles
       if (f(RowInBlock{keys, visible, KvTileRange{0, t.num_kv_tiles}})) return true;
       continue;
     }
@@ -51,7 +51,7 @@ int32_t most_kv_tiles_per_block(const Tiling& t) {
   int32_t most = 0;
   for (int32_t q = 0; q < t.num_q_tiles; ++q) {
     const KvTileRange visible = t.kv_tiles_visited(q);
-    if (t.kernel != KernelKind::splitk) most = std::max(most, visible.size());
+    if (!splits_kv(t.kernel)) most = std::max(most, visible.size());
     else
       for (int32_t s = 0; s < t.num_splits; ++s)
         most = std::max(most, splitk_visited_tiles(t.split_kv_tiles(s), visible, true).size());
@@ -100,13 +100,23 @@ bool a_row_sees_two_keys_of_a_split(const Tiling& t) {
 // (O = that key's V row exactly). A partner past seq_q is a padding row of the tile, computed with a zero
 // query under the same mask rule: it too holds O = 0 or one key's V row in those cases, and
 // anything else otherwise.
+// Split-K 2 exchanges the partial states of a split, so the same holds of each split's keys: its
+// O is one key's V row when the row sees one key of the split, whichever other keys it sees.
 bool a_row_and_its_partner_differ(const Tiling& t) {
   const KernelMask mask = t.mask();
+  auto differ = [](KeySpan a, KeySpan b) {
+    const int64_t na = std::max<int64_t>(0, a.end - a.begin), nb = std::max<int64_t>(0, b.end - b.begin);
+    return na != nb || na > 1 || (na == 1 && a.begin != b.begin);
+  };
   for (int64_t row = 0; row < t.seq_q; ++row) {
     const int64_t partner = row ^ 8;
     const KeySpan a = mask.row_keys(row), b = mask.row_keys(partner);
-    const int64_t na = std::max<int64_t>(0, a.end - a.begin), nb = std::max<int64_t>(0, b.end - b.begin);
-    if (na != nb || na > 1 || (na == 1 && a.begin != b.begin)) return true;
+    if (!splits_kv(t.kernel)) {
+      if (differ(a, b)) return true;
+      continue;
+    }
+    for (int32_t s = 0; s < t.num_splits; ++s)
+      if (differ(keys_within(t, a, t.split_kv_tiles(s)), keys_within(t, b, t.split_kv_tiles(s)))) return true;
   }
   return false;
 }
@@ -120,14 +130,14 @@ std::string one_tile_reason(const Tiling& t) {
            std::to_string(t.block_n) + " keys; it needs a wider --window";
   return "no block of this config walks more than one kv tile (" + count_of(t.num_kv_tiles, "kv tile") + " of " +
          std::to_string(t.block_n) + " keys" +
-         (t.kernel == KernelKind::splitk ? ", " + std::to_string(t.kv_tiles_per_split) + " per split" : std::string()) +
-         "); it needs a longer --seq-kv" + (t.kernel == KernelKind::splitk ? " or fewer --splits" : "");
+         (splits_kv(t.kernel) ? ", " + std::to_string(t.kv_tiles_per_split) + " per split" : std::string()) +
+         "); it needs a longer --seq-kv" + (splits_kv(t.kernel) ? " or fewer --splits" : "");
 }
 
 }  // namespace
 
 std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
-  const bool splitk = c.kernel == KernelKind::splitk;
+  const bool splitk = splits_kv(c.kernel);
   // The catalogue's own record of where each fault lives (validate() refuses the others).
   if (!fault_applies(c.fault, c.kernel)) return "it is not a fault of the " + std::string(to_string(c.kernel)) + " kernel";
   switch (c.fault) {
@@ -174,8 +184,9 @@ std::string why_fault_cannot_show(const AttentionConfig& c, const Tiling& t) {
              "between barriers)";
     case Fault::fragment_rows:
       if (!a_row_and_its_partner_differ(t))
-        return "every query row and its partner row (row xor 8) see the same single key or none, so their outputs "
-               "are equal and exchanging them changes nothing";
+        return std::string("every query row and its partner row (row xor 8) see the same single key or none") +
+               (splits_kv(c.kernel) ? " of each split, so their partial states' O" : ", so their outputs") +
+               " are equal and exchanging them changes nothing";
       return {};
   }
   return {};

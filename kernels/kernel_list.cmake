@@ -14,7 +14,9 @@ ts_kernel_dtype(bf16 __nv_bfloat16)
 
 # ts_kernel(<kind> STAGES ... DTYPES ... HEAD_DIMS ... [DTYPES_WHY <text>] [HEAD_DIMS_WHY <text>])
 #   kind       base/attention_config.h's KernelKind, by its name
-#   STAGES     the kernels it launches (kernels/kernel_registry.h's KernelStage), in order
+#   STAGES     the kernels it launches (kernels/kernel_registry.h's KernelStage), in order; a
+#              stage another kernel lists first is built by that kernel's units (it must build
+#              the dtypes and head dims this one asks for)
 #   DTYPES     the dtypes it is built for; HEAD_DIMS the head dims; every dtype for every head dim
 #   *_WHY      why it is built for no others: the refusal of another says so
 # Each head dim costs an instantiation per stage, dtype and variant, compiled three times (the
@@ -33,3 +35,9 @@ ts_kernel(fa2
   DTYPES_WHY "it runs on tensor cores, which take 16-bit inputs"
   HEAD_DIMS 64 128
   HEAD_DIMS_WHY "each head dim costs two more nvcc builds (sm_80, sm_90a) of each of its units")
+ts_kernel(splitk2
+  STAGES splitk2_partial splitk_reduce
+  DTYPES f16 bf16
+  DTYPES_WHY "its partial pass is FA-2's, on tensor cores, which take 16-bit inputs"
+  HEAD_DIMS 64 128
+  HEAD_DIMS_WHY "its partial pass is FA-2's, built for these head dims")

@@ -15,7 +15,7 @@ namespace ts {
 
 using AttentionKernel = void (*)(AttentionParams);
 
-enum class KernelStage : int32_t { fa1 = 0, splitk_partial = 1, splitk_reduce = 2, fa2 = 3 };
+enum class KernelStage : int32_t { fa1 = 0, splitk_partial = 1, splitk_reduce = 2, fa2 = 3, splitk2_partial = 4 };
 
 const char* kernel_stage_name(KernelStage stage);  // "fa1_forward", "splitk_partial", ...
 

@@ -13,6 +13,10 @@
 //                                               buffers the reduce reads
 //            2 "splitk.reduce"   merge  pass 1  the merged state after each split
 //            3 "final"           final  pass 1  the output rows as written, with their LSE
+//   Split-K 2: Split-K's stages at Split-K's indices (its reduce is Split-K's reduce), with the
+//            partial pass's named for it and P rounded as FA-2's (StageInfo::p_rounded) in all
+//            but the final output:
+//            0 "splitk2.tile", 1 "splitk2.partial", 2 "splitk.reduce", 3 "final"
 #pragma once
 
 #include <cstdint>

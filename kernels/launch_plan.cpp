@@ -15,6 +15,7 @@ const char* kernel_stage_name(KernelStage stage) {
     case KernelStage::splitk_partial: return "splitk_partial";
     case KernelStage::splitk_reduce: return "splitk_reduce";
     case KernelStage::fa2: return "fa2_forward";
+    case KernelStage::splitk2_partial: return "splitk2_partial";
   }
   return "?";
 }
@@ -53,7 +54,7 @@ BlockCoords block_coords(const PlannedKernel& k, const Tiling& t, uint64_t b) {
   const auto x = static_cast<int64_t>(b % k.grid_x);
   c.head = static_cast<int32_t>((b / k.grid_x) % k.grid_y);
   c.batch = static_cast<int32_t>(b / (uint64_t{k.grid_x} * k.grid_y));
-  if (k.stage == KernelStage::splitk_partial) {
+  if (k.stage == KernelStage::splitk_partial || k.stage == KernelStage::splitk2_partial) {
     c.q_tile = static_cast<int32_t>(x / t.num_splits);
     c.split = static_cast<int32_t>(x % t.num_splits);
   } else {
@@ -62,7 +63,8 @@ BlockCoords block_coords(const PlannedKernel& k, const Tiling& t, uint64_t b) {
   return c;
 }
 
-// The kv tiles a Split-K partial block visits (kernels/tile_shapes.h: splitk_visited_tiles).
+// The kv tiles a Split-K partial block visits (kernels/tile_shapes.h: splitk_visited_tiles), of
+// either Split-K kernel.
 KvTileRange partial_tiles_visited(const LaunchPlan& plan, const BlockCoords& c) {
   const Tiling& t = plan.tiling;
   const bool guard = !(plan.variant == KernelVariant::faulty && plan.config.fault == Fault::masked_nan);
@@ -82,6 +84,7 @@ std::vector<StageCount> events_of_block(const LaunchPlan& plan, const PlannedKer
     case KernelStage::fa2:
       return {{kFa2StepStage, t.kv_tiles_visited(c.q_tile).size()}, {kFa2FinalStage, 1}};
     case KernelStage::splitk_partial:
+    case KernelStage::splitk2_partial:
       return {{kSplitkTileStage, plan.tile_events ? partial_tiles_visited(plan, c).size() : 0},
               {kSplitkPartialStage, 1}};
     case KernelStage::splitk_reduce:
@@ -204,13 +207,19 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
                             static_cast<size_t>(fa2_smem_bytes(d, static_cast<int>(dtype_size(config.dtype)),
                                                                     plan.variant == KernelVariant::faulty)),
                             {}});
-  } else {
+  } else {  // splitk, splitk2: the partial pass, then the reduce
+    const bool fa2_partial = config.kernel == KernelKind::splitk2;
     const int64_t partial_x = int64_t{t.num_q_tiles} * t.num_splits;
     if (partial_x > std::numeric_limits<int32_t>::max())
       throw ConfigError("num_splits", "query tiles x splits = " + std::to_string(partial_x) +
                                           " exceeds the grid's 2^31-1 blocks; use fewer splits");
-    plan.kernels.push_back({KernelStage::splitk_partial, static_cast<uint32_t>(partial_x), heads,
-                            batch, static_cast<size_t>(splitk_partial_smem_bytes(d, static_cast<int>(dtype_size(config.dtype)))), {}});
+    const int elem_bytes = static_cast<int>(dtype_size(config.dtype));
+    plan.kernels.push_back(
+        {fa2_partial ? KernelStage::splitk2_partial : KernelStage::splitk_partial, static_cast<uint32_t>(partial_x),
+         heads, batch,
+         static_cast<size_t>(fa2_partial ? fa2_smem_bytes(d, elem_bytes, plan.variant == KernelVariant::faulty)
+                                         : splitk_partial_smem_bytes(d, elem_bytes)),
+         {}});
     plan.kernels.push_back({KernelStage::splitk_reduce, static_cast<uint32_t>(t.num_q_tiles), heads,
                             batch, 0, {}});
     plan.partial_rows = config.batch * config.heads * config.seq_q * t.num_splits;
@@ -224,7 +233,7 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
       throw ConfigError("trace.capacity_events", "the trace capacity must be >= 0 events");
     plan.tracing = true;
     plan.filter = trace.filter;
-    plan.tile_events = config.kernel == KernelKind::splitk &&
+    plan.tile_events = splits_kv(config.kernel) &&
                        tile_events.value_or(tile_events_by_default(plan.config, t));
     plan.trace_requested = assign_slots(plan);
     plan.trace_slots = std::min(plan.trace_requested, trace.capacity_events);

@@ -1,5 +1,5 @@
-// Split-K reduce pass: merges the splits' unnormalised states (splitk_partial.cuh) into the
-// attention output with log-sum-exp weights.
+// Split-K reduce pass: merges the splits' unnormalised states (splitk_partial.cuh, or
+// splitk2_partial.cuh for the splitk2 kernel) into the attention output with log-sum-exp weights.
 //
 // What it computes: for every (batch, head) and query row i, merging split after split
 // (s = 0, 1, ...) into a running state:
@@ -25,7 +25,7 @@
 //                   split s at buffer row q + s instead of q * num_splits + s, so query 0 is
 //                   right and later queries read other queries' partials (2+ splits).
 //
-// Run it: after splitk_partial_kernel, as ts::launch_attention does (kernels/launcher.h).
+// Run it: after splitk_partial_kernel or splitk2_partial_kernel, as ts::launch_attention does (kernels/launcher.h).
 #pragma once
 
 #include "instrumentation/simt/cuda_compat.h"
@@ -58,73 +58,84 @@ __global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const Att
   const bool weight_by_l = Traits::has(p, Fault::double_count_l);
   const bool layout_bug = Traits::has(p, Fault::partial_layout);
 
-  // This thread's elements of the tile: e = tid + 128 i -> (row e / d, column e % d).
+  // This thread's elements of the tile, a chunk at a time: e = chunk + tid + 128 i -> (row e / d,
+  // column e % d). A Split-K tile (at most kSplitkMaxBlockM rows) is one chunk; a Split-K 2 tile
+  // (FA-2's, up to 128 rows) is several, each merged over every split in turn, so that the
+  // per-thread state stays kMaxElems long whatever the rows. An event's payload is written chunk
+  // by chunk (reopen) and committed with the last.
   constexpr int kMaxElems = kSplitkMaxBlockM * 256 / kKernelThreads;
+  constexpr int kChunk = kMaxElems * kKernelThreads;
   const int elems = rows * d;
-  float m[kMaxElems], l[kMaxElems], acc[kMaxElems];
-  TS_UNROLL
-  for (int i = 0; i < kMaxElems; ++i) {
-    m[i] = device::kNegInf;
-    l[i] = 0.0f;
-    acc[i] = 0.0f;
-  }
   // Buffer row of (query, split 0) for the element's query; the splits of a query follow.
   auto first_row = [&](int r) {
     const int64_t query = q0 + r;
     return layout_bug ? bh * p.seq_q * n + query : (bh * p.seq_q + query) * n;
   };
-
-  for (int s = 0; s < n; ++s) {
-    const tilescope::Event merged = probe.open(p.trace, kSplitkReduceStage, s);  // once per thread and split
+  T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+  for (int chunk = 0; chunk < elems; chunk += kChunk) {
+    const bool first_chunk = chunk == 0, last_chunk = chunk + kChunk >= elems;
+    float m[kMaxElems], l[kMaxElems], acc[kMaxElems];
     TS_UNROLL
     for (int i = 0; i < kMaxElems; ++i) {
-      const int e = tid + i * kKernelThreads;
+      m[i] = device::kNegInf;
+      l[i] = 0.0f;
+      acc[i] = 0.0f;
+    }
+
+    for (int s = 0; s < n; ++s) {
+      // once per thread, split and chunk
+      const tilescope::Event merged = first_chunk ? probe.open(p.trace, kSplitkReduceStage, s)
+                                                  : probe.reopen(p.trace, kSplitkReduceStage, s);
+      TS_UNROLL
+      for (int i = 0; i < kMaxElems; ++i) {
+        const int e = chunk + tid + i * kKernelThreads;
+        if (e < elems) {
+          const int r = e / d, c = e % d;
+          const int64_t row = first_row(r) + s;
+          device::merge_state(m[i], l[i], acc[i], p.partial_m[row], p.partial_l[row],
+                              p.partial_o[row * d + c], guard, weight_by_l);
+          if (merged) {
+            merged.o_row(r)[c] = acc[i];
+            if (c == 0) {
+              merged.m()[r] = m[i];
+              merged.l()[r] = l[i];
+            }
+          }
+        }
+      }
+      if (merged && tid == 0 && last_chunk) {
+        const KvTileRange split = split_kv_tile_range(s, p.kv_tiles_per_split, p.num_kv_tiles);
+        merged.commit(device::state_header(kSplitkReduceStage, 0, batch, head, kv_head, q0, rows, 0,
+                                           device::tile_key(split.end, p.block_n, p.seq_kv), s, s,
+                                           block));
+      }
+    }
+
+    const tilescope::Event final_event = first_chunk ? probe.open(p.trace, kSplitkFinalStage, 0)
+                                                     : probe.reopen(p.trace, kSplitkFinalStage, 0);
+    TS_UNROLL
+    for (int i = 0; i < kMaxElems; ++i) {
+      const int e = chunk + tid + i * kKernelThreads;
       if (e < elems) {
         const int r = e / d, c = e % d;
-        const int64_t row = first_row(r) + s;
-        device::merge_state(m[i], l[i], acc[i], p.partial_m[row], p.partial_l[row],
-                            p.partial_o[row * d + c], guard, weight_by_l);
-        if (merged) {
-          merged.o_row(r)[c] = acc[i];
-          if (c == 0) {
-            merged.m()[r] = m[i];
-            merged.l()[r] = l[i];
+        const int64_t query = q0 + r;
+        const T out = device::from_float<T>(device::normalise(acc[i], l[i], guard));
+        o[query * p.o_row_stride + c] = out;
+        if (final_event) final_event.o_row(r)[c] = device::to_float(out);
+        if (c == 0) {
+          const float lse = device::log_sum_exp(m[i], l[i], guard);
+          p.lse[bh * p.seq_q + query] = lse;
+          if (final_event) {
+            final_event.m()[r] = lse;
+            final_event.l()[r] = 1.0f;
           }
         }
       }
     }
-    if (merged && tid == 0) {
-      const KvTileRange split = split_kv_tile_range(s, p.kv_tiles_per_split, p.num_kv_tiles);
-      merged.commit(device::state_header(kSplitkReduceStage, 0, batch, head, kv_head, q0, rows, 0,
-                                         device::tile_key(split.end, p.block_n, p.seq_kv), s, s,
-                                         block));
-    }
+    if (final_event && tid == 0 && last_chunk)
+      final_event.commit(device::state_header(kSplitkFinalStage, tilescope::kNormalized, batch, head,
+                                              kv_head, q0, rows, 0, p.seq_kv, -1, n, block));
   }
-
-  T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-  const tilescope::Event final_event = probe.open(p.trace, kSplitkFinalStage, 0);
-  TS_UNROLL
-  for (int i = 0; i < kMaxElems; ++i) {
-    const int e = tid + i * kKernelThreads;
-    if (e < elems) {
-      const int r = e / d, c = e % d;
-      const int64_t query = q0 + r;
-      const T out = device::from_float<T>(device::normalise(acc[i], l[i], guard));
-      o[query * p.o_row_stride + c] = out;
-      if (final_event) final_event.o_row(r)[c] = device::to_float(out);
-      if (c == 0) {
-        const float lse = device::log_sum_exp(m[i], l[i], guard);
-        p.lse[bh * p.seq_q + query] = lse;
-        if (final_event) {
-          final_event.m()[r] = lse;
-          final_event.l()[r] = 1.0f;
-        }
-      }
-    }
-  }
-  if (final_event && tid == 0)
-    final_event.commit(device::state_header(kSplitkFinalStage, tilescope::kNormalized, batch, head,
-                                            kv_head, q0, rows, 0, p.seq_kv, -1, n, block));
 }
 
 }  // namespace ts

@@ -48,7 +48,7 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count) {
   if (config.kernel == KernelKind::fa1) {
     t.block_m = fa1_block_m(d);
     t.block_n = fa1_block_n(d);
-  } else if (config.kernel == KernelKind::fa2) {
+  } else if (config.kernel == KernelKind::fa2 || config.kernel == KernelKind::splitk2) {
     t.block_m = fa2_block_m(d);
     t.block_n = kFa2BlockN;
   } else {
@@ -57,7 +57,7 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count) {
   }
   t.num_q_tiles = static_cast<int32_t>(ceil_div(config.seq_q, t.block_m));
   t.num_kv_tiles = static_cast<int32_t>(ceil_div(config.seq_kv, t.block_n));
-  if (config.kernel != KernelKind::splitk) {
+  if (!splits_kv(config.kernel)) {
     t.num_splits = 1;
   } else if (config.num_splits > 0) {
     t.num_splits = static_cast<int32_t>(config.num_splits);
@@ -112,7 +112,7 @@ void from_json(const nlohmann::json& j, Tiling& out) {
   if (!j.contains("kernel") || !j.at("kernel").is_string())
     throw ConfigError("tiling.kernel", "tiling field 'kernel' must be a string");
   const auto kernel = kernel_from_name(j.at("kernel").get<std::string>());
-  if (!kernel) throw ConfigError("tiling.kernel", "unknown kernel in tiling (fa1, splitk, fa2)");
+  if (!kernel) throw ConfigError("tiling.kernel", "unknown kernel in tiling (fa1, splitk, fa2, splitk2)");
   if (!j.contains("causal") || !j.at("causal").is_boolean())
     throw ConfigError("tiling.causal", "tiling field 'causal' must be a boolean");
   constexpr int64_t kMaxSeq = int64_t{1} << 30;
@@ -134,7 +134,7 @@ void from_json(const nlohmann::json& j, Tiling& out) {
   expect_equal("num_q_tiles", t.num_q_tiles, ceil_div(t.seq_q, t.block_m));
   expect_equal("num_kv_tiles", t.num_kv_tiles, ceil_div(t.seq_kv, t.block_n));
   expect_equal("kv_tiles_per_split", t.kv_tiles_per_split, ceil_div(t.num_kv_tiles, t.num_splits));
-  if (t.kernel != KernelKind::splitk) expect_equal("num_splits", t.num_splits, 1);
+  if (!splits_kv(t.kernel)) expect_equal("num_splits", t.num_splits, 1);
   out = t;
 }
 

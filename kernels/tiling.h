@@ -42,7 +42,8 @@ struct Tiling {
 };
 
 // The tiling a launch of `config` uses on a device with `sm_count` multiprocessors. Split-K
-// takes config.num_splits when given (> 0), else chooses it with choose_num_splits. Throws
+// (splitk, and splitk2 on FA-2's tiles) takes config.num_splits when given (> 0), else chooses
+// it with choose_num_splits. Throws
 // ConfigError for an invalid config or sm_count < 1.
 Tiling make_tiling(const AttentionConfig& config, int sm_count);
 

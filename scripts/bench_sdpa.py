@@ -4,7 +4,8 @@
 Times torch.nn.functional.scaled_dot_product_attention with each backend PyTorch offers
 (flash, efficient, cudnn, math) and keeps the fastest, on:
   * Split-K decode: B=8, H=32, Sq=1, Skv=32768, D=128, bf16
-  * prefill:        B=4, H=16, S=2048, D=64, bf16 (not causal): FA-1 and FA-2 (tensor cores)
+  * prefill:        B=4, H=16, S=2048, D=64, bf16 (not causal): FA-1 and FA-2 (tensor cores), and
+                    Split-K 2 (FA-2's partial) and Split-K with 4 kv splits
 reporting time (CUDA events, mean of 20 runs after 3 warm-up runs), GB/s (Q, K, V read + O
 written) and TFLOP/s (4 * B * H * Sq * Skv * D), the same formulas as bench_kernels_gpu.
 
@@ -32,7 +33,9 @@ SHAPES = {
 }
 OURS = {  # bench_kernels_gpu's plain benchmarks of each shape: (kernel, benchmark name)
     "splitk_decode": [("splitk", "splitk_decode_B8_H32_Skv32768_D128_bf16")],
-    "fa1_prefill": [("fa1", "fa1_prefill_B4_H16_S2048_D64_bf16"), ("fa2", "fa2_prefill_B4_H16_S2048_D64_bf16")],
+    "fa1_prefill": [("fa1", "fa1_prefill_B4_H16_S2048_D64_bf16"), ("fa2", "fa2_prefill_B4_H16_S2048_D64_bf16"),
+                    ("splitk2", "splitk2_prefill_B4_H16_S2048_D64_bf16_4splits"),
+                    ("splitk", "splitk_prefill_B4_H16_S2048_D64_bf16_4splits")],
 }
 
 
@@ -171,7 +174,7 @@ def main():
             r = ours.get(bench)
             if r is None:
                 continue
-            who = f"tilescope {kernel}" + (f" (splits {r['num_splits']})" if kernel == "splitk" else "")
+            who = f"tilescope {kernel}" + (f" (splits {r['num_splits']})" if kernel.startswith("splitk") else "")
             if "error" in r:
                 print(f"{name:16s} {who:28s} ERROR: {r['error']}")
                 continue

@@ -94,6 +94,17 @@ std::string built_choices_help(const std::string& what, const std::vector<T>& an
   return out;
 }
 
+// "Trace only these stages, comma-separated; fa1: fa1.step, final; ...": each kernel's stage table.
+std::string stages_help() {
+  std::string out = "Trace only these stages, comma-separated";
+  for (KernelKind k : built_kernels()) {
+    std::string names;
+    for (const StageInfo& s : kernel_stage_table(k)) names += (names.empty() ? "" : ", ") + s.name;
+    out += "; " + std::string(to_string(k)) + ": " + names;
+  }
+  return out;
+}
+
 CaptureSpec spec_from(const CaptureOptions& o) {
   CaptureSpec spec;
   spec.config = o.config;
@@ -250,11 +261,10 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--trace-head", o->trace_head, "Trace only these heads, A:B");
   cmd->add_option("--trace-queries", o->trace_queries,
                   "Trace only events holding these query rows, A:B");
-  cmd->add_option("--stages", o->stages,
-                  "Trace only these stages, comma-separated; fa1: fa1.step, final; fa2: fa2.step, final; splitk: splitk.tile, "
-                  "splitk.partial, splitk.reduce, final");
+  cmd->add_option("--stages", o->stages, stages_help());
   cmd->add_option("--tile-events", o->tile_events,
-                  "Split-K: record each split's state after every kv tile (splitk.tile): on, off, or auto "
+                  "Split-K (splitk, splitk2): record each split's state after every kv tile (splitk.tile, splitk2.tile): "
+                  "on, off, or auto "
                   "(on for runs of at most " + std::to_string(kTileEventsByDefaultLimit) + " tile states)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();

@@ -12,13 +12,14 @@
 #include "app/cli/commands.h"
 #include "app/cli_common/report_output.h"
 #include "base/attention_config.h"
+#include "base/kernel_list.h"
 
 namespace ts::cli {
 namespace {
 
 std::vector<std::string> kernel_names(const FaultInfo& f) {
   std::vector<std::string> out;
-  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk, KernelKind::fa2})
+  for (KernelKind k : built_kernels())
     if (fault_applies(f.fault, k)) out.emplace_back(to_string(k));
   return out;
 }

@@ -130,7 +130,7 @@ void print_text(const RunView& run, const std::string& file, uint64_t size) {
     const Tiling& t = *run.tiling;
     std::string tiling = "block_m " + std::to_string(t.block_m) + ", block_n " + std::to_string(t.block_n) + ": " +
                          count_of(t.num_q_tiles, "query tile") + " x " + count_of(t.num_kv_tiles, "kv tile");
-    if (t.kernel == KernelKind::splitk)
+    if (splits_kv(t.kernel))
       tiling += ", " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile");
     line("tiling", tiling);
   }

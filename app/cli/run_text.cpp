@@ -43,7 +43,7 @@ std::string config_text(const AttentionConfig& c) {
   if (c.causal) s += ", causal";
   if (c.has_window()) s += ", window " + window_text(c.window_left, c.window_right);
   if (c.softcap > 0.0) s += ", softcap " + exact_decimal(c.softcap);
-  if (c.kernel == KernelKind::splitk)
+  if (splits_kv(c.kernel))
     s += ", " + count_of(c.num_splits, "split");
   if (c.softmax_scale > 0.0) s += ", scale " + exact_decimal(c.softmax_scale);
   return s;

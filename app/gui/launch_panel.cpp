@@ -144,7 +144,7 @@ void LaunchPanel::draw_kernel_fields(const std::optional<CaptureField>& bad) {
   hint("Causal mask, aligned bottom-right: query i sees keys j <= i + seq_kv - seq_q");
   label(CaptureField::splits, bad);
   {
-    const ImGuiDisabledScope disabled(f.config.kernel != KernelKind::splitk);
+    const ImGuiDisabledScope disabled(!splits_kv(f.config.kernel));
     ImGui::InputScalar("##splits", ImGuiDataType_S64, &f.config.num_splits);
   }
   hint("Split-K splits; 0 = the heuristic's choice");
@@ -215,7 +215,7 @@ void LaunchPanel::draw_trace_fields(const std::optional<CaptureField>& bad) {
   }
   label("tile events", bad);
   {
-    const ImGuiDisabledScope not_splitk(f.config.kernel != KernelKind::splitk);
+    const ImGuiDisabledScope not_splitk(!splits_kv(f.config.kernel));
     int tiles = !f.tile_events ? 0 : *f.tile_events ? 1 : 2;
     if (ImGui::RadioButton("auto##tiles", &tiles, 0)) f.tile_events.reset();
     ImGui::SameLine();
@@ -223,7 +223,7 @@ void LaunchPanel::draw_trace_fields(const std::optional<CaptureField>& bad) {
     ImGui::SameLine();
     if (ImGui::RadioButton("off##tiles", &tiles, 2)) f.tile_events = false;
   }
-  hint("Split-K: a splitk.tile event with each split's running state after every kv tile; auto: on when the "
+  hint("Split-K (splitk, splitk2): a splitk.tile / splitk2.tile event with each split's running state after every kv tile; auto: on when the "
        "run is small enough");
   label(CaptureField::capacity, bad);
   ImGui::InputScalar("##cap", ImGuiDataType_S64, &f.capacity);

@@ -16,7 +16,7 @@ AttentionConfig make_config(KernelKind kernel, Fault fault, DType dtype, int64_t
   c.seq_q = seq_q;
   c.seq_kv = seq_kv;
   c.causal = causal;
-  c.num_splits = kernel == KernelKind::splitk ? splits : 0;
+  c.num_splits = splits_kv(kernel) ? splits : 0;
   c.batch = batch;
   c.heads = heads;
   return c;

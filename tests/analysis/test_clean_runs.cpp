@@ -72,6 +72,9 @@ TEST(CleanRuns, CorrectKernelsAreClean) {
       make_config(splitk, Fault::none, DType::f32, 64, 16, 100, false, 4),  // ...kv tiles: empty splits
       make_config(splitk, Fault::none, DType::bf16, 128, 1, 3000, false, 0),  // decode, heuristic splits
       make_config(splitk, Fault::none, DType::f16, 32, 50, 30, true, 2),     // rows that see no key
+      make_config(KernelKind::splitk2, Fault::none, DType::bf16, 64, 200, 500, true, 3),
+      make_config(KernelKind::splitk2, Fault::none, DType::f16, 128, 70, 150, false, 5, 1, 2),  // 3 tiles: empty splits
+      make_config(KernelKind::splitk2, Fault::none, DType::bf16, 128, 90, 40, true, 2),  // rows that see no key
   };
   for (const AttentionConfig& c : configs) {
     test::LaunchSpec spec;
@@ -106,11 +109,11 @@ TEST(CleanRuns, CorrectKernelsAreClean) {
           }
         }
     // One grid per (batch, head) of each stage with events: FA-1 steps, final, output; Split-K
-    // tiles (small runs), partials, reduce, final, output.
+    // (splitk, splitk2) tiles (small runs), partials, reduce, final, output.
     size_t stages_with_events = 0;
     for (const StageReport& s : r.stages) stages_with_events += s.events_compared > 0;
     EXPECT_EQ(r.grids.size(), static_cast<size_t>(c.batch * c.heads) * stages_with_events);
-    EXPECT_EQ(stages_with_events, c.kernel == splitk ? 5u : 3u) << what;
+    EXPECT_EQ(stages_with_events, splits_kv(c.kernel) ? 5u : 3u) << what;
   }
 }
 

@@ -44,6 +44,9 @@ bool row_sees_key_in(const AttentionConfig& c, const Tiling& t, int64_t i, KvTil
   return !c.causal || i + c.seq_kv - c.seq_q >= first;
 }
 
+// The name of a stage of the kernel's table (splitk2 names its partial pass's stages for itself).
+std::string stage_name(const AttentionConfig& c, int32_t stage) { return kernel_stage_table(c.kernel)[size_t(stage)].name; }
+
 // masked_nan, Split-K: the first split (kernel order: query tile, then split) over a non-empty
 // kv range where some row sees no key: without the guard exp(-inf - -inf) is NaN from its first
 // kv tile on (under a causal mask a row that sees no key of a split sees none of its first tile).
@@ -53,7 +56,7 @@ Place first_fully_masked_partial(const AttentionConfig& c, const Tiling& t) {
       const KvTileRange kv = t.split_kv_tiles(s);
       if (kv.empty()) continue;
       for (int32_t r = 0; r < t.rows_in_q_tile(q); ++r)
-        if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, kv)) return {"splitk.tile", q, s, 0};
+        if (!row_sees_key_in(c, t, int64_t{q} * t.block_m + r, kv)) return {stage_name(c, kSplitkTileStage), q, s, 0};
     }
   ADD_FAILURE() << "config has no fully masked split";
   return {};
@@ -87,23 +90,24 @@ Place expected_place(const FaultCase& fc, const Tiling& t) {
   switch (c.fault) {
     case Fault::double_count_l:
     case Fault::partial_layout: return {"splitk.reduce", 0, 0, 0};
-    case Fault::masked_nan: return c.kernel == KernelKind::splitk ? first_fully_masked_partial(c, t) : first_fully_masked_fa1(c, t);
+    case Fault::masked_nan: return splits_kv(c.kernel) ? first_fully_masked_partial(c, t) : first_fully_masked_fa1(c, t);
     case Fault::empty_split:
       for (int32_t s = 0; s < t.num_splits; ++s)
-        if (t.split_kv_tiles(s).empty()) return {"splitk.partial", 0, s, 0, true};
+        if (t.split_kv_tiles(s).empty()) return {stage_name(c, kSplitkPartialStage), 0, s, 0, true};
       ADD_FAILURE() << "config has no empty split";
       return {};
     case Fault::per_tile_softmax:
     case Fault::stale_accumulator:
       // The second kv tile: FA-1's second step, or a split's second tile state.
-      if (c.kernel != KernelKind::splitk) return {step_stage(c), 0, -1, 1};
+      if (!splits_kv(c.kernel)) return {step_stage(c), 0, -1, 1};
       for (int32_t s = 0; s < t.num_splits; ++s)
-        if (t.split_kv_tiles(s).size() >= 2) return {"splitk.tile", 0, s, 1};
+        if (t.split_kv_tiles(s).size() >= 2) return {stage_name(c, kSplitkTileStage), 0, s, 1};
       ADD_FAILURE() << "config has no split of two kv tiles";
       return {};
     case Fault::missing_barrier:
       return c.kernel == KernelKind::fa1 ? Place{"fa1.step", 0, -1, -1} : Place{"splitk.tile", 0, 0, -1};
-    case Fault::fragment_rows: return {"final", 0, -1, -1};  // the store of the first query tile
+    case Fault::fragment_rows:  // the store of the first query tile: FA-2's output, splitk2's partial
+      return c.kernel == KernelKind::splitk2 ? Place{"splitk2.partial", 0, -1, -1} : Place{"final", 0, -1, -1};
     case Fault::none: break;
   }
   return {};
@@ -111,7 +115,16 @@ Place expected_place(const FaultCase& fc, const Tiling& t) {
 
 std::vector<FaultCase> fault_cases() {
   const auto fa1 = KernelKind::fa1, splitk = KernelKind::splitk, fa2 = KernelKind::fa2;
+  const auto splitk2 = KernelKind::splitk2;
   return {
+      // Split-K 2 (FA-2's partial pass on tensor cores, Split-K's reduce): each fault it offers.
+      {"masked_nan_splitk2_bf16", make_config(splitk2, Fault::masked_nan, DType::bf16, 64, 256, 256, true, 4), {"nan_fully_masked"}},
+      {"empty_split_splitk2_fp16", make_config(splitk2, Fault::empty_split, DType::f16, 128, 40, 100, false, 4), {"missing_partial"}},
+      {"stale_splitk2_bf16", make_config(splitk2, Fault::stale_accumulator, DType::bf16, 64, 70, 400, false, 2), {"stale_state"}},
+      {"per_tile_softmax_splitk2_fp16", make_config(splitk2, Fault::per_tile_softmax, DType::f16, 128, 50, 300, false, 2), {"no_online_rescale"}},
+      {"fragment_rows_splitk2_bf16", make_config(splitk2, Fault::fragment_rows, DType::bf16, 64, 100, 300, false, 2), {"rows_exchanged"}},
+      {"double_count_l_splitk2_bf16", make_config(splitk2, Fault::double_count_l, DType::bf16, 64, 40, 500, false, 3), {"reduce_scaled_by_l"}},
+      {"partial_layout_splitk2_fp16", make_config(splitk2, Fault::partial_layout, DType::f16, 128, 40, 600, false, 3), {"query_layout"}},
       // FA-2 (tensor cores): FA-1's faults, and fragment_rows: row r of each 16-row mma block gets
       // row r xor 8's output at the final store.
       {"masked_nan_fa2_fp16", make_config(fa2, Fault::masked_nan, DType::f16, 64, 100, 40, true), {"nan_fully_masked"}},
@@ -204,7 +217,7 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   }
 
   // Fault-specific properties of the report, each a plain fact about the errors.
-  const bool splitk = fc.config.kernel == KernelKind::splitk;
+  const bool splitk = splits_kv(fc.config.kernel);
   const StageReport& partial = r.stages[static_cast<size_t>(splitk ? kSplitkPartialStage : 0)];
   const StageReport& reduce = r.stages[static_cast<size_t>(splitk ? kSplitkReduceStage : 0)];
   if (fc.config.fault == Fault::double_count_l || fc.config.fault == Fault::partial_layout) {
@@ -230,7 +243,7 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   if (fc.config.fault == Fault::empty_split) {
     ASSERT_FALSE(r.missing.empty());
     for (const EventHeader& m : r.missing) {
-      EXPECT_EQ(r.stage_name(m.stage), "splitk.partial");
+      EXPECT_EQ(r.stage_name(m.stage), stage_name(fc.config, kSplitkPartialStage));
       EXPECT_TRUE(tiling.split_kv_tiles(m.split).empty()) << "only empty splits lack a partial";
     }
     EXPECT_GT(reduce.non_finite.nan, 0u) << "the unwritten state poisons the reduce";
@@ -259,9 +272,12 @@ TEST_P(FaultReport, NamesTheStageTheFirstTileAndTheSymptom) {
   if (fc.config.fault == Fault::fragment_rows) {
     ASSERT_TRUE(r.symptom.mechanism.has_value());
     EXPECT_EQ(r.symptom.mechanism->numbers.at("row_xor"), 8.0) << r.symptom.line;
-    const StageReport& fin = r.stages[static_cast<size_t>(kFa2FinalStage)];
-    EXPECT_EQ(fin.m.failing_rows, 0u) << "the LSE is the row's own";
-    EXPECT_TRUE(r.stages[static_cast<size_t>(kFa2StepStage)].clean()) << "the running states are right";
+    // FA-2's final output (its LSE the row's own), or splitk2's partial (its m and l the row's own).
+    const bool splitk2 = fc.config.kernel == KernelKind::splitk2;
+    const StageReport& stored = r.stages[static_cast<size_t>(splitk2 ? kSplitkPartialStage : kFa2FinalStage)];
+    EXPECT_EQ(stored.m.failing_rows, 0u) << "m (the LSE) is the row's own";
+    EXPECT_TRUE(r.stages[static_cast<size_t>(splitk2 ? kSplitkTileStage : kFa2StepStage)].clean())
+        << "the running states are right";
   }
   if (fc.config.fault == Fault::per_tile_softmax) {
     const StageReport& s = r.stages[static_cast<size_t>(kFa1StepStage)];

@@ -53,7 +53,7 @@ TEST(CliGpu, GpuTraceMatchesTheCpuTrace) {
     c.head_dim = 64;
     c.dtype = k == KernelKind::fa1 ? DType::f16 : DType::bf16;
     c.causal = k == KernelKind::fa1;
-    c.num_splits = k == KernelKind::splitk ? 4 : 0;  // explicit: the same tiling on both
+    c.num_splits = splits_kv(k) ? 4 : 0;  // explicit: the same tiling on both
     SCOPED_TRACE(nlohmann::json(c).dump());
     const RunView gpu = capture(c, "gpu", seed, dir.path());
     const RunView cpu = capture(c, "cpu", seed, dir.path());

@@ -63,6 +63,7 @@ TEST(CliMisc, FaultsListsEveryVariantWithItsKernelsAndDoc) {
     if (f.fa1) kernels.push_back("fa1");
     if (f.splitk) kernels.push_back("splitk");
     if (f.fa2) kernels.push_back("fa2");
+    if (f.splitk2) kernels.push_back("splitk2");
     EXPECT_EQ(e.at("kernels").get<std::vector<std::string>>(), kernels) << f.name;
   }
 }

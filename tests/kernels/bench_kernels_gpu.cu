@@ -82,6 +82,15 @@ AttentionConfig fa2_prefill_config() {
   return c;
 }
 
+// The same prefill cut into 4 kv splits: Split-K 2 (FA-2's partial pass, kernels/splitk2_partial.cuh)
+// and Split-K (its partial on CUDA cores, 8 query rows a tile), each with Split-K's reduce.
+AttentionConfig split_prefill_config(KernelKind kernel) {
+  AttentionConfig c = prefill_config();
+  c.kernel = kernel;
+  c.num_splits = 4;
+  return c;
+}
+
 // The keys some query row sees (the K and V rows read), and (row, key) pairs that count.
 KeySpan keys_read(const AttentionConfig& c) {
   return make_tiling(c, kCpuNominalSmCount).mask().rows_keys(0, c.seq_q);
@@ -286,6 +295,8 @@ int run(int argc, char** argv) {
       {"fa2_prefill_B4_H16_S2048_D64_bf16", fa2_prefill_config(), TraceMode::plain},
       {"fa2_prefill (traced build, nothing recorded)", fa2_prefill_config(), TraceMode::traced_nothing},
       {"fa2_prefill (tracing batch 0 head 0)", fa2_prefill_config(), TraceMode::one_head},
+      {"splitk2_prefill_B4_H16_S2048_D64_bf16_4splits", split_prefill_config(KernelKind::splitk2), TraceMode::plain},
+      {"splitk_prefill_B4_H16_S2048_D64_bf16_4splits", split_prefill_config(KernelKind::splitk), TraceMode::plain},
   };
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-48s %10s %9s %9s %7s %8s\n", "benchmark", "ms", "GB/s", "TFLOP/s", "splits", "events");

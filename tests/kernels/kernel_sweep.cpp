@@ -47,6 +47,14 @@ std::vector<AttentionConfig> correctness_sweep() {
       {K::fa2, T::f16, 128, 1, 1, 130, 1000, false, 0},
       {K::fa2, T::bf16, 128, 1, 2, 7, 64, true, 0},
       {K::fa2, T::bf16, 64, 1, 1, 1, 300, false, 0},
+      // Split-K 2 (FA-2's tiles: 128 query rows at head dim 64, 64 at 128; 64 keys): every dtype x
+      // head dim, query counts off the tiles, one split, more splits than kv tiles, an empty split,
+      // the heuristic.
+      {K::splitk2, T::f16, 64, 1, 2, 200, 333, true, 3},
+      {K::splitk2, T::bf16, 64, 1, 1, 65, 1000, false, 1},
+      {K::splitk2, T::bf16, 128, 1, 2, 130, 200, true, 8},  // 4 kv tiles: 4 empty splits
+      {K::splitk2, T::f16, 128, 2, 1, 7, 700, false, 0},
+      {K::splitk2, T::bf16, 64, 1, 1, 300, 250, true, 3},   // 4 kv tiles in 3 splits: one empty; rows see none
   };
   // GQA / MQA, sliding windows and the logit softcap, on both kernels: query heads on fewer kv
   // heads (MQA, and the decode shape 32 on 8 at a small size), windows left-only and two-sided,
@@ -78,6 +86,11 @@ std::vector<AttentionConfig> correctness_sweep() {
       {{K::splitk, T::bf16, 64, 1, 2, 40, 30, false, 5}, 0, -1, 3, 0.0},      // right only: rows see none
       {{K::splitk, T::f32, 256, 1, 1, 13, 500, false, 2}, 0, -1, -1, 2.0},    // softcap
       {{K::splitk, T::bf16, 128, 1, 4, 1, 2000, true, 0}, 2, 256, 0, 30.0},   // all of them, decode
+      {{K::splitk2, T::f16, 64, 1, 4, 65, 200, true, 2}, 2, -1, -1, 0.0},      // GQA 4 on 2
+      {{K::splitk2, T::bf16, 128, 1, 2, 200, 300, true, 3}, 0, 70, -1, 0.0},   // left window + causal
+      {{K::splitk2, T::f16, 64, 1, 1, 130, 400, false, 4}, 0, 32, 16, 0.0},    // two-sided window
+      {{K::splitk2, T::bf16, 64, 1, 2, 64, 200, false, 2}, 0, -1, -1, 5.0},    // softcap
+      {{K::splitk2, T::f16, 128, 1, 4, 70, 150, true, 3}, 2, 40, -1, 30.0},    // all of them
   };
   std::vector<AttentionConfig> out;
   const auto add_model_rows = [&] {
@@ -125,7 +138,7 @@ std::string case_name(const AttentionConfig& c) {
   const auto bound = [](int64_t b) { return b < 0 ? std::string("inf") : std::to_string(b); };
   if (c.has_window()) s += "_window" + bound(c.window_left) + "_" + bound(c.window_right);
   if (c.softcap > 0) s += "_softcap" + std::to_string(static_cast<int>(c.softcap));
-  if (c.kernel == KernelKind::splitk)
+  if (splits_kv(c.kernel))
     s += c.num_splits ? "_splits" + std::to_string(c.num_splits) : "_heuristic";
   return s;
 }

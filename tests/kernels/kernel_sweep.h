@@ -3,7 +3,8 @@
 // hours on the CPU backend): S in {1, 7, 64, 65, 128, 1000} for queries and keys, seq_q !=
 // seq_kv (both ways), causal and not (including rows that see no key), splits in {1, 3, 8,
 // more than the kv tiles, 0 = the heuristic}, every dtype and head dim, for fa1 and splitk (fa2:
-// every dtype and head dim it runs); and GQA (MQA, 32 query heads on 8 kv heads), sliding windows
+// every dtype and head dim it runs; splitk2 likewise, with one split, more splits than kv tiles
+// and an empty split); and GQA (MQA, 32 query heads on 8 kv heads), sliding windows
 // (left only, two-sided, with and without causal) and logit softcaps on all three.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/model/analysis/analyze_run.h"
+#include "base/kernel_list.h"
 #include "kernels/fault_trigger.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/support/test_seed.h"
@@ -21,16 +22,17 @@ using test::make_config;
 // seq_q around seq_kv, one kv tile or several.
 AttentionConfig random_config(Fault fault, std::mt19937_64& rng) {
   std::vector<KernelKind> kernels;
-  for (KernelKind k : {KernelKind::fa1, KernelKind::splitk, KernelKind::fa2})
+  for (KernelKind k : built_kernels())
     if (fault_applies(fault, k)) kernels.push_back(k);
   const KernelKind kernel = kernels[rng() % kernels.size()];
-  // fa2: 16-bit inputs, head dims 64 and 128.
-  const int64_t head_dim = kernel == KernelKind::fa2 ? 64 : rng() % 2 ? 32 : 64;
-  const DType dtype = kernel == KernelKind::fa2 ? DType::bf16 : DType::f32;
+  // fa2, splitk2: 16-bit inputs, head dims 64 and 128.
+  const bool tensor_cores = kernel == KernelKind::fa2 || kernel == KernelKind::splitk2;
+  const int64_t head_dim = tensor_cores ? 64 : rng() % 2 ? 32 : 64;
+  const DType dtype = tensor_cores ? DType::bf16 : DType::f32;
   const int64_t seq_kv = 2 + static_cast<int64_t>(rng() % 300);
   const int64_t seq_q = 1 + static_cast<int64_t>(rng() % (seq_kv + 40));
   const bool causal = rng() % 3 != 0;
-  const int64_t splits = kernel == KernelKind::splitk ? 1 + static_cast<int64_t>(rng() % 6) : 0;
+  const int64_t splits = splits_kv(kernel) ? 1 + static_cast<int64_t>(rng() % 6) : 0;
   AttentionConfig c = make_config(kernel, fault, dtype, head_dim, seq_q, seq_kv, causal, splits);
   // Half the configs with a sliding window (narrow ones too, down to the diagonal alone, where
   // a row sees one key, or keys in one tile), some with GQA and a softcap.
@@ -107,6 +109,12 @@ TEST(FaultTrigger, EachFaultHasAConfigItCannotShowIn) {
       // fragment_rows: one key, every row sees it: every output is that key's V row.
       {make_config(fa2, Fault::fragment_rows, DType::bf16, 64, 40, 1, false), "exchanging them changes nothing"},
       {make_config(fa2, Fault::stale_accumulator, DType::f16, 128, 64, 20, false), "more than one kv tile"},
+      // splitk2: 2 kv tiles of 64 keys in 2 splits of one; one key, every row sees it: every
+      // split's O is 0 or that key's V row.
+      {make_config(KernelKind::splitk2, Fault::stale_accumulator, DType::bf16, 64, 100, 128, false, 2),
+       "1 per split"},
+      {make_config(KernelKind::splitk2, Fault::fragment_rows, DType::bf16, 64, 40, 1, false, 2), "of each split"},
+      {make_config(KernelKind::splitk2, Fault::empty_split, DType::f16, 128, 16, 1000, false, 2), "every one of the 2 splits"},
       // Under windows: the diagonal alone (every split's l is 0 or 1; FA-1 rows see one key, in
       // one tile, though blocks walk two); rows' keys that start at their diagonal and end at the
       // last key, all inside the one tile FA-1 visits; a window of 21 keys at the end of 600, in

@@ -21,7 +21,7 @@ AttentionConfig cfg(KernelKind k, DType dt, int64_t d, int64_t b, int64_t h, int
   c.seq_q = sq;
   c.seq_kv = skv;
   c.causal = causal;
-  c.num_splits = k == KernelKind::splitk ? splits : 0;
+  c.num_splits = splits_kv(k) ? splits : 0;
   return c;
 }
 
@@ -51,6 +51,10 @@ TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
       cfg(KernelKind::fa2, DType::f16, 128, 1, 2, 65, 300, false),
       with(cfg(KernelKind::fa2, DType::bf16, 128, 1, 4, 200, 300, true), 2, 70, -1, 30.0),
       with(cfg(KernelKind::fa2, DType::f16, 64, 1, 3, 100, 90, false), 1, 20, 10, 0.0),
+      // Split-K 2: FA-2's partial pass over splits, Split-K's reduce.
+      cfg(KernelKind::splitk2, DType::bf16, 64, 2, 2, 200, 500, true, 3),
+      cfg(KernelKind::splitk2, DType::f16, 128, 1, 2, 65, 300, false, 8),  // empty splits
+      with(cfg(KernelKind::splitk2, DType::bf16, 128, 1, 4, 200, 300, true, 2), 2, 70, -1, 30.0),
   };
   TS_SEEDED(seed);
   for (const AttentionConfig& c : cases) {
@@ -58,7 +62,7 @@ TEST(GpuVsCpu, OutputsPartialsAndTracesAgree) {
     // FA-2 rounds P to 16 bits: a score that differs in its last fp32 bit between the hardware's
     // mma and the emulation's (which sums in k order) can round a weight the other way, 2^-8 of
     // it in bf16; the running O may differ by that much, where FA-1's fp32 states agree closely.
-    const double o_tol = c.kernel == KernelKind::fa2 ? 1e-2 : 2e-3;
+    const double o_tol = c.kernel == KernelKind::fa2 || c.kernel == KernelKind::splitk2 ? 1e-2 : 2e-3;
     // Split-K with its per-kv-tile events: the two backends' running states compare too.
     const test::RunOptions options{.trace = true, .cpu_workers = 0, .tile_events = true};
     const test::Run gpu = test::run_config(c, Backend::gpu, seed, options);
@@ -103,6 +107,7 @@ TEST(GpuVsCpu, BenchmarkShapesMeetTheRule) {
       cfg(KernelKind::fa1, DType::bf16, 64, 1, 4, 2048, 2048, true),
       cfg(KernelKind::fa2, DType::bf16, 64, 4, 16, 2048, 2048, false),   // the FA-2 prefill benchmark
       cfg(KernelKind::fa2, DType::bf16, 128, 1, 4, 2048, 2048, true),
+      cfg(KernelKind::splitk2, DType::bf16, 64, 4, 16, 2048, 2048, false, 4),  // the Split-K 2 prefill benchmark
       with(cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, false), 8, -1, -1, 0.0),  // GQA decode
       with(cfg(KernelKind::splitk, DType::bf16, 128, 8, 32, 1, 32768, true), 8, 4096, 0, 30.0),
   };

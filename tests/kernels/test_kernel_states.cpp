@@ -24,7 +24,7 @@ AttentionConfig cfg(KernelKind k, DType dt, int64_t d, int64_t sq, int64_t skv, 
   c.seq_q = sq;
   c.seq_kv = skv;
   c.causal = causal;
-  c.num_splits = k == KernelKind::splitk ? splits : 0;
+  c.num_splits = splits_kv(k) ? splits : 0;
   return c;
 }
 
@@ -182,7 +182,28 @@ TEST(KernelStates, SplitkPartialBuffersFollowTheReferenceSplitBySplit) {
   }
 }
 
-// Split-K's events, in the kernels' order: per partial block its `splitk.tile` events (when
+// The error of a p_rounded stage's O (splitk2: P rounded to the input dtype before P V) against
+// the float64 reference, in units of what rounding P may do: each term p v of a row's O moves by
+// at most the dtype's unit roundoff u times |p v|, so O by at most u l max|v|. Returns the worst
+// |got - expected| / (u l max|v| + float32's share, kStateTol max(1, |expected|)) over the
+// event's rows and columns: at most 1 when P's rounding is all that differs.
+double p_rounding_units(const CapturedEvents& ev, size_t i, const test::EventReference& ref, DType dtype, double v_max) {
+  const double u = dtype == DType::bf16 ? 0x1p-8 : 0x1p-11;
+  const EventHeader& h = ev.headers[i];
+  const RefState want = ref.expected(h);
+  const size_t rows = static_cast<size_t>(ev.max_rows), d = static_cast<size_t>(ev.head_dim);
+  double worst = 0.0;
+  for (size_t r = 0; r < static_cast<size_t>(h.rows); ++r)
+    for (size_t c = 0; c < d; ++c) {
+      const double got = ev.o[(i * rows + r) * d + c], expected = want.o[r * d + c];
+      if (std::isnan(got)) return INFINITY;
+      const double bound = u * want.l[r] * v_max + kStateTol * std::max(1.0, std::abs(expected));
+      worst = std::max(worst, std::abs(got - expected) / bound);
+    }
+  return worst;
+}
+
+// Split-K's events (splitk, or splitk2 with its own stage names), in the kernels' order: per partial block its `splitk.tile` events (when
 // on) and its partial; then per reduce block a reduce event per split and the final output.
 // Every header is checked against what the block covers, every payload against the reference.
 void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_events) {
@@ -195,11 +216,21 @@ void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_even
   ASSERT_EQ(ev.dropped, 0u);
   ASSERT_EQ(ev.size(), ev.requested);
   EXPECT_TRUE(ev.missing.empty());
-  ASSERT_EQ(ev.stages, kernel_stage_table(KernelKind::splitk));
+  ASSERT_EQ(ev.stages, kernel_stage_table(c.kernel));
+  double v_max = 0.0;
+  for (int64_t e = 0; e < run.inputs.v.numel(); ++e) v_max = std::max(v_max, std::abs(double(run.inputs.v.get_float(e))));
   size_t i = 0;
   int tile_event_count = 0;
   const auto check_payload = [&](size_t index) {
     const test::EventError err = test::event_error(ev, index, ref);
+    const StageInfo& stage = ev.stages[size_t(ev.headers[index].stage)];
+    if (stage.p_rounded && stage.kind != StageKind::final) {
+      // m and l are float32 sums of the unrounded P; O takes P rounded.
+      EXPECT_LE(std::max(err.m, err.l), kStateTol) << "event " << index << " " << test::describe(ev.headers[index]);
+      EXPECT_LE(p_rounding_units(ev, index, ref, c.dtype, v_max), 1.0)
+          << "event " << index << " " << test::describe(ev.headers[index]) << ": o " << err.o;
+      return;
+    }
     const bool is_final = ev.headers[index].stage == kSplitkFinalStage;
     EXPECT_LE(err.max(), is_final ? test::final_tolerance(c.dtype) : kStateTol) << "event " << index << " " << test::describe(ev.headers[index]) << ": m "
                                     << err.m << " l " << err.l << " o " << err.o;
@@ -309,6 +340,29 @@ TEST(KernelStates, SplitkEventsFollowTheReferenceUnderGqaWindowsAndSoftcap) {
   c = cfg(KernelKind::splitk, DType::f16, 32, 400, 300, false, 4);
   c.heads = 1;
   c.window_right = 0;
+  check_splitk_events(c, test::case_seed(seed, 4), true);
+}
+
+TEST(KernelStates, Splitk2EventsFollowTheReference) {
+  TS_SEEDED(seed);
+  // FA-2's tiles (128 query rows at head dim 64): 11 kv tiles in 4 splits of 3; causal, 300
+  // queries on 700 keys, so early query tiles stop inside a split and skip the later ones.
+  AttentionConfig c = cfg(KernelKind::splitk2, DType::bf16, 64, 300, 700, true, 4);
+  c.batch = 1;
+  check_splitk_events(c, test::case_seed(seed, 1), true);
+  check_splitk_events(c, test::case_seed(seed, 2), false);
+  // 8 splits over 4 kv tiles (4 empty), more queries than keys under causal: rows that see none.
+  c = cfg(KernelKind::splitk2, DType::f16, 128, 230, 200, true, 8);
+  c.heads = 1;
+  check_splitk_events(c, test::case_seed(seed, 3), true);
+  // GQA, a two-sided window without causal, softcap.
+  c = cfg(KernelKind::splitk2, DType::bf16, 128, 70, 300, false, 3);
+  c.batch = 1;
+  c.heads = 4;
+  c.heads_kv = 2;
+  c.window_left = 60;
+  c.window_right = 20;
+  c.softcap = 3.0;
   check_splitk_events(c, test::case_seed(seed, 4), true);
 }
 

@@ -31,7 +31,7 @@ TEST_P(CorrectKernel, MeetsTheRuleAgainstTheReference) {
       for (int64_t e = 0; e < c.head_dim; ++e)
         ASSERT_EQ(run.out.o.get_float(int64_t(r) * c.head_dim + e), 0.0f) << "row " << r;
     }
-  if (c.kernel == KernelKind::splitk) {
+  if (splits_kv(c.kernel)) {
     EXPECT_EQ(run.out.config.num_splits, run.out.tiling.num_splits);
     EXPECT_GE(run.out.tiling.num_splits, 1);
   }

@@ -20,13 +20,13 @@ AttentionConfig cfg(KernelKind k) {
   AttentionConfig c;
   c.kernel = k;
   c.dtype = DType::f16;
-  c.head_dim = k == KernelKind::fa2 ? 64 : 32;  // FA-2's smallest
+  c.head_dim = k == KernelKind::fa2 || k == KernelKind::splitk2 ? 64 : 32;  // FA-2's smallest
   c.batch = 2;
   c.heads = 3;
   c.seq_q = 150;
   c.seq_kv = 300;
   c.causal = true;
-  c.num_splits = k == KernelKind::splitk ? 3 : 0;
+  c.num_splits = splits_kv(k) ? 3 : 0;
   return c;
 }
 
@@ -76,7 +76,7 @@ void expect_events_are_the_planned_ones(const AttentionConfig& c, uint64_t seed,
   }
   for (size_t st = 0; st < per_stage.size(); ++st) {
     // Every stage the run records shows up (Split-K's tile events only when on).
-    const bool optional = c.kernel == KernelKind::splitk && int32_t(st) == kSplitkTileStage && !plan.tile_events;
+    const bool optional = splits_kv(c.kernel) && int32_t(st) == kSplitkTileStage && !plan.tile_events;
     if (!optional) {
       EXPECT_GT(per_stage[st], 0) << plan.stages[st].name;
     }
@@ -96,6 +96,11 @@ TEST(TraceCapture, EveryWrittenEventIsThePlannedEventOfItsSlot) {
     splitk.causal = causal;
     expect_events_are_the_planned_ones(splitk, test::case_seed(seed, 2), true);
     expect_events_are_the_planned_ones(splitk, test::case_seed(seed, 3), false);
+    AttentionConfig splitk2 = cfg(KernelKind::splitk2);
+    splitk2.causal = causal;
+    splitk2.seq_kv = 500;  // 8 kv tiles of 64 keys in 3 splits
+    expect_events_are_the_planned_ones(splitk2, test::case_seed(seed, 7), true);
+    expect_events_are_the_planned_ones(splitk2, test::case_seed(seed, 8), false);
   }
   // More splits than kv tiles: empty splits' partials (no tile event, keys [seq_kv, seq_kv)).
   AttentionConfig empty = cfg(KernelKind::splitk);

@@ -32,7 +32,7 @@ AttentionConfig random_small_config(std::mt19937_64& rng, bool with_fault) {
     c.window_right = pick(-1, 40);
   }
   if (pick(0, 2) == 0) c.softcap = std::uniform_real_distribution<double>(1.0, 50.0)(rng);
-  c.num_splits = c.kernel == KernelKind::splitk ? pick(0, 5) : 0;
+  c.num_splits = splits_kv(c.kernel) ? pick(0, 5) : 0;
   c.softmax_scale = pick(0, 1) ? 0.0 : std::uniform_real_distribution<double>(0.05, 0.5)(rng);
   if (with_fault) {
     std::vector<Fault> applicable;

@@ -299,9 +299,9 @@ std::string tiling_text(const AnalysisReport& r) {
     return s.empty() ? "no events" : s;
   }
   const Tiling& t = *r.tiling;
-  if (t.kernel != KernelKind::splitk)
+  if (!splits_kv(t.kernel))
     return std::string(to_string(t.kernel)) + ", " + std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + " tiles";
-  return "splitk, " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile") +
+  return std::string(to_string(t.kernel)) + ", " + count_of(t.num_splits, "split") + " of " + count_of(t.kv_tiles_per_split, "kv tile") +
          ", block_m " + std::to_string(t.block_m);
 }
 

@@ -183,14 +183,17 @@ std::vector<StepModel> candidate_models(const StageSteps& st, const AttentionSpe
   }
   // A fragment's row halves stored the wrong way round: row q holds row q xor k (the two halves of
   // an mma accumulator are 8 rows apart; 4 and 16 for other tile shapes), all of its state, or its
-  // output alone with the row's own LSE (a kernel that writes LSE apart from O).
+  // output alone with the row's own LSE (a kernel that writes LSE apart from O), or in a state
+  // stage its unnormalised O alone with the row's own m and l (a partial state whose O is stored
+  // apart from them).
   for (int32_t k : {4, 8, 16})
-    for (bool o_only : {false, true}) {
+    for (int form = 0; form < (st.kind == StageKind::final ? 2 : 3); ++form) {
       StepModel m;
       m.kind = SymptomKind::rows_exchanged;
       m.piece = PieceRule::row_exchange;
       m.row_xor = k;
-      m.exchange_o_only = o_only;
+      m.exchange_o_only = form > 0;
+      m.exchange_raw_o = form == 2;
       out.push_back(m);
     }
   if (st.kind == StageKind::merge && st.splits > 1) {
@@ -350,6 +353,10 @@ class Evaluator {
       if (!m.exchange_o_only) {
         out.m[a] = mb;
         out.l[a] = lb;
+        std::copy(src, src + d, dst);
+        continue;
+      }
+      if (m.exchange_raw_o) {  // the partner's O as it stands, beside this row's own m and l
         std::copy(src, src + d, dst);
         continue;
       }
@@ -673,8 +680,10 @@ std::string claim_text(const StepModel& m, const LocalReplay& replay, int32_t st
              std::to_string(m.row_delta);
     case PieceRule::row_exchange:
       numbers["row_xor"] = m.row_xor;
-      return "query row q of " + name + " holds " + (m.exchange_o_only ? "the output (O / l) of" : "the state of") +
-             " row q xor " + std::to_string(m.row_xor) + (m.exchange_o_only ? " (its LSE is its own)" : "") +
+      return "query row q of " + name + " holds " +
+             (m.exchange_raw_o ? "the unnormalised O of" : m.exchange_o_only ? "the output (O / l) of" : "the state of") +
+             " row q xor " + std::to_string(m.row_xor) +
+             (m.exchange_raw_o ? " (its m and l are its own)" : m.exchange_o_only ? " (its LSE is its own)" : "") +
              ": rows q and q + " + std::to_string(m.row_xor) + " of each block of " + std::to_string(2 * m.row_xor) +
              " are stored the wrong way round, as when the two row halves of a tensor-core accumulator fragment "
              "(mma c0, c1 and c2, c3) are exchanged at the store";
@@ -825,7 +834,7 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
   if (fit.wrong_rows_past_end > 0) {
     m.numbers["wrong_rows_partner_past_end"] = static_cast<double>(fit.wrong_rows_past_end);
     m.evidence.push_back(plural(static_cast<int64_t>(fit.wrong_rows_past_end), "of those rows holds", "of those rows hold") +
-                         std::string(fit.model.exchange_o_only ? " the output" : " the state") +
+                         std::string(fit.model.exchange_raw_o ? " the O" : fit.model.exchange_o_only ? " the output" : " the state") +
                          " of a row past the queries, which the kernel computes in its last query tile but "
                          "never stores: replayed as the state of a zero-filled query row over the keys it sees");
   }

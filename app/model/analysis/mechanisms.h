@@ -71,6 +71,8 @@ struct StepModel {
   int32_t row_delta = 0;
   int32_t row_xor = 0;          // row_exchange: row q holds row q ^ row_xor
   bool exchange_o_only = false; // row_exchange: its O (O / l) only; m and l stay the row's own
+  bool exchange_raw_o = false;  // with exchange_o_only: the partner's unnormalised O as it stands
+                                // (a partial state's O stored apart from its m and l), not its O / l
   std::array<int64_t, 3> partial_map{};  // buffer row a q + b s + c
   int64_t partial_splits = 0;            // S of the partial buffers' rows q S + s
   // kv input: (batch, head) -> the (batch, kv head) it reads.

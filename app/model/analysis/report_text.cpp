@@ -115,7 +115,7 @@ std::string config_line(const AttentionConfig& c) {
   s << to_string(c.kernel) << " " << to_string(c.dtype) << " B=" << c.batch << " H=" << c.heads;
   if (c.kv_heads() != c.heads) s << " Hkv=" << c.kv_heads();
   s << " Sq=" << c.seq_q << " Skv=" << c.seq_kv << " D=" << c.head_dim;
-  if (c.kernel == KernelKind::splitk) s << " splits=" << c.num_splits;
+  if (splits_kv(c.kernel)) s << " splits=" << c.num_splits;
   if (c.causal) s << " causal";
   if (c.has_window()) s << " window=" << window_text(c.window_left, c.window_right);
   if (c.softcap > 0.0) s << " softcap=" << c.softcap;

@@ -137,7 +137,7 @@ CaptureSpec to_capture_spec(const LaunchForm& f) {
   std::tie(filt.head_begin, filt.head_end) = parse_index_range(f.trace_heads, CaptureField::trace_heads);
   std::tie(filt.query_begin, filt.query_end) = parse_index_range(f.trace_queries, CaptureField::trace_queries);
   filt.stage_mask = f.stage_mask & all_stages_mask(kernel_stage_table(f.config.kernel));
-  spec.tile_events = f.config.kernel == KernelKind::splitk ? f.tile_events : std::nullopt;
+  spec.tile_events = splits_kv(f.config.kernel) ? f.tile_events : std::nullopt;
   spec.trace.capacity_events = f.capacity;
   spec.cpu_workers = f.cpu_workers;
   spec.perturb_seed = parse_seed(f.perturb_seed, CaptureField::perturb_seed, false);
@@ -229,7 +229,7 @@ LaunchForm form_from_run(const RunView& run) {
   if (const std::string* p = meta(capture_meta::perturb_seed)) f.perturb_seed = *p;
   // Split-K's per-tile events: as the run had them when its filter kept their stage (the
   // automatic choice depends on the size, which a re-run keeps anyway, but say what it was).
-  if (f.config.kernel == KernelKind::splitk && f.trace_enabled && ((f.stage_mask >> kSplitkTileStage) & 1u)) {
+  if (splits_kv(f.config.kernel) && f.trace_enabled && ((f.stage_mask >> kSplitkTileStage) & 1u)) {
     const int32_t tile_stage = run.stage_index(stages[kSplitkTileStage].name);
     bool any = false;
     for (const EventHeader& h : run.headers) any |= h.stage == tile_stage;
@@ -256,7 +256,7 @@ void choose_kernel(LaunchForm& form, KernelKind kernel) {
   AttentionConfig& c = form.config;
   c.kernel = kernel;
   if (!fault_applies(c.fault, kernel)) c.fault = Fault::none;
-  if (kernel != KernelKind::splitk) c.num_splits = 0;
+  if (!splits_kv(kernel)) c.num_splits = 0;
   // Another kernel, another stage table: trace all of its stages.
   form.stage_mask = all_stages_mask(kernel_stage_table(kernel));
   const std::vector<DType> dtypes = built_dtypes(kernel);

@@ -365,6 +365,22 @@ class BlockProbe {
     }
   }
 
+  // The event open() gave for the same stage and index, again, for a block that writes one
+  // event's payload in several parts (kernels/splitk_reduce.cuh): a dropped one is not counted
+  // twice.
+  __device__ Event reopen(const TraceView& view, int32_t stage, int index) const {
+    if constexpr (kTrace) {
+      if (!wants(stage)) return Event{};
+      const int64_t slot = bases_[stage] + index;
+      return slot < view.capacity ? Event{view, slot} : Event{};
+    } else {
+      (void)view;
+      (void)stage;
+      (void)index;
+      return Event{};
+    }
+  }
+
  private:
   const int64_t* bases_ = nullptr;
 };

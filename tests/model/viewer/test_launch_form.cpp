@@ -67,7 +67,7 @@ TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
     const std::vector<DType> dtypes = built_dtypes(f.config.kernel);
     f.config.dtype = dtypes[rng() % dtypes.size()];
     f.config.causal = rng() % 2;
-    f.config.num_splits = f.config.kernel == KernelKind::splitk ? static_cast<int64_t>(rng() % 9) : 0;
+    f.config.num_splits = splits_kv(f.config.kernel) ? static_cast<int64_t>(rng() % 9) : 0;
     f.config.softmax_scale = rng() % 2 ? 0.0 : 0.01 + static_cast<double>(rng() % 100) / 100.0;
     f.backend = static_cast<Backend>(rng() % 3);
     f.input_seed = std::to_string(rng());
@@ -106,7 +106,7 @@ TEST(LaunchForm, RandomValidFormsBecomeTheirSpecAndBack) {
     EXPECT_EQ(s.trace.filter.stage_mask, f.stage_mask & all_stages_mask(stages)) << "bits of the kernel's stages";
     EXPECT_NE(s.trace.filter.stage_mask, 0u);
     // Per-tile events are Split-K's; FA-1 has none to ask for.
-    EXPECT_EQ(s.tile_events, f.config.kernel == KernelKind::splitk ? f.tile_events : std::nullopt);
+    EXPECT_EQ(s.tile_events, splits_kv(f.config.kernel) ? f.tile_events : std::nullopt);
     EXPECT_EQ(s.trace.capacity_events, f.capacity);
     EXPECT_EQ(s.cpu_workers, f.cpu_workers);
     EXPECT_EQ(s.perturb_seed.has_value(), !f.perturb_seed.empty());
