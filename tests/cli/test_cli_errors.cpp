@@ -60,7 +60,7 @@ TEST(CliErrors, KernelDtypeAndHeadDimFollowTheKernelList) {
   test::TempDir dir;
   const auto out = dir.path() / "x.trace.safetensors";
   size_t captured = 0;
-  for (KernelKind kernel : {KernelKind::fa1, KernelKind::splitk, KernelKind::fa2})
+  for (KernelKind kernel : built_kernels())
     for (DType dtype : kAllDTypes)
       for (int head_dim : {16, 32, 48, 64, 128, 256, 512}) {
         const std::vector<std::string> args =
@@ -100,7 +100,7 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
       {{"--head-dim", "48"}, " or " + std::to_string(built_head_dims().back()) + " (got 48)"},  // a choice: "or"
       {{"--kernel", "splitk", "--splits=-1"}, "num_splits must be at least 1"},
       {{"--kernel", "splitk", "--splits", "5000"}, "num_splits must be at most"},
-      {{"--kernel", "fa1", "--splits", "4"}, "num_splits applies to the splitk kernel only"},
+      {{"--kernel", "fa1", "--splits", "4"}, "num_splits applies to the splitk and splitk2 kernels only"},
       {{"--scale=-1"}, "softmax_scale must be finite"},
       {{"--scale", "inf"}, "softmax_scale must be finite"},
       // The value as given, never JSON's null for a non-finite number.
@@ -119,7 +119,7 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
       {{"--kernel", "fa2", "--dtype", "fp16", "--fault", "missing_barrier"}, "the race could not show"},
       {{"--kernel", "fa2", "--dtype", "bf16", "--fault", "double_count_l"}, "does not apply to the fa2 kernel"},
       {{"--kernel", "fa1", "--fault", "fragment_rows"}, "does not apply to the fa1 kernel"},
-      {{"--kernel", "fa2", "--dtype", "bf16", "--splits", "2"}, "num_splits applies to the splitk kernel only"},
+      {{"--kernel", "fa2", "--dtype", "bf16", "--splits", "2"}, "num_splits applies to the splitk and splitk2 kernels only"},
       {{"--dtype", "fp64"}, "--dtype"},
       {{"--backend", "tpu"}, "--backend"},
       {{"--batch", "two"}, "--batch"},
