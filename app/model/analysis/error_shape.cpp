@@ -16,11 +16,9 @@
 namespace ts {
 namespace {
 
-// "the 20 rows of fa1.step that go wrong by themselves" / "the one row of ... that goes wrong by
-// itself"; `all` for "all 20 rows".
+// "the 20 rows of fa1.step that go wrong by themselves"; `all` for "all 20 rows".
 std::string wrong_rows_of(size_t n, const std::string& name, bool all) {
-  if (n == 1) return "the one row of " + name + " that goes wrong by itself";
-  return std::string(all ? "all " : "the ") + std::to_string(n) + " rows of " + name + " that go wrong by themselves";
+  return wrong_rows_text(n, (all ? "all " : "the ") + std::to_string(n), name);
 }
 // "all 20 rows of fa1.step over tolerance" / "the one row of ... over tolerance".
 std::string rows_over_tolerance(size_t n, const std::string& name) {
@@ -596,6 +594,12 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     }
   }
   return out;
+}
+
+std::string wrong_rows_text(uint64_t rows, const std::string& count, const std::string& stage) {
+  const std::string of = stage.empty() ? "" : " of " + stage;
+  if (rows == 1) return "the one row" + of + " that goes wrong by itself";
+  return count + " rows" + of + " that go wrong by themselves";
 }
 
 }  // namespace ts

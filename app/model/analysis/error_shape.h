@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "app/model/analysis/analysis_report.h"
@@ -43,5 +44,10 @@ struct OriginCounts {
   uint64_t failing_events = 0;  // events over tolerance (carried errors included)
 };
 OriginCounts origin_counts(const LocalReplay& replay, int32_t stage);
+
+// Those rows in words: "the one row of fa1.step that goes wrong by itself" when there is one, else
+// "<count> rows of fa1.step that go wrong by themselves" (`count`: "all 20", "the 20"...); without
+// "of ..." when `stage` is empty.
+std::string wrong_rows_text(uint64_t rows, const std::string& count, const std::string& stage);
 
 }  // namespace ts

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "app/model/analysis/error_shape.h"
 #include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
@@ -812,13 +813,8 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
   m.numbers["wrong_rows_total"] = static_cast<double>(fit.wrong_rows_total);
   m.evidence.push_back(
       "replaying each event of " + name + " from the trace's own previous state with this change reproduces " +
-      (fit.wrong_sampled ? "every one of the " + plural(static_cast<int64_t>(fit.wrong_rows), "row", "rows") + " checked (evenly spaced events) of the " +
-                               std::to_string(fit.wrong_rows_total) + " that go wrong by themselves"
-                         : fit.wrong_rows == 1 ? std::string("the one row that goes wrong by itself")
-                                               : "all " + plural(static_cast<int64_t>(fit.wrong_rows), "row", "rows") +
-                                                     " that go wrong by themselves") +
-      " (in " + plural(static_cast<int64_t>(fit.wrong_events), "event", "events") + ") within " + format_figure(kReplaySlack) +
-      " x the tolerance");
+      reproduced_rows_text(fit, "") + " (in " + plural(static_cast<int64_t>(fit.wrong_events), "event", "events") +
+      ") within " + format_figure(kReplaySlack) + " x the tolerance");
   if (fit.scope_splits.empty() && fit.right_rows_checked + fit.right_rows_untouched == 0)
     m.evidence.push_back("every event of " + name + " is wrong: no right row could contradict it");
   else if (fit.scope_splits.empty())
@@ -839,6 +835,12 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
                          "never stores: replayed as the state of a zero-filled query row over the keys it sees");
   }
   return m;
+}
+
+std::string reproduced_rows_text(const ModelFit& fit, const std::string& stage) {
+  if (!fit.wrong_sampled) return wrong_rows_text(fit.wrong_rows, "all " + std::to_string(fit.wrong_rows), stage);
+  return "every one of the " + std::to_string(fit.wrong_rows) + " checked (evenly spaced events) of " +
+         wrong_rows_text(fit.wrong_rows_total, "the " + std::to_string(fit.wrong_rows_total), stage);
 }
 
 }  // namespace ts

@@ -104,6 +104,12 @@ std::vector<ModelFit> establish_mechanisms(const LocalReplay& replay, int32_t st
 // How many models establish_mechanisms tried on the stage (for "none of N fits").
 size_t models_tested(const LocalReplay& replay, int32_t stage);
 
+// The rows of `stage` that go wrong by themselves which the fit reproduced, in words: "all 20 rows
+// of splitk.reduce that go wrong by themselves" (error_shape.h, wrong_rows_text), or, checked on
+// evenly spaced events, "every one of the 300 checked (evenly spaced events) of the 9000 rows of
+// ..."; without "of ..." when `stage` is empty.
+std::string reproduced_rows_text(const ModelFit& fit, const std::string& stage);
+
 // A fit as the report's Mechanism (claim, scope, evidence, numbers).
 Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t stage);
 

@@ -184,7 +184,6 @@ std::string measured_summary(const std::vector<Finding>& findings) {
   return s;
 }
 
-
 // Whether the divergent event's rows' scores pass float32's largest value: the largest |q . k|
 // (unscaled or scaled, whichever is larger) over the keys each row sees, in float64, of the rows
 // that could pass it; 0 when none can. A float32 score cannot hold more than FLT_MAX: past it the
@@ -249,8 +248,8 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     uint64_t not_compared = 0;
     for (const StageReport& st : r.stages) not_compared += st.events_not_compared;
     if (not_compared > 0)  // "clean" speaks for the compared events only
-      s.line += "; " + (not_compared == 1 ? std::string("1 more recorded event was") : std::to_string(not_compared) + " more recorded events were") + " not compared (the \"not compared\" "
-                "line says why)";
+      s.line += "; " + count_of(static_cast<int64_t>(not_compared), "more recorded event") +
+                (not_compared == 1 ? " was" : " were") + " not compared (the \"not compared\" line says why)";
     if (r.config && r.tiling && r.config->fault != Fault::none) {
       // A faulty kernel that ran clean: say why, so that "clean" does not read as "no bug".
       const std::string why = why_fault_cannot_show(*r.config, *r.tiling);
@@ -319,14 +318,8 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       const Mechanism m = to_mechanism(fits.front(), replay, origin);
       s.set_kind(m.kind);
       const ModelFit& fit = fits.front();
-      s.line = m.claim + (fit.scope_splits.empty() ? "" : " — in " + m.scope) + ". Evidence: it reproduces " +
-               (fit.wrong_sampled ? "every one of the " + std::to_string(fit.wrong_rows) + " checked of the " +
-                                        std::to_string(fit.wrong_rows_total) + " rows of " + name +
-                                        " that go wrong by themselves"
-                : fit.wrong_rows == 1 ? "the one row of " + name + " that goes wrong by itself"
-                                      : "all " + std::to_string(fit.wrong_rows) + " rows of " + name +
-                                            " that go wrong by themselves") +
-               " and contradicts no right row" +
+      s.line = m.claim + (fit.scope_splits.empty() ? "" : " — in " + m.scope) +
+               ". Evidence: it reproduces " + reproduced_rows_text(fit, name) + " and contradicts no right row" +
                (fit.scope_splits.empty()
                     ? (fit.right_rows_checked + fit.right_rows_untouched == 0
                            ? " (the stage has none)"
@@ -343,9 +336,7 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     } else if (fits.size() > 1) {
       s.set_kind(SymptomKind::competing);
       s.line = std::to_string(fits.size()) + " mechanisms reproduce every error of " + name + " equally (" +
-               (fits.front().wrong_rows == 1 ? std::string("the one row that goes wrong by itself")
-                                             : std::to_string(fits.front().wrong_rows) + " rows that go wrong by themselves") +
-               "), and the trace cannot tell them apart: ";
+               reproduced_rows_text(fits.front(), "") + "), and the trace cannot tell them apart: ";
       for (size_t i = 0; i < fits.size(); ++i) {
         const Mechanism m = to_mechanism(fits[i], replay, origin);
         s.line += (i ? "; or " : "") + m.claim + (fits[i].scope_splits.empty() ? "" : " (in " + m.scope + ")");
