@@ -357,6 +357,37 @@ TEST(FaultReport, TheTextNamesEveryStageThatGoesWrongByItself) {
   }
 }
 
+// The kernel's output tensor holds what its final stage recorded. Where the final stage goes wrong
+// by itself (FA-1 masked_nan: query tiles no key reaches, which take no step; FA-2 fragment_rows:
+// rows exchanged at the store), the output is wrong only through it, not "also" by itself (was:
+// "output also goes wrong by itself (128 rows in 2 events, beyond what it reads): ..." beside the
+// same claim for final).
+TEST(FaultReport, TheOutputIsWrongOnlyThroughTheFinalStageThatRecordedIt) {
+  TS_SEEDED(seed);
+  const AttentionConfig configs[] = {
+      make_config(KernelKind::fa1, Fault::masked_nan, DType::f32, 64, 300, 100, true),
+      make_config(KernelKind::fa1, Fault::masked_nan, DType::bf16, 64, 200, 40, true),
+      make_config(KernelKind::fa2, Fault::fragment_rows, DType::bf16, 64, 128, 150, false),
+  };
+  for (const AttentionConfig& c : configs) {
+    test::LaunchSpec spec;
+    spec.config = c;
+    spec.seed = seed;
+    spec.cpu_workers = 2;
+    const AnalysisReport r = analyze_run(test::blind(test::launch_run(spec)));
+    const std::string text = report_text(r);
+    SCOPED_TRACE(describe_config(c));
+    ASSERT_EQ(r.verdict, Verdict::divergence);
+    const auto output = std::find_if(r.stages.begin(), r.stages.end(),
+                                     [](const StageReport& st) { return st.info.name == "output"; });
+    ASSERT_NE(output, r.stages.end());
+    ASSERT_GT(output->events_failing, 0u) << text;
+    EXPECT_EQ(r.stage_name(r.symptom.origin_stage), "final") << text;
+    for (const std::string& a : r.symptom.also_wrong) EXPECT_NE(a.rfind("output", 0), 0u) << text;
+    EXPECT_NE(r.symptom.line.find("output is wrong only through it"), std::string::npos) << r.symptom.line;
+  }
+}
+
 TEST(FaultReport, OneQueryRowIsSpokenOfInTheSingular) {
   // Was: "first divergence: ... query 0, split 0, ...\n  queries 0, head-dim columns 0-63".
   TS_SEEDED(seed);

@@ -174,7 +174,9 @@ void LocalReplay::plan() {
       }
     }
   }
-  // Outputs: the latest earlier state of the same rows that covers every key the rows see.
+  // Outputs: an earlier output of the same rows (the output tensor holds what the kernel's final
+  // stage recorded), else the latest earlier state of the same rows that covers every key the
+  // rows see.
   for (size_t i = 0; i < n; ++i) {
     if (!compared(i) || kind_of(i) != StageKind::final) continue;
     const EventHeader& h = run_.headers[i];
@@ -182,6 +184,18 @@ void LocalReplay::plan() {
     s.event = i;
     s.sequence = sequence++;
     s.piece = {KeyRange{0, static_cast<int32_t>(spec.seq_kv)}};
+    std::optional<OrderKey> latest_output;
+    for (size_t j : by_rows[rows_key(h)]) {
+      if (kind_of(j) != StageKind::final || run_.headers[j].stage == h.stage || !(order(j) < order(i))) continue;
+      if (latest_output && !(order(j) > *latest_output)) continue;
+      latest_output = order(j);
+      s.prev = static_cast<int64_t>(j);
+      s.source = StepSource::copy;
+    }
+    if (s.source == StepSource::copy) {
+      steps_.push_back(s);
+      continue;
+    }
     std::vector<int64_t> visible(static_cast<size_t>(h.rows));
     for (int32_t r = 0; r < h.rows; ++r) {
       const std::vector<KeyRange> all = visible_in(spec, h.batch, int64_t{h.q_begin} + r, s.piece);

@@ -10,9 +10,11 @@
 //               event's state merged with the step's own keys [e_{k-1}, e_k) (for a merge, the
 //               recorded state of exactly those keys, e.g. the split's partial, when there is one);
 //   copy        a state that repeats an earlier event of another state stage with the same rows,
-//               split and keys (a partial as written after its last kv tile): that state;
-//   normalise   a final output: the latest earlier state of the same rows that covers every key
-//               they see, normalised (O / l, LSE = m + log l);
+//               split and keys (a partial as written after its last kv tile), or a final output
+//               that repeats an earlier one of another stage with the same rows (the kernel's
+//               output tensor after the final stage that recorded it): that event's values;
+//   normalise   any other final output: the latest earlier state of the same rows that covers
+//               every key they see, normalised (O / l, LSE = m + log l);
 //   from_empty  anything else: the reference's state over the event's own keys.
 // The previous state comes from the trace, not the reference: an error made earlier is carried
 // into the prediction, and only a step's own error remains.
