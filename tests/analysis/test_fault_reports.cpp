@@ -403,9 +403,40 @@ TEST(FaultReport, OneQueryRowIsSpokenOfInTheSingular) {
   EXPECT_EQ(text.find("queries 0,"), std::string::npos) << text;
   // The one wrong row of a stage, in the symptom, the evidence and the findings (was: "all 1
   // rows of splitk.reduce that go wrong by themselves", "in the 1 rows", "in all 1 rows").
-  EXPECT_NE(r.symptom.line.find("the one row of splitk.reduce that goes wrong by itself"), std::string::npos)
-      << r.symptom.line;
+  EXPECT_NE(r.symptom.line.find("(the one row that goes wrong by itself)"), std::string::npos) << r.symptom.line;
   for (const char* plural : {" 1 rows", "all 1 row "}) EXPECT_EQ(text.find(plural), std::string::npos) << text;
+}
+
+// double_count_l with one split: each merge reads one state, so a merged O weighted by its l again
+// (the fault) and O stored times l are the same values. Both are named, as competing, with why and
+// what tells them apart (was: o_times_l alone, reduce_scaled_by_l never tried without a sequence
+// of merges); with two splits the merge of the second state tells them apart.
+TEST(FaultReport, DoubleCountLWithOneSplitNamesBothMechanismsItCannotTellApart) {
+  TS_SEEDED(seed);
+  for (const AttentionConfig& c : {make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 40, 300, false, 1),
+                                   make_config(KernelKind::splitk, Fault::double_count_l, DType::bf16, 128, 9, 500, true, 1, 1, 2)}) {
+    SCOPED_TRACE(describe_config(c));
+    test::LaunchSpec spec;
+    spec.config = c;
+    spec.seed = seed;
+    spec.cpu_workers = 2;
+    const AnalysisReport r = analyze_run(test::blind(test::launch_run(spec)));
+    ASSERT_EQ(r.verdict, Verdict::divergence);
+    EXPECT_EQ(r.stage_name(r.symptom.origin_stage), "splitk.reduce");
+    EXPECT_EQ(r.symptom.kind, "competing") << r.symptom.line;
+    EXPECT_FALSE(r.symptom.mechanism.has_value()) << r.symptom.line;
+    std::set<std::string> ids;
+    for (const Mechanism& m : r.symptom.alternatives) ids.insert(m.id);
+    EXPECT_EQ(ids, (std::set<std::string>{"o_times_l", "reduce_scaled_by_l"})) << r.symptom.line;
+    EXPECT_NE(r.symptom.line.find("a run with two or more splits tells them apart"), std::string::npos) << r.symptom.line;
+
+    AttentionConfig two = c;
+    two.num_splits = 2;
+    spec.config = two;
+    const AnalysisReport r2 = analyze_run(test::blind(test::launch_run(spec)));
+    ASSERT_TRUE(r2.symptom.mechanism.has_value()) << r2.symptom.line;
+    EXPECT_EQ(r2.symptom.mechanism->id, "reduce_scaled_by_l") << r2.symptom.line;
+  }
 }
 
 TEST(FaultReport, TheStageTableStaysAlignedWithLongNamesAndConventions) {

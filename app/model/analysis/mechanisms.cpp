@@ -114,7 +114,9 @@ StepModel attention_model(SymptomKind kind, AttentionChange change) {
 
 std::vector<StepModel> candidate_models(const StageSteps& st, const AttentionSpec& spec) {
   std::vector<StepModel> out;
-  if (st.any_extend) {
+  // The combine rules: running states, and merges also where each reads one state (one split: that
+  // state merged into the empty one), where a merged O weighted by its l again is O stored times l.
+  if (st.any_extend || st.kind == StageKind::merge) {
     out.push_back(combine_model(SymptomKind::o_not_rescaled, CombineRule::o_not_rescaled));
     out.push_back(combine_model(SymptomKind::l_not_rescaled, CombineRule::l_not_rescaled));
     out.push_back(combine_model(SymptomKind::no_online_rescale, CombineRule::own_max));

@@ -152,6 +152,20 @@ const Finding* find(const std::vector<Finding>& findings, const std::string& id)
   return nullptr;
 }
 
+bool fits_kind(const std::vector<ModelFit>& fits, SymptomKind kind) {
+  return std::any_of(fits.begin(), fits.end(), [&](const ModelFit& f) { return f.model.kind == kind; });
+}
+
+// Whether every event of a merge stage merges one state over one range of keys (a run of one
+// split), not a sequence of merges.
+bool merges_of_one_state(const LocalReplay& replay, int32_t stage) {
+  const RunView& run = replay.run();
+  if (run.stages[static_cast<size_t>(stage)].kind != StageKind::merge) return false;
+  for (const ReplayStep& s : replay.steps())
+    if (run.headers[s.event].stage == stage && (s.sequence_length > 1 || s.piece.size() != 1)) return false;
+  return true;
+}
+
 // Stages with rows that go wrong by themselves, in the order their first such event runs.
 std::vector<int32_t> origin_stages(const LocalReplay& replay, const AnalysisReport& r, const RunView& run) {
   std::map<OrderKey, int32_t> first;
@@ -342,6 +356,10 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
         s.line += (i ? "; or " : "") + m.claim + (fits[i].scope_splits.empty() ? "" : " (in " + m.scope + ")");
         s.alternatives.push_back(m);
       }
+      if (fits_kind(fits, SymptomKind::reduce_scaled_by_l) && fits_kind(fits, SymptomKind::o_times_l) &&
+          merges_of_one_state(replay, origin))
+        s.line += " (each merge of " + name + " reads one state: weighted by its l again, its O is O times l; a run "
+                  "with two or more splits tells them apart)";
       s.line += carried_text;
     } else {
       const Finding* non_finite = find(s.findings, "non_finite");
