@@ -5,7 +5,7 @@
 // previous handlers come back when it goes. A signal the program was started with ignored
 // (nohup, a background job of a script) stays ignored.
 //
-// Work that cannot stop part-way and writes nothing (an export's analysis) asks instead for
+// Work that cannot stop part-way and writes nothing (an export's analysis, a diff) asks instead for
 // OnSignal::exit_now: a signal then ends the process at once with exit code 130 (there is
 // nothing to clean up yet), until cancel_from_now_on() switches to the flag before writing.
 #pragma once

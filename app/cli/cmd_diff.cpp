@@ -3,7 +3,7 @@
 // JSON; with --against, two runs of the same problem compared with each other as well.
 // Exit 0 clean, 1 divergence found, 2 bad input (unreadable trace, runs that are not the same
 // problem or not on the same inputs, a bad --tol, a trace with dropped events and no divergence
-// in what it recorded).
+// in what it recorded), 130 cancelled by SIGINT, SIGTERM or SIGHUP (it says so on stderr).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/cancel_signal.h"
 #include "app/cli/commands.h"
 #include "app/cli/open_with_progress.h"
 #include "app/cli/progress_bar.h"
@@ -48,6 +49,9 @@ void run(const DiffOptions& o) {
   } catch (const ToleranceError& e) {
     bad_input(e);
   }
+  // Ctrl-C, SIGTERM or SIGHUP: diff writes no file, so the program ends at once, saying so, with
+  // exit 130 (as a cancelled capture or export).
+  const CancelOnSignal cancel(OnSignal::exit_now);
   // A bar on a terminal (quiet otherwise, and for work under half a second): re-making the
   // inputs a trace records as their seed, then comparing its row blocks.
   ProgressBar bar("diff", o.progress || ProgressBar::stderr_is_terminal());

@@ -1,5 +1,6 @@
-// The rest of the CLI's surface: --help everywhere, --version, `tilescope faults`, and Ctrl-C
-// cancelling a capture cleanly (exit 130, no file, no temporary left behind).
+// The rest of the CLI's surface: --help everywhere, --version, `tilescope faults`, Ctrl-C
+// cancelling a capture cleanly (exit 130, no file, no temporary left behind), and a signal ending
+// a diff with a message.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -91,6 +92,32 @@ TEST(CliMisc, CtrlCCancelsCleanly) {
   EXPECT_FALSE(std::filesystem::exists(out));
   for (const auto& e : std::filesystem::directory_iterator(dir.path()))
     EXPECT_TRUE(e.path() == so || e.path() == se) << "left behind: " << e.path();
+}
+
+// diff writes no file: a signal ends it at once, saying so on stderr, with capture's exit code 130
+// (was: SIGINT and SIGTERM ended it by their default action, without a word, exit 128 + signal).
+TEST(CliMisc, DiffEndsOnASignalSayingSo) {
+  test::TempDir dir;
+  const auto trace = dir.path() / "run.trace.safetensors";
+  // A reference of several seconds on one thread.
+  const CliRun cap = run_tilescope({"capture", "--backend", "cpu", "--heads", "16", "--seq-q", "1024", "--seq-kv",
+                                    "1024", "--stages", "final", "-o", trace.string()},
+                                   dir.path());
+  ASSERT_EQ(cap.exit_code, 0) << cap.err;
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    const auto so = dir.path() / "so.txt", se = dir.path() / "se.txt";
+    const pid_t pid = test::spawn_tilescope({"diff", "--workers", "1", "--progress", trace.string()}, so, se);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (test::read_text(se).find("diff: ") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_NE(test::read_text(se).find("diff: "), std::string::npos) << "no progress bar: " << test::read_text(se);
+    ::kill(pid, sig);
+    const int code = test::wait_exit_code(pid);
+    const std::string err = test::read_text(se);
+    EXPECT_EQ(code, 130) << "signal " << sig << ": " << err;
+    EXPECT_NE(err.find("tilescope: cancelled; nothing was written"), std::string::npos) << err;
+    EXPECT_EQ(test::read_text(so).find("verdict"), std::string::npos) << "no report once cancelled";
+  }
 }
 
 }  // namespace
