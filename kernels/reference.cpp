@@ -778,6 +778,55 @@ std::shared_ptr<const RowBlockReference> compute_row_block(const ReferenceInputs
                                 false, std::move(boundaries));
 }
 
+std::vector<std::shared_ptr<const RowBlockReference>> compute_row_blocks(const ReferenceInputs& inputs,
+                                                                       std::span<const RowBlock> blocks,
+                                                                       std::vector<int64_t> boundaries) {
+  if (blocks.empty()) return {};
+  const AttentionSpec& spec = inputs.spec();
+  RowBlock all = blocks.front();
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    if (blocks[i].batch != all.batch || blocks[i].head != all.head || blocks[i].q_begin != all.q_begin + all.rows)
+      throw std::invalid_argument("compute_row_blocks: the row blocks must be of one (batch, head) and each begin "
+                                  "where the one before it ends");
+    all.rows += blocks[i].rows;
+  }
+  for (const RowBlock& b : blocks) check_block(spec, b);
+  check_block(spec, all);
+  const int32_t qi = query_index(inputs.inputs(), all);
+  key_index(spec, inputs.inputs(), all);  // throws when absent
+  const std::shared_ptr<const ReferenceKeys> keys = inputs.keys(all.batch, spec.kv_head_of(all.head));
+  boundaries = normalized_boundaries(spec, std::move(boundaries));
+  const size_t pieces = boundaries.size() - 1, n = static_cast<size_t>(all.rows);
+  const size_t d = static_cast<size_t>(spec.head_dim);
+  // Every row's pieces in one pass over each piece's keys; then each block's rows taken out.
+  const std::unique_ptr<RowBlockReference::Rows> rows = make_rows(spec, inputs.inputs().q, qi, all);
+  PieceStates merged;
+  merged.m.resize(pieces * n);
+  merged.l.resize(pieces * n);
+  merged.o.resize(pieces * n * d);
+  Scratch scratch;
+  for (size_t p = 0; p < pieces; ++p)
+    range_states(*rows, *keys, boundaries[p], boundaries[p + 1], scratch, merged.m.data() + p * n,
+                 merged.l.data() + p * n, merged.o.data() + p * n * d);
+  std::vector<std::shared_ptr<const RowBlockReference>> out;
+  out.reserve(blocks.size());
+  for (const RowBlock& b : blocks) {
+    const size_t first = static_cast<size_t>(b.q_begin - all.q_begin), k = static_cast<size_t>(b.rows);
+    PieceStates own;
+    own.m.resize(pieces * k);
+    own.l.resize(pieces * k);
+    own.o.resize(pieces * k * d);
+    for (size_t p = 0; p < pieces; ++p) {
+      std::copy_n(merged.m.data() + p * n + first, k, own.m.data() + p * k);
+      std::copy_n(merged.l.data() + p * n + first, k, own.l.data() + p * k);
+      std::copy_n(merged.o.data() + (p * n + first) * d, k * d, own.o.data() + p * k * d);
+    }
+    out.push_back(RowBlockBuilder::assemble(spec, b, make_rows(spec, inputs.inputs().q, qi, b), keys, false,
+                                            boundaries, std::move(own)));
+  }
+  return out;
+}
+
 std::shared_ptr<const RowBlockReference> row_block_from_pieces(const ReferenceInputs& inputs, const RowBlock& block,
                                                               std::vector<int64_t> boundaries, PieceStates states) {
   const AttentionSpec& spec = inputs.spec();

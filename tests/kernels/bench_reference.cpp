@@ -4,6 +4,8 @@
 // machine):
 //   SplitK: row blocks of 8 rows, boundaries at the 8 split ends; each block's 8 partial
 //           states, its 8 reduce prefixes and its output (a full Split-K trace, 8 splits);
+//   SplitKTogether: the same row blocks, computed 8 at a time by compute_row_blocks (as the
+//           analysis computes them on the CPU: RunReference::for_each_block);
 //   FA1:    row blocks of 64 rows, boundaries every 64 keys; every prefix and the output (a
 //           full FA-1 trace);
 //   NaiveSplitK: the tolerance's baselines of the SplitK row blocks (naive_row_block_errors);
@@ -86,6 +88,28 @@ void BM_SplitK(benchmark::State& state) {
   }
 }
 
+void BM_SplitKTogether(benchmark::State& state) {
+  const AttentionSpec s = bench_spec();
+  const ReferenceInputs& in = prepared();
+  const int64_t split = s.seq_kv / 8;
+  const std::vector<int64_t> bounds = every(split, s.seq_kv);
+  for (auto _ : state) {
+    on_two_threads(s.seq_q / 64, [&](int64_t i) {
+      std::vector<RowBlock> blocks;
+      for (int32_t k = 0; k < 8; ++k) blocks.push_back({0, 0, static_cast<int32_t>(i * 64 + k * 8), 8});
+      for (const auto& ref : compute_row_blocks(in, blocks, bounds)) {
+        for (int64_t k = 0; k < 8; ++k) {
+          const KeyRange partial{static_cast<int32_t>(k * split), static_cast<int32_t>((k + 1) * split)};
+          const KeyRange prefix{0, static_cast<int32_t>((k + 1) * split)};
+          benchmark::DoNotOptimize(ref->state({&partial, 1}).l[0]);
+          benchmark::DoNotOptimize(ref->state({&prefix, 1}).l[0]);
+        }
+        benchmark::DoNotOptimize(ref->output().m[0]);
+      }
+    });
+  }
+}
+
 void BM_FA1(benchmark::State& state) {
   const AttentionSpec s = bench_spec();
   const ReferenceInputs& in = prepared();
@@ -120,6 +144,7 @@ void BM_NaiveSplitK(benchmark::State& state) {
 
 BENCHMARK(BM_Prepare)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SplitK)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_SplitKTogether)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_FA1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_NaiveSplitK)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(3);
 

@@ -505,6 +505,62 @@ TEST(Reference, OneOffRowBlockEqualsThePreparedOne) {
   }
 }
 
+// Consecutive row blocks computed together give each block what computing it alone gives, bit for
+// bit (every row's sums in the same order), whatever the mask makes each row see; blocks that are
+// not consecutive rows of one pair are refused.
+TEST(Reference, RowBlocksComputedTogetherEqualEachComputedAlone) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.name);
+    const HeadInputs in = random_head_inputs(c.spec, rng(), c.input_scale);
+    const ReferenceInputs prepared(c.spec, in, 1);
+    const int32_t sq = static_cast<int32_t>(c.spec.seq_q);
+    for (const auto& [b, h] : some_pairs(rng, c.spec)) {
+      // Rows [first, sq) cut at random into blocks of 1 to 9 rows.
+      std::vector<RowBlock> blocks;
+      for (int32_t q = static_cast<int32_t>(uniform(rng, 0, sq - 1)); q < sq;) {
+        const int32_t rows = std::min(sq - q, static_cast<int32_t>(uniform(rng, 1, 9)));
+        blocks.push_back({b, h, q, rows});
+        q += rows;
+      }
+      const std::vector<int64_t> bounds = random_boundaries(rng, c.spec.seq_kv);
+      const auto together = compute_row_blocks(prepared, blocks, bounds);
+      ASSERT_EQ(together.size(), blocks.size());
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        const auto alone = compute_row_block(prepared, blocks[i], bounds);
+        EXPECT_EQ(together[i]->block(), blocks[i]);
+        EXPECT_EQ(together[i]->boundaries(), alone->boundaries());
+        for (int k = 0; k < 3; ++k) {
+          const std::vector<KeyRange> ranges = random_ranges(rng, c.spec.seq_kv, alone->boundaries());
+          const RefState x = together[i]->state(ranges), y = alone->state(ranges);
+          EXPECT_EQ(x.m, y.m);
+          EXPECT_EQ(x.l, y.l);
+          EXPECT_EQ(x.o, y.o);
+        }
+        EXPECT_EQ(together[i]->output().o, alone->output().o);
+        EXPECT_EQ(together[i]->output().m, alone->output().m);
+      }
+      if (blocks.size() >= 2) {
+        std::vector<RowBlock> gap = {blocks[0], blocks[1]};
+        gap[1].q_begin += 1;
+        if (gap[1].q_begin + gap[1].rows <= sq) {
+          EXPECT_THROW(compute_row_blocks(prepared, gap, bounds), std::invalid_argument);
+        }
+        std::vector<RowBlock> other_head = {blocks[0], blocks[1]};
+        other_head[1].head = (other_head[1].head + 1) % static_cast<int32_t>(c.spec.heads_q);
+        if (c.spec.heads_q > 1) {
+          EXPECT_THROW(compute_row_blocks(prepared, other_head, bounds), std::invalid_argument);
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(compute_row_blocks(ReferenceInputs(all_cases().front().spec,
+                                                 random_head_inputs(all_cases().front().spec, seed), 1),
+                                 {}, {})
+                  .empty());
+}
+
 // What an event of each convention stores, from event.h's definitions, against express.
 TEST(Reference, ExpressGivesEveryConvention) {
   TS_PRINTED_SEED(seed);

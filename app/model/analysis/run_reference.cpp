@@ -192,7 +192,41 @@ void RunReference::for_each_block(std::span<const RowBlock> rbs, unsigned worker
   };
   visit(cached);
   if (!gpu_) {
-    visit(missing);
+    // Consecutive blocks of one pair with the same boundaries computed together, up to
+    // kRowsComputedTogether rows (compute_row_blocks: the same bits, the keys read once).
+    std::vector<size_t> order = missing;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rbs[a] < rbs[b]; });
+    std::vector<std::vector<size_t>> runs;
+    for (size_t i : order) {
+      if (!runs.empty()) {
+        const RowBlock& last = rbs[runs.back().back()];
+        int32_t rows = rbs[i].rows;
+        for (size_t j : runs.back()) rows += rbs[j].rows;
+        if (last.batch == rbs[i].batch && last.head == rbs[i].head && last.q_begin + last.rows == rbs[i].q_begin &&
+            rows <= kRowsComputedTogether && boundaries_.at(last) == boundaries_.at(rbs[i])) {
+          runs.back().push_back(i);
+          continue;
+        }
+      }
+      runs.push_back({i});
+    }
+    parallel_for(static_cast<int64_t>(runs.size()), workers, [&](int64_t k) {
+      const std::vector<size_t>& run = runs[static_cast<size_t>(k)];
+      if (run.size() == 1 || !inputs_) {  // (without inputs block() says why it cannot compute)
+        for (size_t i : run) fn(i, *block(rbs[i]));
+        return;
+      }
+      std::vector<RowBlock> together;
+      for (size_t i : run) together.push_back(rbs[i]);
+      std::vector<std::shared_ptr<const RowBlockReference>> computed;
+      try {
+        computed = compute_row_blocks(*inputs_, together, boundaries_.at(together.front()));
+      } catch (const std::exception& e) {
+        throw AnalysisError("the reference of " + pair_name(together.front().batch, together.front().head) +
+                            " cannot be computed: " + e.what());
+      }
+      for (size_t j = 0; j < run.size(); ++j) fn(run[j], *remember(together[j], std::move(computed[j])));
+    });
     return;
   }
   std::vector<std::vector<RowBlock>> batches;  // of the missing blocks, in order

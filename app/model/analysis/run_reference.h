@@ -62,6 +62,9 @@ inline constexpr size_t kMaxRowBlockBytes = size_t{1} << 30;
 // prefixes) within this many bytes, so that a run of large row blocks does not hold them all at
 // once, and so that the CPU works on one batch while the GPU computes the next.
 inline constexpr size_t kGpuBatchBytes = size_t{64} << 20;
+// Consecutive row blocks of one (batch, head) that for_each_block computes together on the CPU, up
+// to this many rows (a Split-K trace's blocks of 8 rows, 8 at a time).
+inline constexpr int32_t kRowsComputedTogether = 64;
 // The naive baselines' keys kept for re-use (kv heads): enough for the query heads of a GQA
 // group read in turn on every analysis thread.
 inline constexpr size_t kNaiveKeysKept = 8;
