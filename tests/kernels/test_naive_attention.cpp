@@ -6,9 +6,12 @@
 // element, is checked bit for bit in test_dtype_conversion.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "app/model/analysis/naive_baseline.h"
@@ -305,6 +308,58 @@ TEST(NaiveBaseline, OutputErrorIsTheNaiveAttentions) {
   for (size_t i = 0; i < ref.lse.size(); ++i) lse_err = std::max(lse_err, std::fabs(naive.lse[i] - ref.lse[i]));
   EXPECT_NEAR(e.o_dtype, o_err, 1e-12);
   EXPECT_NEAR(e.lse_dtype, lse_err, 1e-12);
+}
+
+// Consecutive row blocks taken together give the largest of each block's errors taken alone,
+// exactly (each row's arithmetic is its own), for every figure, with masks that make the rows see
+// different keys, P rounded or not; blocks that are not consecutive rows of one pair with the same
+// boundaries are refused.
+TEST(NaiveBaseline, RowBlocksTakenTogetherGiveTheLargestOfEachAlone) {
+  TS_PRINTED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  for (DType dt : {DType::f32, DType::bf16, DType::f16})
+    for (int mask = 0; mask < 3; ++mask) {
+      SCOPED_TRACE(std::string(to_string(dt)) + " mask " + std::to_string(mask));
+      AttentionSpec s = spec_of(3, 1, 45, 150, 32, dt);
+      if (mask == 1) s.causal = CausalAlign::bottom_right;
+      if (mask == 2) s.window_left = 20, s.window_right = 7;
+      const HeadInputs in = random_head_inputs(s, rng());
+      const ReferenceInputs prepared(s, in, 1);
+      const std::vector<PairFloats> floats = pair_floats(s, in);
+      const PairFloats& f = floats[static_cast<size_t>(rng() % floats.size())];
+      const std::vector<int64_t> cuts = {static_cast<int64_t>(rng() % 150), 64, 128};
+      std::vector<RowBlock> blocks;
+      for (int32_t q = static_cast<int32_t>(rng() % 10); q < s.seq_q;) {
+        const int32_t rows = std::min<int32_t>(static_cast<int32_t>(s.seq_q) - q, 1 + static_cast<int32_t>(rng() % 9));
+        blocks.push_back({f.batch, f.head, q, rows});
+        q += rows;
+      }
+      std::vector<std::shared_ptr<const RowBlockReference>> refs;
+      std::vector<const RowBlockReference*> ptrs;
+      for (const RowBlock& b : blocks) {
+        refs.push_back(compute_row_block(prepared, b, cuts));
+        ptrs.push_back(refs.back().get());
+      }
+      for (bool p_rounded : {false, true}) {
+        NaiveErrors alone;
+        for (const RowBlockReference* r : ptrs)
+          alone = max_errors(alone, naive_row_block_errors(s, f, *r, nullptr, p_rounded));
+        const NaiveErrors together = naive_row_block_errors(s, f, ptrs, nullptr, p_rounded);
+        EXPECT_GT(together.o_norm_f32, 0.0);
+        EXPECT_EQ(together.m_f32, alone.m_f32);
+        EXPECT_EQ(together.l_rel_f32, alone.l_rel_f32);
+        EXPECT_EQ(together.o_norm_f32, alone.o_norm_f32);
+        EXPECT_EQ(together.o_norm_p_rounded, alone.o_norm_p_rounded);
+        EXPECT_EQ(together.o_dtype, alone.o_dtype);
+        EXPECT_EQ(together.lse_dtype, alone.lse_dtype);
+      }
+      ASSERT_GE(ptrs.size(), 3u);
+      const std::vector<const RowBlockReference*> gap = {ptrs[0], ptrs[2]};
+      EXPECT_THROW(naive_row_block_errors(s, f, gap, nullptr, false), std::invalid_argument);
+      const auto other_cuts = compute_row_block(prepared, blocks[1], {5});
+      const std::vector<const RowBlockReference*> cut_otherwise = {ptrs[0], other_cuts.get()};
+      EXPECT_THROW(naive_row_block_errors(s, f, cut_otherwise, nullptr, false), std::invalid_argument);
+    }
 }
 
 TEST(NaiveBaseline, RejectsTheInputsOfAnotherPair) {

@@ -17,19 +17,22 @@ std::vector<RowError> compare_events(const RunView& run, RunReference& ref, cons
   const double scale = run.attention.effective_scale();
   const uint64_t total = ids.blocks.size();
   std::atomic<uint64_t> done{0};
-  // One row block: the baselines' errors when the tolerance is not known yet, then every event.
-  const auto compare_block = [&](size_t b, const RowBlockReference& block) {
-    if (need_naive) naive[b] = ref.naive_errors(block);
-    for (size_t i : ids.by_block[b]) {
-      const RefState want = ref.expected(run.headers[i], block);
-      const RunEvent ev = run.event(i);
-      const TraceState got{ev.header.convention, scale, ev.header.rows, run.head_dim, ev.m, ev.l, ev.o};
-      compare_state(got, want,
-                    std::span<RowError>(row_errors).subspan(i * rows_cap, static_cast<size_t>(ev.header.rows)));
+  // A run of row blocks: the baselines' errors when the tolerance is not known yet (for the whole
+  // run at once, kept with its first block), then every event of each block.
+  const auto compare_run = [&](std::span<const size_t> bs, std::span<const RowBlockReference* const> blocks) {
+    if (need_naive) naive[bs.front()] = ref.naive_errors(blocks);
+    for (size_t k = 0; k < bs.size(); ++k) {
+      for (size_t i : ids.by_block[bs[k]]) {
+        const RefState want = ref.expected(run.headers[i], *blocks[k]);
+        const RunEvent ev = run.event(i);
+        const TraceState got{ev.header.convention, scale, ev.header.rows, run.head_dim, ev.m, ev.l, ev.o};
+        compare_state(got, want,
+                      std::span<RowError>(row_errors).subspan(i * rows_cap, static_cast<size_t>(ev.header.rows)));
+      }
+      if (progress) progress(done.fetch_add(1) + 1, total);
     }
-    if (progress) progress(done.fetch_add(1) + 1, total);
   };
-  ref.for_each_block(ids.blocks, workers, compare_block);
+  ref.for_each_run(ids.blocks, workers, compare_run);
   if (need_naive) {
     NaiveErrors all;
     for (const NaiveErrors& e : naive) all = max_errors(all, e);

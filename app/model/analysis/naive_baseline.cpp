@@ -40,10 +40,12 @@ void add_state_errors(float m, float l, const float* o, const RefState& want, si
 
 KeyRange key_range(int64_t begin, int64_t end) { return {static_cast<int32_t>(begin), static_cast<int32_t>(end)}; }
 
-// The largest |O/l - reference| of textbook states' pieces and all-keys states.
-double o_norm_error(const TextbookStates& st, const RowBlockReference& reference, int64_t seq_kv) {
+// The largest |O/l - reference| of textbook states' pieces and all-keys states, row r of the
+// states being row r - first of `reference`.
+double o_norm_error(const TextbookStates& st, const RowBlockReference& reference, size_t first, int64_t seq_kv) {
   const std::vector<int64_t>& bounds = reference.boundaries();
   const size_t rows = static_cast<size_t>(st.rows), dd = static_cast<size_t>(st.head_dim);
+  const size_t own = static_cast<size_t>(reference.block().rows);
   double worst = 0.0;
   auto add = [&](float l, const float* o, const RefState& want, size_t r) {
     const double* o_ref = want.o.data() + r * dd;
@@ -53,11 +55,12 @@ double o_norm_error(const TextbookStates& st, const RowBlockReference& reference
   for (size_t p = 0; p + 1 < bounds.size(); ++p) {
     const KeyRange range = key_range(bounds[p], bounds[p + 1]);
     const RefState want = reference.state({&range, 1});
-    for (size_t r = 0; r < rows; ++r) add(st.piece_l[p * rows + r], st.piece_o.data() + (p * rows + r) * dd, want, r);
+    for (size_t r = 0; r < own; ++r)
+      add(st.piece_l[p * rows + first + r], st.piece_o.data() + (p * rows + first + r) * dd, want, r);
   }
   const KeyRange all_range = key_range(0, seq_kv);
   const RefState all_ref = reference.state({&all_range, 1});
-  for (size_t r = 0; r < rows; ++r) add(st.all_l[r], st.all_o.data() + r * dd, all_ref, r);
+  for (size_t r = 0; r < own; ++r) add(st.all_l[first + r], st.all_o.data() + (first + r) * dd, all_ref, r);
   return worst;
 }
 
@@ -102,59 +105,99 @@ std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs&
 
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
                                    const RowBlockReference& reference, const NaiveKeys* given_keys, bool p_rounded) {
-  const RowBlock& block = reference.block();
+  const RowBlockReference* one = &reference;
+  return naive_row_block_errors(spec, floats, std::span(&one, 1), given_keys, p_rounded);
+}
+
+NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
+                                   std::span<const RowBlockReference* const> references, const NaiveKeys* given_keys,
+                                   bool p_rounded) {
+  if (references.empty()) return {};
+  const RowBlock& head = references.front()->block();
   const NaiveKeys* keys_of_pair = given_keys != nullptr ? given_keys : floats.keys.get();
-  if (floats.batch != block.batch || floats.head != block.head || keys_of_pair == nullptr)
+  if (floats.batch != head.batch || floats.head != head.head || keys_of_pair == nullptr)
     throw std::invalid_argument("naive baseline: the inputs of (batch " + std::to_string(floats.batch) + ", head " +
                                 std::to_string(floats.head) + ") given for a row block of (batch " +
-                                std::to_string(block.batch) + ", head " + std::to_string(block.head) + ")");
+                                std::to_string(head.batch) + ", head " + std::to_string(head.head) + ")");
+  const std::vector<int64_t>& bounds = references.front()->boundaries();
+  int64_t all_rows = 0;
+  for (const RowBlockReference* ref : references) {
+    const RowBlock& b = ref->block();
+    if (b.batch != head.batch || b.head != head.head || b.q_begin != head.q_begin + all_rows ||
+        ref->boundaries() != bounds)
+      throw std::invalid_argument("naive baseline: the row blocks must be of one (batch, head), each beginning where "
+                                  "the one before it ends, with the same boundaries");
+    all_rows += b.rows;
+  }
   const int32_t d = static_cast<int32_t>(spec.head_dim);
-  const size_t dd = static_cast<size_t>(d), rows = static_cast<size_t>(block.rows);
-  const std::vector<int64_t>& bounds = reference.boundaries();
+  const size_t dd = static_cast<size_t>(d), rows = static_cast<size_t>(all_rows);
   const size_t pieces = bounds.size() - 1;
   const NaiveKeys& keys = *keys_of_pair;
 
-  // The float32 textbook states of each piece and of all keys against the reference's.
-  const TextbookStates st = textbook_states(spec, block.batch, block.head, floats.q.data(), keys, block.q_begin,
-                                            block.rows, bounds);
+  // The float32 textbook states of each piece and of all keys, for all the rows at once (each
+  // row's arithmetic is its own: the same as one block at a time), against each block's reference.
+  const TextbookStates st =
+      textbook_states(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, bounds);
   NaiveErrors e;
-  for (size_t p = 0; p < pieces; ++p) {
-    const KeyRange range = key_range(bounds[p], bounds[p + 1]);
-    const RefState want = reference.state({&range, 1});
-    for (size_t r = 0; r < rows; ++r) {
-      const size_t at = p * rows + r;
-      add_state_errors(st.piece_m[at], st.piece_l[at], st.piece_o.data() + at * dd, want, r, e);
+  size_t first = 0;  // the rows of `st` before this reference's
+  for (const RowBlockReference* reference : references) {
+    const size_t own = static_cast<size_t>(reference->block().rows);
+    for (size_t p = 0; p < pieces; ++p) {
+      const KeyRange range = key_range(bounds[p], bounds[p + 1]);
+      const RefState want = reference->state({&range, 1});
+      for (size_t r = 0; r < own; ++r) {
+        const size_t at = p * rows + first + r;
+        add_state_errors(st.piece_m[at], st.piece_l[at], st.piece_o.data() + at * dd, want, r, e);
+      }
+    }
+    const KeyRange all_range = key_range(0, spec.seq_kv);
+    const RefState all_ref = reference->state({&all_range, 1});
+    for (size_t r = 0; r < own; ++r)
+      add_state_errors(st.all_m[first + r], st.all_l[first + r], st.all_o.data() + (first + r) * dd, all_ref, r, e);
+    first += own;
+  }
+  e.o_norm_p_rounded = e.o_norm_f32;
+  if (p_rounded && spec.dtype != DType::f32) {
+    const TextbookStates rounded =
+        textbook_states(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, bounds, spec.dtype);
+    first = 0;
+    for (const RowBlockReference* reference : references) {
+      e.o_norm_p_rounded = std::max(e.o_norm_p_rounded, o_norm_error(rounded, *reference, first, spec.seq_kv));
+      first += static_cast<size_t>(reference->block().rows);
     }
   }
-  const KeyRange all_range = key_range(0, spec.seq_kv);
-  const RefState all_ref = reference.state({&all_range, 1});
-  for (size_t r = 0; r < rows; ++r) add_state_errors(st.all_m[r], st.all_l[r], st.all_o.data() + r * dd, all_ref, r, e);
-  e.o_norm_p_rounded = e.o_norm_f32;
-  if (p_rounded && spec.dtype != DType::f32)
-    e.o_norm_p_rounded = o_norm_error(textbook_states(spec, block.batch, block.head, floats.q.data(), keys,
-                                                      block.q_begin, block.rows, bounds, spec.dtype),
-                                      reference, spec.seq_kv);
 
-  const RefState out_ref = reference.output();
   if (spec.dtype == DType::f32) {
     // In float32 the all-keys textbook state is the input-dtype naive attention already: its
     // O/l and LSE against the output (a third of the baseline's cost saved).
-    for (size_t r = 0; r < rows; ++r) {
-      const float l = st.all_l[r];
-      const double lse = l > 0.0f ? static_cast<double>(st.all_m[r]) + std::log(static_cast<double>(l)) : -kInf;
-      e.lse_dtype = std::max(e.lse_dtype, value_error(lse, out_ref.m[r]));
-      for (size_t c = 0; c < dd; ++c)
-        e.o_dtype = std::max(e.o_dtype, value_error(normalised(st.all_o[r * dd + c], l), out_ref.o[r * dd + c]));
+    first = 0;
+    for (const RowBlockReference* reference : references) {
+      const RefState out_ref = reference->output();
+      for (size_t r = 0; r < static_cast<size_t>(reference->block().rows); ++r) {
+        const float l = st.all_l[first + r];
+        const double lse =
+            l > 0.0f ? static_cast<double>(st.all_m[first + r]) + std::log(static_cast<double>(l)) : -kInf;
+        e.lse_dtype = std::max(e.lse_dtype, value_error(lse, out_ref.m[r]));
+        for (size_t c = 0; c < dd; ++c)
+          e.o_dtype = std::max(e.o_dtype,
+                               value_error(normalised(st.all_o[(first + r) * dd + c], l), out_ref.o[r * dd + c]));
+      }
+      first += static_cast<size_t>(reference->block().rows);
     }
     return e;
   }
   std::vector<float> out(rows * dd), lse(rows);
-  naive_attention_rows(spec, block.batch, block.head, floats.q.data(), keys, block.q_begin, block.rows, out.data(),
+  naive_attention_rows(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, out.data(),
                        lse.data());
-  for (size_t r = 0; r < rows; ++r) {
-    e.lse_dtype = std::max(e.lse_dtype, value_error(lse[r], out_ref.m[r]));
-    for (size_t c = 0; c < dd; ++c)
-      e.o_dtype = std::max(e.o_dtype, value_error(out[r * dd + c], out_ref.o[r * dd + c]));
+  first = 0;
+  for (const RowBlockReference* reference : references) {
+    const RefState out_ref = reference->output();
+    for (size_t r = 0; r < static_cast<size_t>(reference->block().rows); ++r) {
+      e.lse_dtype = std::max(e.lse_dtype, value_error(lse[first + r], out_ref.m[r]));
+      for (size_t c = 0; c < dd; ++c)
+        e.o_dtype = std::max(e.o_dtype, value_error(out[(first + r) * dd + c], out_ref.o[r * dd + c]));
+    }
+    first += static_cast<size_t>(reference->block().rows);
   }
   return e;
 }

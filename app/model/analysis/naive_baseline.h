@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "app/model/analysis/tolerance.h"
@@ -48,6 +49,15 @@ std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
                                    const RowBlockReference& reference, const NaiveKeys* keys = nullptr,
                                    bool p_rounded = false);
+
+// The same for consecutive row blocks of one (batch, head) with the same boundaries, each
+// beginning where the one before it ends (RunReference::for_each_run's runs): the baselines of all
+// their rows at once, one pass over the keys (every row's arithmetic is its own: the errors are
+// those of the blocks one at a time, their largest). Throws std::invalid_argument as above, and
+// when the row blocks are not so.
+NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
+                                   std::span<const RowBlockReference* const> references,
+                                   const NaiveKeys* keys = nullptr, bool p_rounded = false);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

@@ -181,39 +181,46 @@ std::vector<std::shared_ptr<const RowBlockReference>> RunReference::blocks(std::
 
 void RunReference::for_each_block(std::span<const RowBlock> rbs, unsigned workers,
                                   const std::function<void(size_t, const RowBlockReference&)>& fn) const {
+  for_each_run(rbs, workers, [&](std::span<const size_t> indices, std::span<const RowBlockReference* const> refs) {
+    for (size_t k = 0; k < indices.size(); ++k) fn(indices[k], *refs[k]);
+  });
+}
+
+void RunReference::for_each_run(std::span<const RowBlock> rbs, unsigned workers, const RunFunction& fn) const {
   std::vector<size_t> cached, missing;
   for (size_t i = 0; i < rbs.size(); ++i) (has_cached(rbs[i]) ? cached : missing).push_back(i);
-  const auto visit = [&](const std::vector<size_t>& order) {
-    parallel_for(static_cast<int64_t>(order.size()), workers, [&](int64_t j) {
-      const size_t i = order[static_cast<size_t>(j)];
-      const std::shared_ptr<const RowBlockReference> ref = block(rbs[i]);
-      fn(i, *ref);
-    });
+  const auto one = [&](size_t i, const RowBlockReference& ref) {
+    const RowBlockReference* p = &ref;
+    fn(std::span(&i, 1), std::span(&p, 1));
   };
-  visit(cached);
+  parallel_for(static_cast<int64_t>(cached.size()), workers, [&](int64_t j) {
+    const size_t i = cached[static_cast<size_t>(j)];
+    one(i, *block(rbs[i]));
+  });
   if (!gpu_) {
     // Consecutive blocks of one pair with the same boundaries computed together, up to
     // kRowsComputedTogether rows (compute_row_blocks: the same bits, the keys read once).
     std::vector<size_t> order = missing;
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rbs[a] < rbs[b]; });
     std::vector<std::vector<size_t>> runs;
+    int32_t run_rows = 0;
     for (size_t i : order) {
-      if (!runs.empty()) {
+      if (!runs.empty() && inputs_) {
         const RowBlock& last = rbs[runs.back().back()];
-        int32_t rows = rbs[i].rows;
-        for (size_t j : runs.back()) rows += rbs[j].rows;
         if (last.batch == rbs[i].batch && last.head == rbs[i].head && last.q_begin + last.rows == rbs[i].q_begin &&
-            rows <= kRowsComputedTogether && boundaries_.at(last) == boundaries_.at(rbs[i])) {
+            run_rows + rbs[i].rows <= kRowsComputedTogether && boundaries_.at(last) == boundaries_.at(rbs[i])) {
           runs.back().push_back(i);
+          run_rows += rbs[i].rows;
           continue;
         }
       }
       runs.push_back({i});
+      run_rows = rbs[i].rows;
     }
     parallel_for(static_cast<int64_t>(runs.size()), workers, [&](int64_t k) {
       const std::vector<size_t>& run = runs[static_cast<size_t>(k)];
-      if (run.size() == 1 || !inputs_) {  // (without inputs block() says why it cannot compute)
-        for (size_t i : run) fn(i, *block(rbs[i]));
+      if (run.size() == 1) {  // (without inputs block() says why it cannot compute)
+        one(run.front(), *block(rbs[run.front()]));
         return;
       }
       std::vector<RowBlock> together;
@@ -225,7 +232,12 @@ void RunReference::for_each_block(std::span<const RowBlock> rbs, unsigned worker
         throw AnalysisError("the reference of " + pair_name(together.front().batch, together.front().head) +
                             " cannot be computed: " + e.what());
       }
-      for (size_t j = 0; j < run.size(); ++j) fn(run[j], *remember(together[j], std::move(computed[j])));
+      std::vector<const RowBlockReference*> refs;
+      for (size_t j = 0; j < run.size(); ++j) {
+        computed[j] = remember(together[j], std::move(computed[j]));
+        refs.push_back(computed[j].get());
+      }
+      fn(run, refs);
     });
     return;
   }
@@ -250,7 +262,7 @@ void RunReference::for_each_block(std::span<const RowBlock> rbs, unsigned worker
     const Computed refs = next.get();
     if (k + 1 < batches.size()) next = std::async(std::launch::async, compute, k + 1);
     parallel_for(static_cast<int64_t>(refs.size()), workers, [&](int64_t j) {
-      fn(missing[batch_begin[k] + static_cast<size_t>(j)], *refs[static_cast<size_t>(j)]);
+      one(missing[batch_begin[k] + static_cast<size_t>(j)], *refs[static_cast<size_t>(j)]);
     });
   }
 }
@@ -312,10 +324,16 @@ RefState RunReference::expected(const EventHeader& h, const RowBlockReference& b
 RefState RunReference::expected(const EventHeader& h) const { return expected(h, *block(row_block(h))); }
 
 NaiveErrors RunReference::naive_errors(const RowBlockReference& ref) const {
-  const RowBlock& rb = ref.block();
+  const RowBlockReference* one = &ref;
+  return naive_errors(std::span(&one, 1));
+}
+
+NaiveErrors RunReference::naive_errors(std::span<const RowBlockReference* const> refs) const {
+  if (refs.empty()) return {};
+  const RowBlock& rb = refs.front()->block();
   for (const PairFloats& f : floats_)
     if (f.batch == rb.batch && f.head == rb.head)
-      return naive_row_block_errors(spec_, f, ref, naive_keys_of(f.kv_index).get(),
+      return naive_row_block_errors(spec_, f, refs, naive_keys_of(f.kv_index).get(),
                                     std::any_of(stages_.begin(), stages_.end(),
                                                 [](const StageInfo& s) { return s.p_rounded && s.kind != StageKind::final; }));
   throw AnalysisError("no inputs of " + pair_name(rb.batch, rb.head) + " for the naive baselines");

@@ -90,10 +90,17 @@ class RunReference {
   // fn(i, reference of rbs[i]) for every i, on `workers` threads (0: every core), each once: the
   // row blocks already cached first (computing the others may evict them), then the others, on
   // the GPU in batches of at most kGpuBatchBytes (the next batch computed while the CPU's threads
-  // work on this one), on the CPU by the thread that takes it. The first exception fn or the
-  // reference throws stops the loop and is rethrown.
+  // work on this one), on the CPU a run at a time (for_each_run) by the thread that takes it. The
+  // first exception fn or the reference throws stops the loop and is rethrown.
   void for_each_block(std::span<const RowBlock> rbs, unsigned workers,
                       const std::function<void(size_t i, const RowBlockReference& block)>& fn) const;
+  // The same a run at a time: fn(indices into rbs, their references), each block in exactly one
+  // run. A run is several consecutive row blocks of one (batch, head) with the same boundaries
+  // (in row order, at most kRowsComputedTogether rows), computed together, when the CPU computes
+  // them; one block otherwise (cached ones, and on the GPU).
+  using RunFunction =
+      std::function<void(std::span<const size_t> indices, std::span<const RowBlockReference* const> blocks)>;
+  void for_each_run(std::span<const RowBlock> rbs, unsigned workers, const RunFunction& fn) const;
   // The memory a row block's reference will take (its pieces and prefixes), for batching.
   size_t block_bytes(const RowBlock& rb) const;
   // Whether row blocks are computed on a GPU, and which device computes them ("CPU" or the
@@ -107,6 +114,8 @@ class RunReference {
 
   // The naive baselines' errors on one row block (the correctness rule's yardstick).
   NaiveErrors naive_errors(const RowBlockReference& block) const;
+  // The same for a run of for_each_run (their largest; its rows' baselines computed at once).
+  NaiveErrors naive_errors(std::span<const RowBlockReference* const> run) const;
 
   // The tolerance of the verdicts: the override when one was given, else the rule from the
   // naive errors over every row block (computed in parallel on first use unless set).
