@@ -99,9 +99,10 @@ TEST(CliMisc, CtrlCCancelsCleanly) {
 TEST(CliMisc, DiffEndsOnASignalSayingSo) {
   test::TempDir dir;
   const auto trace = dir.path() / "run.trace.safetensors";
-  // A reference of several seconds on one thread.
-  const CliRun cap = run_tilescope({"capture", "--backend", "cpu", "--heads", "16", "--seq-q", "1024", "--seq-kv",
-                                    "1024", "--stages", "final", "-o", trace.string()},
+  // A diff of about 2.5 s on one thread of a quiet machine (its bar shows after half a second; at
+  // 1024 x 1024 the diff took 0.6 s and could end before it).
+  const CliRun cap = run_tilescope({"capture", "--backend", "cpu", "--heads", "16", "--seq-q", "2048", "--seq-kv",
+                                    "2048", "--stages", "final", "-o", trace.string()},
                                    dir.path());
   ASSERT_EQ(cap.exit_code, 0) << cap.err;
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
