@@ -9,7 +9,8 @@
 // Q K^T and P V run on mma.sync m16n8k16 (16-bit inputs, fp32 accumulation); the softmax state
 // is fp32. P is rounded to the input dtype before P V, as every FA-2 kernel does (the mma takes
 // 16-bit operands): the `fa2.step` stage declares it (StageInfo::p_rounded) so that the
-// reference's yardstick rounds P too.
+// reference's yardstick rounds P too; likewise the exponents, exp2 with the scale and log2 e
+// folded into one multiply-add (StageInfo::exp2_folded).
 //
 // How: one block of 4 warps per (query tile, query head, batch); grid (num_q_tiles, heads,
 // batch). A query tile holds fa2_block_m(head_dim) rows (kernels/tile_shapes.h): at head dim 64

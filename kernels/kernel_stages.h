@@ -5,7 +5,9 @@
 //   FA-1:    0 "fa1.step"        state  pass 0  the running state after each kv tile (registers)
 //            1 "final"           final  pass 0  the output rows as written, with their LSE
 //   FA-2:    0 "fa2.step"        state  pass 0  as FA-1's, with P rounded to the input dtype
-//                                               before P V (StageInfo::p_rounded)
+//                                               before P V (StageInfo::p_rounded) and the
+//                                               weights by exp2 with the scale and log2 e
+//                                               folded in (StageInfo::exp2_folded)
 //            1 "final"           final  pass 0  as FA-1's
 //   Split-K: 0 "splitk.tile"     state  pass 0  a split's running state after each of its kv
 //                                               tiles (optional: LaunchRequest::tile_events)
@@ -14,8 +16,8 @@
 //            2 "splitk.reduce"   merge  pass 1  the merged state after each split
 //            3 "final"           final  pass 1  the output rows as written, with their LSE
 //   Split-K 2: Split-K's stages at Split-K's indices (its reduce is Split-K's reduce), with the
-//            partial pass's named for it and P rounded as FA-2's (StageInfo::p_rounded) in all
-//            but the final output:
+//            partial pass's named for it, P rounded and exponents folded as FA-2's (p_rounded,
+//            exp2_folded: the reduce merges such states) in all but the final output:
 //            0 "splitk2.tile", 1 "splitk2.partial", 2 "splitk.reduce", 3 "final"
 #pragma once
 

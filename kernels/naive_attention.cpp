@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -198,13 +199,14 @@ int64_t value_chunk(int64_t d) {
 
 }  // namespace
 
-NaiveKeys naive_keys(const AttentionSpec& spec, const HeadInputs& inputs, int32_t kv_index) {
+NaiveKeys naive_keys(const AttentionSpec& spec, const HeadInputs& inputs, int32_t kv_index, bool raw_keys) {
   const int64_t skv = spec.seq_kv, d = spec.head_dim;
   NaiveKeys keys;
   keys.v.resize(static_cast<size_t>(skv * d));
   inputs.v.copy_floats(int64_t{kv_index} * skv * d, skv * d, keys.v.data());
   const float scale = static_cast<float>(spec.effective_scale());
   keys.k_scaled = grouped_keys(inputs.k, int64_t{kv_index} * skv * d, skv, d, scale, DType::f32);
+  if (raw_keys) keys.k_raw = grouped_keys(inputs.k, int64_t{kv_index} * skv * d, skv, d, 1.0f, DType::f32);
   if (spec.dtype != DType::f32) {  // rounding element by element: the same in either layout
     keys.k_rounded = keys.k_scaled;
     round_to_dtype(spec.dtype, keys.k_rounded.data(), keys.k_rounded.size());
@@ -316,7 +318,7 @@ TextbookScores textbook_scores(const AttentionSpec& spec, DType dtype, int64_t b
 
 TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
                                const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> bounds,
-                               DType p_dtype) {
+                               DType p_dtype, bool exp2_folded) {
   if (bounds.size() < 2 || bounds.front() != 0 || bounds.back() != spec.seq_kv ||
       !std::is_sorted(bounds.begin(), bounds.end()) ||
       std::adjacent_find(bounds.begin(), bounds.end()) != bounds.end())
@@ -332,7 +334,29 @@ TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t
   st.all_m.assign(n, kNegInf);
   st.all_l.assign(n, 0.0f);
   st.all_o.assign(n * dd, 0.0f);
-  TextbookScores t = textbook_scores(spec, DType::f32, batch, head, q, keys.k_scaled.data(), row0, rows);
+  // The folded weights of a kernel without a softcap or ALiBi start from the unscaled scores.
+  const bool unscaled = exp2_folded && spec.softcap <= 0.0 && spec.alibi_slopes.empty();
+  if (unscaled && keys.k_raw.empty())
+    throw std::invalid_argument("textbook_states: the exp2-folded states need the keys unscaled (naive_keys' raw_keys)");
+  TextbookScores t =
+      textbook_scores(spec, DType::f32, batch, head, q, (unscaled ? keys.k_raw : keys.k_scaled).data(), row0, rows);
+  const float log2e = std::numbers::log2e_v<float>;
+  const float scale = unscaled ? static_cast<float>(spec.effective_scale()) : 1.0f;
+  const float exp2_factor = scale * log2e;
+  // The weights of scores s[a, b) against their max, as the formulation takes them; the max
+  // returned in scaled units.
+  auto weights = [&](const float* s, size_t a, size_t b, float* p, float& l) {
+    float m = kNegInf;
+    for (size_t j = a; j < b; ++j) m = std::max(m, s[j]);
+    if (!exp2_folded) {
+      for (size_t j = a; j < b; ++j) l += (p[j] = std::exp(s[j] - m));
+      return m;
+    }
+    m *= scale;
+    const float neg_shift = -m * log2e;
+    for (size_t j = a; j < b; ++j) l += (p[j] = std::exp2(std::fma(s[j], exp2_factor, neg_shift)));
+    return m;
+  };
   auto piece_of = [&](int64_t j) {  // the piece that holds key j
     return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), j) - bounds.begin()) - 1;
   };
@@ -344,15 +368,11 @@ TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t
     if (span.empty()) continue;
     const float* s = t.row(static_cast<int64_t>(r));
     const size_t a = static_cast<size_t>(span.begin - t.first), b = static_cast<size_t>(span.end - t.first);
-    float& m = st.all_m[r];
-    for (size_t j = a; j < b; ++j) m = std::max(m, s[j]);
-    for (size_t j = a; j < b; ++j) st.all_l[r] += (p_all[r * width + j] = std::exp(s[j] - m));
+    st.all_m[r] = weights(s, a, b, p_all.data() + r * width, st.all_l[r]);
     for (size_t p = piece_of(span.begin); p < pieces && bounds[p] < span.end; ++p) {
       const size_t pa = static_cast<size_t>(std::max(bounds[p], span.begin) - t.first);
       const size_t pb = static_cast<size_t>(std::min(bounds[p + 1], span.end) - t.first);
-      float& pm = st.piece_m[p * n + r];
-      for (size_t j = pa; j < pb; ++j) pm = std::max(pm, s[j]);
-      for (size_t j = pa; j < pb; ++j) st.piece_l[p * n + r] += (p_piece[r * width + j] = std::exp(s[j] - pm));
+      st.piece_m[p * n + r] = weights(s, pa, pb, p_piece.data() + r * width, st.piece_l[p * n + r]);
     }
   }
   if (p_dtype != DType::f32) {  // the weights as a 16-bit P operand holds them (the sums l are taken)

@@ -42,16 +42,18 @@ NaiveOutput naive_attention(const AttentionSpec& spec, const HeadInputs& inputs,
 // [seq_kv, head_dim]; K times the scale in float32 (the float32 textbook's keys) and that
 // rounded to the dtype (reorder_ops' k * scale in the input dtype), both in groups of
 // kNaiveKeyGroup keys, each group transposed ([head_dim][kNaiveKeyGroup], the last one padded
-// with zeros) for textbook_scores. Converted once per kv head, read by every query head of its
+// with zeros) for textbook_scores; with `raw_keys` also K as it is (the unscaled scores of the
+// exp2-folded textbook states). Converted once per kv head, read by every query head of its
 // group.
 inline constexpr int kNaiveKeyGroup = 16;
 struct NaiveKeys {
   std::vector<float> v, k_scaled;
   std::vector<float> k_rounded;  // empty for fp32 (k_scaled is that already)
+  std::vector<float> k_raw;      // empty unless asked for
   const std::vector<float>& k_dtype() const { return k_rounded.empty() ? k_scaled : k_rounded; }
 };
 // kv_index: an index into inputs.kv_pairs.
-NaiveKeys naive_keys(const AttentionSpec& spec, const HeadInputs& inputs, int32_t kv_index);
+NaiveKeys naive_keys(const AttentionSpec& spec, const HeadInputs& inputs, int32_t kv_index, bool raw_keys = false);
 
 // The textbook's final scores of query rows [row0, row0 + rows) of (batch, head) against the
 // keys each row sees, in `dtype` (the input dtype for the naive attention, fp32 for the float32
@@ -74,7 +76,14 @@ TextbookScores textbook_scores(const AttentionSpec& spec, DType dtype, int64_t b
 // exp(s - m) and their sum, and O = sum of exp(s - m) v, in key order, in float32. A row that
 // sees no key of a piece holds -inf / 0 / 0 there. `p_dtype`: the weights exp(s - m) are rounded
 // to it before they weight V (the sums l are not), as a kernel that feeds P to 16-bit tensor-core
-// operands does (StageInfo::p_rounded); f32 leaves them as they are.
+// operands does (StageInfo::p_rounded); f32 leaves them as they are. `exp2_folded`: the weights
+// as a kernel that folds the scale and log2 e into exp2 takes them (StageInfo::exp2_folded), in
+// float32: without a softcap or ALiBi, from the unscaled scores s = q . k (keys.k_raw, which must
+// be there) and m = s_max * scale, exp2(fma(s, scale * log2 e, -(m * log2 e))); with either,
+// from the final scores, exp2(fma(s, log2 e, -(m * log2 e))). m is the scaled max either way.
+// Near a large |m| the exponent of the row's largest score is then not 0 but the rounding of
+// those products (up to a few ulps of m log2 e), which a textbook that subtracts the max first
+// never has.
 struct TextbookStates {
   int32_t rows = 0, head_dim = 0;
   std::vector<float> piece_m, piece_l, piece_o;  // [piece][row], [piece][row], [piece][row][c]
@@ -82,7 +91,7 @@ struct TextbookStates {
 };
 TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
                                const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> boundaries,
-                               DType p_dtype = DType::f32);
+                               DType p_dtype = DType::f32, bool exp2_folded = false);
 
 // Query rows [row0, row0 + rows) of (batch, head), from its query rows as float32 (q
 // [seq_q, head_dim]) and its kv head's NaiveKeys: `o` ([rows, head_dim]) gets the output rounded

@@ -80,7 +80,7 @@ std::vector<ts::StageInfo> to_stage_table(const std::vector<Stage>& stages) {
     if (s.kind != StageKind::state && s.kind != StageKind::merge && s.kind != StageKind::final)
       refuse("stage '" + s.name + "' has an unknown kind (StageKind::state, merge or final)");
     if (s.pass < -1) refuse("stage '" + s.name + "' has pass " + std::to_string(s.pass) + "; -1 means the default");
-    out.push_back({s.name, s.kind, s.pass, s.p_rounded});
+    out.push_back({s.name, s.kind, s.pass, s.p_rounded, s.exp2_folded});
   }
   // Defaults as a trace reader gives them: states 0, merges 1, then finals after the others.
   for (ts::StageInfo& s : out)

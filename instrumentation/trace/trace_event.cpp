@@ -48,6 +48,7 @@ std::string stage_table_json(const std::vector<StageInfo>& stages) {
   for (const StageInfo& s : stages) {
     j.push_back({{"name", s.name}, {"kind", std::string(to_string(s.kind))}, {"pass", s.pass}});
     if (s.p_rounded) j.back()["p_rounded"] = true;
+    if (s.exp2_folded) j.back()["exp2_folded"] = true;
   }
   return j.dump();
 }
@@ -97,11 +98,12 @@ std::vector<StageInfo> parse_stage_table(std::string_view text) {
                                     std::to_string(kMaxPass) + "]");
       s.pass = static_cast<int32_t>(e["pass"].get<int64_t>());
     }
-    if (e.contains("p_rounded")) {
-      if (!e["p_rounded"].is_boolean())
-        throw std::invalid_argument(where + " ('" + s.name + "') has a p_rounded that is not true or false");
-      s.p_rounded = e["p_rounded"].get<bool>();
-    }
+    for (const auto& [key, flag] : {std::pair{"p_rounded", &s.p_rounded}, std::pair{"exp2_folded", &s.exp2_folded}})
+      if (e.contains(key)) {
+        if (!e[key].is_boolean())
+          throw std::invalid_argument(where + " ('" + s.name + "') has a " + key + " that is not true or false");
+        *flag = e[key].get<bool>();
+      }
     out.push_back(std::move(s));
     pass_given.push_back(has_pass);
   }

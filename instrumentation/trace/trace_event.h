@@ -40,6 +40,13 @@ struct StageInfo {
   // tolerance rounds P the same way (app/model/analysis/tolerance.h). Meaningless for a final
   // stage, whose yardstick (the input-dtype naive attention) rounds P already.
   bool p_rounded = false;
+  // The kernel takes the softmax weights as exp2 of one float32 fused multiply-add with the scale
+  // and log2 e folded in (exp2(s * scale * log2 e - m * log2 e) on the unscaled scores s, as
+  // FlashAttention-2 does) rather than exp(s - m): where |m| is large (scores of 1e5 and more)
+  // the rounding of those products makes the row's largest weight differ from 1 by a few ulps of
+  // m log2 e, which the states' l and O carry; the yardstick folds the same way
+  // (kernels/naive_attention.h, textbook_states). Meaningless for a final stage, like p_rounded.
+  bool exp2_folded = false;
   bool operator==(const StageInfo&) const = default;
 };
 
@@ -50,12 +57,12 @@ std::optional<StageKind> stage_kind_from_name(std::string_view name);
 // recorded earlier), the final output the largest pass of the other stages.
 int32_t default_pass(StageKind kind, const std::vector<StageInfo>& others);
 
-// JSON: [{"name": "splitk.partial", "kind": "state", "pass": 0}, ...]; "p_rounded": true on the
-// stages that have it (absent: false).
+// JSON: [{"name": "splitk.partial", "kind": "state", "pass": 0}, ...]; "p_rounded": true and
+// "exp2_folded": true on the stages that have them (absent: false).
 std::string stage_table_json(const std::vector<StageInfo>& stages);
 // Throws std::invalid_argument naming the problem: not a list of objects, more than kMaxStages,
 // a name empty, too long, with control characters or repeated, an unknown kind, a pass outside
-// [0, 1000], a p_rounded that is not a boolean. A missing pass takes default_pass.
+// [0, 1000], a p_rounded or exp2_folded that is not a boolean. A missing pass takes default_pass.
 std::vector<StageInfo> parse_stage_table(std::string_view json);
 
 // "unnormalized", "normalized", "unnormalized, base-2 max", "normalized, base-2 LSE",

@@ -59,6 +59,20 @@ class Stage:
     # Triton kernel's tl.dot(p.to(v.dtype), v)): the analysis's yardstick for the stage rounds them
     # too ("p_rounded" in the file, absent: False).
     p_rounded: bool = False
+    # The kernel takes the weights as exp2 with the scale and log2 e folded into one float32
+    # multiply-add (FlashAttention-2's exponent): the yardstick folds them too ("exp2_folded" in the
+    # file, absent: False).
+    exp2_folded: bool = False
+
+    def to_json(self) -> Dict[str, Any]:
+        """The stage table entry as the file holds it (the flags only where set)."""
+        out: Dict[str, Any] = {"name": self.name, "kind": self.kind, "pass": self.pass_}
+        out.update({flag: True for flag in STAGE_FLAGS if getattr(self, flag)})
+        return out
+
+
+# The stage flags of the file's stage table (optional booleans), in Stage's order.
+STAGE_FLAGS = ("p_rounded", "exp2_folded")
 
 
 class Events:
@@ -332,15 +346,16 @@ class Trace:
             p = entry.get("pass")
             if p is not None and (type(p) is not int or not 0 <= p < 2**31):
                 raise self._fail(f"stage {name!r}: pass {p!r} must be a non-negative integer")
-            rounded = entry.get("p_rounded", False)
-            if type(rounded) is not bool:
-                raise self._fail(f"stage {name!r}: p_rounded {rounded!r} must be true or false")
-            parsed.append((name, kind, p, rounded))
+            flags = tuple(entry.get(flag, False) for flag in STAGE_FLAGS)
+            for flag, value in zip(STAGE_FLAGS, flags):
+                if type(value) is not bool:
+                    raise self._fail(f"stage {name!r}: {flag} {value!r} must be true or false")
+            parsed.append((name, kind, p, flags))
         # Defaults: a state 0, a merge 1, a final stage the largest pass of the others.
         passes = [p if p is not None else (0 if k == "state" else 1 if k == "merge" else None) for _, k, p, _ in parsed]
         others = [p for p, (_, k, _, _) in zip(passes, parsed) if k != "final" and p is not None]
         last = max(others) if others else 0
-        return [Stage(n, k, p if p is not None else last, r) for (n, k, _, r), p in zip(parsed, passes)]
+        return [Stage(n, k, p if p is not None else last, *f) for (n, k, _, f), p in zip(parsed, passes)]
 
     def _attention(self, meta: Mapping[str, str]) -> Dict[str, Any]:
         a = self._json(meta, "attention")
@@ -396,8 +411,7 @@ class Trace:
         values: Dict[str, Any] = {}
         for key, text in meta.items():
             if key == "stages":
-                values[key] = [dict({"name": s.name, "kind": s.kind, "pass": s.pass_}, **({"p_rounded": True} if s.p_rounded else {}))
-                               for s in self.stages]
+                values[key] = [s.to_json() for s in self.stages]
             elif key == "attention":
                 values[key] = dict(self.attention)
             elif key in ("max_rows", "head_dim", "dropped_events", "requested_events"):

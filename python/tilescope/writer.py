@@ -19,7 +19,7 @@ import numpy as np
 from ._layout import EVENT_HEADER, INT32_MAX, MAX_KEY_RANGES, BufferLayout
 from ._paths import version
 from ._safetensors import write_safetensors
-from .trace import CAUSAL, HEADER_COLUMNS, INPUT_DTYPES, STAGE_KINDS, Stage, event_problems
+from .trace import CAUSAL, HEADER_COLUMNS, INPUT_DTYPES, STAGE_FLAGS, STAGE_KINDS, Stage, event_problems
 
 
 class RecorderError(ValueError):
@@ -118,18 +118,18 @@ class TraceFilter:
 
 def stage_table(stages: Sequence[Any]) -> List[Stage]:
     """Stages from (name, kind[, pass[, p_rounded]]) tuples or :class:`Stage`; passes default as the
-    format says (-1 or absent), p_rounded to False."""
+    format says (-1 or absent), p_rounded and exp2_folded to False."""
     out = []
     for s in stages:
         if isinstance(s, Stage):
-            out.append((s.name, s.kind, s.pass_, s.p_rounded))
+            out.append((s.name, s.kind, s.pass_, tuple(getattr(s, flag) for flag in STAGE_FLAGS)))
         elif isinstance(s, str):
-            out.append((s, "state", -1, False))
+            out.append((s, "state", -1, ()))
         else:
             if not 2 <= len(s) <= 4:
                 raise RecorderError(f"stage {tuple(s)!r}: give (name, kind[, pass[, p_rounded]]) or a tilescope.Stage")
             name, kind, p, rounded = tuple(s) + (-1, False)[len(s) - 2:]
-            out.append((name, kind, p, rounded))
+            out.append((name, kind, p, (rounded,)))
     if not 1 <= len(out) <= 64:
         raise RecorderError("declare 1 to 64 stages: one per kind of event the kernel records")
     names = set()
@@ -143,12 +143,13 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
             raise RecorderError(f"stage {name!r}: kind {kind!r} is not one of {', '.join(STAGE_KINDS)}")
         if isinstance(p, bool) or not isinstance(p, int) or p < -1:
             raise RecorderError(f"stage {name!r}: pass {p!r}; a pass from 0, or -1 for the default")
-        if not isinstance(r, bool):
-            raise RecorderError(f"stage {name!r}: p_rounded {r!r} must be True or False")
+        for flag, value in zip(STAGE_FLAGS, r):
+            if not isinstance(value, bool):
+                raise RecorderError(f"stage {name!r}: {flag} {value!r} must be True or False")
     passes = [p if p >= 0 else (0 if k == "state" else 1 if k == "merge" else -1) for _, k, p, _ in out]
     others = [p for p, (_, k, _, _) in zip(passes, out) if k != "final"]
     last = max(others) if others else 0
-    return [Stage(n, k, p if p >= 0 else last, r) for (n, k, _, r), p in zip(out, passes)]
+    return [Stage(n, k, p if p >= 0 else last, *f) for (n, k, _, f), p in zip(out, passes)]
 
 
 def collect(buffer: np.ndarray, layout: BufferLayout) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
@@ -274,8 +275,7 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
         meta[key] = str(value)
     meta.update({"tilescope_format": "2", "max_rows": str(max_rows), "head_dim": str(a["head_dim"]),
                  "dropped_events": str(dropped), "requested_events": str(n + dropped),
-                 "stages": json.dumps([dict({"name": s.name, "kind": s.kind, "pass": s.pass_},
-                                                **({"p_rounded": True} if s.p_rounded else {})) for s in stages]),
+                 "stages": json.dumps([s.to_json() for s in stages]),
                  "attention": json.dumps(a)})
     write_safetensors(path, tensors, meta)
     return n

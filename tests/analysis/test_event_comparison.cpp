@@ -186,6 +186,52 @@ TEST(Tolerance, AnOverflowedInputDtypeBaselineLeavesTheFinalStageFloat32Bars) {
   EXPECT_DOUBLE_EQ(finite.final_stage.o_norm.rtol, 0.0);
 }
 
+// A stage's bars come from the textbook of its formulation (StageInfo::p_rounded, exp2_folded);
+// the tolerance line states those of the formulations the run's stages declare.
+TEST(Tolerance, EachStageTakesTheBarsOfItsFormulation) {
+  NaiveErrors n;
+  n.m_f32 = 1e-6;
+  n.l_rel_f32 = 2e-6;
+  n.o_norm_f32 = 3e-6;
+  n.o_norm_p_rounded = 5e-6;
+  n.m_folded = 0.5;
+  n.l_rel_folded = 0.25;
+  n.o_norm_folded = 1.0;
+  n.o_norm_folded_p_rounded = 1.5;
+  n.o_dtype = 4e-3;
+  n.lse_dtype = 5e-3;
+  const Tolerance t = rule_tolerance(n, DType::f16, stage_forms({{"fa2.step", StageKind::state, 0, true, true},
+                                                                  {"final", StageKind::final, 0, true, true}}));
+  EXPECT_TRUE(t.forms.folded_p_rounded);
+  EXPECT_FALSE(t.forms.folded || t.forms.p_rounded) << "the final stage declares no formulation";
+  const double f32 = tolerance_floor(DType::f32);
+  auto expect_bars = [&](const StageInfo& stage, double m, double l_rel, double o_norm) {
+    const StageBars& b = t.for_stage(stage);
+    EXPECT_DOUBLE_EQ(b.m.atol, 2 * m + f32) << stage.name;
+    EXPECT_DOUBLE_EQ(b.l.rtol, 2 * l_rel + f32) << stage.name;
+    EXPECT_DOUBLE_EQ(b.o_norm.atol, 2 * o_norm + f32) << stage.name;
+    EXPECT_DOUBLE_EQ(b.o_raw.atol, 2 * o_norm + f32) << stage.name;
+    EXPECT_DOUBLE_EQ(b.o_raw.rtol, 2 * l_rel + f32) << stage.name;
+  };
+  expect_bars({"plain", StageKind::state, 0}, 1e-6, 2e-6, 3e-6);
+  expect_bars({"rounded", StageKind::state, 0, true}, 1e-6, 2e-6, 5e-6);
+  expect_bars({"folded", StageKind::merge, 1, false, true}, 0.5, 0.25, 1.0);
+  expect_bars({"both", StageKind::state, 0, true, true}, 0.5, 0.25, 1.5);
+  // The output carries the folded stages' O/l error (larger here than the input-dtype textbook's)
+  // and its rounding to the dtype.
+  const StageBars& fin = t.for_stage({"final", StageKind::final, 0, true, true});
+  EXPECT_DOUBLE_EQ(fin.o_norm.atol, 3.0 + tolerance_floor(DType::f16));
+  EXPECT_DOUBLE_EQ(fin.o_norm.rtol, unit_roundoff(DType::f16));
+  EXPECT_DOUBLE_EQ(fin.m.atol, 1e-2 + tolerance_floor(DType::f16));
+  EXPECT_DOUBLE_EQ(rule_tolerance(n, DType::f16).final_stage.o_norm.atol, 8e-3 + tolerance_floor(DType::f16))
+      << "no folded stage: the input-dtype textbook's bar";
+  const std::string line = t.describe();
+  EXPECT_NE(line.find("final vs input-dtype naive, O as the exp2-folded stages' (O 3 + 0.000488 x |O|"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("; with exp2 folded and P rounded, O/l 3, m 1, l 0.5 x l"), std::string::npos) << line;
+  EXPECT_EQ(line.find("; with P rounded,"), std::string::npos) << line;
+}
+
 // A correct kernel on fp16 inputs large enough for the input-dtype naive attention to overflow:
 // the final stage is judged (finite bars) and the run is clean under them.
 TEST(Tolerance, LargeFp16InputsAreJudgedAtTheFinalStage) {

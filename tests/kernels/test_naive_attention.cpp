@@ -10,11 +10,13 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "app/model/analysis/naive_baseline.h"
+#include "base/dtype_conversion.h"
 #include "kernels/naive_attention.h"
 #include "kernels/reference.h"
 #include "tests/kernels/random_head_inputs.h"
@@ -293,6 +295,73 @@ TEST(NaiveBaseline, TextbookStatesAreTheElementByElementTextbook) {
                std::invalid_argument);
 }
 
+// The exp2-folded textbook states (StageInfo::exp2_folded) against the fold written out here:
+// unscaled scores q . k, m = max * scale, weights exp2(fma(s, scale log2 e, -(m log2 e))), in
+// float32; with a softcap, from the capped scaled scores with log2 e alone. P rounded to the
+// dtype when asked. Head dim 24: a scale that is no power of two, so the unscaled keys matter.
+TEST(NaiveBaseline, FoldedTextbookStatesAreTheElementByElementFold) {
+  TS_PRINTED_SEED(seed);
+  for (const double softcap : {0.0, 3.0}) {
+    AttentionSpec s = spec_of(1, 1, 9, 70, 24, DType::f16);
+    s.causal = CausalAlign::bottom_right;
+    s.softcap = softcap;
+    const HeadInputs in = random_head_inputs(s, seed, 300.0);  // scores of about 1e4
+    const std::vector<PairFloats> floats = pair_floats(s, in, 0, /*raw_keys=*/true);
+    const std::vector<int64_t> bounds{0, 64, 70};
+    const float scale = static_cast<float>(s.effective_scale()), log2e = std::numbers::log2e_v<float>;
+    const float cap = static_cast<float>(softcap);
+    for (const DType p_dtype : {DType::f32, DType::f16}) {
+      const TextbookStates st = textbook_states(s, 0, 0, floats[0].q.data(), *floats[0].keys, 0, 9, bounds, p_dtype,
+                                                /*exp2_folded=*/true);
+      for (int64_t i = 0; i < 9; ++i) {
+        const int64_t last = i + 70 - 9;  // bottom-right causal: keys 0..last
+        std::vector<float> score(70);
+        for (int64_t j = 0; j <= last; ++j) {
+          float x = 0;
+          for (int64_t e = 0; e < 24; ++e)
+            x = std::fma(in.q.get_float(i * 24 + e), softcap > 0 ? in.k.get_float(j * 24 + e) * scale : in.k.get_float(j * 24 + e), x);
+          if (softcap > 0) x = cap * std::tanh(x / cap);
+          score[static_cast<size_t>(j)] = x;
+        }
+        auto state = [&](int64_t a, int64_t b, float& m, float& l, std::vector<float>& o) {
+          m = -std::numeric_limits<float>::infinity();
+          l = 0;
+          o.assign(24, 0.0f);
+          for (int64_t j = a; j < b && j <= last; ++j) m = std::max(m, score[static_cast<size_t>(j)]);
+          if (softcap <= 0) m *= scale;
+          const float factor = softcap > 0 ? log2e : scale * log2e, neg_shift = -m * log2e;
+          for (int64_t j = a; j < b && j <= last; ++j) {
+            float p = std::exp2(std::fma(score[static_cast<size_t>(j)], factor, neg_shift));
+            l += p;
+            if (p_dtype != DType::f32) round_to_dtype(p_dtype, &p, 1);
+            for (int64_t e = 0; e < 24; ++e) o[static_cast<size_t>(e)] = std::fma(p, in.v.get_float(j * 24 + e), o[static_cast<size_t>(e)]);
+          }
+        };
+        float m, l;
+        std::vector<float> o;
+        for (size_t p = 0; p + 1 < bounds.size(); ++p) {
+          state(bounds[p], bounds[p + 1], m, l, o);
+          const size_t at = p * 9 + static_cast<size_t>(i);
+          EXPECT_EQ(st.piece_m[at], m) << "row " << i << ", piece " << p;
+          EXPECT_EQ(st.piece_l[at], l) << "row " << i << ", piece " << p;
+          for (int64_t e = 0; e < 24; ++e) ASSERT_EQ(st.piece_o[at * 24 + e], o[static_cast<size_t>(e)]) << "row " << i;
+        }
+        state(0, 70, m, l, o);
+        EXPECT_EQ(st.all_m[static_cast<size_t>(i)], m) << "row " << i;
+        EXPECT_EQ(st.all_l[static_cast<size_t>(i)], l) << "row " << i;
+        for (int64_t e = 0; e < 24; ++e) ASSERT_EQ(st.all_o[i * 24 + e], o[static_cast<size_t>(e)]) << "row " << i;
+      }
+    }
+  }
+  // Without a softcap the fold reads the unscaled keys, which the keys must hold.
+  AttentionSpec s = spec_of(1, 1, 4, 20, 24, DType::f16);
+  const HeadInputs in = random_head_inputs(s, seed);
+  const std::vector<PairFloats> floats = pair_floats(s, in);
+  EXPECT_THROW(textbook_states(s, 0, 0, floats[0].q.data(), *floats[0].keys, 0, 4, std::vector<int64_t>{0, 20},
+                               DType::f32, true),
+               std::invalid_argument);
+}
+
 // The output's baseline is naive_attention's output on the row block's rows: the same figures.
 TEST(NaiveBaseline, OutputErrorIsTheNaiveAttentions) {
   TS_PRINTED_SEED(seed);
@@ -312,7 +381,7 @@ TEST(NaiveBaseline, OutputErrorIsTheNaiveAttentions) {
 
 // Consecutive row blocks taken together give the largest of each block's errors taken alone,
 // exactly (each row's arithmetic is its own), for every figure, with masks that make the rows see
-// different keys, P rounded or not; blocks that are not consecutive rows of one pair with the same
+// different keys, in every formulation (P rounded or not, exponents folded or not); blocks that are not consecutive rows of one pair with the same
 // boundaries are refused.
 TEST(NaiveBaseline, RowBlocksTakenTogetherGiveTheLargestOfEachAlone) {
   TS_PRINTED_SEED(seed);
@@ -325,7 +394,7 @@ TEST(NaiveBaseline, RowBlocksTakenTogetherGiveTheLargestOfEachAlone) {
       if (mask == 2) s.window_left = 20, s.window_right = 7;
       const HeadInputs in = random_head_inputs(s, rng());
       const ReferenceInputs prepared(s, in, 1);
-      const std::vector<PairFloats> floats = pair_floats(s, in);
+      const std::vector<PairFloats> floats = pair_floats(s, in, 1, /*raw_keys=*/true);  // for the folded forms
       const PairFloats& f = floats[static_cast<size_t>(rng() % floats.size())];
       const std::vector<int64_t> cuts = {static_cast<int64_t>(rng() % 150), 64, 128};
       std::vector<RowBlock> blocks;
@@ -340,25 +409,30 @@ TEST(NaiveBaseline, RowBlocksTakenTogetherGiveTheLargestOfEachAlone) {
         refs.push_back(compute_row_block(prepared, b, cuts));
         ptrs.push_back(refs.back().get());
       }
-      for (bool p_rounded : {false, true}) {
+      for (const StageForms forms : {StageForms{}, StageForms{true, false, false}, StageForms{false, true, false},
+                                     StageForms{false, false, true}}) {
         NaiveErrors alone;
         for (const RowBlockReference* r : ptrs)
-          alone = max_errors(alone, naive_row_block_errors(s, f, *r, nullptr, p_rounded));
-        const NaiveErrors together = naive_row_block_errors(s, f, ptrs, nullptr, p_rounded);
+          alone = max_errors(alone, naive_row_block_errors(s, f, *r, nullptr, forms));
+        const NaiveErrors together = naive_row_block_errors(s, f, ptrs, nullptr, forms);
         EXPECT_GT(together.o_norm_f32, 0.0);
         EXPECT_EQ(together.m_f32, alone.m_f32);
         EXPECT_EQ(together.l_rel_f32, alone.l_rel_f32);
         EXPECT_EQ(together.o_norm_f32, alone.o_norm_f32);
         EXPECT_EQ(together.o_norm_p_rounded, alone.o_norm_p_rounded);
+        EXPECT_EQ(together.m_folded, alone.m_folded);
+        EXPECT_EQ(together.l_rel_folded, alone.l_rel_folded);
+        EXPECT_EQ(together.o_norm_folded, alone.o_norm_folded);
+        EXPECT_EQ(together.o_norm_folded_p_rounded, alone.o_norm_folded_p_rounded);
         EXPECT_EQ(together.o_dtype, alone.o_dtype);
         EXPECT_EQ(together.lse_dtype, alone.lse_dtype);
       }
       ASSERT_GE(ptrs.size(), 3u);
       const std::vector<const RowBlockReference*> gap = {ptrs[0], ptrs[2]};
-      EXPECT_THROW(naive_row_block_errors(s, f, gap, nullptr, false), std::invalid_argument);
+      EXPECT_THROW(naive_row_block_errors(s, f, gap), std::invalid_argument);
       const auto other_cuts = compute_row_block(prepared, blocks[1], {5});
       const std::vector<const RowBlockReference*> cut_otherwise = {ptrs[0], other_cuts.get()};
-      EXPECT_THROW(naive_row_block_errors(s, f, cut_otherwise, nullptr, false), std::invalid_argument);
+      EXPECT_THROW(naive_row_block_errors(s, f, cut_otherwise), std::invalid_argument);
     }
 }
 

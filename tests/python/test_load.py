@@ -198,15 +198,20 @@ def test_to_torch_needs_torch(capture):
         assert tensors["events.o"].shape == t.events.o.shape
 
 
-def test_p_rounded_stages_read_and_write_back(capture):
-    """An fa2 trace's step stage declares p_rounded (the kernel rounds P to 16 bits before P V);
-    the reader keeps it, the others read False, and the writer writes it back."""
+def test_stage_flags_read_and_write_back(capture):
+    """An fa2 trace's step stage declares p_rounded (the kernel rounds P to 16 bits before P V) and
+    exp2_folded (its weights are exp2 with the scale and log2 e folded in); the reader keeps them,
+    the others read False, and the writer writes them back."""
     from tilescope.writer import stage_table
     t = tilescope.load(capture("--kernel", "fa2", "--dtype", "bf16", "--seq-q", 70, "--seq-kv", 130,
                                "--seed", 3))
-    assert {s.name: s.p_rounded for s in t.stages} == {"fa2.step": True, "final": False}
-    assert t.metadata["stages"][0] == {"name": "fa2.step", "kind": "state", "pass": 0, "p_rounded": True}
-    assert "p_rounded" not in t.metadata["stages"][1]
-    assert [s.p_rounded for s in stage_table(t.stages)] == [True, False]
-    assert all(not s.p_rounded for s in tilescope.load(capture("--kernel", "fa1", "--seq-q", 8,
-                                                               "--seq-kv", 8, "--seed", 1)).stages)
+    assert {s.name: (s.p_rounded, s.exp2_folded) for s in t.stages} == {"fa2.step": (True, True),
+                                                                        "final": (False, False)}
+    assert t.metadata["stages"][0] == {"name": "fa2.step", "kind": "state", "pass": 0, "p_rounded": True,
+                                       "exp2_folded": True}
+    assert "p_rounded" not in t.metadata["stages"][1] and "exp2_folded" not in t.metadata["stages"][1]
+    assert [(s.p_rounded, s.exp2_folded) for s in stage_table(t.stages)] == [(True, True), (False, False)]
+    assert [(s.p_rounded, s.exp2_folded) for s in stage_table([tilescope.Stage("s", "state", 0, exp2_folded=True)])] \
+        == [(False, True)]
+    assert all(not s.p_rounded and not s.exp2_folded
+               for s in tilescope.load(capture("--kernel", "fa1", "--seq-q", 8, "--seq-kv", 8, "--seed", 1)).stages)

@@ -141,7 +141,10 @@ class RecorderTest : public ::testing::Test {
 
 TEST_F(RecorderTest, RecordsEveryPathInTheKernelsOwnOrder) {
   const tilescope::Attention a = small_attention();
-  tilescope::Recorder rec(a, two_stages());
+  // The first stage says how it computes its states (the yardstick computes them the same way).
+  std::vector<tilescope::Stage> stages = two_stages();
+  stages[0].p_rounded = stages[0].exp2_folded = true;
+  tilescope::Recorder rec(a, stages);
   rec.set_names("record_paths", "every path");
   const tilescope::TraceView view = rec.start({.capacity = 1024, .max_rows = 2});
   TILESCOPE_LAUNCH(record_paths, 4, dim3(32, 2))(view);
@@ -157,6 +160,8 @@ TEST_F(RecorderTest, RecordsEveryPathInTheKernelsOwnOrder) {
   ASSERT_EQ(t.stages().size(), 2u);
   EXPECT_EQ(t.stages()[0].name, "per_thread");
   EXPECT_EQ(t.stages()[1].pass, 1);  // a merge's default
+  EXPECT_TRUE(t.stages()[0].p_rounded && t.stages()[0].exp2_folded);
+  EXPECT_FALSE(t.stages()[1].p_rounded || t.stages()[1].exp2_folded);
   EXPECT_EQ(t.requested_events(), 264u);
   EXPECT_EQ(*t.metadata_value("kernel"), "record_paths");
   EXPECT_EQ(*t.metadata_value("run"), "every path");

@@ -243,19 +243,28 @@ TEST(TraceFile, StagesDeclaredWithoutPassesTakeTheDefaultPasses) {
             (std::vector<StageInfo>{{"step", StageKind::state, 3}, {"out", StageKind::final, 3}}));
 }
 
-TEST(TraceFile, PRoundedStagesRoundTripAndAreCheckedWhenRead) {
-  // Written only where true; absent reads false; anything but a boolean is refused.
-  const std::vector<StageInfo> table{{"fa2.step", StageKind::state, 0, true}, {"final", StageKind::final, 0}};
+TEST(TraceFile, StageFlagsRoundTripAndAreCheckedWhenRead) {
+  // p_rounded and exp2_folded: written only where true; absent reads false; anything but a boolean
+  // is refused.
+  const std::vector<StageInfo> table{{"fa2.step", StageKind::state, 0, true, true},
+                                     {"mine", StageKind::state, 0, false, true},
+                                     {"final", StageKind::final, 0}};
   const std::string json = stage_table_json(table);
   EXPECT_NE(json.find("\"p_rounded\":true"), std::string::npos) << json;
-  EXPECT_EQ(json.find("p_rounded", json.find("final")), std::string::npos) << json;
+  EXPECT_NE(json.find("\"exp2_folded\":true"), std::string::npos) << json;
+  EXPECT_EQ(json.find("p_rounded", json.find("mine")), std::string::npos) << json;
+  EXPECT_EQ(json.find("exp2_folded", json.find("final")), std::string::npos) << json;
   EXPECT_EQ(parse_stage_table(json), table);
-  EXPECT_FALSE(parse_stage_table(R"([{"name": "s", "kind": "state"}])")[0].p_rounded);
-  try {
-    parse_stage_table(R"([{"name": "s", "kind": "state", "p_rounded": 1}])");
-    ADD_FAILURE() << "accepted a p_rounded that is not a boolean";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("p_rounded"), std::string::npos) << e.what();
+  const StageInfo plain = parse_stage_table(R"([{"name": "s", "kind": "state"}])")[0];
+  EXPECT_FALSE(plain.p_rounded);
+  EXPECT_FALSE(plain.exp2_folded);
+  for (const std::string flag : {"p_rounded", "exp2_folded"}) {
+    try {
+      parse_stage_table(R"([{"name": "s", "kind": "state", ")" + flag + R"(": 1}])");
+      ADD_FAILURE() << "accepted a " << flag << " that is not a boolean";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(flag + " that is not true or false"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -36,7 +36,7 @@ std::vector<RowError> compare_events(const RunView& run, RunReference& ref, cons
   if (need_naive) {
     NaiveErrors all;
     for (const NaiveErrors& e : naive) all = max_errors(all, e);
-    ref.set_tolerance(rule_tolerance(all, run.attention.dtype));
+    ref.set_tolerance(rule_tolerance(all, run.attention.dtype, stage_forms(ref.stages())));
   }
   return row_errors;
 }

@@ -26,42 +26,45 @@ double value_error(double got, double want) {
 // O / l of a row, 0 where the row saw no key (l = 0, O = 0).
 double normalised(double o, double l) { return l == 0.0 && o == 0.0 ? 0.0 : o / l; }
 
+// A textbook's errors: the largest of each quantity over its pieces' and all keys' states.
+struct StateErrors {
+  double m = 0.0, l_rel = 0.0, o_norm = 0.0;
+};
+
 // The float32 textbook state of row r against the same row of an unnormalised reference state.
-void add_state_errors(float m, float l, const float* o, const RefState& want, size_t r, NaiveErrors& e) {
+void add_state_errors(float m, float l, const float* o, const RefState& want, size_t r, StateErrors& e) {
   const size_t d = static_cast<size_t>(want.head_dim);
   const double l_ref = want.l[r];
-  e.m_f32 = std::max(e.m_f32, value_error(m, want.m[r]));
+  e.m = std::max(e.m, value_error(m, want.m[r]));
   const double l_err = value_error(l, l_ref);
-  e.l_rel_f32 = std::max(e.l_rel_f32, l_err == 0.0 ? 0.0 : l_err / l_ref);
+  e.l_rel = std::max(e.l_rel, l_err == 0.0 ? 0.0 : l_err / l_ref);
   const double* o_ref = want.o.data() + r * d;
   for (size_t c = 0; c < d; ++c)
-    e.o_norm_f32 = std::max(e.o_norm_f32, value_error(normalised(o[c], l), normalised(o_ref[c], l_ref)));
+    e.o_norm = std::max(e.o_norm, value_error(normalised(o[c], l), normalised(o_ref[c], l_ref)));
 }
 
 KeyRange key_range(int64_t begin, int64_t end) { return {static_cast<int32_t>(begin), static_cast<int32_t>(end)}; }
 
-// The largest |O/l - reference| of textbook states' pieces and all-keys states, row r of the
-// states being row r - first of `reference`.
-double o_norm_error(const TextbookStates& st, const RowBlockReference& reference, size_t first, int64_t seq_kv) {
+// The errors of textbook states over each piece and over all keys against the reference's, row r
+// of the states being row r - first of `reference`.
+StateErrors state_errors(const TextbookStates& st, const RowBlockReference& reference, size_t first, int64_t seq_kv) {
   const std::vector<int64_t>& bounds = reference.boundaries();
   const size_t rows = static_cast<size_t>(st.rows), dd = static_cast<size_t>(st.head_dim);
   const size_t own = static_cast<size_t>(reference.block().rows);
-  double worst = 0.0;
-  auto add = [&](float l, const float* o, const RefState& want, size_t r) {
-    const double* o_ref = want.o.data() + r * dd;
-    for (size_t c = 0; c < dd; ++c)
-      worst = std::max(worst, value_error(normalised(o[c], l), normalised(o_ref[c], want.l[r])));
-  };
+  StateErrors e;
   for (size_t p = 0; p + 1 < bounds.size(); ++p) {
     const KeyRange range = key_range(bounds[p], bounds[p + 1]);
     const RefState want = reference.state({&range, 1});
-    for (size_t r = 0; r < own; ++r)
-      add(st.piece_l[p * rows + first + r], st.piece_o.data() + (p * rows + first + r) * dd, want, r);
+    for (size_t r = 0; r < own; ++r) {
+      const size_t at = p * rows + first + r;
+      add_state_errors(st.piece_m[at], st.piece_l[at], st.piece_o.data() + at * dd, want, r, e);
+    }
   }
   const KeyRange all_range = key_range(0, seq_kv);
   const RefState all_ref = reference.state({&all_range, 1});
-  for (size_t r = 0; r < own; ++r) add(st.all_l[first + r], st.all_o.data() + (first + r) * dd, all_ref, r);
-  return worst;
+  for (size_t r = 0; r < own; ++r)
+    add_state_errors(st.all_m[first + r], st.all_l[first + r], st.all_o.data() + (first + r) * dd, all_ref, r, e);
+  return e;
 }
 
 }  // namespace
@@ -88,7 +91,8 @@ std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs
   return out;
 }
 
-std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers) {
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers,
+                                    bool raw_keys) {
   std::vector<PairFloats> out = pair_queries(spec, inputs);
   // Each kv pair converted once, the pairs on `workers` threads (a decode trace has 128 of them).
   std::map<int32_t, std::shared_ptr<const NaiveKeys>> keys;  // by kv pair index
@@ -97,21 +101,25 @@ std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs&
   for (auto it = keys.begin(); it != keys.end(); ++it) todo.push_back(it);
   parallel_for(static_cast<int64_t>(todo.size()), workers, [&](int64_t i) {
     todo[static_cast<size_t>(i)]->second =
-        std::make_shared<const NaiveKeys>(naive_keys(spec, inputs, todo[static_cast<size_t>(i)]->first));
+        std::make_shared<const NaiveKeys>(naive_keys(spec, inputs, todo[static_cast<size_t>(i)]->first, raw_keys));
   });
   for (PairFloats& f : out) f.keys = keys[f.kv_index];
   return out;
 }
 
+bool needs_raw_keys(const AttentionSpec& spec, StageForms forms) {
+  return forms.any_folded() && spec.softcap <= 0.0 && spec.alibi_slopes.empty();
+}
+
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
-                                   const RowBlockReference& reference, const NaiveKeys* given_keys, bool p_rounded) {
+                                   const RowBlockReference& reference, const NaiveKeys* given_keys, StageForms forms) {
   const RowBlockReference* one = &reference;
-  return naive_row_block_errors(spec, floats, std::span(&one, 1), given_keys, p_rounded);
+  return naive_row_block_errors(spec, floats, std::span(&one, 1), given_keys, forms);
 }
 
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
                                    std::span<const RowBlockReference* const> references, const NaiveKeys* given_keys,
-                                   bool p_rounded) {
+                                   StageForms forms) {
   if (references.empty()) return {};
   const RowBlock& head = references.front()->block();
   const NaiveKeys* keys_of_pair = given_keys != nullptr ? given_keys : floats.keys.get();
@@ -131,46 +139,51 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
   }
   const int32_t d = static_cast<int32_t>(spec.head_dim);
   const size_t dd = static_cast<size_t>(d), rows = static_cast<size_t>(all_rows);
-  const size_t pieces = bounds.size() - 1;
   const NaiveKeys& keys = *keys_of_pair;
 
   // The float32 textbook states of each piece and of all keys, for all the rows at once (each
-  // row's arithmetic is its own: the same as one block at a time), against each block's reference.
-  const TextbookStates st =
-      textbook_states(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, bounds);
-  NaiveErrors e;
-  size_t first = 0;  // the rows of `st` before this reference's
-  for (const RowBlockReference* reference : references) {
-    const size_t own = static_cast<size_t>(reference->block().rows);
-    for (size_t p = 0; p < pieces; ++p) {
-      const KeyRange range = key_range(bounds[p], bounds[p + 1]);
-      const RefState want = reference->state({&range, 1});
-      for (size_t r = 0; r < own; ++r) {
-        const size_t at = p * rows + first + r;
-        add_state_errors(st.piece_m[at], st.piece_l[at], st.piece_o.data() + at * dd, want, r, e);
-      }
-    }
-    const KeyRange all_range = key_range(0, spec.seq_kv);
-    const RefState all_ref = reference->state({&all_range, 1});
-    for (size_t r = 0; r < own; ++r)
-      add_state_errors(st.all_m[first + r], st.all_l[first + r], st.all_o.data() + (first + r) * dd, all_ref, r, e);
-    first += own;
-  }
-  e.o_norm_p_rounded = e.o_norm_f32;
-  if (p_rounded && spec.dtype != DType::f32) {
-    const TextbookStates rounded =
-        textbook_states(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, bounds, spec.dtype);
-    first = 0;
+  // row's arithmetic is its own: the same as one block at a time), against each block's
+  // reference, in each formulation asked for.
+  auto textbook = [&](DType p_dtype, bool folded) {
+    return textbook_states(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, bounds,
+                           p_dtype, folded);
+  };
+  auto errors_of = [&](const TextbookStates& states) {
+    StateErrors worst;
+    size_t first = 0;  // the rows of `states` before this reference's
     for (const RowBlockReference* reference : references) {
-      e.o_norm_p_rounded = std::max(e.o_norm_p_rounded, o_norm_error(rounded, *reference, first, spec.seq_kv));
+      const StateErrors e = state_errors(states, *reference, first, spec.seq_kv);
+      worst.m = std::max(worst.m, e.m);
+      worst.l_rel = std::max(worst.l_rel, e.l_rel);
+      worst.o_norm = std::max(worst.o_norm, e.o_norm);
       first += static_cast<size_t>(reference->block().rows);
     }
+    return worst;
+  };
+  const TextbookStates st = textbook(DType::f32, false);
+  const StateErrors plain = errors_of(st);
+  NaiveErrors e;
+  e.m_f32 = e.m_folded = plain.m;
+  e.l_rel_f32 = e.l_rel_folded = plain.l_rel;
+  e.o_norm_f32 = e.o_norm_p_rounded = e.o_norm_folded = plain.o_norm;
+  const bool rounds = spec.dtype != DType::f32;  // P rounded to float32 is P
+  if (forms.p_rounded && rounds) e.o_norm_p_rounded = errors_of(textbook(spec.dtype, false)).o_norm;
+  e.o_norm_folded_p_rounded = e.o_norm_p_rounded;
+  if (forms.any_folded()) {
+    // m and l do not depend on P's rounding: from whichever folded states are computed first.
+    const bool p_as_is = forms.folded || !rounds;
+    const StateErrors folded = errors_of(textbook(p_as_is ? DType::f32 : spec.dtype, true));
+    e.m_folded = folded.m;
+    e.l_rel_folded = folded.l_rel;
+    if (forms.folded) e.o_norm_folded = folded.o_norm;
+    if (forms.folded_p_rounded)
+      e.o_norm_folded_p_rounded = !p_as_is || !rounds ? folded.o_norm : errors_of(textbook(spec.dtype, true)).o_norm;
   }
 
   if (spec.dtype == DType::f32) {
     // In float32 the all-keys textbook state is the input-dtype naive attention already: its
     // O/l and LSE against the output (a third of the baseline's cost saved).
-    first = 0;
+    size_t first = 0;
     for (const RowBlockReference* reference : references) {
       const RefState out_ref = reference->output();
       for (size_t r = 0; r < static_cast<size_t>(reference->block().rows); ++r) {
@@ -189,7 +202,7 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
   std::vector<float> out(rows * dd), lse(rows);
   naive_attention_rows(spec, head.batch, head.head, floats.q.data(), keys, head.q_begin, all_rows, out.data(),
                        lse.data());
-  first = 0;
+  size_t first = 0;
   for (const RowBlockReference* reference : references) {
     const RefState out_ref = reference->output();
     for (size_t r = 0; r < static_cast<size_t>(reference->block().rows); ++r) {
@@ -208,6 +221,10 @@ NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b) {
   m.l_rel_f32 = std::max(a.l_rel_f32, b.l_rel_f32);
   m.o_norm_f32 = std::max(a.o_norm_f32, b.o_norm_f32);
   m.o_norm_p_rounded = std::max(a.o_norm_p_rounded, b.o_norm_p_rounded);
+  m.m_folded = std::max(a.m_folded, b.m_folded);
+  m.l_rel_folded = std::max(a.l_rel_folded, b.l_rel_folded);
+  m.o_norm_folded = std::max(a.o_norm_folded, b.o_norm_folded);
+  m.o_norm_folded_p_rounded = std::max(a.o_norm_folded_p_rounded, b.o_norm_folded_p_rounded);
   m.o_dtype = std::max(a.o_dtype, b.o_dtype);
   m.lse_dtype = std::max(a.lse_dtype, b.lse_dtype);
   return m;

@@ -34,22 +34,23 @@ struct PairFloats {
   std::shared_ptr<const NaiveKeys> keys;  // null from pair_queries
 };
 // Every query pair of `inputs`, in q_pairs order; the kv pairs converted on `workers` threads
-// (0: every core). Throws std::invalid_argument when the inputs do not fit the spec or a query
-// pair's kv head is absent.
-std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers = 0);
+// (0: every core), with their unscaled keys too when `raw_keys`. Throws std::invalid_argument when
+// the inputs do not fit the spec or a query pair's kv head is absent.
+std::vector<PairFloats> pair_floats(const AttentionSpec& spec, const HeadInputs& inputs, unsigned workers = 0,
+                                    bool raw_keys = false);
 // The same without the keys (for a caller that converts them when it needs them: a decode
 // trace's are a GiB, and each is read by its few row blocks only).
 std::vector<PairFloats> pair_queries(const AttentionSpec& spec, const HeadInputs& inputs);
 
 // The baselines' errors on one row block. `floats` are the row block's (batch, head), `keys`
 // its kv head's (floats.keys by default); `reference` is its float64 reference, whose
-// boundaries cut the keys into the pieces compared. `p_rounded`: also the textbook states with P
-// rounded to the input dtype (NaiveErrors::o_norm_p_rounded), for a trace with a p_rounded stage.
-// Throws std::invalid_argument when `floats` belong to another pair or there are no keys.
+// boundaries cut the keys into the pieces compared. `forms`: also the textbook states of those
+// formulations (NaiveErrors' p_rounded and folded figures; those of a formulation not asked for
+// are the plain ones). Throws std::invalid_argument when `floats` belong to another pair, there
+// are no keys, or folded states need the unscaled keys (needs_raw_keys) and `keys` lack them.
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
                                    const RowBlockReference& reference, const NaiveKeys* keys = nullptr,
-                                   bool p_rounded = false);
-
+                                   StageForms forms = {});
 // The same for consecutive row blocks of one (batch, head) with the same boundaries, each
 // beginning where the one before it ends (RunReference::for_each_run's runs): the baselines of all
 // their rows at once, one pass over the keys (every row's arithmetic is its own: the errors are
@@ -57,7 +58,11 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
 // when the row blocks are not so.
 NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& floats,
                                    std::span<const RowBlockReference* const> references,
-                                   const NaiveKeys* keys = nullptr, bool p_rounded = false);
+                                   const NaiveKeys* keys = nullptr, StageForms forms = {});
+
+// Whether the baselines of `forms` read the unscaled keys (naive_keys' raw_keys): folded
+// exponents without a softcap or ALiBi.
+bool needs_raw_keys(const AttentionSpec& spec, StageForms forms);
 
 // The larger of each figure.
 NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b);

@@ -136,14 +136,27 @@ nlohmann::json tolerance_json(const Tolerance& t) {
                       {"rule", std::string(comparison_rule())},
                       {"intermediate", bars_json(t.intermediate)}, {"final", bars_json(t.final_stage)},
                       {"final_from_f32", t.final_from_f32}};
-  if (t.from_rule)
+  // The bars of the other formulations the run's stages declare (StageInfo::p_rounded, exp2_folded).
+  if (t.forms.p_rounded) j["intermediate_p_rounded"] = bars_json(t.intermediate_p_rounded);
+  if (t.forms.folded) j["intermediate_exp2_folded"] = bars_json(t.intermediate_folded);
+  if (t.forms.folded_p_rounded) j["intermediate_exp2_folded_p_rounded"] = bars_json(t.intermediate_folded_p_rounded);
+  if (t.from_rule) {
     j["naive_errors"] = {{"m_f32", json_figure(t.naive.m_f32)},
                          {"l_rel_f32", json_figure(t.naive.l_rel_f32)},
                          {"o_norm_f32", json_figure(t.naive.o_norm_f32)},
                          {"o_dtype", json_figure(t.naive.o_dtype)},
                          {"lse_dtype", json_figure(t.naive.lse_dtype)}};
-  else
+    if (t.forms.p_rounded) j["naive_errors"]["o_norm_p_rounded"] = json_figure(t.naive.o_norm_p_rounded);
+    if (t.forms.any_folded()) {
+      j["naive_errors"]["m_exp2_folded"] = json_figure(t.naive.m_folded);
+      j["naive_errors"]["l_rel_exp2_folded"] = json_figure(t.naive.l_rel_folded);
+    }
+    if (t.forms.folded) j["naive_errors"]["o_norm_exp2_folded"] = json_figure(t.naive.o_norm_folded);
+    if (t.forms.folded_p_rounded)
+      j["naive_errors"]["o_norm_exp2_folded_p_rounded"] = json_figure(t.naive.o_norm_folded_p_rounded);
+  } else {
     j["bounds"] = {{"atol", t.override_bounds.atol}, {"rtol", t.override_bounds.rtol}};
+  }
   return j;
 }
 

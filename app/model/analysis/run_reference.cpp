@@ -333,9 +333,7 @@ NaiveErrors RunReference::naive_errors(std::span<const RowBlockReference* const>
   const RowBlock& rb = refs.front()->block();
   for (const PairFloats& f : floats_)
     if (f.batch == rb.batch && f.head == rb.head)
-      return naive_row_block_errors(spec_, f, refs, naive_keys_of(f.kv_index).get(),
-                                    std::any_of(stages_.begin(), stages_.end(),
-                                                [](const StageInfo& s) { return s.p_rounded && s.kind != StageKind::final; }));
+      return naive_row_block_errors(spec_, f, refs, naive_keys_of(f.kv_index).get(), stage_forms(stages_));
   throw AnalysisError("no inputs of " + pair_name(rb.batch, rb.head) + " for the naive baselines");
 }
 
@@ -349,7 +347,8 @@ std::shared_ptr<const NaiveKeys> RunReference::naive_keys_of(int32_t kv_index) c
       }
   }
   // Made outside the lock (two threads may both make one: the same keys, the second dropped).
-  auto made = std::make_shared<const NaiveKeys>(naive_keys(spec_, *run_inputs_, kv_index));
+  auto made = std::make_shared<const NaiveKeys>(
+      naive_keys(spec_, *run_inputs_, kv_index, needs_raw_keys(spec_, stage_forms(stages_))));
   const std::lock_guard lock(naive_mutex_);
   naive_keys_.emplace_front(kv_index, made);
   if (naive_keys_.size() > kNaiveKeysKept) naive_keys_.pop_back();
@@ -365,7 +364,7 @@ const Tolerance& RunReference::tolerance() const {
     });
     NaiveErrors all;
     for (const NaiveErrors& e : per_block) all = max_errors(all, e);
-    tolerance_ = rule_tolerance(all, spec_.dtype);
+    tolerance_ = rule_tolerance(all, spec_.dtype, stage_forms(stages_));
   }
   return *tolerance_;
 }

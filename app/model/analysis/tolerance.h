@@ -12,7 +12,12 @@
 //   - for an intermediate stage that rounds the softmax weights P to the input dtype before P V
 //     (StageInfo::p_rounded: a tensor-core kernel, whose mma takes 16-bit operands), the float32
 //     textbook with P rounded the same way: its O carries that rounding (2^-9 relative in bf16),
-//     which the plain float32 textbook's bar would call a divergence.
+//     which the plain float32 textbook's bar would call a divergence;
+//   - for an intermediate stage that takes its weights by exp2 with the scale and log2 e folded
+//     into one multiply-add (StageInfo::exp2_folded: FlashAttention-2's exponent), the float32
+//     textbook that folds them the same way (P rounded too where the stage rounds it): near a
+//     large |m| that rounding moves the row's largest weight off 1 by a few ulps of m log2 e,
+//     which l and O carry and a textbook that subtracts the max first never has.
 // `--tol atol[,rtol]` replaces the rule with explicit bounds.
 //
 // A bar is applied per query row: |got - want| <= atol + rtol * scale, where scale is the row's
@@ -24,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "instrumentation/trace/trace_event.h"
 #include "base/dtype.h"
@@ -63,9 +69,24 @@ struct NaiveErrors {
   // The same with P rounded to the input dtype before P V (the yardstick of p_rounded stages; the
   // float32 figure when the trace has none).
   double o_norm_p_rounded = 0.0;
+  // The textbook states with the exponents folded (the yardstick of exp2_folded stages; the
+  // float32 figures above when the trace has none), and their O/l with P rounded as well.
+  double m_folded = 0.0, l_rel_folded = 0.0, o_norm_folded = 0.0;
+  double o_norm_folded_p_rounded = 0.0;
   // The textbook attention in the input dtype (kernels/naive_attention.h): the final output.
   double o_dtype = 0.0, lse_dtype = 0.0;
 };
+
+// The formulations of a run's intermediate (state and merge) stages besides the plain one
+// (StageInfo::p_rounded, exp2_folded): which further textbook states the baselines compute and
+// which bars the tolerance states.
+struct StageForms {
+  bool p_rounded = false;         // a stage rounds P and does not fold its exponents
+  bool folded = false;            // a stage folds its exponents and does not round P
+  bool folded_p_rounded = false;  // a stage does both
+  bool any_folded() const { return folded || folded_p_rounded; }
+};
+StageForms stage_forms(const std::vector<StageInfo>& stages);
 
 struct ToleranceOverride {
   double atol = 0.0;
@@ -82,12 +103,16 @@ struct Tolerance {
   double floor_intermediate = 0.0, floor_final = 0.0;
   ToleranceOverride override_bounds{};  // when !from_rule
   StageBars intermediate{};            // fa1.step, splitk.partial, splitk.reduce
-  StageBars intermediate_p_rounded{};  // intermediate stages with P rounded (fa2.step)
+  StageBars intermediate_p_rounded{};  // intermediate stages with P rounded
+  StageBars intermediate_folded{};     // intermediate stages with the exponents folded
+  StageBars intermediate_folded_p_rounded{};  // both (fa2.step)
   StageBars final_stage{};             // final (normalised O and LSE)
   bool final_from_f32 = false;         // the input-dtype naive overflowed: final bars from float32
+  StageForms forms{};                  // the formulations whose bars the run's stages use
 
   const StageBars& for_stage(const StageInfo& stage) const {
     if (stage.kind == StageKind::final) return final_stage;
+    if (stage.exp2_folded) return stage.p_rounded ? intermediate_folded_p_rounded : intermediate_folded;
     return stage.p_rounded ? intermediate_p_rounded : intermediate;
   }
   std::string describe() const;  // one line, for reports
@@ -105,8 +130,9 @@ double tolerance_floor(DType precision);
 // rounding to it.
 double unit_roundoff(DType precision);
 
-// The rule's bars from the naive baselines' errors; `dtype` is the run's input dtype.
-Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype);
+// The rule's bars from the naive baselines' errors; `dtype` is the run's input dtype, `forms` the
+// formulations of its stages (NaiveErrors holds their figures).
+Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype, StageForms forms = {});
 Tolerance override_tolerance(const ToleranceOverride& bounds);
 
 }  // namespace ts

@@ -59,7 +59,9 @@ struct Attention {
 
 // One entry of the trace's stage table: an event's `stage` is its index. `kind` says what the
 // analysis compares (event.h: a state over keys, a merge of earlier states, the final output);
-// `pass` is the launch it belongs to (-1: states 0, merges 1, final the last).
+// `pass` is the launch it belongs to (-1: states 0, merges 1, final the last). The flags say how
+// the kernel computes a state, so that the analysis's yardstick computes it the same way
+// (docs/trace-format.md, the stage table).
 struct Stage {
   std::string name;  // 1 to 64 bytes, unique; shown in reports and the viewer
   StageKind kind = StageKind::state;
@@ -67,6 +69,9 @@ struct Stage {
   // The kernel rounds the softmax weights P to the input dtype before P V (an mma takes 16-bit
   // operands): the stage's O is compared against a float32 textbook that rounds P the same way.
   bool p_rounded = false;
+  // The kernel's weights are exp2 of one float32 multiply-add with the scale and log2 e folded in:
+  // the stage's m, l and O are compared against a float32 textbook that folds the same way.
+  bool exp2_folded = false;
 };
 
 // A tensor of the user's, in device or host memory, in any layout: its four dims in attention
