@@ -191,9 +191,10 @@ TEST(CleanRuns, Fa2AtLargeInputScaleIsCleanOnlyWithExp2Folded) {
       ASSERT_TRUE(run.stages[static_cast<size_t>(step)].exp2_folded);
       const AnalysisReport with_flag = analyze_run(run);
       expect_clean(with_flag, what);
-      // (At scale 100 the output's folded error, at scale 1000 l's, exceeds the plain textbook's bars.)
+      // (At scale 100 the output's folded error, at scale 1000 l's, exceeds the plain textbook's bars.
+      // How far l's exceeds them depends on the draw: bf16's plain l error reached 0.06 against the
+      // folded 0.19 on one seed, so the test asserts the consequence, not a ratio.)
       if (scale < 1000.0) continue;
-      EXPECT_GT(with_flag.tolerance.naive.l_rel_folded, 1e3 * with_flag.tolerance.naive.l_rel_f32) << what;
 
       RunView without = run;
       without.stages[static_cast<size_t>(step)].exp2_folded = false;
