@@ -495,18 +495,25 @@ struct RowBlockBuilder {
                                                         std::shared_ptr<const ReferenceKeys> keys, bool owns_keys,
                                                         std::vector<int64_t> boundaries) {
     boundaries = normalized_boundaries(spec, std::move(boundaries));
+    PieceStates states = piece_states(*rows, *keys, boundaries);
+    return assemble(spec, block, std::move(rows), std::move(keys), owns_keys, std::move(boundaries),
+                    std::move(states));
+  }
+
+  // The states of every row over each piece between the (normalized) boundaries.
+  static PieceStates piece_states(const RowBlockReference::Rows& rows, const ReferenceKeys& keys,
+                                  const std::vector<int64_t>& boundaries) {
     const size_t pieces = boundaries.size() - 1;
-    const size_t n = static_cast<size_t>(block.rows), d = static_cast<size_t>(spec.head_dim);
+    const size_t n = static_cast<size_t>(rows.count), d = static_cast<size_t>(rows.head_dim);
     PieceStates states;
     states.m.resize(pieces * n);
     states.l.resize(pieces * n);
     states.o.resize(pieces * n * d);
     Scratch scratch;
     for (size_t p = 0; p < pieces; ++p)
-      range_states(*rows, *keys, boundaries[p], boundaries[p + 1], scratch, states.m.data() + p * n,
+      range_states(rows, keys, boundaries[p], boundaries[p + 1], scratch, states.m.data() + p * n,
                    states.l.data() + p * n, states.o.data() + p * n * d);
-    return assemble(spec, block, std::move(rows), std::move(keys), owns_keys, std::move(boundaries),
-                    std::move(states));
+    return states;
   }
 
   // The pieces' states given (normalized boundaries), the prefixes merged here.
@@ -799,15 +806,8 @@ std::vector<std::shared_ptr<const RowBlockReference>> compute_row_blocks(const R
   const size_t pieces = boundaries.size() - 1, n = static_cast<size_t>(all.rows);
   const size_t d = static_cast<size_t>(spec.head_dim);
   // Every row's pieces in one pass over each piece's keys; then each block's rows taken out.
-  const std::unique_ptr<RowBlockReference::Rows> rows = make_rows(spec, inputs.inputs().q, qi, all);
-  PieceStates merged;
-  merged.m.resize(pieces * n);
-  merged.l.resize(pieces * n);
-  merged.o.resize(pieces * n * d);
-  Scratch scratch;
-  for (size_t p = 0; p < pieces; ++p)
-    range_states(*rows, *keys, boundaries[p], boundaries[p + 1], scratch, merged.m.data() + p * n,
-                 merged.l.data() + p * n, merged.o.data() + p * n * d);
+  const PieceStates merged =
+      RowBlockBuilder::piece_states(*make_rows(spec, inputs.inputs().q, qi, all), *keys, boundaries);
   std::vector<std::shared_ptr<const RowBlockReference>> out;
   out.reserve(blocks.size());
   for (const RowBlock& b : blocks) {

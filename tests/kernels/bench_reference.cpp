@@ -65,6 +65,18 @@ std::vector<int64_t> every(int64_t step, int64_t end) {
   return b;
 }
 
+// What the analysis reads of a Split-K row block: its 8 partial states, its 8 reduce prefixes and
+// its output.
+void read_split_states(const RowBlockReference& ref, int64_t split) {
+  for (int64_t k = 0; k < 8; ++k) {
+    const KeyRange partial{static_cast<int32_t>(k * split), static_cast<int32_t>((k + 1) * split)};
+    const KeyRange prefix{0, static_cast<int32_t>((k + 1) * split)};
+    benchmark::DoNotOptimize(ref.state({&partial, 1}).l[0]);
+    benchmark::DoNotOptimize(ref.state({&prefix, 1}).l[0]);
+  }
+  benchmark::DoNotOptimize(ref.output().m[0]);
+}
+
 void BM_Prepare(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ReferenceInputs(bench_spec(), bench_inputs(), 2).bytes());
 }
@@ -77,13 +89,7 @@ void BM_SplitK(benchmark::State& state) {
   for (auto _ : state) {
     on_two_threads(s.seq_q / 8, [&](int64_t i) {
       const auto ref = compute_row_block(in, {0, 0, static_cast<int32_t>(i * 8), 8}, bounds);
-      for (int64_t k = 0; k < 8; ++k) {
-        const KeyRange partial{static_cast<int32_t>(k * split), static_cast<int32_t>((k + 1) * split)};
-        const KeyRange prefix{0, static_cast<int32_t>((k + 1) * split)};
-        benchmark::DoNotOptimize(ref->state({&partial, 1}).l[0]);
-        benchmark::DoNotOptimize(ref->state({&prefix, 1}).l[0]);
-      }
-      benchmark::DoNotOptimize(ref->output().m[0]);
+      read_split_states(*ref, split);
     });
   }
 }
@@ -98,13 +104,7 @@ void BM_SplitKTogether(benchmark::State& state) {
       std::vector<RowBlock> blocks;
       for (int32_t k = 0; k < 8; ++k) blocks.push_back({0, 0, static_cast<int32_t>(i * 64 + k * 8), 8});
       for (const auto& ref : compute_row_blocks(in, blocks, bounds)) {
-        for (int64_t k = 0; k < 8; ++k) {
-          const KeyRange partial{static_cast<int32_t>(k * split), static_cast<int32_t>((k + 1) * split)};
-          const KeyRange prefix{0, static_cast<int32_t>((k + 1) * split)};
-          benchmark::DoNotOptimize(ref->state({&partial, 1}).l[0]);
-          benchmark::DoNotOptimize(ref->state({&prefix, 1}).l[0]);
-        }
-        benchmark::DoNotOptimize(ref->output().m[0]);
+        read_split_states(*ref, split);
       }
     });
   }

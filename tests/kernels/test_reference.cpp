@@ -478,6 +478,21 @@ TEST(Reference, OutputOfEveryVariantMatchesBruteForce) {
   }
 }
 
+// Two references of the same rows give the same bits: the states of `count` random ranges (drawn on
+// a's boundaries) and the output.
+void expect_same_bits(const RowBlockReference& a, const RowBlockReference& b, std::mt19937_64& rng, int64_t seq_kv,
+                      int count) {
+  for (int k = 0; k < count; ++k) {
+    const std::vector<KeyRange> ranges = random_ranges(rng, seq_kv, a.boundaries());
+    const RefState x = a.state(ranges), y = b.state(ranges);
+    EXPECT_EQ(x.m, y.m);
+    EXPECT_EQ(x.l, y.l);
+    EXPECT_EQ(x.o, y.o);
+  }
+  EXPECT_EQ(a.output().o, b.output().o);
+  EXPECT_EQ(a.output().m, b.output().m);
+}
+
 // The one-off form computes with the same loops on the same doubles: the same bits.
 TEST(Reference, OneOffRowBlockEqualsThePreparedOne) {
   TS_PRINTED_SEED(seed);
@@ -492,15 +507,7 @@ TEST(Reference, OneOffRowBlockEqualsThePreparedOne) {
         const auto a = compute_row_block(prepared, block, bounds);
         const auto o = compute_row_block(c.spec, in, block, bounds);
         EXPECT_GE(o->bytes(), a->bytes());
-        for (int k = 0; k < 4; ++k) {
-          const std::vector<KeyRange> ranges = random_ranges(rng, c.spec.seq_kv, a->boundaries());
-          const RefState x = a->state(ranges), y = o->state(ranges);
-          EXPECT_EQ(x.m, y.m);
-          EXPECT_EQ(x.l, y.l);
-          EXPECT_EQ(x.o, y.o);
-        }
-        EXPECT_EQ(a->output().o, o->output().o);
-        EXPECT_EQ(a->output().m, o->output().m);
+        expect_same_bits(*a, *o, rng, c.spec.seq_kv, 4);
       }
   }
 }
@@ -531,15 +538,7 @@ TEST(Reference, RowBlocksComputedTogetherEqualEachComputedAlone) {
         const auto alone = compute_row_block(prepared, blocks[i], bounds);
         EXPECT_EQ(together[i]->block(), blocks[i]);
         EXPECT_EQ(together[i]->boundaries(), alone->boundaries());
-        for (int k = 0; k < 3; ++k) {
-          const std::vector<KeyRange> ranges = random_ranges(rng, c.spec.seq_kv, alone->boundaries());
-          const RefState x = together[i]->state(ranges), y = alone->state(ranges);
-          EXPECT_EQ(x.m, y.m);
-          EXPECT_EQ(x.l, y.l);
-          EXPECT_EQ(x.o, y.o);
-        }
-        EXPECT_EQ(together[i]->output().o, alone->output().o);
-        EXPECT_EQ(together[i]->output().m, alone->output().m);
+        expect_same_bits(*together[i], *alone, rng, c.spec.seq_kv, 3);
       }
       if (blocks.size() >= 2) {
         std::vector<RowBlock> gap = {blocks[0], blocks[1]};
