@@ -1,5 +1,5 @@
-// The naive same-precision baselines of the correctness rule (tolerance.h), one row block at a
-// time, and their errors against the float64 reference:
+// The naive same-precision baselines of the correctness rule (tolerance.h), a row block (or a run
+// of consecutive ones) at a time, and their errors against the float64 reference:
 //   - float32 textbook states (scores q . (k * scale) summed in order, then softcap and ALiBi in
 //     float32; max, exp, sums in order) of each piece of the row block's reference (the keys
 //     between consecutive boundaries: what its events' ranges are cut into) and of all keys:
@@ -7,7 +7,7 @@
 //   - kernels/naive_attention.h (the textbook attention as PyTorch computes it) in the input
 //     dtype on the row block's rows: the yardstick of the final output (in float32 the
 //     all-keys textbook state above is that already, and is used instead).
-// Row block by row block so that the analysis computes it in parallel beside the comparison,
+// Row blocks (runs of them) in parallel so that the analysis computes it beside the comparison,
 // and only for the rows a trace holds.
 #pragma once
 
