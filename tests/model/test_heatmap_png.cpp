@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -45,7 +46,9 @@ struct Grid {
   FloatGridView view() const { return {values, rows, cols, mask}; }
 };
 
-// Random values with a NaN, a +Inf, a -Inf and a masked cell at random distinct places.
+// Random values with a NaN, a +Inf, a -Inf and a masked cell at random distinct places: as many
+// of those four, in that order, as leave at least one ordinary value (a 1 x 1 grid gets none, a
+// 2 x 2 grid the first three), so that every grid has a finite range to fit.
 Grid random_grid(std::mt19937_64& rng, int64_t rows, int64_t cols) {
   Grid g{rows, cols, std::vector<float>(static_cast<size_t>(rows * cols)), std::vector<uint8_t>(static_cast<size_t>(rows * cols))};
   std::normal_distribution<float> value(0.5f, 2.0f);
@@ -53,11 +56,41 @@ Grid random_grid(std::mt19937_64& rng, int64_t rows, int64_t cols) {
   std::vector<size_t> cells(g.values.size());
   std::iota(cells.begin(), cells.end(), size_t{0});
   std::shuffle(cells.begin(), cells.end(), rng);
-  g.values[cells[0]] = kNaN;
-  g.values[cells[1]] = kInf;
-  g.values[cells[2]] = -kInf;
-  g.mask[cells[3]] = 1;
+  const size_t specials = std::min<size_t>(4, cells.size() - 1);
+  for (size_t i = 0; i < specials; ++i) {
+    if (i < 3) g.values[cells[i]] = std::array{kNaN, kInf, -kInf}[i];
+    else g.mask[cells[i]] = 1;
+  }
   return g;
+}
+
+TEST(HeatmapPng, RandomGridPlantsWhatFitsAndLeavesAnOrdinaryValueWhateverItsSize) {
+  // Was: the four special cells were written whatever the size, past the end of a grid of fewer
+  // than four cells.
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 2}, {2, 1}, {1, 3}, {2, 2}, {1, 5}, {3, 7}}) {
+    const Grid g = random_grid(rng, rows, cols);
+    const size_t n = static_cast<size_t>(rows * cols);
+    ASSERT_EQ(g.values.size(), n);
+    ASSERT_EQ(g.mask.size(), n);
+    size_t nans = 0, pos_inf = 0, neg_inf = 0, masked = 0, ordinary = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float v = g.values[i];
+      nans += std::isnan(v);
+      pos_inf += v == kInf;
+      neg_inf += v == -kInf;
+      masked += g.mask[i] != 0;
+      ordinary += std::isfinite(v) && !g.mask[i];
+    }
+    const size_t specials = std::min<size_t>(4, n - 1);
+    const std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
+    EXPECT_EQ(nans, specials >= 1 ? 1u : 0u) << shape;
+    EXPECT_EQ(pos_inf, specials >= 2 ? 1u : 0u) << shape;
+    EXPECT_EQ(neg_inf, specials >= 3 ? 1u : 0u) << shape;
+    EXPECT_EQ(masked, specials >= 4 ? 1u : 0u) << shape;
+    EXPECT_EQ(ordinary, n - specials) << shape << ": the specials are at distinct cells";
+  }
 }
 
 TEST(HeatmapPng, EveryCellHasItsColourInTheDecodedFile) {
@@ -149,10 +182,7 @@ TEST(HeatmapPng, NoTextOverlapsAnotherThePlotOrTheColourBarWhateverTheGridsShape
                                                            {40, 2}, {1, 600}, {600, 1}, {64, 64}, {2048, 16}, {5, 2000}};
   for (const auto& [rows, cols] : shapes)
     for (const bool long_labels : {false, true}) {
-      // random_grid plants four special cells; a smaller grid gets plain values.
-      Grid g{rows, cols, std::vector<float>(static_cast<size_t>(rows * cols), 1.0f), {}};
-      if (rows * cols >= 4) g = random_grid(rng, rows, cols);
-      else std::generate(g.values.begin(), g.values.end(), [&] { return std::normal_distribution<float>(0.5f, 2.0f)(rng); });
+      const Grid g = random_grid(rng, rows, cols);
       HeatmapPngOptions opt;
       opt.title = long_labels ? "final  O - reference, batch 0 head 1" : "";
       opt.row_label = long_labels ? "query row (index 0 = 4997, 1 = 4998, 2 = 4999)" : "row";
