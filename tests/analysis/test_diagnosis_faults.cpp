@@ -639,5 +639,53 @@ TEST(DiagnosisFault, CorrectTestKernelsAreClean) {
   }
 }
 
+
+// A kernel's output probe that leaves its step at 0 (the probe's default: the output is recorded
+// once, after the loop) says nothing about when the output was written: it is written from the
+// states its block holds after its last step. The report must be the one the same run gives with
+// the output numbered after the last step: the first divergence and the origin in the state
+// stage, at the step where the fault first acts, and its mechanism named (was: the output, at
+// step 0, came before steps 1.. in the kernel's order, was predicted from the first step's state
+// and taken for the origin, with no mechanism named and the state stage's mechanism under
+// "also"). The correct kernel, numbered so, stays clean.
+TEST(DiagnosisFault, AnOutputRecordedAtStepZeroComesAfterItsBlocksStates) {
+  TS_SEEDED(seed);
+  const auto none = CausalAlign::none, br = CausalAlign::bottom_right;
+  const FaultKernelRun runs[] = {
+      make_run(TF::o_not_rescaled, DType::f32, 1, 2, 2, 40, 200, 32, none),
+      make_run(TF::o_not_rescaled, DType::bf16, 2, 1, 1, 50, 130, 64, br),
+      make_run(TF::none, DType::f16, 1, 2, 1, 70, 45, 128, br),
+  };
+  for (FaultKernelRun run : runs) {
+    run.seed = seed;
+    const RunView numbered = run_fault_kernel(run);
+    RunView at_zero = numbered;
+    int rewritten = 0;
+    for (size_t i = 0; i < at_zero.num_events(); ++i)
+      if (at_zero.stage_of(i).kind == StageKind::final) {
+        at_zero.headers[i].step = 0;
+        ++rewritten;
+      }
+    ASSERT_GT(rewritten, 0);
+    const AnalysisReport expected = analyze_run(numbered);
+    const AnalysisReport r = analyze_run(at_zero);
+    SCOPED_TRACE(report_text(r));
+    EXPECT_EQ(r.verdict, expected.verdict);
+    EXPECT_EQ(r.symptom.kind, expected.symptom.kind);
+    if (run.fault == TF::none) {
+      EXPECT_EQ(r.verdict, Verdict::clean);
+      continue;
+    }
+    ASSERT_TRUE(r.first_divergence.found);
+    EXPECT_EQ(r.stage_name(r.first_divergence.header.stage), "my_fa1.step");
+    EXPECT_EQ(r.stage_name(r.symptom.origin_stage), "my_fa1.step");
+    EXPECT_GE(r.first_divergence.header.step, 1);  // step 0 has nothing to rescale
+    EXPECT_EQ(r.first_divergence.header.step, expected.first_divergence.header.step);
+    EXPECT_EQ(r.first_divergence.header.q_begin, expected.first_divergence.header.q_begin);
+    ASSERT_TRUE(r.symptom.mechanism.has_value());
+    EXPECT_EQ(r.symptom.mechanism->kind, K::o_not_rescaled);
+  }
+}
+
 }  // namespace
 }  // namespace ts::test

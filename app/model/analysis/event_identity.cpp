@@ -15,9 +15,10 @@ EventKey event_key(const EventHeader& h) {
 }
 
 OrderKey order_key(const EventHeader& h, const std::vector<StageInfo>& stages) {
-  const int32_t pass =
-      h.stage >= 0 && static_cast<size_t>(h.stage) < stages.size() ? stages[static_cast<size_t>(h.stage)].pass : 0;
-  return {pass, h.block, h.step, h.q_begin, h.stage, h.head, h.batch};
+  const bool known = h.stage >= 0 && static_cast<size_t>(h.stage) < stages.size();
+  const int32_t pass = known ? stages[static_cast<size_t>(h.stage)].pass : 0;
+  const int32_t output = known && stages[static_cast<size_t>(h.stage)].kind == StageKind::final ? 1 : 0;
+  return {pass, h.block, output, h.step, h.q_begin, h.stage, h.head, h.batch};
 }
 
 std::vector<KeyRange> event_key_ranges(const EventHeader& h, const StageInfo& stage, const AttentionSpec& spec) {

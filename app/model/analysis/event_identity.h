@@ -3,9 +3,10 @@
 // An event's identity (EventKey) is its stage, (batch, head), query rows, split and step: two
 // events of one run with one identity are a duplicate; two runs' events with one identity are the
 // same point of the kernel (A/B). Its place in the kernel's own order (OrderKey) is its stage's
-// pass first (a merge pass runs after the states it reads), then its block and its step in the
-// block: the order of a trace written from a plan, and the order in which the first divergence is
-// looked for. Its row block (RowBlock) is the unit the reference computes.
+// pass first (a merge pass runs after the states it reads), then its block, then, in the block,
+// the states and merges before the final outputs (an output is written from the states its block
+// holds, whatever step number its probe gives it), then the step: the order of a trace written
+// from a plan, and the order in which the first divergence is looked for. Its row block (RowBlock) is the unit the reference computes.
 //
 // event_problem says why an event that the trace reader accepted still cannot be compared: the
 // reader checks storage bounds (tilescope/event.h against the attention's sizes); this checks
@@ -39,7 +40,7 @@ struct EventKey {
 EventKey event_key(const EventHeader& h);
 
 // Sort key of the kernel's own order; smaller runs first.
-using OrderKey = std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>;
+using OrderKey = std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>;
 OrderKey order_key(const EventHeader& h, const std::vector<StageInfo>& stages);
 
 // The rows an event holds, as the reference's unit.
