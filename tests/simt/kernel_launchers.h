@@ -39,6 +39,8 @@ RunStatus run_coordinates(const Launch& launch, ThreadRecord* out);
 // missing_barrier.cuh
 RunStatus run_shifted_tile_sum(const Launch& launch, bool with_barrier, const float* in, float* out,
                                int tiles);
+RunStatus run_warp_synced_tile_sum(const Launch& launch, bool with_barrier, const float* in, float* out,
+                                   int tiles);
 // schedule_order.cuh (CPU only)
 RunStatus run_tickets(const Launch& launch, unsigned* counters, unsigned* first, unsigned* second);
 // faulty_sync.cuh (CPU only: they hang or misbehave on a GPU)

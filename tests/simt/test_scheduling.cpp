@@ -69,13 +69,15 @@ TEST(Scheduling, PerturbationIsASeededPermutationThatWorkersDoNotChange) {
   EXPECT_NE(a.first, a.second);
 }
 
+// What the tile-sum kernels compute: each thread sums, over the tiles, the element `distance`
+// threads further on.
 std::vector<float> tile_sums(const std::vector<float>& in, unsigned blocks, unsigned threads,
-                             int tiles) {
+                             int tiles, unsigned distance = 1) {
   std::vector<float> out(blocks * threads);
   for (unsigned b = 0; b < blocks; ++b) {
     for (unsigned t = 0; t < threads; ++t) {
       float sum = 0.0f;  // the kernel's own order of additions, so equality is exact
-      for (int k = 0; k < tiles; ++k) sum += in[(b * tiles + k) * threads + (t + 1) % threads];
+      for (int k = 0; k < tiles; ++k) sum += in[(b * tiles + k) * threads + (t + distance) % threads];
       out[b * threads + t] = sum;
     }
   }
@@ -111,6 +113,50 @@ TEST(Scheduling, MissingBarrierChangesTheResultWithTheSeedAndTheBarrierFixesIt) 
     }
   }
   EXPECT_GE(racy_results.size(), 2u) << "the racy kernel gave the same result for every seed";
+}
+
+// A __syncwarp where a __syncthreads is needed: each warp stores its part of the tile, passes its
+// own warp's barrier and reads the next warp's part. Every warp stores before its __syncwarp, so a
+// schedule that resumes a warp only after every other thread has run to its next barrier or warp
+// operation (warps kept in step, as a FIFO ready queue keeps them) never shows the race. On a GPU
+// the warps are independent, and perturbation must let one run ahead of another across warp
+// operations (was: every seed gave the correct result).
+TEST(Scheduling, PerturbationLetsAWarpRunAheadOfTheOthersAcrossWarpOperations) {
+  TestRandom random;
+  SCOPED_TRACE(random.trace());
+  const unsigned blocks = 4, threads = 128;
+  const int tiles = 3;
+  const std::vector<float> in = random.floats(blocks * threads * tiles, 0.5f, 1.5f);
+  const std::vector<float> expected = tile_sums(in, blocks, threads, tiles, 32);
+  DeviceArray<float> d_in(in);
+
+  std::set<std::vector<uint32_t>> racy_results;  // as bits, so NaNs compare
+  int racy_wrong = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (bool with_barrier : {false, true}) {
+      DeviceArray<float> d_out(poisoned<float>(blocks * threads));
+      const Launch launch{dim3(blocks), dim3(threads), threads * sizeof(float), 1, seed};
+      const RunStatus status =
+          run_warp_synced_tile_sum(launch, with_barrier, d_in.get(), d_out.get(), tiles);
+      ASSERT_TRUE(status.ok) << status.message;
+      const std::vector<float> out = d_out.to_host();
+      if (with_barrier) {
+        EXPECT_EQ(out, expected) << "seed " << seed << ": the correct kernel depends on the schedule";
+      } else {
+        std::vector<uint32_t> bits(out.size());
+        std::memcpy(bits.data(), out.data(), out.size() * sizeof(float));
+        racy_results.insert(bits);
+        racy_wrong += std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)) != 0;
+      }
+    }
+  }
+  EXPECT_GE(racy_wrong, 1) << "the racy kernel gave the correct result for every seed";
+  EXPECT_GE(racy_results.size(), 2u) << "the racy kernel gave the same result for every seed";
+  // Without perturbation the order stays the documented one: the warps in step, the race hidden.
+  DeviceArray<float> d_out(poisoned<float>(blocks * threads));
+  ASSERT_TRUE(run_warp_synced_tile_sum({dim3(blocks), dim3(threads), threads * sizeof(float), 1}, false,
+                                       d_in.get(), d_out.get(), tiles).ok);
+  EXPECT_EQ(d_out.to_host(), expected);
 }
 
 TEST(Scheduling, OneWorkerIsBitIdenticalAcrossRuns) {

@@ -8,7 +8,8 @@
 // Scheduling: a thread runs until it blocks (barrier, warp operation) or finishes, then
 // switches directly to the next thread in the ready queue. Threads start in order 0..N-1;
 // threads released by a barrier or a warp exchange join the back of the queue in thread order
-// (or a seeded random order in perturbation mode). When nothing is ready but not every thread
+// (in perturbation mode: in a seeded random order, and a warp exchange's lanes at the front or
+// the back, so that a warp may run ahead of the others; see release_lanes). When nothing is ready but not every thread
 // has finished, the block is deadlocked: reported, never hung.
 #pragma once
 
@@ -158,14 +159,30 @@ class BlockRun {
   }
 
   // Puts the lanes of `mask` in warp `warp` at the back of the queue, in lane order or, in
-  // perturbation mode, a seeded random order. (Their phase still says where they waited; it
+  // perturbation mode, in a seeded random order at the back or (a seeded coin) the front: from
+  // the back alone, every thread queued before them would run to its next barrier or warp
+  // operation before this warp resumed, which keeps the warps in step across warp operations
+  // and hides a race between warps that only a __syncthreads would order (a __syncwarp in its
+  // place, a wmma store read by another warp). (Their phase still says where they waited; it
   // is rewritten when they next block.)
   void release_lanes(unsigned warp, unsigned mask) {
     SimtThread* first = &threads_[warp * 32];
     SimtThread** released = release_scratch_;
     unsigned count = 0;
     for (unsigned m = mask; m != 0; m &= m - 1) released[count++] = first + __builtin_ctz(m);
-    if (perturb_) rng_.shuffle(released, count);
+    if (perturb_) {
+      rng_.shuffle(released, count);
+      if (rng_.below(2) == 0) {
+        unsigned head = ready_head_;
+        for (unsigned i = count; i-- > 0;) {
+          head = head == 0 ? thread_count_ - 1 : head - 1;
+          ready_[head] = released[i];
+        }
+        ready_head_ = head;
+        ready_count_ += count;
+        return;
+      }
+    }
     // Locals, so that the stores into the ring do not force reloads of the members.
     SimtThread** ring = ready_;
     unsigned slot = ready_head_ + ready_count_;
