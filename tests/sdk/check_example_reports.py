@@ -1,9 +1,11 @@
 """What `tilescope diff` must say about the examples' traces (tests/sdk/examples_from_install.sh).
 
-    check_example_reports.py TILESCOPE WORK_DIR
+    check_example_reports.py TILESCOPE WORK_DIR [--gpu]
 
-WORK_DIR holds splitk_fixed, splitk_bug, splitk_bug_causal and decode .trace.safetensors. The
-fixed Split-K and the decode kernel must be clean; the planted bug (the reduce weighting each
+WORK_DIR holds splitk_fixed, splitk_bug, splitk_bug_causal, decode and the wmma_* traces of
+examples_from_install.sh. The fixed Split-K, the decode kernel and the correct wmma prefill must be
+clean; each wmma planted bug must be found in the state stage at the step where it first acts, with
+its mechanism or none, never another (check_wmma_bugs); the planted bug (the reduce weighting each
 partial O by its local_sum again) must be found where it is: the reduce, at the first kv tile it
 merges (split 0), from the first query row of the first block whose l is not 1, with every partial
 right and the mechanism named (the merge weighting O by l again). The reports
@@ -16,6 +18,9 @@ import sys
 from pathlib import Path
 
 tilescope, work = sys.argv[1], sys.argv[2]
+# Traces recorded on a GPU (tests/sdk/gpu_examples.sh): the wmma missing barrier's race depends on
+# the hardware's schedule there, and TILESCOPE_CPU_PERTURB_SEED does nothing.
+on_gpu = sys.argv[3:] == ["--gpu"]
 failures = []
 
 
@@ -76,6 +81,62 @@ check_planted_bug("splitk_bug", 0)
 # the first row the bug shows in. The mechanism must still be named: it reproduces the wrong rows
 # and the right row 0 alike.
 check_planted_bug("splitk_bug_causal", 1)
+
+
+def check_wmma_bugs():
+    """The wmma prefill (examples/wmma_prefill): 96 queries x 160 keys in kv tiles of 64 (steps
+    0-2, the last one partial), two heads, one batch."""
+    for name in ("wmma_none", "wmma_none_causal", "wmma_none_perturbed", "wmma_kv_tail_off_by_one_causal"):
+        # (the off-by-one lets in key seq_kv, which the causal mask hides from every row)
+        check_clean(name, ["wmma.step", "wmma.final", "output"])
+
+    def located(name, step, mechanism):
+        code, r = diff(name)
+        d = r["first_divergence"]
+        check(code == 1 and r["verdict"] == "divergence", f"{name}: exit {code}, verdict {r['verdict']}")
+        check(d["stage"] == "wmma.step" and r["origin_stage"] == "wmma.step",
+              f"{name}: first divergence in {d['stage']}, origin {r['origin_stage']}: {r['symptom']}")
+        check(d["step"] == step and d["q_begin"] == 0, f"{name}: first divergence at step {d['step']} q {d['q_begin']}")
+        named = r["mechanism"]["id"] if r["mechanism"] else None
+        check(named == mechanism, f"{name}: mechanism {named}, expected {mechanism}: {r['symptom']}")
+        check(r["also_wrong"] == [], f"{name}: also wrong {r['also_wrong']}")
+        for later in ("wmma.final", "output"):
+            check(later in r["symptom"], f"{name}: the symptom does not say {later} is wrong only through it")
+        return r
+
+    # K^T's fragment loaded row_major: every score wrong from the first step; no model of one
+    # step's change reproduces a transposed 16 x 16 block, so nothing may be named.
+    r = located("wmma_k_row_major", 0, None)
+    check("No mechanism tested reproduces it" in r["symptom"], f"wmma_k_row_major: {r['symptom']}")
+    # V loaded with the unpadded ldm: m and l right, O wrong from the first step (reading the
+    # shared padding, never written: NaN on the CPU); nothing named.
+    r = located("wmma_v_unpadded_ldm", 0, None)
+    wrong = r["first_divergence"]["quantities"]
+    check("o_norm" in wrong and "m" not in wrong and "l" not in wrong, f"wmma_v_unpadded_ldm: quantities {wrong}")
+    # O not rescaled: step 0 has nothing to rescale; named at step 1.
+    located("wmma_o_not_rescaled", 1, "o_not_rescaled")
+    # The tail mask's off-by-one: only the last (partial) kv tile, one zero key more.
+    r = located("wmma_kv_tail_off_by_one", 2, "key_set_changed")
+    check(r["mechanism"]["numbers"].get("zero_keys") == 1, f"wmma_kv_tail_off_by_one: {r['mechanism']['numbers']}")
+    # The missing barrier between the score store and the softmax: under perturbed schedules the
+    # state stage is wrong with nothing named, and the two runs differ: a race. On a GPU, whether
+    # it shows is the hardware's; if it does, nothing may be named.
+    if on_gpu:
+        for seed in (1, 2):
+            code, r = diff(f"wmma_no_score_barrier_{seed}")
+            check(r["mechanism"] is None, f"wmma_no_score_barrier_{seed} (GPU): named {r['symptom']}")
+        return
+    for seed in (1, 2):
+        code, r = diff(f"wmma_no_score_barrier_{seed}")
+        check(code == 1 and r["origin_stage"] == "wmma.step" and r["mechanism"] is None,
+              f"wmma_no_score_barrier_{seed}: exit {code}, origin {r['origin_stage']}: {r['symptom']}")
+    ab = subprocess.run([tilescope, "diff", f"{work}/wmma_no_score_barrier_1.trace.safetensors", "--against",
+                         f"{work}/wmma_no_score_barrier_2.trace.safetensors", "--json"], capture_output=True, text=True)
+    r = json.loads(ab.stdout)
+    check(ab.returncode == 1 and r["symptom_kind"] == "race", f"wmma_no_score_barrier A/B: {r['symptom_kind']}: {r['symptom']}")
+
+
+check_wmma_bugs()
 
 # docs/your-own-kernel.md shows the two Split-K reports: each line it shows must be a line of the
 # report as tilescope prints it now, in the same order (the guide may leave lines out).

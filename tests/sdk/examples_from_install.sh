@@ -2,8 +2,8 @@
 # The SDK as a user gets it (CTest: sdk_examples_from_install, label cpu): installs this build
 # into a fresh prefix, builds examples/ from that prefix alone as an outside project on tilescope's
 # CPU path, runs the examples, and checks `tilescope diff` of their traces with
-# check_example_reports.py: the fixed Split-K and the GQA decode kernel clean, the planted bug
-# located (stage, split, rows, mechanism). Then two small projects check that the CPU path refuses
+# check_example_reports.py: the fixed Split-K, the GQA decode and the wmma prefill kernels clean,
+# the planted bugs located (stage, split or step, rows, mechanism or none). Then two small projects check that the CPU path refuses
 # `extern __shared__` (at configure time) and inline PTX (at compile time) with messages naming
 # them. The traces stay in WORK for the viewer's test (sdk_viewer_opens_example_trace).
 #
@@ -39,6 +39,19 @@ echo "== run the examples"
 "$BUILD"/splitk_planted_bug_cpu --out splitk_bug.trace.safetensors
 "$BUILD"/splitk_planted_bug_cpu --dtype bf16 --causal --out splitk_bug_causal.trace.safetensors
 "$BUILD"/decode_cpu --out decode.trace.safetensors
+# The wmma prefill: correct (also causal with rows that see no key, and under a perturbed thread
+# schedule), and each of its planted bugs; the missing barrier under two schedules.
+wmma=$BUILD/wmma_prefill_cpu
+"$wmma" --out wmma_none.trace.safetensors
+"$wmma" --causal --seq-q 160 --seq-kv 96 --out wmma_none_causal.trace.safetensors
+TILESCOPE_CPU_PERTURB_SEED=1 "$wmma" --out wmma_none_perturbed.trace.safetensors
+for bug in k_row_major v_unpadded_ldm o_not_rescaled kv_tail_off_by_one; do
+  "$wmma" --bug "$bug" --out "wmma_$bug.trace.safetensors"
+done
+"$wmma" --bug kv_tail_off_by_one --causal --out wmma_kv_tail_off_by_one_causal.trace.safetensors
+for seed in 1 2; do
+  TILESCOPE_CPU_PERTURB_SEED=$seed "$wmma" --bug no_score_barrier --out "wmma_no_score_barrier_$seed.trace.safetensors"
+done
 
 echo "== diff their traces"
 python3 "$here/check_example_reports.py" "$PREFIX/bin/tilescope" "$work"
