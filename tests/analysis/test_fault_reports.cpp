@@ -6,6 +6,7 @@
 // stripped of the fault's name before they are analysed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <set>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "app/model/analysis/analyze_run.h"
+#include "app/model/analysis/local_replay.h"
 #include "app/model/analysis/report_json.h"
 #include "app/model/analysis/report_text.h"
 #include "base/kernel_list.h"
@@ -580,6 +582,42 @@ TEST(FaultReport, EveryFaultVariantIsCovered) {
     if (f.fault != Fault::none) {
       EXPECT_TRUE(covered.count(f.fault)) << f.name;
     }
+}
+
+// A run with more rows that go wrong by themselves than one diagnostic pass checks (local_replay.h:
+// kDiagnosisRowBudget): the symptom, the mechanism's evidence and the measurements say the same
+// true thing of them, "the N checked (evenly spaced events) of the M rows of splitk.reduce that go
+// wrong by themselves" (was: the measurement said "in the N rows of splitk.reduce that go wrong by
+// themselves checked (evenly spaced events)" beside the symptom's "of the M rows").
+TEST(FaultReport, SampledRowsAreCountedAlikeInTheSymptomTheEvidenceAndTheMeasurements) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  // 4096 queries x 8 splits of 128 keys: 32768 merged rows.
+  spec.config = make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 4096, 1024, false, 8);
+  spec.seed = seed;
+  spec.cpu_workers = 2;
+  const AnalysisReport r = analyze_run(test::blind(test::launch_run(spec)));
+  const std::string text = report_text(r);
+  ASSERT_TRUE(r.symptom.mechanism.has_value()) << text;
+  const Mechanism& m = *r.symptom.mechanism;
+  EXPECT_EQ(m.id, "reduce_scaled_by_l") << text;
+  const uint64_t total = static_cast<uint64_t>(m.numbers.at("wrong_rows_total"));
+  const uint64_t checked = static_cast<uint64_t>(m.numbers.at("wrong_rows"));
+  EXPECT_GT(total, kDiagnosisRowBudget) << text;
+  ASSERT_LT(checked, total) << "the run must be large enough to be sampled:\n" << text;
+  const std::string rows = std::to_string(checked) + " checked (evenly spaced events) of the " + std::to_string(total) + " rows";
+  EXPECT_NE(r.symptom.line.find("every one of the " + rows + " of splitk.reduce that go wrong by themselves"), std::string::npos)
+      << r.symptom.line;
+  ASSERT_FALSE(m.evidence.empty());
+  EXPECT_NE(m.evidence[0].find("every one of the " + rows + " that go wrong by themselves"), std::string::npos) << m.evidence[0];
+  const auto quantities = std::find_if(r.symptom.findings.begin(), r.symptom.findings.end(),
+                                       [](const Finding& f) { return f.id == "quantities"; });
+  ASSERT_NE(quantities, r.symptom.findings.end()) << text;
+  EXPECT_EQ(quantities->numbers.at("rows"), static_cast<double>(checked)) << quantities->text;
+  EXPECT_NE(quantities->text.find("in the " + rows + " of splitk.reduce that go wrong by themselves"), std::string::npos)
+      << quantities->text;
+  // No count of the checked rows is called the stage's rows that go wrong.
+  EXPECT_EQ(text.find("the " + std::to_string(checked) + " rows of splitk.reduce"), std::string::npos) << text;
 }
 
 // Inputs so large that q . k passes float32's largest value: the kernel's scores are infinite and

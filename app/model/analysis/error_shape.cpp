@@ -16,10 +16,6 @@
 namespace ts {
 namespace {
 
-// "the 20 rows of fa1.step that go wrong by themselves"; `all` for "all 20 rows".
-std::string wrong_rows_of(size_t n, const std::string& name, bool all) {
-  return wrong_rows_text(n, (all ? "all " : "the ") + std::to_string(n), name);
-}
 // "all 20 rows of fa1.step over tolerance" / "the one row of ... over tolerance".
 std::string rows_over_tolerance(size_t n, const std::string& name) {
   return (n == 1 ? std::string("the one row of ") : "all " + std::to_string(n) + " rows of ") + name + " over tolerance";
@@ -225,8 +221,9 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
   const std::vector<WrongRow> rows = collect_rows(replay, stage, true, rows_sampled);
   if (rows.empty()) return out;
   const std::vector<WrongRow> against_reference = collect_rows(replay, stage, false, reference_sampled);
-  // "in the 640 rows" or, sampled, "in the 20000 rows checked (evenly spaced events)".
-  const std::string checked = rows_sampled ? " checked (evenly spaced events)" : "";
+  // The rows that go wrong by themselves, of which `rows` are those checked.
+  const uint64_t wrong_total = rows_sampled ? origin_counts(replay, stage).rows : rows.size();
+  // "all 640 rows of fa1.step over tolerance" or, sampled, "... over tolerance checked (evenly spaced events)".
   const std::string checked_ref = reference_sampled ? " checked (evenly spaced events)" : "";
   const RunView& run = replay.run();
   const AnalysisReport& rep = replay.report();
@@ -275,7 +272,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
     Finding f;
     f.id = "quantities";
     f.text = (right.empty() ? "" : spoken_list(right, "and") + " right; ") + spoken_list(wrong, "and") + " wrong" +
-             (raw_o_only ? " (so O / l is wrong)" : "") + ", in " + wrong_rows_of(rows.size(), name, false) + checked;
+             (raw_o_only ? " (so O / l is wrong)" : "") + ", in " + checked_wrong_rows_text(rows.size(), wrong_total, rows_sampled, false, name);
     f.numbers = {{"m_wrong", local.m_wrong}, {"l_wrong", local.l_wrong}, {"o_wrong", local.o_wrong}, {"rows", n_rows}};
     out.push_back(f);
   }
@@ -313,7 +310,7 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       if (!(x.t == pairs.front().t)) return;
     Finding f;
     f.id = "constant_value";
-    f.text = q + " is exactly " + format_figure(pairs.front().t) + " in " + wrong_rows_of(rows.size(), name, true) + checked;
+    f.text = q + " is exactly " + format_figure(pairs.front().t) + " in " + checked_wrong_rows_text(rows.size(), wrong_total, rows_sampled, true, name);
     f.numbers = {{"value", pairs.front().t}, {"rows", n_rows}};
     f.numbers["quantity_" + q] = 1;
     out.push_back(f);
@@ -600,6 +597,13 @@ std::string wrong_rows_text(uint64_t rows, const std::string& count, const std::
   const std::string of = stage.empty() ? "" : " of " + stage;
   if (rows == 1) return "the one row" + of + " that goes wrong by itself";
   return count + " rows" + of + " that go wrong by themselves";
+}
+
+std::string checked_wrong_rows_text(uint64_t checked, uint64_t total, bool sampled, bool every, const std::string& stage) {
+  const std::string n = std::to_string(checked);
+  if (!sampled) return wrong_rows_text(checked, (every ? "all " : "the ") + n, stage);
+  return (every ? "every one of the " : "the ") + n + " checked (evenly spaced events) of " +
+         wrong_rows_text(total, "the " + std::to_string(total), stage);
 }
 
 }  // namespace ts

@@ -50,4 +50,11 @@ OriginCounts origin_counts(const LocalReplay& replay, int32_t stage);
 // "of ..." when `stage` is empty.
 std::string wrong_rows_text(uint64_t rows, const std::string& count, const std::string& stage);
 
+// The `checked` rows of the `total` that go wrong by themselves which a pass looked at: all of them
+// ("all 20 rows of fa1.step that go wrong by themselves", "the 20 ..." unless `every`) or, when the
+// pass took evenly spaced events only (`sampled`), "every one of the 2048 checked (evenly spaced
+// events) of the 65536 rows of splitk.reduce that go wrong by themselves" ("the 2048 checked ..."
+// unless `every`). The mechanisms' evidence and the measurements say it in these words.
+std::string checked_wrong_rows_text(uint64_t checked, uint64_t total, bool sampled, bool every, const std::string& stage);
+
 }  // namespace ts

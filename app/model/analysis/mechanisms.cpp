@@ -840,9 +840,7 @@ Mechanism to_mechanism(const ModelFit& fit, const LocalReplay& replay, int32_t s
 }
 
 std::string reproduced_rows_text(const ModelFit& fit, const std::string& stage) {
-  if (!fit.wrong_sampled) return wrong_rows_text(fit.wrong_rows, "all " + std::to_string(fit.wrong_rows), stage);
-  return "every one of the " + std::to_string(fit.wrong_rows) + " checked (evenly spaced events) of " +
-         wrong_rows_text(fit.wrong_rows_total, "the " + std::to_string(fit.wrong_rows_total), stage);
+  return checked_wrong_rows_text(fit.wrong_rows, fit.wrong_rows_total, fit.wrong_sampled, true, stage);
 }
 
 }  // namespace ts
