@@ -139,10 +139,11 @@ def check_wmma_bugs():
 check_wmma_bugs()
 
 # docs/your-own-kernel.md shows the two Split-K reports: each line it shows must be a line of the
-# report as tilescope prints it now, in the same order (the guide may leave lines out).
+# report as tilescope prints it now, in the same order (the guide may leave lines out). They are
+# the CPU path's reports: a GPU's rounding gives other error figures in the stage table.
 guide = Path(__file__).resolve().parents[2] / "docs" / "your-own-kernel.md"
 blocks = re.findall(r"^```text\n(.*?)^```", guide.read_text(), re.S | re.M)
-for name, verdict in (("splitk_fixed", "clean"), ("splitk_bug", "DIVERGENCE")):
+for name, verdict in () if on_gpu else (("splitk_fixed", "clean"), ("splitk_bug", "DIVERGENCE")):
     shown = [b for b in blocks if b.startswith(f"verdict:          {verdict}\n")]
     check(len(shown) == 1, f"{guide.name}: {len(shown)} text blocks start with verdict {verdict}, expected 1")
     report = subprocess.run([tilescope, "diff", f"{work}/{name}.trace.safetensors"], capture_output=True,
