@@ -13,7 +13,9 @@ namespace {
 
 constexpr std::array<std::pair<std::string_view, StageKind>, 3> kKindNames{
     {{"state", StageKind::state}, {"merge", StageKind::merge}, {"final", StageKind::final}}};
-constexpr int32_t kMaxPass = 1000;
+// The largest pass a stage may declare; the Python package states it again
+// (tilescope.trace.MAX_STAGE_PASS), and both languages' tests check the boundary.
+constexpr int32_t kMaxStagePass = 1000;
 
 }  // namespace
 
@@ -90,12 +92,12 @@ std::vector<StageInfo> parse_stage_table(std::string_view text) {
     const bool has_pass = e.contains("pass");
     if (has_pass) {
       const auto& p = e["pass"];
-      const bool in_range = p.is_number_unsigned() ? p.get<uint64_t>() <= kMaxPass
-                            : p.is_number_integer() ? p.get<int64_t>() >= 0 && p.get<int64_t>() <= kMaxPass
+      const bool in_range = p.is_number_unsigned() ? p.get<uint64_t>() <= kMaxStagePass
+                            : p.is_number_integer() ? p.get<int64_t>() >= 0 && p.get<int64_t>() <= kMaxStagePass
                                                     : false;
       if (!in_range)
         throw std::invalid_argument(where + " ('" + s.name + "') has a pass that is not an integer in [0, " +
-                                    std::to_string(kMaxPass) + "]");
+                                    std::to_string(kMaxStagePass) + "]");
       s.pass = static_cast<int32_t>(e["pass"].get<int64_t>());
     }
     for (const auto& [key, flag] : {std::pair{"p_rounded", &s.p_rounded}, std::pair{"exp2_folded", &s.exp2_folded}})

@@ -20,9 +20,13 @@ from ._safetensors import RawTensor, TraceFormatError, read_safetensors, widen_b
 
 #: The trace format this reader knows.
 FORMAT_VERSION = "2"
-#: Limits of the schema (the C++ reader's).
+#: Limits of the schema: the C++ reader's (instrumentation/trace/trace_event.h: kMaxStages,
+#: kMaxStageNameBytes; trace_event.cpp: kMaxStagePass, parse_stage_table's rule that a stage's pass
+#: is an integer from 0 to it). tests/python/test_hostile.py checks the pass's boundary against the
+#: CLI, tests/trace/test_trace_file.cpp the C++ reader's.
 MAX_STAGES = 64
 MAX_STAGE_NAME_BYTES = 64
+MAX_STAGE_PASS = 1000
 MAX_ROWS_LIMIT = 65536
 MAX_HEAD_DIM = 65536
 MAX_KEY_RANGES = 8
@@ -344,8 +348,8 @@ class Trace:
             if kind not in STAGE_KINDS:
                 raise self._fail(f"stage {name!r}: kind {kind!r} (state, merge or final)")
             p = entry.get("pass")
-            if p is not None and (type(p) is not int or not 0 <= p < 2**31):
-                raise self._fail(f"stage {name!r}: pass {p!r} must be a non-negative integer")
+            if p is not None and (type(p) is not int or not 0 <= p <= MAX_STAGE_PASS):
+                raise self._fail(f"stage {name!r}: pass {p!r} must be an integer from 0 to {MAX_STAGE_PASS}")
             flags = tuple(entry.get(flag, False) for flag in STAGE_FLAGS)
             for flag, value in zip(STAGE_FLAGS, flags):
                 if type(value) is not bool:

@@ -19,7 +19,8 @@ import numpy as np
 from ._layout import EVENT_HEADER, INT32_MAX, MAX_KEY_RANGES, BufferLayout
 from ._paths import version
 from ._safetensors import write_safetensors
-from .trace import CAUSAL, HEADER_COLUMNS, INPUT_DTYPES, STAGE_FLAGS, STAGE_KINDS, Stage, event_problems
+from .trace import (CAUSAL, HEADER_COLUMNS, INPUT_DTYPES, MAX_STAGE_NAME_BYTES, MAX_STAGE_PASS, MAX_STAGES, STAGE_FLAGS,
+                    STAGE_KINDS, Stage, event_problems)
 
 
 class RecorderError(ValueError):
@@ -130,19 +131,20 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
                 raise RecorderError(f"stage {tuple(s)!r}: give (name, kind[, pass[, p_rounded]]) or a tilescope.Stage")
             name, kind, p, rounded = tuple(s) + (-1, False)[len(s) - 2:]
             out.append((name, kind, p, (rounded,)))
-    if not 1 <= len(out) <= 64:
-        raise RecorderError("declare 1 to 64 stages: one per kind of event the kernel records")
+    if not 1 <= len(out) <= MAX_STAGES:
+        raise RecorderError(f"declare 1 to {MAX_STAGES} stages: one per kind of event the kernel records")
     names = set()
     for name, kind, p, r in out:
-        if not isinstance(name, str) or not 1 <= len(name.encode()) <= 64 or any(ord(c) < 32 for c in name):
-            raise RecorderError(f"stage name {name!r}: 1 to 64 bytes, no control characters")
+        if (not isinstance(name, str) or not 1 <= len(name.encode()) <= MAX_STAGE_NAME_BYTES
+                or any(ord(c) < 32 for c in name)):
+            raise RecorderError(f"stage name {name!r}: 1 to {MAX_STAGE_NAME_BYTES} bytes, no control characters")
         if name in names:
             raise RecorderError(f"stage name {name!r} is declared twice")
         names.add(name)
         if kind not in STAGE_KINDS:
             raise RecorderError(f"stage {name!r}: kind {kind!r} is not one of {', '.join(STAGE_KINDS)}")
-        if isinstance(p, bool) or not isinstance(p, int) or p < -1:
-            raise RecorderError(f"stage {name!r}: pass {p!r}; a pass from 0, or -1 for the default")
+        if isinstance(p, bool) or not isinstance(p, int) or not -1 <= p <= MAX_STAGE_PASS:
+            raise RecorderError(f"stage {name!r}: pass {p!r}; a pass from 0 to {MAX_STAGE_PASS}, or -1 for the default")
         for flag, value in zip(STAGE_FLAGS, r):
             if not isinstance(value, bool):
                 raise RecorderError(f"stage {name!r}: {flag} {value!r} must be True or False")

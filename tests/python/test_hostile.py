@@ -11,6 +11,8 @@ import pytest
 import tilescope
 from tilescope import TraceFormatError
 
+from conftest import run
+
 
 SHAPE = ("--kernel", "splitk", "--heads", 2, "--seq-q", 8, "--seq-kv", 128, "--splits", 2, "--seed", 4)
 
@@ -134,6 +136,31 @@ def test_schema_defects(good, tmp_path):
                                    ("events.key_ranges", 129 if False else 1000, "key range 0 = \\[")):
         index = 1 if column != "events.key_ranges" else 1 * 2 * header["events.key_ranges"]["shape"][1] + 1
         refused(edited(lambda h: None, poke(header, data, column, index, value)), pattern)
+
+
+def test_stage_pass_limit_is_the_cli_s(good, tmp_path, cli):
+    """A stage's pass runs from 0 to MAX_STAGE_PASS (1000) in the reader, the writer and the C++
+    reader (kMaxStagePass) alike: 1000 is accepted by all three, 1001 refused by all three (was: the
+    Python reader and writer took any pass the C++ reader refused)."""
+    from tilescope.trace import MAX_STAGE_PASS
+    from tilescope.writer import RecorderError, stage_table
+    assert MAX_STAGE_PASS == 1000  # docs/trace-format.md
+    header, data = split(good)
+    stages = json.loads(header["__metadata__"]["stages"])
+    for p in (MAX_STAGE_PASS, MAX_STAGE_PASS + 1):
+        h = json.loads(json.dumps(header))
+        h["__metadata__"]["stages"] = json.dumps([{**s, "pass": p} for s in stages])
+        path = write(tmp_path, join(h, data), f"pass{p}.trace.safetensors")
+        info = run(cli, "info", path, ok=(0, 2))
+        if p <= 1000:
+            assert info.returncode == 0, info.stderr
+            assert [s.pass_ for s in tilescope.load(path).stages][:len(stages)] == [p] * len(stages)
+            assert [s.pass_ for s in stage_table([(s["name"], s["kind"], p) for s in stages])] == [p] * len(stages)
+        else:
+            assert info.returncode == 2 and "[0, 1000]" in info.stderr, info.stderr
+            refused(path, "pass 1001 must be an integer from 0 to 1000")
+            with pytest.raises(RecorderError, match="pass 1001; a pass from 0 to 1000"):
+                stage_table([(stages[0]["name"], stages[0]["kind"], p)])
 
 
 def test_inputs_defects(good, tmp_path):

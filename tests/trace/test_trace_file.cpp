@@ -243,6 +243,22 @@ TEST(TraceFile, StagesDeclaredWithoutPassesTakeTheDefaultPasses) {
             (std::vector<StageInfo>{{"step", StageKind::state, 3}, {"out", StageKind::final, 3}}));
 }
 
+TEST(TraceFile, StagePassesRunFrom0To1000) {
+  // trace_event.cpp's kMaxStagePass, which the Python package states again (tilescope.trace.
+  // MAX_STAGE_PASS; its test_hostile.py checks the same boundary through the CLI): 1000 is the
+  // largest pass; 1001, -1 and what is not an integer are refused.
+  EXPECT_EQ(parse_stage_table(R"([{"name": "s", "kind": "state", "pass": 1000}])"),
+            (std::vector<StageInfo>{{"s", StageKind::state, 1000}}));
+  for (const char* bad : {"1001", "-1", "4294967296", "1.5"}) {
+    try {
+      parse_stage_table(std::string(R"([{"name": "s", "kind": "state", "pass": )") + bad + "}]");
+      ADD_FAILURE() << "accepted pass " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("a pass that is not an integer in [0, 1000]"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TraceFile, StageFlagsRoundTripAndAreCheckedWhenRead) {
   // p_rounded and exp2_folded: written only where true; absent reads false; anything but a boolean
   // is refused.
