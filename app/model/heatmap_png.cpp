@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ namespace ts {
 namespace {
 
 constexpr Rgba8 kFrame{110, 114, 122, 255};
+constexpr Rgba8 kMarkLight{255, 255, 255, 255};
+constexpr Rgba8 kMarkDark{0, 0, 0, 255};
 
 constexpr int kTickLen = 5;
 constexpr int kColorbarW = 22;
@@ -42,6 +45,15 @@ double middle_value(const ColorScale& s) {
   if (s.log && s.symmetric) return 0.0;
   if (s.log) return std::sqrt(static_cast<double>(ends.low) * ends.high);  // geometric mean
   return 0.5 * (static_cast<double>(ends.low) + ends.high);
+}
+
+// The colour bar's row (from its top) where `value` falls, or none when the value is not finite or
+// lies outside the bar's range: row y shows t = 1 - (y + 0.5) / h.
+std::optional<int> colorbar_row(const ColorScale& scale, int bar_h, float value) {
+  const ScaleEnds ends = scale_ends(scale);
+  if (!std::isfinite(value) || value < ends.low || value > ends.high) return std::nullopt;
+  const double t = scale_position(scale_mapping(scale), value);
+  return std::clamp(static_cast<int>(std::lround((1.0 - t) * bar_h - 0.5)), 0, bar_h - 1);
 }
 
 int cells_px(int64_t count, int min_plot_px, int max_cell_px) {
@@ -108,6 +120,19 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
                                                  format_value(ends.low)};
   int bar_label_w = 0;
   for (const auto& s : bar_labels) bar_label_w = std::max(bar_label_w, text_width(s, kPngLabelScale));
+  const int bar_text_x = L.colorbar_x + L.colorbar_w + 8;
+  // The mark: a line over the bar and 6 pixels either side (short of the bar's labels, 8 right of
+  // it), its label in a column right of those labels, level with the line and within the bar's
+  // height (the scale line is above it, the legend below).
+  int mark_text_x = 0, mark_text_y = 0;
+  if (opt.colorbar_mark)
+    if (const std::optional<int> row = colorbar_row(scale, L.colorbar_h, opt.colorbar_mark->value)) {
+      const int y = L.colorbar_y + *row;
+      L.colorbar_mark = HeatmapPngLayout::ColorbarMark{y, L.colorbar_x - 6, y - 2, L.colorbar_x + L.colorbar_w + 6, y + 3};
+      mark_text_x = bar_text_x + bar_label_w + 16;
+      mark_text_y = std::clamp(y - label_h / 2, L.colorbar_y, L.colorbar_y + L.colorbar_h - label_h);
+    }
+  const int mark_text_w = L.colorbar_mark ? text_width(opt.colorbar_mark->label, kPngLabelScale) : 0;
 
   struct LegendEntry {
     CellClass cls;
@@ -134,7 +159,7 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
   const int row_label_y = L.plot_y + std::max(0, (plot_h - row_label_len) / 2);
   const int legend_y =
       std::max({x_label_y + label_h + 16, L.colorbar_y + L.colorbar_h + label_h, row_label_y + row_label_len + 8});
-  L.width = std::max({L.colorbar_x + L.colorbar_w + 8 + bar_label_w + kPngPad,
+  L.width = std::max({bar_text_x + bar_label_w + kPngPad, mark_text_x + mark_text_w + kPngPad,
                       kPngPad + text_width(opt.title, kPngTitleScale) + kPngPad, kPngPad + text_width(subtitle, kPngLabelScale) + kPngPad,
                       col_label_x + col_label_len + kPngPad, L.plot_x + legend_w + kPngPad});
   L.height = legend_y + label_h + kPngPad;
@@ -187,10 +212,21 @@ RgbaImage render_heatmap_image(const FloatGridView& grid, const HeatmapPngOption
     const size_t index = std::min<size_t>(static_cast<size_t>(t * 256.0), 255);
     img.fill_rect(L.colorbar_x, L.colorbar_y + y, L.colorbar_x + L.colorbar_w, L.colorbar_y + y + 1, table[index]);
   }
-  const int bar_text_x = L.colorbar_x + L.colorbar_w + 8;
   const std::array<int, 3> bar_label_y = {L.colorbar_y, L.colorbar_y + L.colorbar_h / 2 - label_h / 2,
                                           L.colorbar_y + L.colorbar_h - label_h};
   for (size_t i = 0; i < bar_labels.size(); ++i) text(bar_text_x, bar_label_y[i], bar_labels[i], kPngText, kPngLabelScale);
+  if (const auto& m = L.colorbar_mark) {
+    // White with a dark edge, and a dotted leader to the label through background pixels only
+    // (never over a bar label).
+    img.fill_rect(m->x0, m->y0, m->x1, m->y1, kMarkDark);
+    img.fill_rect(m->x0 + 1, m->y0 + 1, m->x1 - 1, m->y1 - 1, kMarkLight);
+    for (int x = m->x1 + 2; x < mark_text_x - 4; x += 4)
+      if (img.at(x, m->row) == kPngBackground && img.at(x + 1, m->row) == kPngBackground) {
+        img.at(x, m->row) = kPngDimText;
+        img.at(x + 1, m->row) = kPngDimText;
+      }
+    text(mark_text_x, mark_text_y, opt.colorbar_mark->label, kPngText, kPngLabelScale);
+  }
 
   // Legend: every special colour with its count (a zero is evidence too).
   int x = L.plot_x;

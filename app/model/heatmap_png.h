@@ -13,6 +13,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ struct HeatmapPngOptions {
   int min_plot_px = 512;             // upscale until the plot is at least this big...
   int max_cell_px = 48;              // ...with cells at most this big
   int max_image_px = 16384;          // larger arrays are refused: export a slice
+  // A labelled line across the colour bar where `value` falls (the tolerance on an error map),
+  // its label right of the bar's own labels. Not drawn when the value is not finite or lies
+  // outside the bar's range.
+  struct ColorbarMark {
+    float value = 0.0f;
+    std::string label;
+  };
+  std::optional<ColorbarMark> colorbar_mark;
 };
 
 // Where things landed in the image (pixels; for callers that annotate it, and for tests).
@@ -44,12 +53,19 @@ struct HeatmapPngLayout {
   int colorbar_x = 0, colorbar_y = 0, colorbar_w = 0, colorbar_h = 0;  // top = high end
   ColorScale scale;            // the scale actually used (after autofit)
   // Every text drawn, with its box (x0, y0 inclusive; x1, y1 exclusive): none overlaps another,
-  // the plot or the colour bar, whatever the grid's shape.
+  // the plot, the colour bar or the colour bar's mark, whatever the grid's shape.
   struct TextBox {
     std::string text;
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
   };
   std::vector<TextBox> texts;
+  // The colour bar's mark (HeatmapPngOptions::colorbar_mark) when drawn: `row` is the bar's row at
+  // its value, `line` the box of the line across the bar (the label is among `texts`).
+  struct ColorbarMark {
+    int row = 0;
+    int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  };
+  std::optional<ColorbarMark> colorbar_mark;
 };
 
 // Throws GridShapeError for a bad grid, ColorScaleError for a bad scale, and

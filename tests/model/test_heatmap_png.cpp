@@ -19,6 +19,7 @@
 
 #include "app/model/heatmap_png.h"
 #include "app/model/png_file.h"
+#include "app/model/png_theme.h"
 #include "instrumentation/trace/file_error.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_seed.h"
@@ -169,9 +170,11 @@ TEST(HeatmapPng, TallArraysGetOnePixelRowsAndKeepEveryNaN) {
   }
 }
 
-TEST(HeatmapPng, NoTextOverlapsAnotherThePlotOrTheColourBarWhateverTheGridsShape) {
+TEST(HeatmapPng, NoTextOverlapsAnotherThePlotTheColourBarOrItsMarkWhateverTheGridsShape) {
   // Was: a plot shorter than the colour bar (the final output of 3 queries, 3 x 1 cells) put the
-  // column label under the plot, where the taller colour bar and its low-end label also were.
+  // column label under the plot, where the taller colour bar and its low-end label also were. The
+  // colour bar's mark ("1 = tolerance" on the exported error maps) was drawn after the layout,
+  // outside this check.
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
   struct Box {
@@ -188,6 +191,12 @@ TEST(HeatmapPng, NoTextOverlapsAnotherThePlotOrTheColourBarWhateverTheGridsShape
       opt.row_label = long_labels ? "query row (index 0 = 4997, 1 = 4998, 2 = 4999)" : "row";
       opt.col_label = long_labels ? "keys up to (index 0 = 5000)" : "c";
       opt.first_row = long_labels ? 4997 : 0;
+      // Marked at a random ordinary cell's value, which autofit keeps within the bar.
+      std::vector<float> ordinary;
+      for (size_t i = 0; i < g.values.size(); ++i)
+        if (std::isfinite(g.values[i]) && !g.mask[i]) ordinary.push_back(g.values[i]);
+      const float marked = ordinary[std::uniform_int_distribution<size_t>(0, ordinary.size() - 1)(rng)];
+      opt.colorbar_mark = HeatmapPngOptions::ColorbarMark{marked, long_labels ? "1 = tolerance" : "m"};
       HeatmapPngLayout L;
       const RgbaImage img = render_heatmap_image(g.view(), opt, &L);
       const std::string shape = std::to_string(rows) + " x " + std::to_string(cols) + (long_labels ? " long" : "");
@@ -195,19 +204,64 @@ TEST(HeatmapPng, NoTextOverlapsAnotherThePlotOrTheColourBarWhateverTheGridsShape
                      L.plot_y + static_cast<int>(rows) * L.cell_h + 1};
       const Box bar{L.colorbar_x, L.colorbar_y, L.colorbar_x + L.colorbar_w, L.colorbar_y + L.colorbar_h};
       EXPECT_FALSE(overlap(plot, bar)) << shape;
-      ASSERT_GE(L.texts.size(), 6u) << shape;  // scale line, ticks, both labels, the bar's three
+      ASSERT_TRUE(L.colorbar_mark.has_value()) << shape;
+      const Box mark{L.colorbar_mark->x0, L.colorbar_mark->y0, L.colorbar_mark->x1, L.colorbar_mark->y1};
+      EXPECT_FALSE(overlap(mark, plot)) << shape;
+      EXPECT_TRUE(mark.x0 < bar.x0 && mark.x1 > bar.x1) << shape << ": the mark crosses the bar";
+      EXPECT_TRUE(L.colorbar_mark->row >= bar.y0 && L.colorbar_mark->row < bar.y1) << shape;
+      // scale line, ticks, both labels, the bar's three, the mark's
+      ASSERT_GE(L.texts.size(), 7u) << shape;
+      EXPECT_EQ(std::count_if(L.texts.begin(), L.texts.end(), [&](const auto& t) { return t.text == opt.colorbar_mark->label; }),
+                1)
+          << shape << ": the mark's label is laid out with the other texts";
       for (size_t i = 0; i < L.texts.size(); ++i) {
         const HeatmapPngLayout::TextBox& t = L.texts[i];
         const Box a{t.x0, t.y0, t.x1, t.y1};
         EXPECT_TRUE(t.x0 >= 0 && t.y0 >= 0 && t.x1 <= img.width && t.y1 <= img.height) << shape << ": '" << t.text << "'";
         EXPECT_FALSE(overlap(a, plot)) << shape << ": '" << t.text << "' on the plot";
         EXPECT_FALSE(overlap(a, bar)) << shape << ": '" << t.text << "' on the colour bar";
+        EXPECT_FALSE(overlap(a, mark)) << shape << ": '" << t.text << "' on the colour bar's mark";
         for (size_t j = i + 1; j < L.texts.size(); ++j) {
           const HeatmapPngLayout::TextBox& u = L.texts[j];
           EXPECT_FALSE(overlap(a, Box{u.x0, u.y0, u.x1, u.y1})) << shape << ": '" << t.text << "' and '" << u.text << "'";
         }
       }
     }
+}
+
+TEST(HeatmapPng, TheColourBarMarkIsDrawnWhereItsValueFallsAndOnlyWithinTheBarsRange) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const Grid g = random_grid(rng, 40, 24);
+  HeatmapPngOptions opt;
+  opt.autofit = false;
+  opt.scale = {-2.0f, 6.0f};
+  const float value = std::uniform_real_distribution<float>(-2.0f, 6.0f)(rng);
+  opt.colorbar_mark = HeatmapPngOptions::ColorbarMark{value, "mark"};
+  HeatmapPngLayout L;
+  const RgbaImage img = render_heatmap_image(g.view(), opt, &L);
+  ASSERT_TRUE(L.colorbar_mark.has_value());
+  // A linear bar: row y shows 1 - (y + 0.5) / h of the way from the low end.
+  const double want_row = L.colorbar_y + (1.0 - (value + 2.0) / 8.0) * L.colorbar_h - 0.5;
+  EXPECT_NEAR(L.colorbar_mark->row, want_row, 1.0) << "value " << value;
+  EXPECT_EQ(img.at(L.colorbar_x + L.colorbar_w / 2, L.colorbar_mark->row), (Rgba8{255, 255, 255, 255}));
+  const auto label = std::find_if(L.texts.begin(), L.texts.end(), [](const auto& t) { return t.text == "mark"; });
+  ASSERT_NE(label, L.texts.end());
+  EXPECT_LE(label->y0, L.colorbar_mark->row);
+  EXPECT_GT(label->y1, L.colorbar_mark->row) << "the label is level with its line";
+  EXPECT_LE(label->x1, L.width);
+  bool ink = false;
+  for (int y = label->y0; y < label->y1; ++y)
+    for (int x = label->x0; x < label->x1; ++x) ink = ink || !(img.at(x, y) == kPngBackground);
+  EXPECT_TRUE(ink) << "the label is drawn in its box";
+  // Outside the bar's range, or not finite: no mark and no label.
+  for (const float outside : {-2.5f, 6.5f, kNaN, kInf}) {
+    opt.colorbar_mark->value = outside;
+    HeatmapPngLayout none;
+    render_heatmap_image(g.view(), opt, &none);
+    EXPECT_FALSE(none.colorbar_mark.has_value()) << outside;
+    EXPECT_TRUE(std::none_of(none.texts.begin(), none.texts.end(), [](const auto& t) { return t.text == "mark"; })) << outside;
+  }
 }
 
 TEST(HeatmapPng, FixedScaleIsUsedAsGiven) {

@@ -1,6 +1,6 @@
-// Annotations the exported PNGs add to a rendered heatmap (app/model/heatmap_png.h), so that a
-// picture read on its own says what it shows: header lines over it (what the values are, the
-// run's config, what the marks mean) and a labelled mark on the colour bar (the tolerance).
+// Annotations the exported PNGs add to a rendered heatmap (app/model/heatmap_png.h, which marks
+// the tolerance on the colour bar itself), so that a picture read on its own says what it shows:
+// header lines over it (what the values are, the run's config, what the marks mean).
 #pragma once
 
 #include <string>
@@ -20,10 +20,5 @@ RgbaImage with_header(const RgbaImage& body, const std::vector<std::string>& lin
 
 // The height with_header adds for these lines.
 int header_height(const std::vector<std::string>& lines);
-
-// A line across `panel`'s colour bar where `value` falls, and `label` beside the bar's own
-// labels (the image is widened when the label needs it). Returns the mark's row in `image`, or
-// -1 when the value is outside the bar's range (nothing drawn).
-int mark_colorbar(RgbaImage& image, const ExportedPanel& panel, float value, const std::string& label);
 
 }  // namespace ts

@@ -139,6 +139,7 @@ struct Exporter {
     o.colormap = kToleranceColormap;
     o.scale = tolerance_scale();
     o.autofit = false;
+    o.colorbar_mark = HeatmapPngOptions::ColorbarMark{1.0f, "1 = tolerance"};
     HeatmapPngLayout layout;
     RgbaImage img = render_heatmap_image(pooled.view(), o, &layout);
     std::vector<ExportedPanel> panels{{0, 0, layout, o.colormap, k, kc}};
@@ -153,7 +154,6 @@ struct Exporter {
       const int64_t q1 = (int64_t{d.header.q_begin} + std::max(d.header.rows, 1) + g.rows_per_cell - 1) / g.rows_per_cell;
       if (col >= 0 && col / kc < pooled.cols) frame_cells(img, layout, q0 / k, (q1 + k - 1) / k, col / kc, col / kc + 1);
     }
-    mark_colorbar(img, panels[0], 1.0f, "1 = tolerance");
     header.push_back(std::string("log colour scale, 1/1000 to 1000 x tolerance: blue within it, red to yellow over it") +
                      (first_here ? "; " + framed_note() : ""));
     img = with_header(img, header, panels);
