@@ -57,7 +57,8 @@ TEST(ABCompare, FaultVsFixedNamesWhereTheyPart) {
   EXPECT_EQ(r.first_difference->where.split, 0);
   EXPECT_EQ(r.first_difference->query_rows.front(), 1) << "query 0 agrees";
   // The sentence tells the event's rows from the rows that differ (was: "..., queries 0-7, split 0,
-  // step 0 (keys 0-199), queries 1-7)", two query ranges side by side).
+  // step 0 (keys 0-199), queries 1-7)", two query ranges side by side; the step now reads "event 0
+  // of its block").
   const std::string differ = ", where queries " +
                              format_ranges(std::span<const int64_t>(r.first_difference->query_rows)) + " differ)";
   EXPECT_NE(r.symptom.line.find(differ), std::string::npos) << r.symptom.line;

@@ -27,6 +27,8 @@
 #include "app/model/analysis/report_text.h"
 #include "app/model/analysis/symptoms.h"
 #include "app/model/analysis/worst_cell.h"
+#include "base/kernel_list.h"
+#include "kernels/kernel_stages.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/support/test_seed.h"
 
@@ -475,6 +477,47 @@ int64_t earliest_failing(const RunView& run, const AnalysisReport& rep) {
     if (earliest && best < 0) best = static_cast<int64_t>(i);
   }
   return best;
+}
+
+// An event's title says where it sits in words true of every stage: its step is its number in its
+// block's own order (tilescope/event.h), which the title calls it, checked against the order of the
+// block's events, over every stage of every built-in kernel (was: "splitk2.partial, ..., split 0,
+// step 4 (keys 0-255)": the partial, written after its split's four tile events, read as a fifth kv
+// step).
+TEST(EventTitles, EveryStageOfEveryKernelSaysEachEventsPlaceInItsBlock) {
+  TS_SEEDED(seed);
+  for (const KernelKind kernel : built_kernels()) {
+    SCOPED_TRACE(std::string(to_string(kernel)));
+    test::LaunchSpec spec;
+    spec.config = test::make_config(kernel, Fault::none, built_dtypes(kernel).front(), built_head_dims(kernel).front(), 40,
+                                    300, false, splits_kv(kernel) ? 2 : 0);
+    spec.seed = seed;
+    spec.tile_events = true;
+    const RunView run = test::launch_run(spec);
+    std::map<std::pair<int32_t, int32_t>, int32_t> placed;  // (pass, block) -> its events so far
+    std::set<std::string> titled;
+    for (const size_t i : kernel_order(run.headers, run.stages)) {
+      const EventHeader& h = run.headers[i];
+      const StageInfo& st = run.stages[static_cast<size_t>(h.stage)];
+      const int32_t place = placed[{st.pass, h.block}]++;
+      const std::string title = describe_event(h, run.stages, run.attention);
+      EXPECT_EQ(title.rfind(st.name + ", batch " + std::to_string(h.batch) + " head " + std::to_string(h.head), 0), 0u)
+          << title;
+      EXPECT_EQ(title.find(", step "), std::string::npos) << title;
+      if (st.kind == StageKind::final) {
+        EXPECT_TRUE(title.ends_with(" (the output)")) << title;
+        EXPECT_EQ(title.find(" of its block"), std::string::npos) << title;
+      } else {
+        // The states and merges of a block come first in it (event_identity.h: OrderKey).
+        EXPECT_EQ(h.step, place) << title << ": the kernel numbers its block's events";
+        const std::string split = h.split >= 0 ? ", split " + std::to_string(h.split) : "";
+        EXPECT_NE(title.find(split + ", event " + std::to_string(place) + " of its block (keys "), std::string::npos)
+            << title;
+      }
+      titled.insert(st.name);
+    }
+    for (const StageInfo& st : kernel_stage_table(kernel)) EXPECT_TRUE(titled.count(st.name)) << st.name << " has no event";
+  }
 }
 
 TEST(AnalysisPhases, FirstDivergenceIsTheEarliestProblemInTheKernelsOrder) {

@@ -104,7 +104,10 @@ std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& s
                      : ", queries " + std::to_string(h.q_begin) + "-" + std::to_string(h.q_begin + h.rows - 1);
   if (known && stages[static_cast<size_t>(h.stage)].kind == StageKind::final) return s + " (the output)";
   if (h.split >= 0) s += ", split " + std::to_string(h.split);
-  s += ", step " + std::to_string(h.step);
+  // An event's step is its number in its block's own order (tilescope/event.h), whatever its stage
+  // does: a running state's after each kv tile, but a partial written after its split's tile
+  // events, or a merge after each state it merged, count their block's events the same way.
+  s += ", event " + std::to_string(h.step) + " of its block";
   if (known) {
     const std::vector<KeyRange> keys = event_key_ranges(h, stages[static_cast<size_t>(h.stage)], spec);
     s += " (" + describe_keys(keys) + ")";

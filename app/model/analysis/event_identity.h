@@ -81,8 +81,9 @@ std::vector<size_t> sample_row_blocks(std::span<const size_t> events, std::span<
 // "keys 0-4095", "keys 0-127 and 256-383", "no key".
 std::string describe_keys(std::span<const KeyRange> ranges);
 
-// Where an event sits, in words: "splitk.reduce, batch 0 head 3, queries 32-39, split 1, step 1
-// (keys 0-4095)"; a final-kind stage: "final, batch 0 head 3, queries 32-39 (the output)".
+// Where an event sits, in words: "splitk.reduce, batch 0 head 3, queries 32-39, split 1, event 1
+// of its block (keys 0-4095)" (the event's step, said as what it is for every stage); a final-kind
+// stage: "final, batch 0 head 3, queries 32-39 (the output)".
 std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& stages, const AttentionSpec& spec);
 
 }  // namespace ts
