@@ -378,6 +378,18 @@ TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t
   if (p_dtype != DType::f32) {  // the weights as a 16-bit P operand holds them (the sums l are taken)
     round_to_dtype(p_dtype, p_piece.data(), p_piece.size());
     round_to_dtype(p_dtype, p_all.data(), p_all.size());
+    // and their sums, in key order, for a kernel that sums P after rounding it
+    st.piece_l_rounded.assign(pieces * n, 0.0f);
+    st.all_l_rounded.assign(n, 0.0f);
+    for (size_t r = 0; r < n; ++r) {
+      const AttentionSpec::KeySpan& span = t.visible[r];
+      if (span.empty()) continue;
+      const size_t row = r * width;
+      for (int64_t j = span.begin; j < span.end; ++j) st.all_l_rounded[r] += p_all[row + static_cast<size_t>(j - t.first)];
+      for (size_t p = piece_of(span.begin); p < pieces && bounds[p] < span.end; ++p)
+        for (int64_t j = std::max(bounds[p], span.begin); j < std::min(bounds[p + 1], span.end); ++j)
+          st.piece_l_rounded[p * n + r] += p_piece[row + static_cast<size_t>(j - t.first)];
+    }
   }
   // O of the row's piece and of all keys in one pass over V, a chunk at a time for every row.
   const Loops& loop = loops();

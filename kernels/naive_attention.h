@@ -76,7 +76,9 @@ TextbookScores textbook_scores(const AttentionSpec& spec, DType dtype, int64_t b
 // exp(s - m) and their sum, and O = sum of exp(s - m) v, in key order, in float32. A row that
 // sees no key of a piece holds -inf / 0 / 0 there. `p_dtype`: the weights exp(s - m) are rounded
 // to it before they weight V (the sums l are not), as a kernel that feeds P to 16-bit tensor-core
-// operands does (StageInfo::p_rounded); f32 leaves them as they are. `exp2_folded`: the weights
+// operands does (StageInfo::p_rounded); f32 leaves them as they are. With a 16-bit p_dtype the
+// sums of the rounded weights are given besides (piece_l_rounded, all_l_rounded): such a kernel
+// may take its l before the rounding or after it. `exp2_folded`: the weights
 // as a kernel that folds the scale and log2 e into exp2 takes them (StageInfo::exp2_folded), in
 // float32: without a softcap or ALiBi, from the unscaled scores s = q . k (keys.k_raw, which must
 // be there) and m = s_max * scale, exp2(fma(s, scale * log2 e, -(m * log2 e))); with either,
@@ -88,6 +90,7 @@ struct TextbookStates {
   int32_t rows = 0, head_dim = 0;
   std::vector<float> piece_m, piece_l, piece_o;  // [piece][row], [piece][row], [piece][row][c]
   std::vector<float> all_m, all_l, all_o;        // [row], [row], [row][c]
+  std::vector<float> piece_l_rounded, all_l_rounded;  // [piece][row], [row]: 16-bit p_dtype only
 };
 TextbookStates textbook_states(const AttentionSpec& spec, int64_t batch, int64_t head, const float* q,
                                const NaiveKeys& keys, int64_t row0, int64_t rows, std::span<const int64_t> boundaries,

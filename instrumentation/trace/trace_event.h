@@ -37,7 +37,8 @@ struct StageInfo {
   int32_t pass = 0;
   // The kernel rounds the softmax weights P to the input dtype before P V (a tensor-core kernel:
   // mma takes 16-bit operands), so the stage's states carry that rounding: the yardstick of its
-  // tolerance rounds P the same way (app/model/analysis/tolerance.h). Meaningless for a final
+  // tolerance rounds P the same way, its l summed before or after the rounding
+  // (app/model/analysis/tolerance.h). Meaningless for a final
   // stage, whose yardstick (the input-dtype naive attention) rounds P already.
   bool p_rounded = false;
   // The kernel takes the softmax weights as exp2 of one float32 fused multiply-add with the scale

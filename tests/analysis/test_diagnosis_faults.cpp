@@ -640,6 +640,35 @@ TEST(DiagnosisFault, CorrectTestKernelsAreClean) {
 }
 
 
+// A kernel that rounds P to the input dtype before P V (a tensor-core kernel, p_rounded) may take
+// its row sum l before the rounding (FlashAttention-2) or after it (the weights P V used): both
+// are correct and clean (was: summed after the rounding, l was off by P's rounding, 1e-4
+// relative in fp16, against a bar made from a textbook that sums before it, and every step was
+// reported wrong). A fault is still found in such a kernel.
+TEST(DiagnosisFault, PRoundedKernelsAreCleanWhicheverPTheirSumTakes) {
+  TS_SEEDED(seed);
+  const auto none = CausalAlign::none, br = CausalAlign::bottom_right;
+  const FaultKernelRun configs[] = {
+      make_run(TF::none, DType::f16, 1, 2, 1, 70, 200, 64, none),
+      make_run(TF::none, DType::bf16, 2, 2, 2, 33, 150, 128, br),
+      make_run(TF::none, DType::f16, 1, 2, 1, 70, 45, 32, br),  // rows that see no key
+  };
+  for (const PRounding rounding : {PRounding::sum_before, PRounding::sum_after}) {
+    for (FaultKernelRun run : configs) {
+      run.seed = seed;
+      run.p_rounding = rounding;
+      const AnalysisReport r = analyze_run(run_fault_kernel(run));
+      EXPECT_EQ(r.verdict, Verdict::clean) << "p_rounding " << static_cast<int>(rounding) << "\n" << report_text(r);
+    }
+    FaultKernelRun faulty = make_run(TF::l_not_rescaled, DType::f16, 1, 2, 1, 70, 200, 64, none);
+    faulty.seed = seed;
+    faulty.p_rounding = rounding;
+    const AnalysisReport r = analyze_run(run_fault_kernel(faulty));
+    EXPECT_EQ(r.verdict, Verdict::divergence);
+    EXPECT_EQ(r.stage_name(r.symptom.origin_stage), "my_fa1.step") << report_text(r);
+  }
+}
+
 // A kernel's output probe that leaves its step at 0 (the probe's default: the output is recorded
 // once, after the loop) says nothing about when the output was written: it is written from the
 // states its block holds after its last step. The report must be the one the same run gives with

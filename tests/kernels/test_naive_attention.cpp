@@ -420,6 +420,8 @@ TEST(NaiveBaseline, RowBlocksTakenTogetherGiveTheLargestOfEachAlone) {
         EXPECT_EQ(together.l_rel_f32, alone.l_rel_f32);
         EXPECT_EQ(together.o_norm_f32, alone.o_norm_f32);
         EXPECT_EQ(together.o_norm_p_rounded, alone.o_norm_p_rounded);
+        EXPECT_EQ(together.l_rel_p_rounded, alone.l_rel_p_rounded);
+        EXPECT_EQ(together.l_rel_folded_p_rounded, alone.l_rel_folded_p_rounded);
         EXPECT_EQ(together.m_folded, alone.m_folded);
         EXPECT_EQ(together.l_rel_folded, alone.l_rel_folded);
         EXPECT_EQ(together.o_norm_folded, alone.o_norm_folded);

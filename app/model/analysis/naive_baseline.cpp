@@ -160,24 +160,44 @@ NaiveErrors naive_row_block_errors(const AttentionSpec& spec, const PairFloats& 
     }
     return worst;
   };
+  // A kernel that rounds P may sum l before the rounding or after it: the errors of both sums,
+  // the larger of each quantity (O / l too: it divides by that l).
+  auto errors_either_sum = [&](TextbookStates states) {
+    StateErrors e = errors_of(states);
+    if (states.all_l_rounded.empty()) return e;
+    states.piece_l.swap(states.piece_l_rounded);
+    states.all_l.swap(states.all_l_rounded);
+    const StateErrors after = errors_of(states);
+    e.l_rel = std::max(e.l_rel, after.l_rel);
+    e.o_norm = std::max(e.o_norm, after.o_norm);
+    return e;
+  };
   const TextbookStates st = textbook(DType::f32, false);
   const StateErrors plain = errors_of(st);
   NaiveErrors e;
   e.m_f32 = e.m_folded = plain.m;
-  e.l_rel_f32 = e.l_rel_folded = plain.l_rel;
+  e.l_rel_f32 = e.l_rel_p_rounded = e.l_rel_folded = plain.l_rel;
   e.o_norm_f32 = e.o_norm_p_rounded = e.o_norm_folded = plain.o_norm;
   const bool rounds = spec.dtype != DType::f32;  // P rounded to float32 is P
-  if (forms.p_rounded && rounds) e.o_norm_p_rounded = errors_of(textbook(spec.dtype, false)).o_norm;
+  if (forms.p_rounded && rounds) {
+    const StateErrors rounded = errors_either_sum(textbook(spec.dtype, false));
+    e.o_norm_p_rounded = rounded.o_norm;
+    e.l_rel_p_rounded = std::max(plain.l_rel, rounded.l_rel);
+  }
   e.o_norm_folded_p_rounded = e.o_norm_p_rounded;
   if (forms.any_folded()) {
-    // m and l do not depend on P's rounding: from whichever folded states are computed first.
+    // m and the l summed before rounding do not depend on P's rounding: from whichever folded
+    // states are computed first.
     const bool p_as_is = forms.folded || !rounds;
     const StateErrors folded = errors_of(textbook(p_as_is ? DType::f32 : spec.dtype, true));
     e.m_folded = folded.m;
-    e.l_rel_folded = folded.l_rel;
+    e.l_rel_folded = e.l_rel_folded_p_rounded = folded.l_rel;
     if (forms.folded) e.o_norm_folded = folded.o_norm;
-    if (forms.folded_p_rounded)
-      e.o_norm_folded_p_rounded = !p_as_is || !rounds ? folded.o_norm : errors_of(textbook(spec.dtype, true)).o_norm;
+    if (forms.folded_p_rounded) {
+      const StateErrors rounded = errors_either_sum(textbook(spec.dtype, true));
+      e.o_norm_folded_p_rounded = rounded.o_norm;
+      e.l_rel_folded_p_rounded = std::max(folded.l_rel, rounded.l_rel);
+    }
   }
 
   if (spec.dtype == DType::f32) {
@@ -221,6 +241,8 @@ NaiveErrors max_errors(const NaiveErrors& a, const NaiveErrors& b) {
   m.l_rel_f32 = std::max(a.l_rel_f32, b.l_rel_f32);
   m.o_norm_f32 = std::max(a.o_norm_f32, b.o_norm_f32);
   m.o_norm_p_rounded = std::max(a.o_norm_p_rounded, b.o_norm_p_rounded);
+  m.l_rel_p_rounded = std::max(a.l_rel_p_rounded, b.l_rel_p_rounded);
+  m.l_rel_folded_p_rounded = std::max(a.l_rel_folded_p_rounded, b.l_rel_folded_p_rounded);
   m.m_folded = std::max(a.m_folded, b.m_folded);
   m.l_rel_folded = std::max(a.l_rel_folded, b.l_rel_folded);
   m.o_norm_folded = std::max(a.o_norm_folded, b.o_norm_folded);

@@ -146,14 +146,19 @@ nlohmann::json tolerance_json(const Tolerance& t) {
                          {"o_norm_f32", json_figure(t.naive.o_norm_f32)},
                          {"o_dtype", json_figure(t.naive.o_dtype)},
                          {"lse_dtype", json_figure(t.naive.lse_dtype)}};
-    if (t.forms.p_rounded) j["naive_errors"]["o_norm_p_rounded"] = json_figure(t.naive.o_norm_p_rounded);
+    if (t.forms.p_rounded) {
+      j["naive_errors"]["o_norm_p_rounded"] = json_figure(t.naive.o_norm_p_rounded);
+      j["naive_errors"]["l_rel_p_rounded"] = json_figure(t.naive.l_rel_p_rounded);
+    }
     if (t.forms.any_folded()) {
       j["naive_errors"]["m_exp2_folded"] = json_figure(t.naive.m_folded);
       j["naive_errors"]["l_rel_exp2_folded"] = json_figure(t.naive.l_rel_folded);
     }
     if (t.forms.folded) j["naive_errors"]["o_norm_exp2_folded"] = json_figure(t.naive.o_norm_folded);
-    if (t.forms.folded_p_rounded)
+    if (t.forms.folded_p_rounded) {
       j["naive_errors"]["o_norm_exp2_folded_p_rounded"] = json_figure(t.naive.o_norm_folded_p_rounded);
+      j["naive_errors"]["l_rel_exp2_folded_p_rounded"] = json_figure(t.naive.l_rel_folded_p_rounded);
+    }
   } else {
     j["bounds"] = {{"atol", t.override_bounds.atol}, {"rtol", t.override_bounds.rtol}};
   }

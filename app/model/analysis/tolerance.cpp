@@ -106,9 +106,11 @@ Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype, StageForms forms
     return b;
   };
   t.intermediate = bars(naive.m_f32, naive.l_rel_f32, naive.o_norm_f32);
-  t.intermediate_p_rounded = bars(naive.m_f32, naive.l_rel_f32, naive.o_norm_p_rounded);
+  t.intermediate_p_rounded =
+      bars(naive.m_f32, std::max(naive.l_rel_f32, naive.l_rel_p_rounded), naive.o_norm_p_rounded);
   t.intermediate_folded = bars(naive.m_folded, naive.l_rel_folded, naive.o_norm_folded);
-  t.intermediate_folded_p_rounded = bars(naive.m_folded, naive.l_rel_folded, naive.o_norm_folded_p_rounded);
+  t.intermediate_folded_p_rounded = bars(
+      naive.m_folded, std::max(naive.l_rel_folded, naive.l_rel_folded_p_rounded), naive.o_norm_folded_p_rounded);
 
   // The final output (normalised: the m channel holds LSE, l holds 1, O is the output).
   t.final_stage.l = {t.floor_final, 0.0, false};
@@ -132,7 +134,10 @@ Tolerance rule_tolerance(const NaiveErrors& naive, DType dtype, StageForms forms
     // The textbook of the stages' formulations (P rounded, exponents folded) where they declare
     // one: the final output carries the same rounding.
     t.final_from_f32 = true;
-    const double lse = 2.0 * std::max(naive.m_f32 + naive.l_rel_f32, naive.m_folded + naive.l_rel_folded) + t.floor_final;
+    const double lse = 2.0 * std::max({naive.m_f32 + naive.l_rel_f32, naive.m_f32 + naive.l_rel_p_rounded,
+                                       naive.m_folded + naive.l_rel_folded,
+                                       naive.m_folded + naive.l_rel_folded_p_rounded}) +
+                       t.floor_final;
     const double out = 2.0 * std::max({naive.o_norm_f32, naive.o_norm_p_rounded, naive.o_norm_folded,
                                        naive.o_norm_folded_p_rounded}) +
                        t.floor_final;
@@ -166,7 +171,9 @@ std::string Tolerance::describe() const {
            " x |reference| (per row)";
   return "rule: error <= 2 x naive error + floor; intermediate stages vs float32 naive (O/l " +
          number(intermediate.o_norm.atol) + ", m " + number(intermediate.m.atol) +
-         (forms.p_rounded ? "; with P rounded, O/l " + number(intermediate_p_rounded.o_norm.atol) : std::string()) +
+         (forms.p_rounded ? "; with P rounded, O/l " + number(intermediate_p_rounded.o_norm.atol) + ", l " +
+                                number(intermediate_p_rounded.l.rtol) + " x l"
+                          : std::string()) +
          folded_bars("; with exp2 folded", forms.folded, intermediate_folded) +
          folded_bars("; with exp2 folded and P rounded", forms.folded_p_rounded, intermediate_folded_p_rounded) +
          (final_from_f32

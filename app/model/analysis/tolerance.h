@@ -12,7 +12,9 @@
 //   - for an intermediate stage that rounds the softmax weights P to the input dtype before P V
 //     (StageInfo::p_rounded: a tensor-core kernel, whose mma takes 16-bit operands), the float32
 //     textbook with P rounded the same way: its O carries that rounding (2^-9 relative in bf16),
-//     which the plain float32 textbook's bar would call a divergence;
+//     which the plain float32 textbook's bar would call a divergence; and its l too where the
+//     kernel sums the rounded P (it may sum P before the rounding or after: the bars take the
+//     larger error of the two sums);
 //   - for an intermediate stage that takes its weights by exp2 with the scale and log2 e folded
 //     into one multiply-add (StageInfo::exp2_folded: FlashAttention-2's exponent), the float32
 //     textbook that folds them the same way (P rounded too where the stage rounds it): near a
@@ -67,12 +69,13 @@ struct NaiveErrors {
   double l_rel_f32 = 0.0;   // max |l - l_ref| / l_ref
   double o_norm_f32 = 0.0;  // max |O/l - ref|
   // The same with P rounded to the input dtype before P V (the yardstick of p_rounded stages; the
-  // float32 figure when the trace has none).
-  double o_norm_p_rounded = 0.0;
+  // float32 figures when the trace has none): l and O/l the larger of l summed before the rounding
+  // and after it (a kernel may do either).
+  double o_norm_p_rounded = 0.0, l_rel_p_rounded = 0.0;
   // The textbook states with the exponents folded (the yardstick of exp2_folded stages; the
-  // float32 figures above when the trace has none), and their O/l with P rounded as well.
+  // float32 figures above when the trace has none), and their l and O/l with P rounded as well.
   double m_folded = 0.0, l_rel_folded = 0.0, o_norm_folded = 0.0;
-  double o_norm_folded_p_rounded = 0.0;
+  double o_norm_folded_p_rounded = 0.0, l_rel_folded_p_rounded = 0.0;
   // The textbook attention in the input dtype (kernels/naive_attention.h): the final output.
   double o_dtype = 0.0, lse_dtype = 0.0;
 };

@@ -67,7 +67,8 @@ struct Stage {
   StageKind kind = StageKind::state;
   int32_t pass = -1;
   // The kernel rounds the softmax weights P to the input dtype before P V (an mma takes 16-bit
-  // operands): the stage's O is compared against a float32 textbook that rounds P the same way.
+  // operands): the stage's O is compared against a float32 textbook that rounds P the same way,
+  // and its l against that textbook's l summed before the rounding or after it.
   bool p_rounded = false;
   // The kernel's weights are exp2 of one float32 multiply-add with the scale and log2 e folded in:
   // the stage's m, l and O are compared against a float32 textbook that folds the same way.

@@ -17,6 +17,12 @@ enum SplitStage : int { kSplitTile = 0, kSplitPartial = 1, kSplitMerge = 2, kSpl
 inline constexpr int kFaultKernelMaxD = 128;
 inline constexpr int kFaultKernelMaxBlockN = 64;
 
+// How the one-pass kernel weights V, as a tensor-core kernel does (its mma takes P in the input
+// dtype): P as computed (float32), or P rounded to the input dtype before P V with the row sum l
+// taken before the rounding (FlashAttention-2) or after it (the weights P V actually used). Each is
+// a correct kernel.
+enum class PRounding : int { none = 0, sum_before = 1, sum_after = 2 };
+
 struct FaultKernelParams {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -35,6 +41,7 @@ struct FaultKernelParams {
   int num_kv_tiles = 1;
   int num_splits = 1, tiles_per_split = 1;
   int fault = 0;          // TestFault
+  int p_rounding = 0;     // PRounding (one-pass kernel)
   tilescope::TraceView trace;
 };
 

@@ -97,6 +97,7 @@ void launch(const FaultKernelRun& run, FaultKernelParams p, Recorded& rec, std::
   options.workers = run.cpu_workers;
   if (run.shape == KernelShape::one_pass) {
     stages = {{"my_fa1.step", StageKind::state, 0}, {"my_fa1.out", StageKind::final, 0}};
+    stages[0].p_rounded = run.p_rounding != PRounding::none;
     const dim3 grid(static_cast<unsigned>(q_tiles), static_cast<unsigned>(a.heads_q), static_cast<unsigned>(a.batch));
     TraceBuffer buf(int64_t{q_tiles} * a.heads_q * a.batch, p.num_kv_tiles + 1, run.block_m,
                     static_cast<int32_t>(a.head_dim));
@@ -184,6 +185,7 @@ RunView run_fault_kernel(const FaultKernelRun& run) {
   p.num_splits = run.shape == KernelShape::split ? run.splits : 1;
   p.tiles_per_split = run.shape == KernelShape::split ? tiles_per_split(run) : p.num_kv_tiles;
   p.fault = static_cast<int>(run.fault);
+  p.p_rounding = static_cast<int>(run.p_rounding);
   const std::vector<float> slopes(a.alibi_slopes.begin(), a.alibi_slopes.end());
   if (!slopes.empty()) p.alibi_slopes = slopes.data();
 

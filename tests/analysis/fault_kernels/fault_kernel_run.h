@@ -10,6 +10,7 @@
 
 #include "app/model/run_view.h"
 #include "base/attention_spec.h"
+#include "tests/analysis/fault_kernels/fault_kernel_params.h"
 #include "tests/analysis/fault_kernels/fault_variants.h"
 
 namespace ts::test {
@@ -23,6 +24,9 @@ struct FaultKernelRun {
   int splits = 2;        // split kernels
   int block_m = 16;      // query rows per block (threads)
   int block_n = 32;      // keys per kv tile (<= 64)
+  // The one-pass kernel's P before P V (fault_kernel_params.h); other than none, its step stage
+  // declares p_rounded.
+  PRounding p_rounding = PRounding::none;
   uint64_t seed = 1;
   int cpu_workers = 2;
 };

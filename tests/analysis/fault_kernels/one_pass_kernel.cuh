@@ -108,9 +108,12 @@ __global__ void one_pass_attention_kernel(const FaultKernelParams p) {
       float alpha = expf(m - shift);
       if (fault == TestFault::rescale_inverted && m != -INFINITY) alpha = expf(shift - m);
       float sum = 0.0f;
+      const PRounding rounding = static_cast<PRounding>(p.p_rounding);
       for (int j = 0; j < bn; ++j) {
         s[j] = fault == TestFault::exp2_on_natural_scores ? exp2f(s[j] - shift) : expf(s[j] - shift);
-        sum += s[j];
+        const float rounded = rounding == PRounding::none ? s[j] : to_float(from_float<T>(s[j]));
+        sum += rounding == PRounding::sum_after ? rounded : s[j];
+        s[j] = rounded;
       }
       l = (fault == TestFault::l_not_rescaled ? l : l * alpha) + sum;
       for (int c = 0; c < d; ++c) {
