@@ -35,7 +35,8 @@
 //
 // Variants (KernelVariant): plain (no probes), traced (an `fa2.step` event after every kv tile
 // with the running unnormalised m, l, O over keys [0, end of that tile), and a `final` event with
-// LSE and the output as written), faulty (probes + params.fault):
+// LSE and the output as written; a block that records neither runs the plain build's code),
+// faulty (probes + params.fault):
 //   masked_nan, per_tile_softmax, stale_accumulator  as in fa1_forward.cuh;
 //   fragment_rows  the final store exchanges each row block's accumulator halves: the values of
 //                  c0, c1 (row groupID) go to row groupID + 8 and those of c2, c3 back, so row r
@@ -57,6 +58,7 @@
 #include "kernels/device/unroll.cuh"
 #include "tilescope/probe.h"
 #include "kernels/attention_params.h"
+#include "kernels/device/block_records.cuh"
 #include "kernels/device/kernel_traits.cuh"
 #include "kernels/device/softmax_math.cuh"
 #include "kernels/device/vec_io.cuh"
@@ -279,9 +281,10 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
   }
 
   // The kv loop. The traced build compiles it twice, with the step events for a block that
-  // records them and without for every other block: tracing nothing costs a block-uniform
-  // branch, not the events' code and registers inside the loop (docs/perf.md,
-  // "Instrumented kernels with tracing off"). One loop in the plain and faulty builds.
+  // records them and without for a block that records other stages only (FA-2's final; Split-K
+  // 2's partial): such a block pays a block-uniform branch, not the events' code inside the loop.
+  // (A traced FA-2 block that records nothing runs the plain build: fa2_forward_kernel.) One loop
+  // in the plain and faulty builds.
   auto kv_loop = [&](auto record_steps) {
     for (int t = visited.begin; t < visited.end; ++t) {
       const int buf = (t - visited.begin) & 1;
@@ -521,13 +524,12 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
   tc::cp_async_wait_all();  // a block that visits no tile still has its Q copies in flight
 }
 
-}  // namespace fa2_detail
-
+// One block's work (the kernel's, below); `p` is the kernel's __grid_constant__ parameter, taken
+// by reference without a copy to local memory.
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
-    fa2_forward_kernel(const AttentionParams p) {
+__device__ __forceinline__ void forward_block(const AttentionParams& p) {
   using Traits = device::VariantTraits<kVariant>;
-  using Shape = fa2_detail::WarpShape<kD>;
+  using Shape = WarpShape<kD>;
   constexpr int kBM = Shape::kBM;
   TS_DYNAMIC_SHARED(T, smem);
   const int tid = static_cast<int>(threadIdx.x);
@@ -585,6 +587,34 @@ __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD
   if (final_event && tid == 0)
     final_event.commit(device::state_header(kFa2FinalStage, tilescope::kNormalized, batch, head,
                                             kv_head, q0, rows, 0, p.seq_kv, -1, visited.size(), block));
+}
+
+// The traced build's block, compiled as a function of its own: what a traced launch runs for a
+// block that records an event; every other block runs the plain build's code, inline. ptxas
+// allocates registers and schedules a kernel as a whole: with the events' code inline beside the
+// plain path (the kv loop compiled twice), the plain path compiled otherwise than the plain
+// kernel (its address arithmetic moved off the uniform datapath), and the traced build with
+// nothing recorded measured 2.4-3.4% slower than the plain one on an H100 (docs/perf.md,
+// "Instrumented kernels with tracing off"). Behind a call the traced code is compiled apart.
+// `p` is the kernel's __grid_constant__ parameter, taken by reference.
+template <typename T, int kD>
+__device__ __noinline__ void forward_block_traced(const AttentionParams& p) {
+  forward_block<T, kD, KernelVariant::traced>(p);
+}
+
+}  // namespace fa2_detail
+
+template <typename T, int kD, KernelVariant kVariant>
+__global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
+    fa2_forward_kernel(const __grid_constant__ AttentionParams p) {
+  if constexpr (kVariant == KernelVariant::traced) {
+    if (device::block_records_any(p, kFa2StepStage, kFa2FinalStage))
+      fa2_detail::forward_block_traced<T, kD>(p);
+    else
+      fa2_detail::forward_block<T, kD, KernelVariant::plain>(p);
+  } else {
+    fa2_detail::forward_block<T, kD, kVariant>(p);
+  }
 }
 
 }  // namespace ts

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -337,25 +338,38 @@ LaunchOutcome launch_on_gpu(const LaunchRequest& request, const AttentionInputs&
   return run.collect(elapsed);
 }
 
-GpuTiming time_kernels_on_gpu(const LaunchRequest& request, const AttentionInputs& inputs,
-                              int warmup, int runs) {
-  if (runs < 1 || warmup < 0) throw ConfigError("runs", "time_on_gpu needs runs >= 1 and warmup >= 0");
-  GpuRun run(request, inputs);
-  for (int i = 0; i < warmup; ++i) run.launch_kernels();
-  EventTimer timer;
-  timer.start();
-  for (int i = 0; i < runs; ++i) run.launch_kernels();
-  const double total = timer.stop_ms();
-  // One more run whose buffers the outcome shows (a trace's dropped count is per run).
-  run.reset_dropped();
-  EventTimer last;
-  last.start();
-  run.launch_kernels();
-  GpuTiming t;
-  t.ms_per_run = total / runs;
-  t.runs = runs;
-  t.outcome = run.collect(last.stop_ms());
-  return t;
+std::vector<GpuTiming> time_kernels_in_turn(const std::vector<LaunchRequest>& requests,
+                                            const AttentionInputs& inputs, int warmup, int runs, int rounds) {
+  if (runs < 1 || warmup < 0 || rounds < 1)
+    throw ConfigError("runs", "timing on the GPU needs runs >= 1, warmup >= 0 and rounds >= 1");
+  std::vector<std::unique_ptr<GpuRun>> gpu_runs;
+  for (const LaunchRequest& r : requests) gpu_runs.push_back(std::make_unique<GpuRun>(r, inputs));
+  for (auto& run : gpu_runs)
+    for (int i = 0; i < warmup; ++i) run->launch_kernels();
+  std::vector<GpuTiming> timings(requests.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t k = 0; k < gpu_runs.size(); ++k) {
+      EventTimer timer;
+      timer.start();
+      for (int i = 0; i < runs; ++i) gpu_runs[k]->launch_kernels();
+      timings[k].round_ms.push_back(timer.stop_ms() / runs);
+    }
+  }
+  for (size_t k = 0; k < gpu_runs.size(); ++k) {
+    GpuTiming& t = timings[k];
+    std::vector<double> sorted = t.round_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    t.ms_per_run = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    t.runs = runs;
+    // One more run whose buffers the outcome shows (a trace's dropped count is per run).
+    gpu_runs[k]->reset_dropped();
+    EventTimer last;
+    last.start();
+    gpu_runs[k]->launch_kernels();
+    t.outcome = gpu_runs[k]->collect(last.stop_ms());
+  }
+  return timings;
 }
 
 }  // namespace ts::detail
@@ -364,9 +378,16 @@ namespace ts {
 
 GpuTiming time_on_gpu(const LaunchRequest& request, const AttentionInputs& inputs, int warmup,
                       int runs) {
-  validate(request.config);
-  check_inputs(request.config, inputs);
-  return detail::time_kernels_on_gpu(request, inputs, warmup, runs);
+  return time_in_turn_on_gpu({request}, inputs, warmup, runs, 1).front();
+}
+
+std::vector<GpuTiming> time_in_turn_on_gpu(const std::vector<LaunchRequest>& requests,
+                                           const AttentionInputs& inputs, int warmup, int runs, int rounds) {
+  for (const LaunchRequest& r : requests) {
+    validate(r.config);
+    check_inputs(r.config, inputs);
+  }
+  return detail::time_kernels_in_turn(requests, inputs, warmup, runs, rounds);
 }
 
 }  // namespace ts

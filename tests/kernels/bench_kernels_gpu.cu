@@ -4,17 +4,21 @@
 // build with nothing recorded, tracing one head, and (decode) tracing everything; and the decode
 // with GQA (32 query heads on 8 kv heads), plain and with a window of 4096 keys and softcap 50.
 // Reported: time per run (every kernel of a run; CUDA events; inputs resident on the device;
-// mean of 20 runs after 3 warm-up runs), GB/s (Q read, O written, and the K, V rows some query
-// sees read once per kv head, in the dtype) and TFLOP/s (4 * B * H * D * visible (query, key)
-// pairs). Each plain shape is checked against the float64
+// mean of 20 runs after 3 warm-up runs; the median of --rounds such means), GB/s (Q read, O
+// written, and the K, V rows some query sees read once per kv head, in the dtype) and TFLOP/s
+// (4 * B * H * D * visible (query, key) pairs). Each plain shape is checked against the float64
 // reference before its time is reported (llm.c's habit); a wrong result is reported, not timed.
 //
 // A plain program rather than Google Benchmark: Debian ships libbenchmark only as a shared
 // library, and this binary must run on a GPU machine without Debian's packages.
 //
-//   bench_kernels_gpu [--filter SUBSTRING] [--json FILE] [--no-check]
+//   bench_kernels_gpu [--filter SUBSTRING] [--rounds N] [--json FILE] [--no-check]
+//   (--rounds N: the benchmarks of one config, its builds and trace modes, timed in turn N rounds
+//   over, each reported as the median of its rounds; 1 by default)
 //   bench_kernels_gpu --dump DIR    # inputs + outputs as .npy for bench_sdpa.py --check DIR
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -153,8 +157,7 @@ const AttentionInputs& inputs_for(const AttentionConfig& c) {
   return it->second;
 }
 
-nlohmann::json run_bench(const Bench& b, bool check) {
-  const AttentionInputs& in = inputs_for(b.config);
+LaunchRequest bench_request(const Bench& b) {
   LaunchRequest req;
   req.config = b.config;
   req.backend = Backend::gpu;
@@ -173,32 +176,49 @@ nlohmann::json run_bench(const Bench& b, bool check) {
       req.trace.enabled = true;
       break;
   }
-  nlohmann::json r;
-  r["name"] = b.name;
-  r["config"] = b.config;
-  const GpuTiming t = time_on_gpu(req, in, 3, 20);
-  r["device"] = t.outcome.device;
-  r["num_splits"] = t.outcome.config.num_splits;
-  r["events"] = t.outcome.events.size();
-  r["dropped"] = t.outcome.events.dropped;
-  if (check && b.mode == TraceMode::plain) {
-    const AttentionSpec spec = attention_spec(t.outcome.config);
-    const HeadInputs heads = head_inputs(t.outcome.config, in);
-    const ReferenceOutput ref = reference_output(spec, heads);
-    const double err = max_error(t.outcome.o.to_double(), ref.o);
-    const double naive = max_error(naive_attention(spec, heads).o.to_double(), ref.o);
-    r["max_error"] = err;
-    r["naive_error"] = naive;
-    if (!(err <= 2.0 * naive + 1e-4)) {
-      r["error"] = "wrong result (max |O - ref64| " + std::to_string(err) + " > 2 x naive " +
-                   std::to_string(naive) + "): not timed";
-      return r;
+  return req;
+}
+
+// Benchmarks of one config (its builds and trace modes), timed in turn (time_in_turn_on_gpu) over
+// `rounds` rounds of 20 runs after 3 warm-up runs; a result per benchmark.
+std::vector<nlohmann::json> run_benches(const std::vector<const Bench*>& group, bool check, int rounds) {
+  const AttentionInputs& in = inputs_for(group.front()->config);
+  std::vector<LaunchRequest> requests;
+  for (const Bench* b : group) requests.push_back(bench_request(*b));
+  const std::vector<GpuTiming> timings = time_in_turn_on_gpu(requests, in, 3, 20, rounds);
+  std::vector<nlohmann::json> results;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const Bench& b = *group[i];
+    const GpuTiming& t = timings[i];
+    nlohmann::json r;
+    r["name"] = b.name;
+    r["config"] = b.config;
+    r["device"] = t.outcome.device;
+    r["num_splits"] = t.outcome.config.num_splits;
+    r["events"] = t.outcome.events.size();
+    r["dropped"] = t.outcome.events.dropped;
+    if (check && b.mode == TraceMode::plain) {
+      const AttentionSpec spec = attention_spec(t.outcome.config);
+      const HeadInputs heads = head_inputs(t.outcome.config, in);
+      const ReferenceOutput ref = reference_output(spec, heads);
+      const double err = max_error(t.outcome.o.to_double(), ref.o);
+      const double naive = max_error(naive_attention(spec, heads).o.to_double(), ref.o);
+      r["max_error"] = err;
+      r["naive_error"] = naive;
+      if (!(err <= 2.0 * naive + 1e-4)) {
+        r["error"] = "wrong result (max |O - ref64| " + std::to_string(err) + " > 2 x naive " +
+                     std::to_string(naive) + "): not timed";
+        results.push_back(r);
+        continue;
+      }
     }
+    r["ms"] = t.ms_per_run;
+    r["ms_rounds"] = t.round_ms;
+    r["GB/s"] = bytes_moved(b.config) / (t.ms_per_run / 1e3) / 1e9;
+    r["TFLOP/s"] = flops(b.config) / (t.ms_per_run / 1e3) / 1e12;
+    results.push_back(r);
   }
-  r["ms"] = t.ms_per_run;
-  r["GB/s"] = bytes_moved(b.config) / (t.ms_per_run / 1e3) / 1e9;
-  r["TFLOP/s"] = flops(b.config) / (t.ms_per_run / 1e3) / 1e12;
-  return r;
+  return results;
 }
 
 // --dump DIR: a few configs' inputs and outputs for bench_sdpa.py --check (bf16 inputs are
@@ -262,6 +282,7 @@ int dump(const std::filesystem::path& dir) {
 int run(int argc, char** argv) {
   std::string filter, json_path;
   bool check = true;
+  int rounds = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dump" && i + 1 < argc) return dump(argv[++i]);
@@ -269,11 +290,17 @@ int run(int argc, char** argv) {
       filter = argv[++i];
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+      if (rounds < 1) {
+        std::fprintf(stderr, "bench_kernels_gpu: --rounds takes a count of 1 or more\n");
+        return 2;
+      }
     } else if (a == "--no-check") {
       check = false;
     } else {
       std::fprintf(stderr,
-                   "usage: bench_kernels_gpu [--filter SUBSTRING] [--json FILE] [--no-check] | --dump DIR\n");
+                   "usage: bench_kernels_gpu [--filter SUBSTRING] [--rounds N] [--json FILE] [--no-check] | --dump DIR\n");
       return 2;
     }
   }
@@ -298,29 +325,45 @@ int run(int argc, char** argv) {
       {"splitk2_prefill_B4_H16_S2048_D64_bf16_4splits", split_prefill_config(KernelKind::splitk2), TraceMode::plain},
       {"splitk_prefill_B4_H16_S2048_D64_bf16_4splits", split_prefill_config(KernelKind::splitk), TraceMode::plain},
   };
-  nlohmann::json results = nlohmann::json::array();
-  std::printf("%-48s %10s %9s %9s %7s %8s\n", "benchmark", "ms", "GB/s", "TFLOP/s", "splits", "events");
+  // The selected benchmarks in groups of one config (consecutive in the list), each group timed in
+  // turn: a kernel's builds and trace modes are measured round after round beside each other.
+  std::vector<std::vector<const Bench*>> groups;
   for (const Bench& b : benches) {
     if (!filter.empty() && b.name.find(filter) == std::string::npos) continue;
-    nlohmann::json r;
+    if (groups.empty() || !(groups.back().front()->config == b.config)) groups.emplace_back();
+    groups.back().push_back(&b);
+  }
+  std::vector<nlohmann::json> results;
+  std::printf("%-48s %10s %9s %9s %7s %8s%s\n", "benchmark", "ms", "GB/s", "TFLOP/s", "splits", "events",
+              rounds > 1 ? "  rounds: min-max ms" : "");
+  for (const auto& group : groups) {
+    std::vector<nlohmann::json> rs;
     try {
-      r = run_bench(b, check);
+      rs = run_benches(group, check, rounds);
     } catch (const std::exception& e) {
-      r = {{"name", b.name}, {"error", e.what()}};
+      for (const Bench* b : group) rs.push_back({{"name", b->name}, {"error", e.what()}});
     }
-    if (r.contains("error")) {
-      std::printf("%-48s ERROR: %s\n", b.name.c_str(), r["error"].get<std::string>().c_str());
-    } else {
-      std::printf("%-48s %10.4f %9.1f %9.3f %7d %8zu\n", b.name.c_str(), r["ms"].get<double>(),
-                  r["GB/s"].get<double>(), r["TFLOP/s"].get<double>(), r["num_splits"].get<int>(),
-                  r["events"].get<size_t>());
+    for (const nlohmann::json& r : rs) {
+      const std::string name = r["name"].get<std::string>();
+      if (r.contains("error")) {
+        std::printf("%-48s ERROR: %s\n", name.c_str(), r["error"].get<std::string>().c_str());
+      } else {
+        std::printf("%-48s %10.4f %9.1f %9.3f %7d %8zu", name.c_str(), r["ms"].get<double>(),
+                    r["GB/s"].get<double>(), r["TFLOP/s"].get<double>(), r["num_splits"].get<int>(),
+                    r["events"].get<size_t>());
+        if (rounds > 1) {
+          const std::vector<double> ms = r["ms_rounds"].get<std::vector<double>>();
+          std::printf("  %.4f-%.4f", *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()));
+        }
+        std::printf("\n");
+      }
+      std::fflush(stdout);
+      results.push_back(r);
     }
-    std::fflush(stdout);
-    results.push_back(r);
   }
   if (!results.empty() && results[0].contains("device"))
     std::printf("device: %s\n", results[0]["device"].get<std::string>().c_str());
-  if (!json_path.empty()) std::ofstream(json_path) << results.dump(2) << "\n";
+  if (!json_path.empty()) std::ofstream(json_path) << nlohmann::json(results).dump(2) << "\n";
   for (const auto& r : results)
     if (r.contains("error")) return 1;
   return 0;
