@@ -39,8 +39,14 @@
 
 namespace ts {
 
+// Eight blocks an SM (at most 64 registers a thread): a block's threads each walk their elements'
+// splits with little arithmetic between the loads, so the warps an SM holds are what hides their
+// latency; at 68 registers (seven blocks) Split-K 2's reduce on a prefill shape ran 1.11 waves and
+// 58% longer (docs/perf.md, "Split-K 2: FA-2's partial over kv splits").
+inline constexpr int kSplitkReduceBlocksPerSm = 8;
+
 template <typename T, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads) splitk_reduce_kernel(const AttentionParams p) {
+__global__ void __launch_bounds__(kKernelThreads, kSplitkReduceBlocksPerSm) splitk_reduce_kernel(const AttentionParams p) {
   using Traits = device::VariantTraits<kVariant>;
   const int tid = static_cast<int>(threadIdx.x);
   const int q_tile = static_cast<int>(blockIdx.x);
