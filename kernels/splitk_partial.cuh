@@ -51,6 +51,7 @@
 #include "kernels/device/unroll.cuh"
 #include "tilescope/probe.h"
 #include "kernels/attention_params.h"
+#include "kernels/device/block_records.cuh"
 #include "kernels/device/kernel_traits.cuh"
 #include "kernels/device/smem_vec.cuh"
 #include "kernels/device/softmax_math.cuh"
@@ -168,11 +169,9 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, const f
                                       index, site.block_linear()));
 }
 
-}  // namespace splitk_detail
-
+// One block's work (the kernel's, below); `p` is the kernel's __grid_constant__ parameter.
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads)
-    splitk_partial_kernel(const __grid_constant__ AttentionParams p) {
+__device__ __forceinline__ void partial_block(const AttentionParams& p) {
   using Traits = device::VariantTraits<kVariant>;
   constexpr int kBM = kSplitkMaxBlockM;  // tile capacity; p.block_m <= kBM rows are used
   constexpr int kBN = splitk_block_n(kD);
@@ -350,10 +349,10 @@ __global__ void __launch_bounds__(kKernelThreads)
     }
     if constexpr (Traits::kTrace) {
       if (p.tile_events != 0 && p.trace.headers != nullptr) {
-        splitk_detail::Accumulators<kD, kOutSteps> held;
+        Accumulators<kD, kOutSteps> held;
         TS_UNROLL
         for (int i = 0; i < kOutSteps; ++i) held.v[i] = acc[i];
-        splitk_detail::record_tile_state<kD, kOutSteps>(p, m_s, l_s, held, t, t - visited.begin);
+        record_tile_state<kD, kOutSteps>(p, m_s, l_s, held, t, t - visited.begin);
       }
     }
     // The next iteration stores the next K/V tile over this one: wait for every reader.
@@ -374,7 +373,32 @@ __global__ void __launch_bounds__(kKernelThreads)
   }
   // Everything above is the plain kernel; the event only reads what it wrote.
   if constexpr (Traits::kTrace) {
-    splitk_detail::record_split_state<kD>(p, m_s, l_s, p.tile_events != 0 ? visited.size() : 0);
+    record_split_state<kD>(p, m_s, l_s, p.tile_events != 0 ? visited.size() : 0);
+  }
+}
+
+// The traced build's block as a function of its own, run by a traced launch's blocks that record
+// an event; the others run the plain build's code inline (fa2_forward.cuh's forward_block_traced
+// says why: here the per-tile event's call and its branch made the traced build's kv loop 45
+// instructions longer than the plain one at head dim 128, sm_90a, and its decode 5% slower on an
+// H200).
+template <typename T, int kD>
+__device__ __noinline__ void partial_block_traced(const AttentionParams& p) {
+  partial_block<T, kD, KernelVariant::traced>(p);
+}
+
+}  // namespace splitk_detail
+
+template <typename T, int kD, KernelVariant kVariant>
+__global__ void __launch_bounds__(kKernelThreads)
+    splitk_partial_kernel(const __grid_constant__ AttentionParams p) {
+  if constexpr (kVariant == KernelVariant::traced) {
+    if (device::block_records_any(p, kSplitkTileStage, kSplitkPartialStage))
+      splitk_detail::partial_block_traced<T, kD>(p);
+    else
+      splitk_detail::partial_block<T, kD, KernelVariant::plain>(p);
+  } else {
+    splitk_detail::partial_block<T, kD, kVariant>(p);
   }
 }
 
