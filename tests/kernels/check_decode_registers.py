@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Checks what docs/perf.md says of the decode kernel's code generation: the plain and traced
-builds of the Split-K partial kernel (bf16, head_dim 128) take the same registers and spill
-nothing, on every architecture the project builds for. The traced build writes its events from
-__noinline__ calls (kernels/splitk_partial.cuh) so that its main loop stays the plain one's; an
-edit that brings event state into the loop shows here as a register count of its own.
+builds of the Split-K partial kernel (bf16, head_dim 128) spill nothing, and their registers let
+as many blocks share an SM, on every architecture the project builds for. The traced build's
+blocks that record nothing run the plain build's code inline, its traced block being a
+__noinline__ function (kernels/splitk_partial.cuh); ptxas counts the kernel's registers over both,
+so an edit that made the traced block need more than leaves the plain path its occupancy shows
+here.
 
     check_decode_registers.py NVCC REPO_ROOT GENERATED_INCLUDE ARCH...      (ARCH: 80, 90a, ...)
 
@@ -20,6 +22,15 @@ import sys
 import tempfile
 
 VARIANTS = {"0": "plain", "1": "traced"}
+THREADS = 128              # kernels/tile_shapes.h: kKernelThreads
+REGISTERS_PER_SM = 65536   # every architecture the project builds for (sm_80, sm_90)
+REGISTER_GRANULE = 8       # a thread's registers are allocated in multiples of 8
+
+
+def blocks_per_sm(registers):
+    """Blocks of THREADS threads that an SM's register file holds at this count a thread."""
+    granted = -(-registers // REGISTER_GRANULE) * REGISTER_GRANULE
+    return REGISTERS_PER_SM // (granted * THREADS)
 ENTRY = re.compile(r"Compiling entry function '(_ZN2ts21splitk_partial_kernel\S*KernelVariantE(\d)\S*)' for 'sm_(\w+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -82,9 +93,11 @@ def main(argv):
             if k.get("spills", 0) != 0 or k.get("frame", 0) != 0:
                 problems.append(f"sm_{arch} {variant}: spills or a stack frame ({k.get('spills')} bytes spilled, "
                                 f"{k.get('frame')} bytes frame)")
-        if plain["registers"] != traced["registers"]:
+        if blocks_per_sm(traced["registers"]) < blocks_per_sm(plain["registers"]):
             problems.append(f"sm_{arch}: the traced build takes {traced['registers']} registers, the plain one "
-                            f"{plain['registers']}: the traced main loop is no longer the plain one's")
+                            f"{plain['registers']}: {blocks_per_sm(traced['registers'])} blocks an SM against "
+                            f"{blocks_per_sm(plain['registers'])}, so the traced build's blocks that record "
+                            f"nothing no longer run at the plain kernel's occupancy")
     for p in problems:
         print(p)
     return 1 if problems else 0
