@@ -42,7 +42,7 @@ std::optional<ExportRequest> ExportDialog::draw(bool have_run) {
   ImGui::Checkbox(".npy arrays (float32; a mask beside masked grids)", &choice_.npy);
   {
     const ImGuiDisabledScope disabled(!have_run);
-    ImGui::Checkbox("every step of these query rows as numbered frames (trace, reference, diff)", &choice_.frames);
+    ImGui::Checkbox("each event of these query rows, in the kernel's order, as numbered frames (trace, reference, diff)", &choice_.frames);
     ImGui::Checkbox("the analysis's evidence (report/: summary.json, error grids, first divergence)", &choice_.report);
     error_injection().throw_if_aimed_at("export-dialog");  // in a modal popup, disabled items pushed
   }

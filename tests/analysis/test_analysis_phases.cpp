@@ -29,6 +29,7 @@
 #include "app/model/analysis/worst_cell.h"
 #include "base/kernel_list.h"
 #include "kernels/kernel_stages.h"
+#include "kernels/tile_shapes.h"
 #include "tests/analysis/launched_run.h"
 #include "tests/support/test_seed.h"
 
@@ -518,6 +519,62 @@ TEST(EventTitles, EveryStageOfEveryKernelSaysEachEventsPlaceInItsBlock) {
     }
     for (const StageInfo& st : kernel_stage_table(kernel)) EXPECT_TRUE(titled.count(st.name)) << st.name << " has no event";
   }
+}
+
+// The where line names the steps of a stage's wrong events as the titles do, each event's number
+// in its block (was: "steps 1-3 (of 0-3)", a word that read as kv steps although the block's
+// partial is its next event). Split-K 2 with the accumulator not reset between kv tiles: in each
+// split's block the first tile event is right and every later one wrong; the reduce, merging
+// those partials, is wrong in every event of its blocks. The report's text, the JSON's texts (its
+// keys stay "step" and "steps") and the first divergence's title say it alike.
+TEST(WhereLines, SplitK2SaysTheWrongEventsPlacesInTheirBlocksAsTheTitlesDo) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const int64_t tiles = std::uniform_int_distribution<int64_t>(2, 4)(rng);   // kv tiles per split
+  const int64_t splits = std::uniform_int_distribution<int64_t>(2, 3)(rng);
+  const int64_t seq_q = std::uniform_int_distribution<int64_t>(1, 40)(rng);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::splitk2, Fault::stale_accumulator, DType::f16, 64, seq_q,
+                            tiles * splits * kFa2BlockN, false, splits, 1, 2);
+  spec.seed = seed;
+  spec.tile_events = true;
+  const RunView run = test::launch_run(spec);
+  RunReference ref(run, on_cpu());
+  const AnalysisReport rep = analyze_run(run, ref, 2);
+  ASSERT_FALSE(rep.clean()) << rep.symptom.line;
+  const std::string last = std::to_string(tiles - 1);
+  const std::string wrong_tiles = tiles == 2 ? "event 1 of its block only (of 0-1)"
+                                             : "events 1-" + last + " of their blocks (of 0-" + last + ")";
+  const std::string every_merge = "all events of their blocks (0-" + std::to_string(splits - 1) + ")";
+  const nlohmann::json j = report_json(rep);
+  const std::string text = report_text(rep);
+  for (const auto& [stage, said] : {std::pair<std::string, std::string>{"splitk2.tile", wrong_tiles},
+                                    {"splitk.reduce", every_merge}}) {
+    SCOPED_TRACE(stage);
+    const FailingSets& f = rep.stages[static_cast<size_t>(test::stage_of(run, stage))].failing;
+    // The sets themselves, from the run's events: the text says these.
+    std::set<int64_t> failing, compared;
+    for (size_t i = 0; i < run.num_events(); ++i) {
+      if (run.stages[static_cast<size_t>(run.headers[i].stage)].name != stage || !rep.events[i].compared) continue;
+      compared.insert(run.headers[i].step);
+      if (!rep.events[i].passes) failing.insert(run.headers[i].step);
+    }
+    EXPECT_EQ(f.steps.failing, std::vector<int64_t>(failing.begin(), failing.end()));
+    EXPECT_EQ(f.steps.compared, std::vector<int64_t>(compared.begin(), compared.end()));
+    const std::string where = "where:            " + stage + ": " + failing_sets_text(f);
+    EXPECT_NE(where.find(", " + said + ", "), std::string::npos) << where;
+    EXPECT_EQ(where.find("step"), std::string::npos) << where;
+    EXPECT_NE(text.find(where + "\n"), std::string::npos) << text;
+    const nlohmann::json& steps = j["failing_sets"][stage]["steps"];
+    EXPECT_EQ(steps["text"], said);
+    EXPECT_EQ(steps["of"], compared.size());
+    EXPECT_EQ(j["failing_sets"][stage]["text"], failing_sets_text(f));
+  }
+  // The first divergence: the first block's second tile event, titled as the where line counts it.
+  ASSERT_TRUE(rep.first_divergence.found);
+  EXPECT_EQ(j["first_divergence"]["step"], 1);
+  EXPECT_NE(text.find("first divergence: splitk2.tile, batch 0 head 0, "), std::string::npos) << text;
+  EXPECT_NE(text.find(", split 0, event 1 of its block (keys 0-127)"), std::string::npos) << text;
 }
 
 TEST(AnalysisPhases, FirstDivergenceIsTheEarliestProblemInTheKernelsOrder) {

@@ -33,13 +33,20 @@ TEST(SymptomKinds, OneTableOfStableIds) {
 IndexSet set_of(std::vector<int64_t> failing, std::vector<int64_t> compared) { return {std::move(failing), std::move(compared)}; }
 
 TEST(FailingSets, ReadAsCompactRanges) {
-  EXPECT_EQ(index_set_text(set_of({1}, {0, 1}), "batch", "batches"), "batch 1 only (of 0-1)");
-  EXPECT_EQ(index_set_text(set_of({0, 1, 2, 3}, {0, 1, 2, 3}), "head", "heads"), "all heads (0-3)");
+  EXPECT_EQ(index_set_text(set_of({1}, {0, 1}), kBatchNames), "batch 1 only (of 0-1)");
+  EXPECT_EQ(index_set_text(set_of({0, 1, 2, 3}, {0, 1, 2, 3}), kHeadNames), "all heads (0-3)");
   std::vector<int64_t> all(256), upper(128);
   for (int64_t i = 0; i < 256; ++i) all[static_cast<size_t>(i)] = i;
   for (int64_t i = 0; i < 128; ++i) upper[static_cast<size_t>(i)] = 128 + i;
-  EXPECT_EQ(index_set_text(set_of(upper, all), "query", "queries"), "queries 128-255 (of 0-255)");
-  EXPECT_EQ(index_set_text(set_of({0}, {0}), "batch", "batches"), "batch 0");
+  EXPECT_EQ(index_set_text(set_of(upper, all), kQueryNames), "queries 128-255 (of 0-255)");
+  EXPECT_EQ(index_set_text(set_of({0}, {0}), kBatchNames), "batch 0");
+  EXPECT_EQ(index_set_text(set_of({}, {0, 1}), kSplitNames), "no split");
+  // A step is said as what it is for every stage: the event's number in its block.
+  EXPECT_EQ(index_set_text(set_of({4}, {4}), kEventOfItsBlock), "event 4 of its block");
+  EXPECT_EQ(index_set_text(set_of({0, 1, 2, 3}, {0, 1, 2, 3}), kEventOfItsBlock), "all events of their blocks (0-3)");
+  EXPECT_EQ(index_set_text(set_of({}, {0, 1}), kEventOfItsBlock), "no event of their blocks");
+  EXPECT_EQ(index_set_text(set_of({3}, {0, 1, 2, 3}), kEventOfItsBlock), "event 3 of its block only (of 0-3)");
+  EXPECT_EQ(index_set_text(set_of({1, 2, 3}, {0, 1, 2, 3}), kEventOfItsBlock), "events 1-3 of their blocks (of 0-3)");
 
   FailingSets f;
   f.batches = set_of({1}, {0, 1});
@@ -54,6 +61,10 @@ TEST(FailingSets, ReadAsCompactRanges) {
   EXPECT_EQ(failing_sets_text(f),
             "batch 1 only (of 0-1), all heads (0-1), queries 128-255 (of 0-255), split 2 only (of 0-3), head-dim "
             "columns 32-33 (of 0-3); l and O wrong");
+  f.steps = set_of({1, 2, 3}, {0, 1, 2, 3});
+  EXPECT_EQ(failing_sets_text(f),
+            "batch 1 only (of 0-1), all heads (0-1), queries 128-255 (of 0-255), split 2 only (of 0-3), events 1-3 "
+            "of their blocks (of 0-3), head-dim columns 32-33 (of 0-3); l and O wrong");
 }
 
 TEST(RowBlockSamples, WithinBudgetNestedAndNeverEmpty) {

@@ -95,6 +95,12 @@ std::string describe_keys(std::span<const KeyRange> ranges) {
          spoken_list(parts, "and");
 }
 
+std::string IndexNames::numbered(int64_t i) const {
+  return std::string(one) + " " + std::to_string(i) + std::string(one_after);
+}
+
+std::string IndexNames::name() const { return std::string(one) + std::string(one_after); }
+
 std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& stages, const AttentionSpec& spec) {
   const bool known = h.stage >= 0 && static_cast<size_t>(h.stage) < stages.size();
   std::string s = known ? stages[static_cast<size_t>(h.stage)].name : "stage " + std::to_string(h.stage);
@@ -104,10 +110,7 @@ std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& s
                      : ", queries " + std::to_string(h.q_begin) + "-" + std::to_string(h.q_begin + h.rows - 1);
   if (known && stages[static_cast<size_t>(h.stage)].kind == StageKind::final) return s + " (the output)";
   if (h.split >= 0) s += ", split " + std::to_string(h.split);
-  // An event's step is its number in its block's own order (tilescope/event.h), whatever its stage
-  // does: a running state's after each kv tile, but a partial written after its split's tile
-  // events, or a merge after each state it merged, count their block's events the same way.
-  s += ", event " + std::to_string(h.step) + " of its block";
+  s += ", " + kEventOfItsBlock.numbered(h.step);
   if (known) {
     const std::vector<KeyRange> keys = event_key_ranges(h, stages[static_cast<size_t>(h.stage)], spec);
     s += " (" + describe_keys(keys) + ")";

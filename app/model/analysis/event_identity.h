@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -81,9 +82,25 @@ std::vector<size_t> sample_row_blocks(std::span<const size_t> events, std::span<
 // "keys 0-4095", "keys 0-127 and 256-383", "no key".
 std::string describe_keys(std::span<const KeyRange> ranges);
 
+// What the reports call an index: "split 2", "splits 0-3" (failing_sets.h: index_set_text);
+// `one_after` and `many_after` are the words a name needs after the numbers.
+struct IndexNames {
+  std::string_view one, many;
+  std::string_view one_after = {}, many_after = {};
+  std::string numbered(int64_t i) const;  // "split 2", "event 4 of its block"
+  std::string name() const;               // "split", "event of its block" (an axis)
+};
+
+// An event's step, in words true of every stage: its number in its block's own order
+// (tilescope/event.h). A running state's events come one per kv tile, but a partial is written
+// after its split's tile events and a merge after each state it merged, so "step" would read as
+// a kv step that is not there. Every text that names a step says it so: "event 4 of its block",
+// "events 1-3 of their blocks (of 0-3)".
+inline constexpr IndexNames kEventOfItsBlock{"event", "events", " of its block", " of their blocks"};
+
 // Where an event sits, in words: "splitk.reduce, batch 0 head 3, queries 32-39, split 1, event 1
-// of its block (keys 0-4095)" (the event's step, said as what it is for every stage); a final-kind
-// stage: "final, batch 0 head 3, queries 32-39 (the output)".
+// of its block (keys 0-4095)" (its step as kEventOfItsBlock says it); a final-kind stage: "final,
+// batch 0 head 3, queries 32-39 (the output)".
 std::string describe_event(const EventHeader& h, const std::vector<StageInfo>& stages, const AttentionSpec& spec);
 
 }  // namespace ts

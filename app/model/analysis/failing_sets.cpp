@@ -78,28 +78,29 @@ std::string quantities_text(uint8_t failed) {
   return q.empty() ? "nothing" : spoken_list(q, "and");
 }
 
-std::string index_set_text(const IndexSet& set, std::string_view one, std::string_view many) {
-  const std::string o(one), m(many);
-  if (set.compared.size() == 1) return o + " " + std::to_string(set.compared.front());
-  if (set.all()) return "all " + m + " (" + ranges_text(set.compared) + ")";
-  if (set.failing.empty()) return "no " + o;
-  if (set.failing.size() == 1) return o + " " + std::to_string(set.failing.front()) + " only (of " + ranges_text(set.compared) + ")";
-  return m + " " + ranges_text(set.failing) + " (of " + ranges_text(set.compared) + ")";
+std::string index_set_text(const IndexSet& set, const IndexNames& names) {
+  const std::string many(names.many), many_after(names.many_after);
+  if (set.compared.size() == 1) return names.numbered(set.compared.front());
+  if (set.all()) return "all " + many + many_after + " (" + ranges_text(set.compared) + ")";
+  if (set.failing.empty()) return "no " + std::string(names.one) + many_after;
+  const std::string of = " (of " + ranges_text(set.compared) + ")";
+  if (set.failing.size() == 1) return names.numbered(set.failing.front()) + " only" + of;
+  return many + " " + ranges_text(set.failing) + many_after + of;
 }
 
 std::string failing_sets_text(const FailingSets& s) {
   std::vector<std::string> parts;
-  parts.push_back(index_set_text(s.batches, "batch", "batches"));
-  parts.push_back(index_set_text(s.heads, "head", "heads"));
-  parts.push_back(index_set_text(s.query_rows, "query", "queries"));
+  parts.push_back(index_set_text(s.batches, kBatchNames));
+  parts.push_back(index_set_text(s.heads, kHeadNames));
+  parts.push_back(index_set_text(s.query_rows, kQueryNames));
   if (!(s.splits.compared.size() == 1 && s.splits.compared.front() < 0))
-    parts.push_back(index_set_text(s.splits, "split", "splits"));
-  if (s.steps.compared.size() > 1) parts.push_back(index_set_text(s.steps, "step", "steps"));
+    parts.push_back(index_set_text(s.splits, kSplitNames));
+  if (s.steps.compared.size() > 1) parts.push_back(index_set_text(s.steps, kEventOfItsBlock));
   if (s.key_ends.compared.size() > 1)
-    parts.push_back("events ending at " + index_set_text(s.key_ends, "key", "keys"));
+    parts.push_back("events ending at " + index_set_text(s.key_ends, kKeyNames));
   if (s.column_events_checked > 0) {
     if (s.columns.all()) parts.push_back("all " + std::to_string(s.columns.compared.size()) + " head-dim columns");
-    else if (!s.columns.empty()) parts.push_back(index_set_text(s.columns, "head-dim column", "head-dim columns"));
+    else if (!s.columns.empty()) parts.push_back(index_set_text(s.columns, kColumnNames));
   }
   std::string line;
   for (size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : "") + parts[i];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/model/analysis/event_identity.h"
 #include "app/model/analysis/failing_sets.h"
 #include "app/model/analysis/index_ranges.h"
 #include "app/model/analysis/state_compare.h"
@@ -67,21 +68,21 @@ nlohmann::json runs_json(const std::vector<int64_t>& v) {
   return out;
 }
 
-nlohmann::json index_set_json(const IndexSet& s, std::string_view one, std::string_view many) {
+nlohmann::json index_set_json(const IndexSet& s, const IndexNames& names) {
   return {{"failing", runs_json(s.failing)}, {"compared", runs_json(s.compared)}, {"all", s.all()},
-          {"count", s.failing.size()}, {"of", s.compared.size()}, {"text", index_set_text(s, one, many)}};
+          {"count", s.failing.size()}, {"of", s.compared.size()}, {"text", index_set_text(s, names)}};
 }
 
 nlohmann::json failing_sets_json(const FailingSets& f) {
   return {{"events_failing", f.events_failing},
           {"events_compared", f.events_compared},
-          {"batches", index_set_json(f.batches, "batch", "batches")},
-          {"heads", index_set_json(f.heads, "head", "heads")},
-          {"query_rows", index_set_json(f.query_rows, "query", "queries")},
-          {"splits", index_set_json(f.splits, "split", "splits")},
-          {"steps", index_set_json(f.steps, "step", "steps")},
-          {"key_ends", index_set_json(f.key_ends, "key", "keys")},
-          {"columns", index_set_json(f.columns, "head-dim column", "head-dim columns")},
+          {"batches", index_set_json(f.batches, kBatchNames)},
+          {"heads", index_set_json(f.heads, kHeadNames)},
+          {"query_rows", index_set_json(f.query_rows, kQueryNames)},
+          {"splits", index_set_json(f.splits, kSplitNames)},
+          {"steps", index_set_json(f.steps, kEventOfItsBlock)},
+          {"key_ends", index_set_json(f.key_ends, kKeyNames)},
+          {"columns", index_set_json(f.columns, kColumnNames)},
           {"column_events_checked", f.column_events_checked},
           {"quantities", quantities(f.quantities)},
           {"text", failing_sets_text(f)}};

@@ -19,6 +19,10 @@
 //                         "split": 0, "query_row": 0, "query_rows": [0, ...], ...},
 //    "stages": {"splitk.partial": {"events": {...}, "o_norm": {"max_abs": ...}, "failing_sets": ...,
 //                                  "worst_cell": ...}}, "tolerance": {"rule": "...", ...}, ...}
+//
+// An event's "step" (in a "place") and a failing set's "steps" count the event's number in its
+// block's own order (tilescope/event.h), for every stage: the texts say "event 4 of its block",
+// "events 1-3 of their blocks (of 0-3)" (event_identity.h: kEventOfItsBlock).
 #pragma once
 
 #include <nlohmann/json.hpp>

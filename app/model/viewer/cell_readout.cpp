@@ -76,7 +76,7 @@ std::string to_text(const CellReadout& r) {
   if (r.kv_head >= 0 && r.kv_head != r.head) s += " (kv head " + std::to_string(r.kv_head) + ")";
   s += "\nquery row: " + std::to_string(r.query) + "\ncolumn: " + std::to_string(r.column) + "\n";
   if (r.split >= 0) s += "split: " + std::to_string(r.split) + "\n";
-  s += "step: " + std::to_string(r.step) + "\nkeys: " + r.keys + "\n";
+  s += "place: " + kEventOfItsBlock.numbered(r.step) + "\nkeys: " + r.keys + "\n";
   s += r.quantity + " trace: " + number(r.trace) + "\n";
   s += r.quantity + " reference: " + number(r.reference) + "\n";
   s += "abs error: " + number(r.abs_error) + "\nrel error: " + number(r.rel_error) + "\n";

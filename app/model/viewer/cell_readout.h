@@ -1,5 +1,6 @@
 // "How much" for one cell of the detail view: the picked O (or O/l) cell of the selected event,
-// with its place in the run (batch, head, query row, head-dim column, the keys the event covers),
+// with its place in the run (batch, head, query row, head-dim column, the event's place in its
+// block, the keys the event covers),
 // the trace and reference values, the absolute and relative error, the error the tolerance
 // allows there and the ratio of the two. The allowed error is the tolerance's bar for the cell's
 // row, exactly as compare_event judges the cell (tolerance.h: atol + rtol x the row's largest
@@ -22,7 +23,7 @@ struct CellReadout {
   int32_t batch = 0, head = 0, kv_head = -1;
   int64_t query = 0;          // query index within the batch's sequence
   int32_t column = 0;         // head-dim column
-  int32_t split = -1, step = 0;
+  int32_t split = -1, step = 0;  // step: the event's number in its block (kEventOfItsBlock)
   std::string stage;          // the stage's name
   std::string keys;           // "keys 0-63"
   std::string quantity;       // "O/l" or "O"

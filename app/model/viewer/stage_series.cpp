@@ -66,18 +66,28 @@ std::optional<StageSeries> stage_series(const RunView& run, const RunReference& 
 
   StageSeries s;
   s.query = sel.q_begin;
-  std::set<int32_t> splits, steps;
+  std::set<int32_t> splits;
+  const int32_t first_step = run.headers[found.front().second].step;
+  bool step_after_step = true;  // the events' steps are first_step, first_step + 1, ... in order
   for (const auto& [key, i] : found) {
     if (i == event) s.selected = s.events.size();
+    step_after_step = step_after_step && run.headers[i].step == first_step + static_cast<int32_t>(s.events.size());
     s.events.push_back(i);
     splits.insert(run.headers[i].split);
-    steps.insert(run.headers[i].step);
   }
   // What x counts: a split each (a split's partial state, the reduce merging split after
-  // split), else a step each of one block, else the position in the kernel's order (a running
-  // state over every split's kv tiles).
+  // split), else the step (one block's events, one after another: x is each one's number in its
+  // block), else the position in the kernel's order (a running state over every split's kv
+  // tiles).
   const size_t n = s.events.size();
-  s.x_label = splits.size() == n && *splits.begin() >= 0 ? "split" : steps.size() == n ? "step" : "event (kernel order)";
+  if (splits.size() == n && *splits.begin() >= 0) {
+    s.x_label = "split";
+  } else if (step_after_step) {
+    s.x_label = kEventOfItsBlock.name();
+    s.first_x = first_step;
+  } else {
+    s.x_label = "event (kernel order)";
+  }
 
   fill_values(run, reference, report, event, s);
   return s;

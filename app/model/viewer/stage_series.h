@@ -22,9 +22,11 @@ namespace ts {
 struct StageSeries {
   std::vector<size_t> events;  // in the kernel's order
   size_t selected = 0;         // the selected event's index in `events`
-  std::string x_label;         // what x counts: "split" (one event per split), "step" (one per
-                               // step), "query head" (group_series), else "event (kernel order)"
-  int64_t first_x = 0;         // x of events[0] (the group's first head; 0 for the others)
+  std::string x_label;         // what x counts: "split" (one event per split), "event of its
+                               // block" (one per step of one block: kEventOfItsBlock), "query
+                               // head" (group_series), else "event (kernel order)"
+  int64_t first_x = 0;         // x of events[0] (the group's first head, the first step; 0
+                               // for the others)
   std::string group;           // group_series: the group's label ("kv head 0: heads 0-3")
   int64_t query = 0;           // the query row the m and l curves follow (the events' first)
   bool normalised = false;     // m is the LSE (the compared convention of the selected event)

@@ -76,6 +76,10 @@ TEST(CellReadout, NumbersAreTheComparisonsAndTheBarIsCompareEventsBar) {
   for (const char* word : {"batch: ", "head: ", "query row: ", "column: 3", "keys: ", "O/l trace: ", "O/l reference: ",
                            "abs error: ", "rel error: ", "allowed: ", "error / tolerance: "})
     EXPECT_NE(text.find(word), std::string::npos) << word << " in\n" << text;
+  // The event's step, said as the titles say it (was "step: N", which read as a kv step).
+  EXPECT_NE(text.find("\nplace: event " + std::to_string(first.header.step) + " of its block\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("step"), std::string::npos) << text;
 }
 
 }  // namespace

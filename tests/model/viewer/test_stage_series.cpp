@@ -91,6 +91,44 @@ TEST(StageSeries, TheReduceCountsSplitsTheTilesCountEvents) {
   }
 }
 
+// FA-2 decode: a query tile's running state, one event per kv tile of one block; x is each
+// event's number in its block, as the event's title says it ("event 3 of its block"; the axis was
+// "step").
+TEST(StageSeries, ARunningStateOfOneBlockCountsItsEventsInTheBlock) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  AttentionConfig config;
+  config.kernel = KernelKind::fa2;
+  config.fault = Fault::stale_accumulator;
+  config.heads = 2;
+  config.seq_q = std::uniform_int_distribution<int64_t>(1, 8)(rng);
+  config.seq_kv = std::uniform_int_distribution<int64_t>(130, 700)(rng);
+  config.head_dim = 64;
+  config.dtype = DType::f16;
+  const LoadedRun loaded = test::capture_cpu(config, seed);
+  const RunView& run = *loaded.run;
+  const int32_t stage = stage_named(run, "fa2.step");
+  ASSERT_GE(stage, 0);
+  std::vector<size_t> of_stage;
+  for (size_t i = 0; i < run.num_events(); ++i)
+    if (run.headers[i].stage == stage) of_stage.push_back(i);
+  ASSERT_FALSE(of_stage.empty());
+  const size_t pick = of_stage[rng() % of_stage.size()];
+  const auto series = stage_series(run, *loaded.reference, *loaded.report, pick);
+  ASSERT_TRUE(series.has_value());
+  EXPECT_EQ(series->x_label, "event of its block");
+  EXPECT_EQ(series->events[series->selected], pick);
+  EXPECT_EQ(series->events.size(), static_cast<size_t>((config.seq_kv + 63) / 64)) << "one event per kv tile";
+  for (size_t k = 0; k < series->events.size(); ++k) {
+    const EventHeader& e = run.headers[series->events[k]];
+    EXPECT_EQ(e.block, run.headers[pick].block);
+    EXPECT_EQ(e.step, series->first_x + static_cast<int64_t>(k));
+  }
+  const std::string title = describe_event(run.headers[pick], run.stages, run.attention);
+  const int64_t x = series->first_x + static_cast<int64_t>(series->selected);
+  EXPECT_NE(title.find(", event " + std::to_string(x) + " of its block ("), std::string::npos) << title;
+}
+
 // Across the GQA group (8 query heads on 2 kv heads: heads 4k..4k+3 on kv head k): a random
 // event's group is its kv head's four heads, each point that head's event of the same stage,
 // split, step and keys, compared on its own; the fault (l counted twice) shows in every head.
