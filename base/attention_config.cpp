@@ -37,8 +37,10 @@ constexpr std::array<FaultInfo, 9> kFaults{{
      "(m and l stay right)",
      true, true, true, true},
     {Fault::missing_barrier, "missing_barrier",
-     "no barrier before a shared-memory K/V tile is overwritten by the next: slower threads read "
-     "the next tile's values (a race)",
+     "a barrier missing between threads' shared-memory stores and other threads' reads (a race): "
+     "FA-1's before a K/V tile is overwritten by the next (slower threads read the next tile's "
+     "values), Split-K's between the softmax's stores of P and the P V step's reads (lanes read "
+     "scores, not P)",
      true, true, false, false},
     {Fault::fragment_rows, "fragment_rows",
      "FA-2's store of its accumulators (the final output; splitk2's partial state) exchanges the mma "

@@ -21,19 +21,47 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
   return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm;
 }
 
-// Split-K partial: Q [bm][ld] (float, pre-scaled), K and V [bn][raw ld] in the input dtype
-// (converted as they are read), S/P [bm][bn + 8], m, l, alpha [bm], and each row's first and
-// end visible key [bm] (int32). Every part's size is a multiple of 16 bytes. K and V are kept
-// in the input dtype, not as float: with float tiles the decode kernel ran well below the
-// memory roof, with these at cuDNN's speed (docs/perf.md, "Split-K decode at the memory roof",
-// has the registers and timings measured).
 // Row stride of a K or V tile held in the input dtype: +16 bytes keeps 16-byte alignment and
 // moves consecutive key rows to different banks for the 16-byte reads of K.
 TS_HOST_DEVICE constexpr int raw_tile_ld(int head_dim, int elem_bytes) { return head_dim + 16 / elem_bytes; }
+
+// Split-K partial (splitk_partial.cuh): each of a block's warps walks its own share of every kv
+// tile, splitk_warp_keys consecutive keys, through its own ring of kSplitkStages K and V stages
+// filled by cp.async, so that no warp waits on another within the kv loop. Byte offsets:
+//   q          Q [bm][qkv_tile_ld] float, pre-scaled
+//   key_begin, key_end   each row's first and end visible key [bm] int32
+//   m, l       the block's state [bm] float, merged from the warps' (the events read them)
+//   warp_state per warp: its m, l, alpha [bm] float, then its scores / P [bm][warp keys] float
+//   ring       per warp: kSplitkStages stages of K then V [warp keys][raw_tile_ld], input dtype;
+//              after the kv loop (and for the traced build's per-tile events, a stage just read)
+//              a stage holds the warp's O [bm][head_dim] float for the merge.
+// Every part's size is a multiple of 16 bytes. K and V are kept in the input dtype, not as float:
+// with float tiles the decode kernel ran well below the memory roof (docs/perf.md, "Split-K
+// decode at the memory roof").
+inline constexpr int kSplitkWarps = kKernelThreads / 32;
+inline constexpr int kSplitkStages = 2;
+TS_HOST_DEVICE constexpr int splitk_warp_keys(int head_dim) { return splitk_block_n(head_dim) / kSplitkWarps; }
+struct SplitkPartialSmem {
+  int q, key_begin, key_end, m, l, warp_state, warp_state_bytes, ring, stage_bytes, ring_bytes, total;
+};
+TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int elem_bytes) {
+  const int bm = kSplitkMaxBlockM, kw = splitk_warp_keys(head_dim);
+  SplitkPartialSmem s{};
+  s.q = 0;
+  s.key_begin = s.q + bm * qkv_tile_ld(head_dim) * 4;
+  s.key_end = s.key_begin + bm * 4;
+  s.m = s.key_end + bm * 4;
+  s.l = s.m + bm * 4;
+  s.warp_state = s.l + bm * 4;
+  s.warp_state_bytes = (3 * bm + bm * kw) * 4;
+  s.ring = s.warp_state + kSplitkWarps * s.warp_state_bytes;
+  s.stage_bytes = 2 * kw * raw_tile_ld(head_dim, elem_bytes) * elem_bytes;
+  s.ring_bytes = kSplitkStages * s.stage_bytes;
+  s.total = s.ring + kSplitkWarps * s.ring_bytes;
+  return s;
+}
 TS_HOST_DEVICE constexpr int splitk_partial_smem_bytes(int head_dim, int elem_bytes) {
-  const int bm = kSplitkMaxBlockM, bn = splitk_block_n(head_dim);
-  const int floats = bm * qkv_tile_ld(head_dim) + bm * score_tile_ld(bn) + 3 * bm + 2 * bm;
-  return floats * 4 + 2 * bn * raw_tile_ld(head_dim, elem_bytes) * elem_bytes;
+  return splitk_partial_smem(head_dim, elem_bytes).total;
 }
 
 // Shared memory per multiprocessor (CUDA's occupancy figures; each block also takes 1 KiB the
@@ -41,20 +69,25 @@ TS_HOST_DEVICE constexpr int splitk_partial_smem_bytes(int head_dim, int elem_by
 inline constexpr int kSmemPerSmSm80 = 164 * 1024;
 inline constexpr int kSmemPerSmSm90 = 228 * 1024;
 inline constexpr int kSmemReservedPerBlock = 1024;
-constexpr bool splitk_partial_blocks_fit(int smem_per_sm, int elem_bytes) {
+// Blocks of the Split-K partial an SM's shared memory holds at a head dim and input size.
+TS_HOST_DEVICE constexpr int splitk_partial_blocks_fitting(int smem_per_sm, int head_dim, int elem_bytes) {
+  return smem_per_sm / (splitk_partial_smem_bytes(head_dim, elem_bytes) + kSmemReservedPerBlock);
+}
+// Whether `blocks` partial blocks fit an SM at every head dim the kernel list builds Split-K for.
+constexpr bool splitk_partial_blocks_fit(int blocks, int smem_per_sm, int elem_bytes) {
   for (const KernelBuild& b : kKernelBuilds)
-    if (b.kernel == KernelKind::splitk &&
-        kSplitkBlocksPerSm * (splitk_partial_smem_bytes(b.head_dim, elem_bytes) + kSmemReservedPerBlock) > smem_per_sm)
+    if (b.kernel == KernelKind::splitk && splitk_partial_blocks_fitting(smem_per_sm, b.head_dim, elem_bytes) < blocks)
       return false;
   return true;
 }
 // The split heuristic's kSplitkBlocksPerSm (tile_shapes.h) blocks of the partial kernel fit an
-// SM's shared memory at every head dim the kernel list builds Split-K for: 16-bit inputs on both architectures, float32 inputs on
-// sm_90 only (an A100's SM holds one float32 block at some head dims).
-static_assert(splitk_partial_blocks_fit(kSmemPerSmSm80, 2) && splitk_partial_blocks_fit(kSmemPerSmSm90, 2),
-              "kSplitkBlocksPerSm partial blocks no longer fit an SM's shared memory (16-bit inputs)");
-static_assert(splitk_partial_blocks_fit(kSmemPerSmSm90, 4),
-              "kSplitkBlocksPerSm partial blocks no longer fit an sm_90 SM's shared memory (float32 inputs)");
+// sm_90 SM's shared memory with 16-bit inputs, the decode case it is tuned for; elsewhere (float32
+// inputs, and an A100 at head dim 32) one block fits, and the heuristic counts more than run.
+static_assert(splitk_partial_blocks_fit(kSplitkBlocksPerSm, kSmemPerSmSm90, 2),
+              "kSplitkBlocksPerSm partial blocks no longer fit an sm_90 SM's shared memory (16-bit inputs)");
+static_assert(splitk_partial_blocks_fit(1, kSmemPerSmSm80, 2) && splitk_partial_blocks_fit(1, kSmemPerSmSm80, 4) &&
+                  splitk_partial_blocks_fit(1, kSmemPerSmSm90, 4),
+              "a Split-K partial block no longer fits an SM's shared memory");
 
 // FA-2: Q [bm][d], K and V [2][bn][d] (double-buffered), in the input dtype (16-bit); the faulty
 // build adds the P V product of a tile, [bm][d] floats (each thread's bm * d / threads of them).

@@ -207,10 +207,11 @@ class GpuRun {
   // than they should: for an instrumented or faulty build, no more than of the plain build's (a
   // debugger runs the kernel with the schedule the plain build gets); for the Split-K partial,
   // in any build, no more than kSplitkBlocksPerSm (kernels/tile_shapes.h), the occupancy its
-  // split heuristic counts on. Which of them ptxas allows by registers is an accident of each
-  // build: the decode kernel has come out at registers for two blocks of 128 threads to an SM
-  // and for three; with three, the block scheduler packs the decode grid's blocks onto fewer
-  // SMs, with less L1 beside the larger shared-memory carve-out, and it ran slower
+  // split heuristic counts on. How many a build's registers and shared memory allow is an
+  // accident of each build: the decode kernel has come out at two blocks of 128 threads to an SM
+  // and at three (the warps' kernel at head dim 128 on sm_90); with three, the block scheduler
+  // packs the decode grid's blocks onto fewer SMs, with less L1 beside the larger shared-memory
+  // carve-out (the warps' kernel copies K and V through L1), and it ran slower
   // (docs/gpu-validation.md and docs/perf.md have the counts and timings). The extra blocks are kept out with shared memory
   // they do not use. Where a build fits fewer blocks than the target, nothing can be done.
   size_t occupancy_matched_smem(AttentionKernel fn, AttentionKernel plain, KernelStage stage, size_t smem,

@@ -17,20 +17,23 @@
 // that its query tile sees (splitk_visited_tiles: tiles wholly outside the causal limit or the
 // window are skipped); each row's visible keys are found once per block, so masking a score
 // costs two compares whatever the mask, and the softcap is a uniform branch (not taken without
-// one): the multi-head decode path does the same work as before either existed. Designed for the memory-bound
-// decode case (seq_q = 1, long kv): a query tile has at most kSplitkMaxBlockM rows and only as
-// many as the queries (splitk_block_m, kernels/tile_shapes.h), and work is spread over the valid
-// (row, key) and (row, column) pairs only, so a single query row keeps every thread busy
-// loading. Each kv tile (splitk_block_n keys: the same number of elements of K and of V whatever
-// the head dim) is fetched with 16-byte vector loads,
-// consecutive threads on consecutive vectors, into registers one tile ahead: the next tile's
-// loads are in flight while the current one is computed. Per tile: S = Q K^T (one
-// (row, key) dot product per thread and step), the online softmax (a warp per row), and
-// O = alpha * O + P V (one (row, column) per thread and step).
+// one). Designed for the memory-bound decode case (seq_q = 1, long kv): a query tile has at most
+// kSplitkMaxBlockM rows and only as many as the queries (splitk_block_m, kernels/tile_shapes.h).
+// Each of the block's four warps walks its own share of every kv tile (splitk_warp_keys
+// consecutive keys: 16 of the 64 at head dim 128) with its own online-softmax state over them,
+// and its K and V rows are copied by cp.async (16 bytes a lane, through L1) into a ring of two
+// stages of its own, the next tile's copies in flight while one is computed: no warp waits on
+// another within the kv loop, whose only barriers are __syncwarp. Per tile and warp: S = Q K^T
+// (32 / warp keys lanes per (row, key), summed by shuffles), the online softmax (a lane per key),
+// O = alpha * O + P V (a lane's head_dim / 32 columns of every row). After the loop the warps'
+// states are merged (softmax_math.cuh's merge_state, the reduce's merge). The loop is compiled
+// for one query row and for up to kSplitkMaxBlockM rows. Why this shape, and what it replaced
+// (a block-wide tile, four barriers a tile): docs/perf.md, "Split-K decode: warps on their own
+// keys".
 //
 // Variants (template KernelVariant): plain (no probes), traced (kernels/kernel_stages.h: with
 // params.tile_events a `splitk.tile` event after each kv tile the block visits, the running state
-// over the split's keys up to that tile's end; and a `splitk.partial` event per block at the end
+// over the split's keys up to that tile's end (the warps' states merged); and a `splitk.partial` event per block at the end
 // of its split, m, l and unnormalised O over the split's keys as written to the partial buffers;
 // events name the kv head read), faulty (probes + the fault in params.fault):
 //   masked_nan        the split visits every tile, also those past the causal limit or outside
@@ -39,16 +42,21 @@
 //   empty_split       a split with no kv tile returns without writing its state, so the
 //                     reduce reads the launcher's NaN poison;
 //   stale_accumulator the P V accumulator of a tile is not cleared before the next tile;
-//   missing_barrier   no barrier between the last reads of a K/V tile and the stores of the
-//                     next one over it (write-after-read race).
+//   missing_barrier   no barrier between the softmax's stores of P and the P V step's reads of
+//                     them (a read-after-write race between a warp's lanes; the K/V stages,
+//                     filled by cp.async, land only at a wait, so a race on them could not show
+//                     on the CPU).
 //
 // Run it: `tilescope capture --kernel splitk [--heads 32 --heads-kv 8] [--causal] [--window L,R]
 // [--softcap X] ...`, or ts::launch_attention (kernels/launcher.h) with config.kernel =
 // KernelKind::splitk; tests in tests/kernels/.
 #pragma once
 
+#include <type_traits>
+
 #include "instrumentation/simt/cuda_compat.h"
 #include "kernels/device/unroll.cuh"
+#include "instrumentation/simt/tensor_core.h"
 #include "tilescope/probe.h"
 #include "kernels/attention_params.h"
 #include "kernels/device/block_records.cuh"
@@ -136,31 +144,68 @@ __device__ __noinline__ void record_split_state(const AttentionParams& p, const 
                                       b.split, step, site.block_linear()));
 }
 
-// The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
-// `index`-th tile the block visits), m and l from shared memory, O from each thread's
-// accumulators (passed by value: an array held by reference would go to local memory).
-template <int kD, int kOutSteps>
-struct Accumulators {
-  float v[kOutSteps];
+// A block's shared memory, carved as kernel_smem.h's splitk_partial_smem lays it out, and the
+// merge of its warps' states: each warp holds (m, l, O) over its own share of the keys so far;
+// the block's state is their log-sum-exp merge (softmax_math.cuh's merge_state, as the reduce
+// merges splits), warp 0 first.
+template <typename T, int kD>
+struct PartialSmem {
+  static constexpr SplitkPartialSmem kLayout = splitk_partial_smem(kD, static_cast<int>(sizeof(T)));
+  static constexpr int kWarpKeys = splitk_warp_keys(kD);
+  static constexpr int kBM = kSplitkMaxBlockM;
+  char* base;
+
+  __device__ __forceinline__ float* q() const { return reinterpret_cast<float*>(base + kLayout.q); }
+  __device__ __forceinline__ int* key_begin() const { return reinterpret_cast<int*>(base + kLayout.key_begin); }
+  __device__ __forceinline__ int* key_end() const { return reinterpret_cast<int*>(base + kLayout.key_end); }
+  __device__ __forceinline__ float* m() const { return reinterpret_cast<float*>(base + kLayout.m); }
+  __device__ __forceinline__ float* l() const { return reinterpret_cast<float*>(base + kLayout.l); }
+  __device__ __forceinline__ float* warp_m(int w) const {
+    return reinterpret_cast<float*>(base + kLayout.warp_state + w * kLayout.warp_state_bytes);
+  }
+  __device__ __forceinline__ float* warp_l(int w) const { return warp_m(w) + kBM; }
+  __device__ __forceinline__ float* warp_alpha(int w) const { return warp_m(w) + 2 * kBM; }
+  __device__ __forceinline__ float* warp_p(int w) const { return warp_m(w) + 3 * kBM; }  // [bm][warp keys]
+  __device__ __forceinline__ T* stage(int w, int s) const {  // K [warp keys][raw ld], then V
+    return reinterpret_cast<T*>(base + kLayout.ring + w * kLayout.ring_bytes + s * kLayout.stage_bytes);
+  }
+  // Warp w's O [bm][kD] for the merge, over its stage s once the warp has read it.
+  __device__ __forceinline__ float* warp_o(int w, int s) const { return reinterpret_cast<float*>(stage(w, s)); }
+  static_assert(kBM * kD * 4 <= kLayout.stage_bytes, "a stage holds a warp's O");
+
+  // The block's state of row r, column c: the warps' states (O of each in stage s) merged.
+  // Always guarded: a warp that has seen no key of the row holds (-inf, 0, 0), which the block's
+  // state does not show (masked_nan acts in the softmax, as in a kernel with one state per block).
+  __device__ __forceinline__ void merged(int r, int c, int s, float& m_out, float& l_out, float& o_out) const {
+    float m_r = warp_m(0)[r], l_r = warp_l(0)[r], o_r = warp_o(0, s)[r * kD + c];
+    TS_UNROLL
+    for (int w = 1; w < kSplitkWarps; ++w)
+      device::merge_state(m_r, l_r, o_r, warp_m(w)[r], warp_l(w)[r], warp_o(w, s)[r * kD + c], true, false);
+    m_out = m_r;
+    l_out = l_r;
+    o_out = o_r;
+  }
 };
-template <int kD, int kOutSteps>
-__device__ __noinline__ void record_tile_state(const AttentionParams& p, const float* m_s,
-                                               const float* l_s,
-                                               const Accumulators<kD, kOutSteps> acc, int tile,
-                                               int index) {
+
+// The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
+// `index`-th tile the block visits), the warps' states merged (their O in stage s).
+template <typename T, int kD>
+__device__ __noinline__ void record_tile_state(const AttentionParams& p, const PartialSmem<T, kD> sm, int s,
+                                               int tile, int index) {
   const tilescope::EventSite site = tilescope::EventSite::here();
   const tilescope::Event event = tilescope::BlockProbe<true>(p.trace, site.block_linear())
                                      .open(p.trace, kSplitkTileStage, index);
   if (!event) return;
   const PartialBlock b = PartialBlock::at(site.block, p);
-  for (int step = 0; step < kOutSteps; ++step) {
-    const int e = site.thread + step * kKernelThreads;
+  for (int e = site.thread; e < b.rows * kD; e += kKernelThreads) {
     const int r = e / kD, c = e % kD;
-    if (r < b.rows) event.o_row(r)[c] = acc.v[step];
-  }
-  for (int r = site.thread; r < b.rows; r += kKernelThreads) {
-    event.m()[r] = m_s[r];
-    event.l()[r] = l_s[r];
+    float m, l, o;
+    sm.merged(r, c, s, m, l, o);
+    event.o_row(r)[c] = o;
+    if (c == 0) {
+      event.m()[r] = m;
+      event.l()[r] = l;
+    }
   }
   if (site.thread == 0)
     event.commit(device::state_header(kSplitkTileStage, 0, b.batch, b.head, b.kv_head, b.q0, b.rows,
@@ -173,31 +218,28 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, const f
 template <typename T, int kD, KernelVariant kVariant>
 __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   using Traits = device::VariantTraits<kVariant>;
+  using Smem = PartialSmem<T, kD>;
   constexpr int kBM = kSplitkMaxBlockM;  // tile capacity; p.block_m <= kBM rows are used
   constexpr int kBN = splitk_block_n(kD);
+  constexpr int kKw = Smem::kWarpKeys;   // a warp's keys of each kv tile
   constexpr int kLD = qkv_tile_ld(kD);
-  constexpr int kLS = score_tile_ld(kBN);
   constexpr int kLK = raw_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
-  constexpr int kWarps = kKernelThreads / 32;
-  constexpr int kKeysPerLane = kBN / 32;                     // softmax: a warp per row
-  constexpr int kScoreSteps = kBM * kBN / kKernelThreads;    // (row, key) pairs per thread
-  constexpr int kOutSteps = kBM * kD / kKernelThreads;       // (row, column) pairs per thread
-  static_assert(kKeysPerLane * 32 == kBN && kScoreSteps * kKernelThreads == kBM * kBN &&
-                    kOutSteps * kKernelThreads == kBM * kD,
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));             // elements one cp.async moves
+  constexpr int kRowVecs = kD / kVec;
+  constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies of K (and as many of V) a stage
+  // Scores: kParts lanes per (row, key), each over kD / kParts columns, summed by shuffles.
+  constexpr int kParts = kKw < 32 ? 32 / kKw : 1;
+  constexpr int kPartCols = kD / kParts;
+  constexpr int kScoreSteps = kKw * kParts / 32;  // per row
+  constexpr int kKeysPerLane = (kKw + 31) / 32;   // softmax
+  constexpr int kCols = kD / 32;                  // P V: a lane's columns
+  static_assert(kCopies * 32 == kKw * kRowVecs && kScoreSteps * 32 == kKw * kParts &&
+                    kPartCols % 16 == 0 && kCols * 32 == kD && kKw * kSplitkWarps == kBN,
                 "tile shape");
 
-  TS_DYNAMIC_SHARED(float, smem);
-  float* q_s = smem;
-  T* k_s = reinterpret_cast<T*>(q_s + kBM * kLD);  // kernel_smem.h: splitk_partial_smem_bytes
-  T* v_s = k_s + kBN * kLK;
-  float* s_s = reinterpret_cast<float*>(v_s + kBN * kLK);
-  float* m_s = s_s + kBM * kLS;
-  float* l_s = m_s + kBM;
-  float* alpha_s = l_s + kBM;
-  // The keys each query row sees (KernelMask::row_keys: causal, window, seq_kv), found once per
-  // block; the score step masks with them. Key indices fit int32 (config: seq_kv <= 2^30).
-  int* key_begin_s = reinterpret_cast<int*>(alpha_s + kBM);
-  int* key_end_s = key_begin_s + kBM;
+  TS_DYNAMIC_SHARED(float, smem_floats);
+  const Smem sm{reinterpret_cast<char*>(smem_floats)};
+  float* q_s = sm.q();
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
@@ -206,7 +248,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const int64_t q0 = coords.q0;
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
-  const bool keep_war_barrier = !Traits::has(p, Fault::missing_barrier);
+  const bool p_barrier = !Traits::has(p, Fault::missing_barrier);
 
   if (Traits::has(p, Fault::empty_split) && coords.range.empty()) return;  // the bug: state never written
   // The split's tiles that some row of the query tile sees; tiles outside the causal limit or the
@@ -220,161 +262,242 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
 
+  // This warp's K and V rows of tile t into stage s: 16-byte copies, consecutive lanes on
+  // consecutive vectors of a row; keys past seq_kv are zero-filled (masked keys multiply zeros,
+  // never stale NaN).
+  auto copy_tile = [&](int t, int s) {
+    T* k_st = sm.stage(warp, s);
+    T* v_st = k_st + kKw * kLK;
+    const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
+    TS_UNROLL
+    for (int i = 0; i < kCopies; ++i) {
+      const int e = lane + 32 * i;
+      const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
+      const int64_t key = key0 + row;
+      const bool in = key < p.seq_kv;
+      const int64_t at = in ? key : 0;
+      tc::cp_async_ca_zfill<16>(k_st + row * kLK + col, k + at * p.k_row_stride + col, in ? 16u : 0u);
+      tc::cp_async_ca_zfill<16>(v_st + row * kLK + col, v + at * p.v_row_stride + col, in ? 16u : 0u);
+    }
+  };
+  // The first tiles' copies fly while Q is loaded.
+  TS_UNROLL
+  for (int s = 0; s < kSplitkStages; ++s) {
+    if (visited.begin + s < visited.end) copy_tile(visited.begin + s, s);
+    tc::cp_async_commit_group();
+  }
+
   device::load_tile<T, kD, kBM, kKernelThreads, kLD>(q, p.q_row_stride, rows, q_s, tid, p.scale);
+  // The keys each query row sees (KernelMask::row_keys: causal, window, seq_kv), found once per
+  // block; the score step masks with them. Key indices fit int32 (config: seq_kv <= 2^30).
   for (int r = tid; r < kBM; r += kKernelThreads) {
-    m_s[r] = device::kNegInf;
-    l_s[r] = 0.0f;
     const KeySpan keys = p.mask.row_keys(q0 + r);
-    key_begin_s[r] = static_cast<int>(keys.begin);
-    key_end_s[r] = static_cast<int>(keys.end);
+    sm.key_begin()[r] = static_cast<int>(keys.begin);
+    sm.key_end()[r] = static_cast<int>(keys.end);
+  }
+  float* m_w = sm.warp_m(warp);
+  float* l_w = sm.warp_l(warp);
+  float* alpha_w = sm.warp_alpha(warp);
+  float* p_w = sm.warp_p(warp);
+  if (lane < kBM) {
+    m_w[lane] = device::kNegInf;
+    l_w[lane] = 0.0f;
   }
   __syncthreads();
 
-  float acc[kOutSteps];
-  TS_UNROLL
-  for (int i = 0; i < kOutSteps; ++i) acc[i] = 0.0f;
-  splitk_detail::TileProduct<Traits::kFaulty, kOutSteps> tile_pv;
-
-  auto keys_in = [&](int t) {
-    const int64_t left = p.seq_kv - static_cast<int64_t>(t) * kBN;
-    return static_cast<int>(left < kBN ? left : kBN);
-  };
-  device::TileLoader<T, kD, kBN, kKernelThreads> k_next, v_next;
-  if (!visited.empty()) {
-    const int64_t j0 = static_cast<int64_t>(visited.begin) * kBN;
-    k_next.fetch(k + j0 * p.k_row_stride, p.k_row_stride, keys_in(visited.begin), tid);
-    v_next.fetch(v + j0 * p.v_row_stride, p.v_row_stride, keys_in(visited.begin), tid);
-  }
-
-  for (int t = visited.begin; t < visited.end; ++t) {
-    const int64_t j0 = static_cast<int64_t>(t) * kBN;
-    k_next.template store_raw<kLK>(k_s, tid);
-    v_next.template store_raw<kLK>(v_s, tid);
-    __syncthreads();
-    if (t + 1 < visited.end) {  // the next tile's loads fly while this one is computed
-      const int64_t j1 = j0 + kBN;
-      k_next.fetch(k + j1 * p.k_row_stride, p.k_row_stride, keys_in(t + 1), tid);
-      v_next.fetch(v + j1 * p.v_row_stride, p.v_row_stride, keys_in(t + 1), tid);
-    }
-
-    // S = Q K^T over the valid (row, key) pairs. Not unrolled: the steps share nothing, and
-    // unrolling them only raises the register count (occupancy) of the decode case, which
-    // uses the first step alone.
-    TS_UNROLL_N(1)
-    for (int step = 0; step < kScoreSteps; ++step) {
-      const int e = tid + step * kKernelThreads;
-      const int r = e / kBN, j = e % kBN;
-      if (r < rows) {
-        // Four independent sums: one chain of head_dim dependent FMAs would make the decode
-        // step wait on FMA latency rather than on memory.
-        const float* qr = q_s + r * kLD;
-        const T* kr = k_s + j * kLK;
-        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-        TS_UNROLL_N(2)
-        for (int c = 0; c < kD; c += 16) {
-          float kf[16];
-          device::raw8_to_float(device::load_raw8(kr + c), kf);
-          device::raw8_to_float(device::load_raw8(kr + c + 8), kf + 8);
-          s0 = device::dot4(device::load_f4(qr + c), make_float4(kf[0], kf[1], kf[2], kf[3]), s0);
-          s1 = device::dot4(device::load_f4(qr + c + 4), make_float4(kf[4], kf[5], kf[6], kf[7]), s1);
-          s2 = device::dot4(device::load_f4(qr + c + 8), make_float4(kf[8], kf[9], kf[10], kf[11]), s2);
-          s3 = device::dot4(device::load_f4(qr + c + 12), make_float4(kf[12], kf[13], kf[14], kf[15]), s3);
-        }
-        float s = (s0 + s1) + (s2 + s3);
-        if (softcap) s = device::softcap_score(s, p.softcap, p.softcap_inv);  // uniform branch
-        const int key = static_cast<int>(j0) + j;
-        const bool masked = key < key_begin_s[r] || key >= key_end_s[r];
-        s_s[r * kLS + j] = masked ? device::kNegInf : s;
-      }
-    }
-    __syncthreads();
-
-    // Online softmax, a warp per row: lanes hold keys lane + 32 x.
-    for (int r = warp; r < rows; r += kWarps) {
-      float* srow = s_s + r * kLS;
-      const float m_old = m_s[r], l_old = l_s[r];
-      float sv[kKeysPerLane];
-      float tile_max = device::kNegInf;
-      TS_UNROLL
-      for (int x = 0; x < kKeysPerLane; ++x) {
-        sv[x] = srow[lane + 32 * x];
-        tile_max = fmaxf(tile_max, sv[x]);
-      }
-      TS_UNROLL
-      for (int off = 16; off > 0; off /= 2)
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
-      const float m_new = fmaxf(m_old, tile_max);
-      const float shift = device::softmax_shift(m_new, guard);
-      const float alpha = expf(m_old - shift);
-      float sum = 0.0f;
-      TS_UNROLL
-      for (int x = 0; x < kKeysPerLane; ++x) {
-        const float e = expf(sv[x] - shift);
-        srow[lane + 32 * x] = e;
-        sum += e;
-      }
-      TS_UNROLL
-      for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      __syncwarp();  // every lane has read m_s[r], l_s[r] before lane 0 overwrites them
-      if (lane == 0) {
-        m_s[r] = m_new;
-        l_s[r] = l_old * alpha + sum;
-        alpha_s[r] = alpha;
-      }
-    }
-    __syncthreads();
-
-    // O = alpha * O + P V over the valid (row, column) pairs.
+  // The kv loop and the merge, compiled for one query row (decode) and for up to kBM rows: with
+  // the row count a constant, the decode's loop carries no per-row guards.
+  auto run = [&](auto rows_c) {
+    constexpr int kR = decltype(rows_c)::value;
+    const int nrows = kR == 1 ? 1 : rows;
+    float acc[kR][kCols];
     TS_UNROLL
-    for (int step = 0; step < kOutSteps; ++step) {
-      const int e = tid + step * kKernelThreads;
-      const int r = e / kD, c = e % kD;
-      if (r < rows) {
-        const float* prow = s_s + r * kLS;
-        float pv0 = 0.0f, pv1 = 0.0f;  // two chains: the adds of one key wait on the previous
-        TS_UNROLL_N(8)
-        for (int j = 0; j < kBN; j += 2) {
-          pv0 = prow[j] * device::element_to_float(v_s + j * kLK + c) + pv0;
-          pv1 = prow[j + 1] * device::element_to_float(v_s + (j + 1) * kLK + c) + pv1;
-        }
-        float add = pv0 + pv1;
-        if constexpr (Traits::kFaulty) {
-          // stale_accumulator: the tile's product accumulates onto the previous tiles'.
-          if (!stale) tile_pv.at(step) = 0.0f;
-          tile_pv.at(step) += add;
-          add = tile_pv.at(step);
-        }
-        acc[step] = acc[step] * alpha_s[r] + add;
-      }
+    for (int r = 0; r < kR; ++r) {
+      TS_UNROLL
+      for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
     }
-    if constexpr (Traits::kTrace) {
-      if (p.tile_events != 0 && p.trace.headers != nullptr) {
-        Accumulators<kD, kOutSteps> held;
-        TS_UNROLL
-        for (int i = 0; i < kOutSteps; ++i) held.v[i] = acc[i];
-        record_tile_state<kD, kOutSteps>(p, m_s, l_s, held, t, t - visited.begin);
-      }
-    }
-    // The next iteration stores the next K/V tile over this one: wait for every reader.
-    if (keep_war_barrier) __syncthreads();
-  }
+    splitk_detail::TileProduct<Traits::kFaulty, kR * kCols> tile_pv;
 
-  // The split's state, unnormalised, one buffer row per (query, split).
-  const int64_t row0 = coords.first_buffer_row(p);
-  TS_UNROLL
-  for (int step = 0; step < kOutSteps; ++step) {
-    const int e = tid + step * kKernelThreads;
-    const int r = e / kD, c = e % kD;
-    if (r < rows) p.partial_o[(row0 + static_cast<int64_t>(r) * p.num_splits) * kD + c] = acc[step];
-  }
-  for (int r = tid; r < rows; r += kKernelThreads) {
-    p.partial_m[row0 + static_cast<int64_t>(r) * p.num_splits] = m_s[r];
-    p.partial_l[row0 + static_cast<int64_t>(r) * p.num_splits] = l_s[r];
-  }
-  // Everything above is the plain kernel; the event only reads what it wrote.
-  if constexpr (Traits::kTrace) {
-    record_split_state<kD>(p, m_s, l_s, p.tile_events != 0 ? visited.size() : 0);
-  }
+    for (int t = visited.begin; t < visited.end; ++t) {
+      const int s = (t - visited.begin) % kSplitkStages;
+      const T* k_st = sm.stage(warp, s);
+      const T* v_st = k_st + kKw * kLK;
+      const int key0 = t * kBN + warp * kKw;
+      tc::cp_async_wait_group<kSplitkStages - 1>();
+      __syncwarp();  // every lane's copies of this tile have landed
+
+      // S = Q K^T over this warp's keys: kParts lanes per (row, key), summed by shuffles.
+      for (int r = 0; r < nrows; ++r) {
+        TS_UNROLL
+        for (int step = 0; step < kScoreSteps; ++step) {
+          const int e = lane + 32 * step;
+          const int j = e / kParts, part = e % kParts;
+          // Four independent sums: one chain of dependent FMAs would wait on FMA latency.
+          const float* qr = q_s + r * kLD + part * kPartCols;
+          const T* kr = k_st + j * kLK + part * kPartCols;
+          float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+          TS_UNROLL
+          for (int c = 0; c < kPartCols; c += 16) {
+            float kf[16];
+            device::raw8_to_float(device::load_raw8(kr + c), kf);
+            device::raw8_to_float(device::load_raw8(kr + c + 8), kf + 8);
+            s0 = device::dot4(device::load_f4(qr + c), make_float4(kf[0], kf[1], kf[2], kf[3]), s0);
+            s1 = device::dot4(device::load_f4(qr + c + 4), make_float4(kf[4], kf[5], kf[6], kf[7]), s1);
+            s2 = device::dot4(device::load_f4(qr + c + 8), make_float4(kf[8], kf[9], kf[10], kf[11]), s2);
+            s3 = device::dot4(device::load_f4(qr + c + 12), make_float4(kf[12], kf[13], kf[14], kf[15]), s3);
+          }
+          float sc = (s0 + s1) + (s2 + s3);
+          TS_UNROLL
+          for (int off = 1; off < kParts; off *= 2) sc += __shfl_xor_sync(0xffffffffu, sc, off);
+          if (softcap) sc = device::softcap_score(sc, p.softcap, p.softcap_inv);  // uniform branch
+          const int key = key0 + j;
+          const bool masked = key < sm.key_begin()[r] || key >= sm.key_end()[r];
+          if (part == 0) p_w[r * kKw + j] = masked ? device::kNegInf : sc;
+        }
+      }
+      __syncwarp();  // the scores are stored
+
+      // Online softmax of this warp's keys, row by row: lanes hold keys lane + 32 x. P is stored
+      // after the sums' shuffles, so the barrier below is what orders it before P V's reads.
+      for (int r = 0; r < nrows; ++r) {
+        float* srow = p_w + r * kKw;
+        const float m_old = m_w[r], l_old = l_w[r];
+        float sv[kKeysPerLane];
+        float tile_max = device::kNegInf;
+        TS_UNROLL
+        for (int x = 0; x < kKeysPerLane; ++x) {
+          const int j = lane + 32 * x;
+          sv[x] = j < kKw ? srow[j] : device::kNegInf;
+          tile_max = fmaxf(tile_max, sv[x]);
+        }
+        TS_UNROLL
+        for (int off = 16; off > 0; off /= 2)
+          tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
+        if constexpr (Traits::kFaulty) {
+          // The faulty build keeps one running max for the block, exchanged at every tile, so that
+          // each fault acts on the state a kernel with one state per block would have (the stale
+          // products, the unguarded shift of a row the block has not seen a key of): with a max of
+          // its own, each warp would show them at its own share of the keys.
+          if (lane == 0) alpha_w[r] = tile_max;
+          __syncthreads();
+          TS_UNROLL
+          for (int w = 0; w < kSplitkWarps; ++w) tile_max = fmaxf(tile_max, sm.warp_alpha(w)[r]);
+          __syncthreads();
+        }
+        const float m_new = fmaxf(m_old, tile_max);
+        const float shift = device::softmax_shift(m_new, guard);
+        const float alpha = expf(m_old - shift);
+        float sum = 0.0f;
+        TS_UNROLL
+        for (int x = 0; x < kKeysPerLane; ++x) {
+          sv[x] = lane + 32 * x < kKw ? expf(sv[x] - shift) : 0.0f;
+          sum += sv[x];
+        }
+        TS_UNROLL
+        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        TS_UNROLL
+        for (int x = 0; x < kKeysPerLane; ++x)
+          if (lane + 32 * x < kKw) srow[lane + 32 * x] = sv[x];
+        if (lane == 0) {
+          m_w[r] = m_new;
+          l_w[r] = l_old * alpha + sum;
+          alpha_w[r] = alpha;
+        }
+      }
+      if (p_barrier) __syncwarp();  // missing_barrier: without it, lanes read other lanes' scores, not P
+
+      // O = alpha * O + P V: a lane's kCols columns of every row.
+      float alpha_r[kR];
+      TS_UNROLL
+      for (int r = 0; r < kR; ++r) alpha_r[r] = r < nrows ? alpha_w[r] : 1.0f;
+      float pv[kR][kCols];
+      TS_UNROLL
+      for (int r = 0; r < kR; ++r) {
+        TS_UNROLL
+        for (int c = 0; c < kCols; ++c) pv[r][c] = 0.0f;
+      }
+      TS_UNROLL_N(4)
+      for (int j = 0; j < kKw; ++j) {
+        float vf[kCols];
+        device::load_floats<T, kCols>(v_st + j * kLK + lane * kCols, vf);
+        TS_UNROLL
+        for (int r = 0; r < kR; ++r) {
+          if (r < nrows) {
+            const float pr = p_w[r * kKw + j];
+            TS_UNROLL
+            for (int c = 0; c < kCols; ++c) pv[r][c] = pr * vf[c] + pv[r][c];
+          }
+        }
+      }
+      TS_UNROLL
+      for (int r = 0; r < kR; ++r) {
+        TS_UNROLL
+        for (int c = 0; c < kCols; ++c) {
+          float add = pv[r][c];
+          if constexpr (Traits::kFaulty) {
+            // stale_accumulator: the tile's product accumulates onto the previous tiles'.
+            if (!stale) tile_pv.at(r * kCols + c) = 0.0f;
+            tile_pv.at(r * kCols + c) += add;
+            add = tile_pv.at(r * kCols + c);
+          }
+          acc[r][c] = acc[r][c] * alpha_r[r] + add;
+        }
+      }
+      __syncwarp();  // every lane has read this stage and P before they are written again
+      if constexpr (Traits::kTrace) {
+        if (p.tile_events != 0 && p.trace.headers != nullptr) {
+          // The block's state after this tile: each warp's O into the stage it has just read.
+          float* o_w = sm.warp_o(warp, s);
+          TS_UNROLL
+          for (int r = 0; r < kR; ++r)
+            if (r < nrows) {
+              TS_UNROLL
+              for (int c = 0; c < kCols; ++c) o_w[r * kD + lane * kCols + c] = acc[r][c];
+            }
+          __syncthreads();
+          record_tile_state<T, kD>(p, sm, s, t, t - visited.begin);
+          __syncthreads();
+        }
+      }
+      if (t + kSplitkStages < visited.end) copy_tile(t + kSplitkStages, s);
+      tc::cp_async_commit_group();
+    }
+
+    // The split's state, unnormalised: the warps' states merged, one buffer row per (query, split).
+    tc::cp_async_wait_all();
+    __syncwarp();
+    float* o_w = sm.warp_o(warp, 0);
+    TS_UNROLL
+    for (int r = 0; r < kR; ++r)
+      if (r < nrows) {
+        TS_UNROLL
+        for (int c = 0; c < kCols; ++c) o_w[r * kD + lane * kCols + c] = acc[r][c];
+      }
+    __syncthreads();
+    const int64_t row0 = coords.first_buffer_row(p);
+    for (int e = tid; e < nrows * kD; e += kKernelThreads) {
+      const int r = e / kD, c = e % kD;
+      float m, l, o;
+      sm.merged(r, c, 0, m, l, o);
+      const int64_t row = row0 + static_cast<int64_t>(r) * p.num_splits;
+      p.partial_o[row * kD + c] = o;
+      if (c == 0) {
+        p.partial_m[row] = m;
+        p.partial_l[row] = l;
+        sm.m()[r] = m;
+        sm.l()[r] = l;
+      }
+    }
+    // Everything above is the plain kernel; the event only reads what it wrote.
+    if constexpr (Traits::kTrace) {
+      __syncthreads();  // m and l of every row are in shared memory
+      record_split_state<kD>(p, sm.m(), sm.l(), p.tile_events != 0 ? visited.size() : 0);
+    }
+  };
+  if (rows == 1)
+    run(std::integral_constant<int, 1>{});
+  else
+    run(std::integral_constant<int, kBM>{});
 }
 
 // The traced build's block as a function of its own, run by a traced launch's blocks that record

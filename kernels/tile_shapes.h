@@ -30,13 +30,14 @@ inline constexpr int kFa2BlockN = 64;
 // so that a decode step with seq_q = 1 computes one row, not idle ones. The Q, score and
 // per-row tiles in shared memory (kernel_smem.h) and the reduce's per-thread arrays
 // (splitk_reduce.cuh) are sized for it. A kv tile holds 8192 elements of K (16 KiB in bf16)
-// whatever the head dim, to keep the bytes in flight per tile constant.
+// whatever the head dim, a quarter of them for each warp (kernel_smem.h, splitk_warp_keys).
 inline constexpr int kSplitkMaxBlockM = 8;
 // Resident partial-kernel blocks per multiprocessor that the split heuristic assumes
 // (kernels/tiling.h, choose_num_splits) and that the GPU launcher holds the partial kernel to
-// whatever registers a build happens to need (launch_gpu.cu, occupancy_matched_smem): a third
-// block per SM, where registers allowed one, made the decode grid slower (docs/perf.md, "Split-K
-// decode at the memory roof"). kernel_smem.h asserts that the shared memory allows this many.
+// whatever registers and shared memory a build allows (launch_gpu.cu, occupancy_matched_smem): a
+// third block per SM, where they allowed one, made the decode grid slower, with the block-wide
+// kernel before and with the warps' kernel now (docs/perf.md, "Split-K decode: warps on their own
+// keys"). kernel_smem.h asserts that the shared memory allows this many.
 inline constexpr int kSplitkBlocksPerSm = 2;
 TS_HOST_DEVICE constexpr int splitk_block_n(int head_dim) { return 8192 / head_dim; }
 TS_HOST_DEVICE constexpr int splitk_block_m(int64_t seq_q) {

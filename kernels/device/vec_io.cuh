@@ -112,6 +112,43 @@ __device__ __forceinline__ float element_to_float(const T* p) {
 #endif
 }
 
+// kN consecutive elements at p as float, read as 32-bit words (p aligned to the bytes read:
+// 4, 8 or a multiple of 16) where they fill whole words, else element by element.
+template <typename T, int kN>
+__device__ __forceinline__ void load_floats(const T* p, float* out) {
+  constexpr int kBytes = kN * static_cast<int>(sizeof(T));
+  if constexpr (kBytes < 4) {
+    TS_UNROLL
+    for (int i = 0; i < kN; ++i) out[i] = element_to_float(p + i);
+  } else {
+    constexpr int kWords = kBytes / 4, kPerWord = 4 / static_cast<int>(sizeof(T));
+    static_assert(kBytes % 4 == 0 && (kWords <= 2 || kWords % 4 == 0), "whole 4-, 8- or 16-byte reads");
+    unsigned w[kWords];
+#if defined(__CUDA_ARCH__)
+    if constexpr (kWords == 1) {
+      w[0] = *reinterpret_cast<const unsigned*>(p);
+    } else if constexpr (kWords == 2) {
+      const uint2 v = *reinterpret_cast<const uint2*>(p);
+      w[0] = v.x;
+      w[1] = v.y;
+    } else {
+      TS_UNROLL
+      for (int i = 0; i < kWords / 4; ++i) {
+        const uint4 v = reinterpret_cast<const uint4*>(p)[i];
+        w[4 * i] = v.x;
+        w[4 * i + 1] = v.y;
+        w[4 * i + 2] = v.z;
+        w[4 * i + 3] = v.w;
+      }
+    }
+#else
+    std::memcpy(w, static_cast<const void*>(p), sizeof w);
+#endif
+    TS_UNROLL
+    for (int i = 0; i < kWords; ++i) word_to_floats(T{}, w[i], out + i * kPerWord);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ T from_float(float x);
 template <>
