@@ -317,6 +317,16 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
     }
     splitk_detail::TileProduct<Traits::kFaulty, kR * kCols> tile_pv;
+    // This warp's O into stage s of its ring, for the merge of the warps' states.
+    auto store_o = [&](int s) {
+      float* o_w = sm.warp_o(warp, s);
+      TS_UNROLL
+      for (int r = 0; r < kR; ++r)
+        if (r < nrows) {
+          TS_UNROLL
+          for (int c = 0; c < kCols; ++c) o_w[r * kD + lane * kCols + c] = acc[r][c];
+        }
+    };
 
     for (int t = visited.begin; t < visited.end; ++t) {
       const int s = (t - visited.begin) % kSplitkStages;
@@ -446,14 +456,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       __syncwarp();  // every lane has read this stage and P before they are written again
       if constexpr (Traits::kTrace) {
         if (p.tile_events != 0 && p.trace.headers != nullptr) {
-          // The block's state after this tile: each warp's O into the stage it has just read.
-          float* o_w = sm.warp_o(warp, s);
-          TS_UNROLL
-          for (int r = 0; r < kR; ++r)
-            if (r < nrows) {
-              TS_UNROLL
-              for (int c = 0; c < kCols; ++c) o_w[r * kD + lane * kCols + c] = acc[r][c];
-            }
+          store_o(s);  // the block's state after this tile: each warp's O into the stage just read
           __syncthreads();
           record_tile_state<T, kD>(p, sm, s, t, t - visited.begin);
           __syncthreads();
@@ -466,13 +469,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
     // The split's state, unnormalised: the warps' states merged, one buffer row per (query, split).
     tc::cp_async_wait_all();
     __syncwarp();
-    float* o_w = sm.warp_o(warp, 0);
-    TS_UNROLL
-    for (int r = 0; r < kR; ++r)
-      if (r < nrows) {
-        TS_UNROLL
-        for (int c = 0; c < kCols; ++c) o_w[r * kD + lane * kCols + c] = acc[r][c];
-      }
+    store_o(0);
     __syncthreads();
     const int64_t row0 = coords.first_buffer_row(p);
     for (int e = tid; e < nrows * kD; e += kKernelThreads) {
