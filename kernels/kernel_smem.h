@@ -31,7 +31,7 @@ TS_HOST_DEVICE constexpr int raw_tile_ld(int head_dim, int elem_bytes) { return 
 //   q          Q [bm][qkv_tile_ld] float, pre-scaled
 //   key_begin, key_end   each row's first and end visible key [bm] int32
 //   m, l       the block's state [bm] float, merged from the warps' (the events read them)
-//   warp_state per warp: its m, l, alpha [bm] float, then its scores / P [bm][warp keys] float
+//   warp_state per warp: its m, l, alpha [bm] float, then its scores and its P [bm][warp keys] float each
 //   ring       per warp: kSplitkStages stages of K then V [warp keys][raw_tile_ld], input dtype;
 //              after the kv loop (and for the traced build's per-tile events, a stage just read)
 //              a stage holds the warp's O [bm][head_dim] float for the merge.
@@ -53,7 +53,7 @@ TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int
   s.m = s.key_end + bm * 4;
   s.l = s.m + bm * 4;
   s.warp_state = s.l + bm * 4;
-  s.warp_state_bytes = (3 * bm + bm * kw) * 4;
+  s.warp_state_bytes = (3 * bm + 2 * bm * kw) * 4;
   s.ring = s.warp_state + kSplitkWarps * s.warp_state_bytes;
   s.stage_bytes = 2 * kw * raw_tile_ld(head_dim, elem_bytes) * elem_bytes;
   s.ring_bytes = kSplitkStages * s.stage_bytes;

@@ -165,7 +165,10 @@ struct PartialSmem {
   }
   __device__ __forceinline__ float* warp_l(int w) const { return warp_m(w) + kBM; }
   __device__ __forceinline__ float* warp_alpha(int w) const { return warp_m(w) + 2 * kBM; }
-  __device__ __forceinline__ float* warp_p(int w) const { return warp_m(w) + 3 * kBM; }  // [bm][warp keys]
+  // Its scores and its P, [bm][warp keys] each: apart, so that P read before it is stored (the
+  // missing_barrier fault) is the previous tile's P, not a score (a masked one is -inf).
+  __device__ __forceinline__ float* warp_s(int w) const { return warp_m(w) + 3 * kBM; }
+  __device__ __forceinline__ float* warp_p(int w) const { return warp_s(w) + kBM * kWarpKeys; }
   __device__ __forceinline__ T* stage(int w, int s) const {  // K [warp keys][raw ld], then V
     return reinterpret_cast<T*>(base + kLayout.ring + w * kLayout.ring_bytes + s * kLayout.stage_bytes);
   }
@@ -298,11 +301,13 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   float* m_w = sm.warp_m(warp);
   float* l_w = sm.warp_l(warp);
   float* alpha_w = sm.warp_alpha(warp);
+  float* s_w = sm.warp_s(warp);
   float* p_w = sm.warp_p(warp);
   if (lane < kBM) {
     m_w[lane] = device::kNegInf;
     l_w[lane] = 0.0f;
   }
+  for (int i = lane; i < kBM * kKw; i += 32) p_w[i] = 0.0f;
   __syncthreads();
 
   // The kv loop and the merge, compiled for one query row (decode) and for up to kBM rows: with
@@ -362,7 +367,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
           if (softcap) sc = device::softcap_score(sc, p.softcap, p.softcap_inv);  // uniform branch
           const int key = key0 + j;
           const bool masked = key < sm.key_begin()[r] || key >= sm.key_end()[r];
-          if (part == 0) p_w[r * kKw + j] = masked ? device::kNegInf : sc;
+          if (part == 0) s_w[r * kKw + j] = masked ? device::kNegInf : sc;
         }
       }
       __syncwarp();  // the scores are stored
@@ -370,7 +375,8 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       // Online softmax of this warp's keys, row by row: lanes hold keys lane + 32 x. P is stored
       // after the sums' shuffles, so the barrier below is what orders it before P V's reads.
       for (int r = 0; r < nrows; ++r) {
-        float* srow = p_w + r * kKw;
+        const float* srow = s_w + r * kKw;
+        float* prow = p_w + r * kKw;
         const float m_old = m_w[r], l_old = l_w[r];
         float sv[kKeysPerLane];
         float tile_max = device::kNegInf;
@@ -405,9 +411,10 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         }
         TS_UNROLL
         for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        __syncwarp();  // every lane has read m_w[r], l_w[r] before lane 0 overwrites them
         TS_UNROLL
         for (int x = 0; x < kKeysPerLane; ++x)
-          if (lane + 32 * x < kKw) srow[lane + 32 * x] = sv[x];
+          if (lane + 32 * x < kKw) prow[lane + 32 * x] = sv[x];
         if (lane == 0) {
           m_w[r] = m_new;
           l_w[r] = l_old * alpha + sum;
