@@ -193,8 +193,9 @@ struct PartialSmem {
 // The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
 // `index`-th tile the block visits), the warps' states merged (their O in stage s).
 template <typename T, int kD>
-__device__ __noinline__ void record_tile_state(const AttentionParams& p, const PartialSmem<T, kD> sm, int s,
-                                               int tile, int index) {
+__device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int s, int tile,
+                                               int index) {
+  const PartialSmem<T, kD> sm{smem};
   const tilescope::EventSite site = tilescope::EventSite::here();
   const tilescope::Event event = tilescope::BlockProbe<true>(p.trace, site.block_linear())
                                      .open(p.trace, kSplitkTileStage, index);
@@ -465,7 +466,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         if (p.tile_events != 0 && p.trace.headers != nullptr) {
           store_o(s);  // the block's state after this tile: each warp's O into the stage just read
           __syncthreads();
-          record_tile_state<T, kD>(p, sm, s, t, t - visited.begin);
+          record_tile_state<T, kD>(p, sm.base, s, t, t - visited.begin);
           __syncthreads();
         }
       }

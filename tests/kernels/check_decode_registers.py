@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Checks what docs/perf.md says of the decode kernel's code generation: the plain and traced
-builds of the Split-K partial kernel (bf16, head_dim 128) spill nothing, and their registers let
-as many blocks share an SM, on every architecture the project builds for. The traced build's
-blocks that record nothing run the plain build's code inline, its traced block being a
-__noinline__ function (kernels/splitk_partial.cuh); ptxas counts the kernel's registers over both,
-so an edit that made the traced block need more than leaves the plain path its occupancy shows
-here.
+"""Checks what docs/perf.md says of the decode kernel's code generation: the plain build of the
+Split-K partial kernel (bf16, head_dim 128) spills nothing and has no stack frame, and the traced
+build's registers let as many blocks share an SM, on every architecture the project builds for.
+The traced build's blocks that record nothing run the plain build's code inline, its traced block
+being a __noinline__ function (kernels/splitk_partial.cuh); ptxas counts the kernel's registers
+over both, so an edit that made the traced block need more than leaves the plain path its
+occupancy shows here. The traced build's spills and stack frame are printed, not checked: they
+are the called traced block's, which only a block that records an event runs.
 
     check_decode_registers.py NVCC REPO_ROOT GENERATED_INCLUDE ARCH...      (ARCH: 80, 90a, ...)
 
@@ -90,7 +91,7 @@ def main(argv):
         for variant, k in (("plain", plain), ("traced", traced)):
             print(f"sm_{arch} {variant:6s}: {k['registers']} registers, {k.get('frame', '?')} bytes stack frame, "
                   f"{k.get('spills', '?')} bytes spilled")
-            if k.get("spills", 0) != 0 or k.get("frame", 0) != 0:
+            if variant == "plain" and (k.get("spills", 0) != 0 or k.get("frame", 0) != 0):
                 problems.append(f"sm_{arch} {variant}: spills or a stack frame ({k.get('spills')} bytes spilled, "
                                 f"{k.get('frame')} bytes frame)")
         if blocks_per_sm(traced["registers"]) < blocks_per_sm(plain["registers"]):
