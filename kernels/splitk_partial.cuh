@@ -259,7 +259,13 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   // window hold no visible key and are skipped, unless masked_nan.
   const KvTileRange visited =
       splitk_visited_tiles(coords.range, visible_kv_tiles(p.mask, p.block_m, kBN, q_tile), guard);
-  const bool softcap = p.softcap > 0.0f;
+  // The params the kv loop reads, held in registers: in the traced block (a called function) `p`
+  // is a generic reference, re-read from memory after every cp.async and barrier (their asm
+  // clobbers memory); the plain kernel reads its params from the constant bank either way.
+  const int64_t seq_kv = p.seq_kv, k_row_stride = p.k_row_stride, v_row_stride = p.v_row_stride;
+  const float softcap_value = p.softcap, softcap_inv = p.softcap_inv;
+  const bool softcap = softcap_value > 0.0f;
+  const bool tile_events = Traits::kTrace && p.tile_events != 0 && p.trace.headers != nullptr;
 
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
                q0 * p.q_row_stride;
@@ -278,10 +284,10 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       const int e = lane + 32 * i;
       const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
       const int64_t key = key0 + row;
-      const bool in = key < p.seq_kv;
+      const bool in = key < seq_kv;
       const int64_t at = in ? key : 0;
-      tc::cp_async_ca_zfill<16>(k_st + row * kLK + col, k + at * p.k_row_stride + col, in ? 16u : 0u);
-      tc::cp_async_ca_zfill<16>(v_st + row * kLK + col, v + at * p.v_row_stride + col, in ? 16u : 0u);
+      tc::cp_async_ca_zfill<16>(k_st + row * kLK + col, k + at * k_row_stride + col, in ? 16u : 0u);
+      tc::cp_async_ca_zfill<16>(v_st + row * kLK + col, v + at * v_row_stride + col, in ? 16u : 0u);
     }
   };
   // The first tiles' copies fly while Q is loaded.
@@ -365,7 +371,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
           float sc = (s0 + s1) + (s2 + s3);
           TS_UNROLL
           for (int off = 1; off < kParts; off *= 2) sc += __shfl_xor_sync(0xffffffffu, sc, off);
-          if (softcap) sc = device::softcap_score(sc, p.softcap, p.softcap_inv);  // uniform branch
+          if (softcap) sc = device::softcap_score(sc, softcap_value, softcap_inv);  // uniform branch
           const int key = key0 + j;
           const bool masked = key < sm.key_begin()[r] || key >= sm.key_end()[r];
           if (part == 0) s_w[r * kKw + j] = masked ? device::kNegInf : sc;
@@ -463,7 +469,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       }
       __syncwarp();  // every lane has read this stage and P before they are written again
       if constexpr (Traits::kTrace) {
-        if (p.tile_events != 0 && p.trace.headers != nullptr) {
+        if (tile_events) {
           store_o(s);  // the block's state after this tile: each warp's O into the stage just read
           __syncthreads();
           record_tile_state<T, kD>(p, sm.base, s, t, t - visited.begin);

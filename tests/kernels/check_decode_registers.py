@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks what docs/perf.md says of the decode kernel's code generation: the plain build of the
 Split-K partial kernel (bf16, head_dim 128) spills nothing and has no stack frame, and the traced
-build's registers let as many blocks share an SM, on every architecture the project builds for.
+build's registers let as many blocks share an SM (up to the kSplitkBlocksPerSm the launcher holds
+the partial to), on every architecture the project builds for.
 The traced build's blocks that record nothing run the plain build's code inline, its traced block
 being a __noinline__ function (kernels/splitk_partial.cuh); ptxas counts the kernel's registers
 over both, so an edit that made the traced block need more than leaves the plain path its
@@ -28,10 +29,20 @@ REGISTERS_PER_SM = 65536   # every architecture the project builds for (sm_80, s
 REGISTER_GRANULE = 8       # a thread's registers are allocated in multiples of 8
 
 
-def blocks_per_sm(registers):
-    """Blocks of THREADS threads that an SM's register file holds at this count a thread."""
+def held_blocks(root):
+    """kSplitkBlocksPerSm (kernels/tile_shapes.h): the blocks an SM the launcher holds the partial to."""
+    with open(os.path.join(root, "kernels", "tile_shapes.h")) as f:
+        m = re.search(r"kSplitkBlocksPerSm = (\d+);", f.read())
+    if not m:
+        raise SystemExit("kernels/tile_shapes.h: no kSplitkBlocksPerSm")
+    return int(m.group(1))
+
+
+def blocks_per_sm(registers, held):
+    """Blocks of THREADS threads an SM runs at this register count a thread: what its register
+    file holds, at most the `held` blocks the launcher allows."""
     granted = -(-registers // REGISTER_GRANULE) * REGISTER_GRANULE
-    return REGISTERS_PER_SM // (granted * THREADS)
+    return min(held, REGISTERS_PER_SM // (granted * THREADS))
 ENTRY = re.compile(r"Compiling entry function '(_ZN2ts21splitk_partial_kernel\S*KernelVariantE(\d)\S*)' for 'sm_(\w+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -82,6 +93,7 @@ def main(argv):
         print(done.stdout + done.stderr)
         return 1
     kernels = parse(done.stdout + done.stderr)
+    held = held_blocks(root)
     problems = []
     for arch in archs:
         plain, traced = kernels.get((arch, "plain")), kernels.get((arch, "traced"))
@@ -94,10 +106,10 @@ def main(argv):
             if variant == "plain" and (k.get("spills", 0) != 0 or k.get("frame", 0) != 0):
                 problems.append(f"sm_{arch} {variant}: spills or a stack frame ({k.get('spills')} bytes spilled, "
                                 f"{k.get('frame')} bytes frame)")
-        if blocks_per_sm(traced["registers"]) < blocks_per_sm(plain["registers"]):
+        if blocks_per_sm(traced["registers"], held) < blocks_per_sm(plain["registers"], held):
             problems.append(f"sm_{arch}: the traced build takes {traced['registers']} registers, the plain one "
-                            f"{plain['registers']}: {blocks_per_sm(traced['registers'])} blocks an SM against "
-                            f"{blocks_per_sm(plain['registers'])}, so the traced build's blocks that record "
+                            f"{plain['registers']}: {blocks_per_sm(traced['registers'], held)} blocks an SM against "
+                            f"{blocks_per_sm(plain['registers'], held)}, so the traced build's blocks that record "
                             f"nothing no longer run at the plain kernel's occupancy")
     for p in problems:
         print(p)
