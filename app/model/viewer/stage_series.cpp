@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -66,22 +65,24 @@ std::optional<StageSeries> stage_series(const RunView& run, const RunReference& 
 
   StageSeries s;
   s.query = sel.q_begin;
-  std::set<int32_t> splits;
   const int32_t first_step = run.headers[found.front().second].step;
-  bool step_after_step = true;  // the events' steps are first_step, first_step + 1, ... in order
+  const int32_t first_split = run.headers[found.front().second].split;
+  // The events' steps (splits) are first_step, first_step + 1, ... in order: x can be each one's.
+  bool step_after_step = true, split_after_split = first_split >= 0;
   for (const auto& [key, i] : found) {
     if (i == event) s.selected = s.events.size();
-    step_after_step = step_after_step && run.headers[i].step == first_step + static_cast<int32_t>(s.events.size());
+    const int32_t k = static_cast<int32_t>(s.events.size());
+    step_after_step = step_after_step && run.headers[i].step == first_step + k;
+    split_after_split = split_after_split && run.headers[i].split == first_split + k;
     s.events.push_back(i);
-    splits.insert(run.headers[i].split);
   }
   // What x counts: a split each (a split's partial state, the reduce merging split after
-  // split), else the step (one block's events, one after another: x is each one's number in its
-  // block), else the position in the kernel's order (a running state over every split's kv
-  // tiles).
-  const size_t n = s.events.size();
-  if (splits.size() == n && *splits.begin() >= 0) {
+  // split: x is the split), else the step (one block's events, one after another: x is each
+  // one's number in its block), else the position in the kernel's order (a running state over
+  // every split's kv tiles, or splits with gaps where events were not compared).
+  if (split_after_split) {
     s.x_label = "split";
+    s.first_x = first_split;
   } else if (step_after_step) {
     s.x_label = kEventOfItsBlock.name();
     s.first_x = first_step;

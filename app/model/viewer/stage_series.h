@@ -25,8 +25,8 @@ struct StageSeries {
   std::string x_label;         // what x counts: "split" (one event per split), "event of its
                                // block" (one per step of one block: kEventOfItsBlock), "query
                                // head" (group_series), else "event (kernel order)"
-  int64_t first_x = 0;         // x of events[0] (the group's first head, the first step; 0
-                               // for the others)
+  int64_t first_x = 0;         // x of events[0] (the group's first head, the first split or
+                               // step; 0 for the kernel's order)
   std::string group;           // group_series: the group's label ("kv head 0: heads 0-3")
   int64_t query = 0;           // the query row the m and l curves follow (the events' first)
   bool normalised = false;     // m is the LSE (the compared convention of the selected event)

@@ -64,6 +64,58 @@ TEST(StageSeries, APartialRunsOverItsPairsSplits) {
   EXPECT_THROW(stage_series(run, *loaded.reference, *loaded.report, run.num_events()), std::out_of_range);
 }
 
+// A partial series whose first splits' events were not compared (filtered out of the report):
+// x is each point's split, not its position, or the series falls back to the kernel's order.
+TEST(StageSeries, APartialSeriesWithoutItsFirstSplitsSaysEachPointsSplit) {
+  TS_SEEDED(seed);
+  const AttentionConfig config = test::splitk_decode_gqa(Fault::double_count_l);
+  ASSERT_GE(config.num_splits, 3);
+  const LoadedRun loaded = test::capture_cpu(config, seed);
+  const RunView& run = *loaded.run;
+  const int32_t partial = stage_named(run, "splitk.partial");
+  ASSERT_GE(partial, 0);
+  std::mt19937_64 rng(seed);
+  std::vector<size_t> partials;
+  for (size_t i = 0; i < run.num_events(); ++i)
+    if (run.headers[i].stage == partial) partials.push_back(i);
+  ASSERT_FALSE(partials.empty());
+  const EventHeader& pair = run.headers[partials[rng() % partials.size()]];
+  // Drop the pair's splits below `skip` from the comparison; pick one of the rest.
+  const int32_t skip = std::uniform_int_distribution<int32_t>(1, static_cast<int32_t>(config.num_splits) - 2)(rng);
+  AnalysisReport report = *loaded.report;
+  size_t pick = run.num_events();
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    const EventHeader& h = run.headers[i];
+    if (h.stage != partial || h.batch != pair.batch || h.head != pair.head) continue;
+    if (h.split < skip) report.events[i].compared = false;
+    else if (pick == run.num_events()) pick = i;
+  }
+  ASSERT_LT(pick, run.num_events());
+  const auto series = stage_series(run, *loaded.reference, report, pick);
+  ASSERT_TRUE(series.has_value());
+  EXPECT_EQ(series->x_label, "split");
+  EXPECT_EQ(series->first_x, skip);
+  ASSERT_EQ(series->events.size(), static_cast<size_t>(config.num_splits - skip));
+  for (size_t k = 0; k < series->events.size(); ++k)
+    EXPECT_EQ(run.headers[series->events[k]].split, series->first_x + static_cast<int64_t>(k));
+  // A gap inside the splits (split 1 of 0-3 not compared): no x can be each point's split, so the
+  // points count in the kernel's order.
+  AnalysisReport gapped_report = *loaded.report;
+  size_t first_split = run.num_events();
+  for (size_t i = 0; i < run.num_events(); ++i) {
+    const EventHeader& h = run.headers[i];
+    if (h.stage != partial || h.batch != pair.batch || h.head != pair.head) continue;
+    if (h.split == 1) gapped_report.events[i].compared = false;
+    if (h.split == 0) first_split = i;
+  }
+  ASSERT_LT(first_split, run.num_events());
+  const auto gapped = stage_series(run, *loaded.reference, gapped_report, first_split);
+  ASSERT_TRUE(gapped.has_value());
+  EXPECT_EQ(gapped->events.size(), static_cast<size_t>(config.num_splits - 1));
+  EXPECT_EQ(gapped->x_label, "event (kernel order)");
+  EXPECT_EQ(gapped->first_x, 0);
+}
+
 // The reduce merges split after split: a point per split; the running state's tiles (a kv tile
 // per event over every split) count events in the kernel's order.
 TEST(StageSeries, TheReduceCountsSplitsTheTilesCountEvents) {
