@@ -27,6 +27,14 @@ int32_t stage_named(const RunView& run, const std::string& name) {
   return -1;
 }
 
+// The run's events of a stage, in the trace's order.
+std::vector<size_t> events_of_stage(const RunView& run, int32_t stage) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < run.num_events(); ++i)
+    if (run.headers[i].stage == stage) out.push_back(i);
+  return out;
+}
+
 TEST(StageSeries, APartialRunsOverItsPairsSplits) {
   TS_SEEDED(seed);
   const AttentionConfig config = test::splitk_decode_gqa(Fault::double_count_l);
@@ -36,9 +44,7 @@ TEST(StageSeries, APartialRunsOverItsPairsSplits) {
   ASSERT_GE(partial, 0);
   // A random partial of a random pair.
   std::mt19937_64 rng(seed);
-  std::vector<size_t> partials;
-  for (size_t i = 0; i < run.num_events(); ++i)
-    if (run.headers[i].stage == partial) partials.push_back(i);
+  const std::vector<size_t> partials = events_of_stage(run, partial);
   ASSERT_FALSE(partials.empty());
   const size_t pick = partials[rng() % partials.size()];
   const EventHeader& h = run.headers[pick];
@@ -75,9 +81,7 @@ TEST(StageSeries, APartialSeriesWithoutItsFirstSplitsSaysEachPointsSplit) {
   const int32_t partial = stage_named(run, "splitk.partial");
   ASSERT_GE(partial, 0);
   std::mt19937_64 rng(seed);
-  std::vector<size_t> partials;
-  for (size_t i = 0; i < run.num_events(); ++i)
-    if (run.headers[i].stage == partial) partials.push_back(i);
+  const std::vector<size_t> partials = events_of_stage(run, partial);
   ASSERT_FALSE(partials.empty());
   const EventHeader& pair = run.headers[partials[rng() % partials.size()]];
   // Drop the pair's splits below `skip` from the comparison; pick one of the rest.
@@ -161,9 +165,7 @@ TEST(StageSeries, ARunningStateOfOneBlockCountsItsEventsInTheBlock) {
   const RunView& run = *loaded.run;
   const int32_t stage = stage_named(run, "fa2.step");
   ASSERT_GE(stage, 0);
-  std::vector<size_t> of_stage;
-  for (size_t i = 0; i < run.num_events(); ++i)
-    if (run.headers[i].stage == stage) of_stage.push_back(i);
+  const std::vector<size_t> of_stage = events_of_stage(run, stage);
   ASSERT_FALSE(of_stage.empty());
   const size_t pick = of_stage[rng() % of_stage.size()];
   const auto series = stage_series(run, *loaded.reference, *loaded.report, pick);
