@@ -21,9 +21,6 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
   return bm * ld + 2 * bn * ld + bm * score_tile_ld(bn) + 3 * bm;
 }
 
-// Row stride of a K or V tile held in the input dtype: +16 bytes keeps 16-byte alignment and
-// moves consecutive key rows to different banks for the 16-byte reads of K.
-TS_HOST_DEVICE constexpr int raw_tile_ld(int head_dim, int elem_bytes) { return head_dim + 16 / elem_bytes; }
 
 // Split-K partial (splitk_partial.cuh): each of a block's warps walks its own share of every kv
 // tile, splitk_warp_keys consecutive keys, through its own ring of kSplitkStages K and V stages
@@ -32,7 +29,7 @@ TS_HOST_DEVICE constexpr int raw_tile_ld(int head_dim, int elem_bytes) { return 
 //   key_begin, key_end   each row's first and end visible key [bm] int32
 //   m, l       the block's state [bm] float, merged from the warps' (the events read them)
 //   warp_state per warp: its m, l, alpha [bm] float, then its scores and its P [bm][warp keys] float each
-//   ring       per warp: kSplitkStages stages of K then V [warp keys][raw_tile_ld], input dtype;
+//   ring       per warp: kSplitkStages stages of K then V [warp keys][splitk_tile_ld], input dtype;
 //              after the kv loop (and for the traced build's per-tile events, a stage just read)
 //              a stage holds the warp's O [bm][head_dim] float for the merge.
 // Every part's size is a multiple of 16 bytes. K and V are kept in the input dtype, not as float:
@@ -41,6 +38,46 @@ TS_HOST_DEVICE constexpr int raw_tile_ld(int head_dim, int elem_bytes) { return 
 inline constexpr int kSplitkWarps = kKernelThreads / 32;
 inline constexpr int kSplitkStages = 2;
 TS_HOST_DEVICE constexpr int splitk_warp_keys(int head_dim) { return splitk_block_n(head_dim) / kSplitkWarps; }
+// The score step's lanes per (row, key): a warp's 32 lanes over its keys, each lane's share of the
+// columns every score_parts-th 8-column chunk of the row.
+TS_HOST_DEVICE constexpr int splitk_score_parts(int head_dim) {
+  return splitk_warp_keys(head_dim) < 32 ? 32 / splitk_warp_keys(head_dim) : 1;
+}
+// Row stride of a K or V stage, elements of the input dtype: 16 bytes a score part longer than
+// the row, so that the eight lanes of a quarter warp (8 / parts keys, parts lanes each) read
+// sixteen bytes from eight different bank groups (splitk_score_reads_conflict_free). With 16
+// bytes whatever the parts and each part's columns contiguous, as before, the parts of a key read
+// the same bank group: two wavefronts a quarter at head dim 128, four at 256. Keeps 16-byte
+// alignment.
+TS_HOST_DEVICE constexpr int splitk_tile_ld(int head_dim, int elem_bytes) {
+  return head_dim + 16 * splitk_score_parts(head_dim) / elem_bytes;
+}
+// The first column of score part `part`'s i-th chunk of 8 columns: a part's chunks are every
+// parts-th of the row (chunk part, part + parts, ...), not a contiguous run of the row.
+TS_HOST_DEVICE constexpr int splitk_chunk_col(int head_dim, int part, int i) {
+  return (part + splitk_score_parts(head_dim) * i) * 8;
+}
+// Whether the score step's 16-byte reads of K from a stage (the lane of (key, part) at step
+// `step` reading chunk i, 8 columns: one read in a 16-bit dtype, two in float32) fall, for each
+// quarter warp, in eight different bank groups of 16 bytes: one wavefront a quarter.
+constexpr bool splitk_score_reads_conflict_free(int head_dim, int elem_bytes) {
+  const int parts = splitk_score_parts(head_dim), keys = splitk_warp_keys(head_dim);
+  const int ld_bytes = splitk_tile_ld(head_dim, elem_bytes) * elem_bytes;
+  for (int step = 0; step < keys * parts / 32; ++step)
+    for (int i = 0; i < head_dim / parts / 8; ++i)
+      for (int read = 0; read < 8 * elem_bytes / 16; ++read)
+        for (int quarter = 0; quarter < 4; ++quarter) {
+          int groups = 0;  // bit g: bank group g read by a lane of the quarter
+          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
+            const int e = lane + 32 * step, key = e / parts, part = e % parts;
+            const int byte = key * ld_bytes + splitk_chunk_col(head_dim, part, i) * elem_bytes + 16 * read;
+            const int group = byte % 128 / 16;
+            if (groups & (1 << group)) return false;
+            groups |= 1 << group;
+          }
+        }
+  return true;
+}
 struct SplitkPartialSmem {
   int q, key_begin, key_end, m, l, warp_state, warp_state_bytes, ring, stage_bytes, ring_bytes, total;
 };
@@ -55,7 +92,7 @@ TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int
   s.warp_state = s.l + bm * 4;
   s.warp_state_bytes = (3 * bm + 2 * bm * kw) * 4;
   s.ring = s.warp_state + kSplitkWarps * s.warp_state_bytes;
-  s.stage_bytes = 2 * kw * raw_tile_ld(head_dim, elem_bytes) * elem_bytes;
+  s.stage_bytes = 2 * kw * splitk_tile_ld(head_dim, elem_bytes) * elem_bytes;
   s.ring_bytes = kSplitkStages * s.stage_bytes;
   s.total = s.ring + kSplitkWarps * s.ring_bytes;
   return s;
@@ -88,6 +125,17 @@ static_assert(splitk_partial_blocks_fit(kSplitkBlocksPerSm, kSmemPerSmSm90, 2),
 static_assert(splitk_partial_blocks_fit(1, kSmemPerSmSm80, 2) && splitk_partial_blocks_fit(1, kSmemPerSmSm80, 4) &&
                   splitk_partial_blocks_fit(1, kSmemPerSmSm90, 4),
               "a Split-K partial block no longer fits an SM's shared memory");
+
+// The stage layout's reason holds for 16-bit inputs (the decode case) at every head dim built.
+// (float32 at head dims 128 and 256 reads two chunks' halves in one bank group: two wavefronts a
+// quarter, as before this layout, not checked.)
+constexpr bool splitk_score_reads_conflict_free_16bit() {
+  for (const KernelBuild& b : kKernelBuilds)
+    if (b.kernel == KernelKind::splitk && !splitk_score_reads_conflict_free(b.head_dim, 2)) return false;
+  return true;
+}
+static_assert(splitk_score_reads_conflict_free_16bit(),
+              "the Split-K partial's score step reads K with bank conflicts (kernel_smem.h: splitk_tile_ld)");
 
 // FA-2: Q [bm][d], K and V [2][bn][d] (double-buffered), in the input dtype (16-bit); the faulty
 // build adds the P V product of a tile, [bm][d] floats (each thread's bm * d / threads of them).

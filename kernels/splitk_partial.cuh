@@ -24,7 +24,8 @@
 // and its K and V rows are copied by cp.async (16 bytes a lane, through L1) into a ring of two
 // stages of its own, the next tile's copies in flight while one is computed: no warp waits on
 // another within the kv loop, whose only barriers are __syncwarp. Per tile and warp: S = Q K^T
-// (32 / warp keys lanes per (row, key), summed by shuffles), the online softmax (a lane per key),
+// (32 / warp keys lanes per (row, key), each over every such chunk of 8 columns, summed by
+// shuffles; a decode row's Q held in registers), the online softmax (a lane per key),
 // O = alpha * O + P V (a lane's head_dim / 32 columns of every row). After the loop the warps'
 // states are merged (softmax_math.cuh's merge_state, the reduce's merge). The loop is compiled
 // for one query row and for up to kSplitkMaxBlockM rows. Why this shape, and what it replaced
@@ -227,13 +228,17 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   constexpr int kBN = splitk_block_n(kD);
   constexpr int kKw = Smem::kWarpKeys;   // a warp's keys of each kv tile
   constexpr int kLD = qkv_tile_ld(kD);
-  constexpr int kLK = raw_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
+  constexpr int kLK = splitk_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));             // elements one cp.async moves
   constexpr int kRowVecs = kD / kVec;
   constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies of K (and as many of V) a stage
-  // Scores: kParts lanes per (row, key), each over kD / kParts columns, summed by shuffles.
-  constexpr int kParts = kKw < 32 ? 32 / kKw : 1;
+  // Scores: kParts lanes per (row, key), each over kD / kParts columns (every kParts-th 8-column
+  // chunk from its part's), summed by shuffles.
+  constexpr int kParts = splitk_score_parts(kD);
   constexpr int kPartCols = kD / kParts;
+  // The first column of a score part's i-th chunk of 8 (kernel_smem.h: its chunks interleaved with
+  // the key's other parts', so that a quarter warp's reads of K fall in eight bank groups).
+  constexpr auto chunk_col = [](int part, int i) { return splitk_chunk_col(kD, part, i); };
   constexpr int kScoreSteps = kKw * kParts / 32;  // per row
   constexpr int kKeysPerLane = (kKw + 31) / 32;   // softmax
   constexpr int kCols = kD / 32;                  // P V: a lane's columns
@@ -329,6 +334,27 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       for (int c = 0; c < kCols; ++c) acc[r][c] = 0.0f;
     }
     splitk_detail::TileProduct<Traits::kFaulty, kR * kCols> tile_pv;
+    // Decode (one row): the lane's Q columns held in registers through the kv loop (its chunks,
+    // as the score step reads them), not re-read from shared memory at every tile.
+    constexpr int kQRegs = kR == 1 ? kPartCols : 1;
+    float q_reg[kQRegs];
+    if constexpr (kR == 1) {
+      const int part = lane % kParts;
+      TS_UNROLL
+      for (int i = 0; i < kPartCols / 8; ++i) {
+        const float4 a = device::load_f4(q_s + chunk_col(part, i));
+        const float4 b = device::load_f4(q_s + chunk_col(part, i) + 4);
+        q_reg[i * 8 + 0] = a.x; q_reg[i * 8 + 1] = a.y; q_reg[i * 8 + 2] = a.z; q_reg[i * 8 + 3] = a.w;
+        q_reg[i * 8 + 4] = b.x; q_reg[i * 8 + 5] = b.y; q_reg[i * 8 + 6] = b.z; q_reg[i * 8 + 7] = b.w;
+      }
+    }
+    auto q_f4 = [&](const float* qr, int i, int half) {  // columns of chunk i (0..), half 0 or 1
+      if constexpr (kR == 1)
+        return make_float4(q_reg[i * 8 + half * 4], q_reg[i * 8 + half * 4 + 1], q_reg[i * 8 + half * 4 + 2],
+                           q_reg[i * 8 + half * 4 + 3]);
+      else
+        return device::load_f4(qr + chunk_col(lane % kParts, i) + half * 4);
+    };
     // This warp's O into stage s of its ring, for the merge of the warps' states.
     auto store_o = [&](int s) {
       float* o_w = sm.warp_o(warp, s);
@@ -355,18 +381,19 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
           const int e = lane + 32 * step;
           const int j = e / kParts, part = e % kParts;
           // Four independent sums: one chain of dependent FMAs would wait on FMA latency.
-          const float* qr = q_s + r * kLD + part * kPartCols;
-          const T* kr = k_st + j * kLK + part * kPartCols;
+          const float* qr = q_s + r * kLD;
+          const T* kr = k_st + j * kLK;
           float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
           TS_UNROLL
-          for (int c = 0; c < kPartCols; c += 16) {
+          for (int i = 0; i < kPartCols / 8; i += 2) {
+            const int c0 = chunk_col(part, i), c1 = chunk_col(part, i + 1);
             float kf[16];
-            device::raw8_to_float(device::load_raw8(kr + c), kf);
-            device::raw8_to_float(device::load_raw8(kr + c + 8), kf + 8);
-            s0 = device::dot4(device::load_f4(qr + c), make_float4(kf[0], kf[1], kf[2], kf[3]), s0);
-            s1 = device::dot4(device::load_f4(qr + c + 4), make_float4(kf[4], kf[5], kf[6], kf[7]), s1);
-            s2 = device::dot4(device::load_f4(qr + c + 8), make_float4(kf[8], kf[9], kf[10], kf[11]), s2);
-            s3 = device::dot4(device::load_f4(qr + c + 12), make_float4(kf[12], kf[13], kf[14], kf[15]), s3);
+            device::raw8_to_float(device::load_raw8(kr + c0), kf);
+            device::raw8_to_float(device::load_raw8(kr + c1), kf + 8);
+            s0 = device::dot4(q_f4(qr, i, 0), make_float4(kf[0], kf[1], kf[2], kf[3]), s0);
+            s1 = device::dot4(q_f4(qr, i, 1), make_float4(kf[4], kf[5], kf[6], kf[7]), s1);
+            s2 = device::dot4(q_f4(qr, i + 1, 0), make_float4(kf[8], kf[9], kf[10], kf[11]), s2);
+            s3 = device::dot4(q_f4(qr, i + 1, 1), make_float4(kf[12], kf[13], kf[14], kf[15]), s3);
           }
           float sc = (s0 + s1) + (s2 + s3);
           TS_UNROLL

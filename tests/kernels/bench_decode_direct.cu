@@ -159,6 +159,7 @@ struct Bench {
     void* args[] = {&params};
     check(cudaLaunchKernel(partial, dim3(p.num_splits, s.heads, s.batch), dim3(ts::kKernelThreads), args, smem, nullptr),
           "launch partial");
+    if (reduce != nullptr)
     check(cudaLaunchKernel(reduce, dim3(1, s.heads, s.batch), dim3(ts::kKernelThreads), args, 0, nullptr),
           "launch reduce");
   }
@@ -241,6 +242,8 @@ struct Bench {
     const double t = median_ms(partial, reduce, smem);
     std::printf("%-34s regs %3d  smem %6zu  blocks/SM %d  splits %d  %.4f ms  %6.0f GB/s  err %.2g\n", name,
                 attr.numRegs, smem, blocks_per_sm(partial, smem), p.num_splits, t, bytes() / t / 1e6, err);
+    const double tp = median_ms(partial, nullptr, smem);
+    std::printf("%-34s partial alone %.4f ms (reduce and gap %.4f ms)\n", name, tp, t - tp);
     return true;
   }
 };
