@@ -17,9 +17,11 @@
 //   bench_decode_direct [--dtype bf16|f32] [--batch 8] [--splits 1] [--blocks N] [--seed 1]
 //                       [--copy] [--out FILE]
 // --copy: also a 2 GiB device-to-device copy's bandwidth (bytes read + written); --out: the plain
-// build's O, raw bytes (cmp two builds' files). Prints one line per variant: registers, shared
-// bytes, resident blocks per SM, splits, median ms, GB/s (K and V read once, Q read, O written),
-// max abs error; exit status 1 on a wrong result, 2 on a CUDA error or bad argument.
+// build's O, raw bytes (cmp two builds' files). Prints two lines per variant: registers, shared
+// bytes, resident blocks per SM, splits, median ms of the partial and the reduce, GB/s (K and V
+// read once, Q read, O written), max abs error; then the partial alone, timed the same way (the
+// difference: the reduce and the gap between the launches). Exit status 1 on a wrong result, 2 on
+// a CUDA error or bad argument.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
