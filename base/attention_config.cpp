@@ -152,15 +152,22 @@ void validate_window(int64_t window_left, int64_t window_right) {
                                    std::to_string(value) + ")");
 }
 
+// The kernels compute in float32: a softcap or scale they are handed must be 0 (its default) or
+// a normal float32 there, not one that the conversion turns into inf, 0 or a subnormal.
+bool zero_or_normal_float32(double value) {
+  return value == 0.0 || (value >= std::numeric_limits<float>::min() && value <= std::numeric_limits<float>::max());
+}
+
+// The value as given: JSON would write a non-finite one as null.
+std::string given_number(double value) {
+  return std::isnan(value)   ? "nan"
+         : std::isinf(value) ? (value > 0 ? "inf" : "-inf")
+                             : nlohmann::json(value).dump();
+}
+
 void validate_softcap(double softcap) {
-  // The kernels compute in float32: a softcap must be a normal float32 there.
-  if (!(softcap == 0.0 || (softcap >= std::numeric_limits<float>::min() && softcap <= std::numeric_limits<float>::max()))) {
-    // The value as given: JSON would write a non-finite one as null.
-    const std::string given = std::isnan(softcap)   ? "nan"
-                              : std::isinf(softcap) ? (softcap > 0 ? "inf" : "-inf")
-                                                    : nlohmann::json(softcap).dump();
-    throw ConfigError("softcap", "softcap must be 0 (off) or a finite positive float32 (got " + given + ")");
-  }
+  if (!zero_or_normal_float32(softcap))
+    throw ConfigError("softcap", "softcap must be 0 (off) or a finite positive float32 (got " + given_number(softcap) + ")");
 }
 
 void validate(const AttentionConfig& c) {
@@ -183,8 +190,9 @@ void validate(const AttentionConfig& c) {
                                         std::to_string(c.num_splits) + ")");
   if (!fault_applies(c.fault, c.kernel)) throw ConfigError("fault", fault_refusal(c.fault, c.kernel));
   validate_kernel_build(c.kernel, c.dtype, c.head_dim);
-  if (!std::isfinite(c.softmax_scale) || c.softmax_scale < 0.0)
-    throw ConfigError("softmax_scale", "softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim))");
+  if (!zero_or_normal_float32(c.softmax_scale))
+    throw ConfigError("softmax_scale", "softmax_scale must be 0 (1/sqrt(head_dim)) or a finite positive float32 (got " +
+                                           given_number(c.softmax_scale) + ")");
 
   // Element counts of the largest tensor must fit the kernels' 32-bit in-tensor offsets.
   constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();

@@ -101,8 +101,10 @@ TEST(CliErrors, EachInvalidConfigFieldIsNamed) {
       {{"--kernel", "splitk", "--splits=-1"}, "num_splits must be at least 1"},
       {{"--kernel", "splitk", "--splits", "5000"}, "num_splits must be at most"},
       {{"--kernel", "fa1", "--splits", "4"}, "num_splits applies to the splitk and splitk2 kernels only"},
-      {{"--scale=-1"}, "softmax_scale must be finite"},
-      {{"--scale", "inf"}, "softmax_scale must be finite"},
+      {{"--scale=-1"}, "softmax_scale must be 0"},
+      {{"--scale", "inf"}, "softmax_scale must be 0"},
+      {{"--scale", "1e39"}, "finite positive float32 (got 1e+39)"},
+      {{"--scale", "1e-300"}, "finite positive float32 (got 1e-300)"},
       // The value as given, never JSON's null for a non-finite number.
       {{"--softcap", "inf"}, "finite positive float32 (got inf)"},
       {{"--softcap", "nan"}, "finite positive float32 (got nan)"},

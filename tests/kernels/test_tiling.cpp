@@ -328,6 +328,17 @@ TEST(AttentionConfigFields, ValidationNamesTheField) {
   }
   c.softcap = 50.0;
   EXPECT_EQ(field_of(c), "");
+  // The kernels take the scale as a float32: one that is not a normal float32 there (inf past
+  // 3.4e38, 0 or subnormal below 1.2e-38) would run a different attention than the reference's.
+  for (double bad : {-1.0, std::nan(""), double(INFINITY), 1e39, 1e300, 1e-39, 1e-300}) {
+    c.softmax_scale = bad;
+    EXPECT_EQ(field_of(c), "softmax_scale") << bad;
+  }
+  for (double ok : {0.0, 0.125, 1e-30, 1e30}) {
+    c.softmax_scale = ok;
+    EXPECT_EQ(field_of(c), "") << ok;
+  }
+  c.softmax_scale = 0.0;
   // The kv tensors' size counts the kv heads: 2^31 elements refused for heads, not for kv heads.
   c.heads = 1024;
   c.heads_kv = 1;
