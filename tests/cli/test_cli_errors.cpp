@@ -138,7 +138,9 @@ TEST(CliErrors, BadTraceRequestsAndUsage) {
   test::TempDir dir;
   const auto out = dir.path() / "x.trace.safetensors";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--trace-batch", "5:6"}, "keeps nothing"},
+      {{"--trace-batch", "5:6"}, "keeps nothing: the run has 1 batch entry (0..0)"},
+      {{"--trace-head", "3:4"}, "keeps nothing: the run has 1 head (0..0)"},
+      {{"--heads", "2", "--trace-head", "3:4"}, "keeps nothing: the run has 2 heads (0..1)"},
       {{"--trace-head", "3:1"}, "'3:1' is empty"},
       {{"--trace-queries", "x"}, "'x' is not an index range"},
       {{"--trace-queries", "70:"}, "queries"},

@@ -33,12 +33,12 @@ std::string interval_text(int64_t begin, int64_t end) {
 // One of the trace filter's ranges: well-formed, and (when the run's size is known, i.e. the
 // config is valid) keeping at least one index of [0, size).
 void check_trace_range(CaptureField field, const char* what, int32_t begin, int32_t end, std::optional<int64_t> size,
-                       const char* size_name, std::vector<CaptureProblem>& out) {
+                       const char* one, const char* many, std::vector<CaptureProblem>& out) {
   const std::string range = "the traced " + std::string(what) + " range " + interval_text(begin, end);
   if (begin < 0 || end <= begin)
     out.push_back({field, range + " is empty or negative (it needs 0 <= A < B for indices A up to B)"});
   else if (size && begin >= *size)
-    out.push_back({field, range + " keeps nothing: the run has " + std::to_string(*size) + " " + size_name + " (0.." +
+    out.push_back({field, range + " keeps nothing: the run has " + std::to_string(*size) + " " + (*size == 1 ? one : many) + " (0.." +
                               std::to_string(*size - 1) + ")"});
 }
 
@@ -110,11 +110,11 @@ std::vector<CaptureProblem> capture_problems(const CaptureSpec& spec) {
   const TraceRequest& t = spec.trace;
   const auto size = [&](int64_t n) { return config_valid ? std::optional<int64_t>(n) : std::nullopt; };
   check_trace_range(CaptureField::trace_batch, "batch", t.filter.batch_begin, t.filter.batch_end, size(c.batch),
-                    "batch entries", out);
-  check_trace_range(CaptureField::trace_heads, "head", t.filter.head_begin, t.filter.head_end, size(c.heads), "heads",
-                    out);
+                    "batch entry", "batch entries", out);
+  check_trace_range(CaptureField::trace_heads, "head", t.filter.head_begin, t.filter.head_end, size(c.heads), "head",
+                    "heads", out);
   check_trace_range(CaptureField::trace_queries, "query", t.filter.query_begin, t.filter.query_end, size(c.seq_q),
-                    "queries", out);
+                    "query", "queries", out);
   const std::vector<StageInfo> stages = kernel_stage_table(c.kernel);
   if (t.enabled && (t.filter.stage_mask & all_stages_mask(stages)) == 0)
     out.push_back({CaptureField::trace_stages, "no stage is traced; the " + std::string(to_string(c.kernel)) +
