@@ -169,11 +169,18 @@ GuiOptionsResult parse_gui_options(int argc, const char* const* argv) {
   std::vector<std::filesystem::path> inputs;
   for (const auto& p : {o.run, o.against, o.input_script})
     if (p) inputs.push_back(*p);
-  for (const auto& [option, path] : {std::pair{"--screenshot", o.screenshot}, std::pair{"--frame-stats", o.frame_stats},
-                                     std::pair{"--layout-json", o.layout_json}}) {
+  struct OutputOption {
+    const char* option;
+    const std::optional<std::filesystem::path>& path;
+    const char* example_name;  // suggested when a folder is named
+  };
+  for (const auto& [option, path, example_name] :
+       {OutputOption{"--screenshot", o.screenshot, "screenshot.png"},
+        OutputOption{"--frame-stats", o.frame_stats, "frame-stats.json"},
+        OutputOption{"--layout-json", o.layout_json, "layout.json"}}) {
     if (!path) continue;
     try {
-      check_output_file(*path);
+      check_output_file(*path, example_name);
       check_not_an_input(*path, inputs, "a file this run reads");
     } catch (const FileWriteError& e) {
       return fail(std::string(option) + ": " + printable(e.what()));

@@ -24,7 +24,7 @@ std::string_view kind_name(WriteTarget kind) { return kind == WriteTarget::file 
 
 }  // namespace
 
-void check_write_target(const fs::path& path, WriteTarget kind) {
+void check_write_target(const fs::path& path, WriteTarget kind, std::string_view example_name) {
   if (path.empty()) throw FileWriteError(path, "the output path is empty");
   struct stat link {};
   if (::lstat(path.c_str(), &link) != 0) {
@@ -40,9 +40,10 @@ void check_write_target(const fs::path& path, WriteTarget kind) {
   const std::string what = S_ISLNK(link.st_mode)
                                ? "it is a symbolic link to " + std::string(file_type_name(target.st_mode))
                                : "it is " + std::string(file_type_name(target.st_mode));
-  const std::string hint = kind == WriteTarget::file && S_ISDIR(target.st_mode)
-                               ? "; give a file name in it, e.g. " + (path / "run.trace.safetensors").string()
-                               : "; tilescope replaces only " + std::string(kind_name(kind)) + ": choose another path";
+  const std::string hint =
+      kind == WriteTarget::file && S_ISDIR(target.st_mode)
+          ? "; give a file name in it" + (example_name.empty() ? std::string() : ", e.g. " + (path / example_name).string())
+          : "; tilescope replaces only " + std::string(kind_name(kind)) + ": choose another path";
   refuse(path, what + ", not " + std::string(kind_name(kind)) + hint);
 }
 
@@ -56,10 +57,9 @@ fs::path resolve_file_target(const fs::path& path) {
   return resolved;
 }
 
-void check_output_file(const fs::path& path) {
-  const std::string shown = path.string();
+void check_output_file(const fs::path& path, std::string_view example_name) {
   if (path.empty()) throw FileWriteError(path, "the output path is empty; give -o FILE");
-  check_write_target(path, WriteTarget::file);
+  check_write_target(path, WriteTarget::file, example_name);
   const fs::path target = resolve_file_target(path);
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;

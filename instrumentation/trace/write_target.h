@@ -18,16 +18,18 @@ namespace ts {
 
 enum class WriteTarget { file, folder };
 
-// Throws FileWriteError naming the path and what it is when it exists and is not `kind`.
-void check_write_target(const std::filesystem::path& path, WriteTarget kind);
+// Throws FileWriteError naming the path and what it is when it exists and is not `kind`. Where a
+// file is wanted and a folder is there, the message suggests `example_name` in that folder when
+// the caller knows what it writes ("run.trace.safetensors", "screenshot.png"), else no name.
+void check_write_target(const std::filesystem::path& path, WriteTarget kind, std::string_view example_name = {});
 
 // Where a file write to `path` renames its bytes to: `path`, or the regular file a symbolic
 // link at `path` leads to. Throws FileWriteError as check_write_target(path, file) does.
 std::filesystem::path resolve_file_target(const std::filesystem::path& path);
 
-// check_write_target(path, file) and that the file can be created: its folder exists and is
-// writable. For a check before a long run, so that a typo in -o is reported at once.
-void check_output_file(const std::filesystem::path& path);
+// check_write_target(path, file, example_name) and that the file can be created: its folder
+// exists and is writable. For a check before a long run, so that a typo in -o is reported at once.
+void check_output_file(const std::filesystem::path& path, std::string_view example_name);
 
 // Throws FileWriteError when `output` exists and is the same file as one of `inputs` (missing
 // inputs are skipped: their readers report them). `inputs_role` says what they are in the

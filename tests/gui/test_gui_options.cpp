@@ -115,6 +115,24 @@ TEST(GuiOptions, UsageErrorsNameTheOption) {
   }
 }
 
+// A folder named for an output file: the message suggests a name of what that option writes,
+// not a trace file.
+TEST(GuiOptions, AFolderForAnOutputFileSuggestsANameOfItsKind) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path();
+  for (const auto& [option, name] : {std::pair{"--screenshot", "screenshot.png"},
+                                     std::pair{"--frame-stats", "frame-stats.json"},
+                                     std::pair{"--layout-json", "layout.json"}}) {
+    const GuiOptionsResult r = parse({"--synthetic", "4x4", option, folder.c_str()});
+    EXPECT_FALSE(r.options) << option;
+    EXPECT_EQ(r.exit_code, 2) << option;
+    EXPECT_NE(r.output.find(std::string(option) + ": cannot write " + folder.string() + ": it is a folder"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("e.g. " + (folder / name).string()), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(".safetensors"), std::string::npos) << r.output;
+  }
+}
+
 TEST(GuiOptions, HelpListsTheHeadlessModes) {
   const GuiOptionsResult r = parse({"--help"});
   EXPECT_FALSE(r.options);

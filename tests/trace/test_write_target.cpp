@@ -64,7 +64,7 @@ TEST(WriteTarget, DevicesFifosAndLinksToThemAreRefusedAndKept) {
     std::string e = write_error([&] { write_file(path, "data"); });
     EXPECT_NE(e.find(what), std::string::npos) << e;
     EXPECT_NE(e.find("cannot write " + path.string()), std::string::npos) << e;
-    e = write_error([&] { check_output_file(path); });
+    e = write_error([&] { check_output_file(path, "out.txt"); });
     EXPECT_NE(e.find(what), std::string::npos) << e;
     EXPECT_EQ(type_of(path), before);
   }
@@ -76,8 +76,13 @@ TEST(WriteTarget, FoldersAndFilesWhereTheOtherIsWanted) {
   TempDir dir;
   std::filesystem::create_directory(dir / "folder");
   test::write_bytes(dir / "file", "x", 1);
+  // The suggested name is what the caller writes, or none: a screenshot is not a trace.
   std::string e = write_error([&] { check_write_target(dir / "folder", WriteTarget::file); });
   EXPECT_NE(e.find("it is a folder, not a regular file; give a file name in it"), std::string::npos) << e;
+  EXPECT_EQ(e.find("e.g."), std::string::npos) << e;
+  e = write_error([&] { check_output_file(dir / "folder", "screenshot.png"); });
+  EXPECT_NE(e.find("give a file name in it, e.g. " + (dir / "folder" / "screenshot.png").string()), std::string::npos) << e;
+  EXPECT_EQ(e.find(".safetensors"), std::string::npos) << e;
   e = write_error([&] { check_write_target(dir / "file", WriteTarget::folder); });
   EXPECT_NE(e.find("it is a regular file, not a folder"), std::string::npos) << e;
   check_write_target(dir / "folder", WriteTarget::folder);
