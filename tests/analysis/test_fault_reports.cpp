@@ -637,11 +637,38 @@ TEST(FaultReport, ScoresPastFloat32AreReportedAsAnOverflowNotAsABug) {
   ASSERT_EQ(big.symptom.findings.size(), 1u);
   EXPECT_EQ(big.symptom.findings[0].id, "scores_overflow");
   EXPECT_GT(big.symptom.findings[0].numbers.at("largest_score"), 3.4e38);
+  EXPECT_GT(big.symptom.findings[0].numbers.at("largest_dot"), 3.4e38);
+  EXPECT_NE(big.symptom.line.find("the inputs are too large"), std::string::npos) << big.symptom.line;
   // The same inputs at scale 1: clean, nothing said of an overflow.
   spec.scale = 1.0;
   const AnalysisReport plain = analyze_run(test::launch_run(spec), AnalysisOptions{});
   EXPECT_TRUE(plain.clean()) << plain.symptom.line;
   EXPECT_TRUE(plain.symptom.findings.empty());
+}
+
+// Ordinary inputs and a softmax scale so large that q . k x scale passes float32's largest value:
+// the overflow is the scale's, and the report says so with both factors; it neither calls the
+// scaled score |q . k| nor blames the inputs (it said "|q . k| = 4.9e+39 ... the inputs are too
+// large" for inputs whose |q . k| is about 500).
+TEST(FaultReport, AnOverflowCausedByTheSoftmaxScaleNamesTheScale) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = test::make_config(KernelKind::fa1, Fault::none, DType::f32, 64, 48, 80, false);
+  spec.config.softmax_scale = 1e37;
+  spec.seed = seed;
+  spec.scale = 4.0;  // |q . k| up to a few hundred
+  const AnalysisReport r = analyze_run(test::launch_run(spec), AnalysisOptions{});
+  ASSERT_FALSE(r.clean());
+  ASSERT_EQ(r.symptom.findings.size(), 1u) << r.symptom.line;
+  const Finding& f = r.symptom.findings[0];
+  EXPECT_EQ(f.id, "scores_overflow");
+  EXPECT_GT(f.numbers.at("largest_score"), 3.4e38);
+  EXPECT_LT(f.numbers.at("largest_dot"), 1e4);
+  EXPECT_EQ(f.numbers.at("scale"), 1e37);
+  const std::string& line = r.symptom.line;
+  EXPECT_NE(line.find("|q . k| x scale"), std::string::npos) << line;
+  EXPECT_NE(line.find("the softmax scale 1e+37 is too large for these inputs"), std::string::npos) << line;
+  EXPECT_EQ(line.find("the inputs are too large"), std::string::npos) << line;
 }
 
 }  // namespace

@@ -203,15 +203,23 @@ std::string measured_summary(const std::vector<Finding>& findings) {
 // that could pass it; 0 when none can. A float32 score cannot hold more than FLT_MAX: past it the
 // kernel's scores, and the reference's input-dtype rounding of them, are infinite, and no
 // comparison of the states says anything. |q . k| <= |q| |k| keeps inputs of ordinary size to
-// norms, without a dot product.
-double largest_score(const Divergence& d, const RunView& run) {
+// norms, without a dot product. The unscaled |q . k| is kept apart: which factor passed the limit,
+// the inputs or the softmax scale, is what the report tells the user to change.
+struct LargestScore {
+  double dot = 0.0;    // largest |q . k|
+  double score = 0.0;  // largest |q . k| x max(1, scale)
+  double scale = 1.0;  // the softmax scale
+};
+LargestScore largest_score(const Divergence& d, const RunView& run) {
   const AttentionSpec& spec = run.attention;
   const HeadInputs& in = run.inputs;
+  LargestScore out;
+  out.scale = spec.effective_scale();
   const int32_t qp = in.q_index(d.header.batch, d.header.head);
   const int32_t kp = in.kv_index(d.header.batch, spec.kv_head_of(d.header.head));
-  if (qp < 0 || kp < 0 || in.q.numel() == 0 || in.k.numel() == 0) return 0.0;
+  if (qp < 0 || kp < 0 || in.q.numel() == 0 || in.k.numel() == 0) return out;
   const int64_t dim = spec.head_dim, keys = spec.seq_kv;
-  const double scale = std::max(1.0, std::fabs(spec.effective_scale()));
+  const double scale = std::max(1.0, std::fabs(out.scale));
   const double limit = static_cast<double>(std::numeric_limits<float>::max());
   constexpr size_t kRowsChecked = 64;  // the work bound: rows x keys x head_dim
   const size_t rows = std::min(d.query_rows.size(), kRowsChecked);
@@ -226,7 +234,6 @@ double largest_score(const Divergence& d, const RunView& run) {
   };
   double k_norm = 0.0;
   for (int64_t j = 0; j < keys; ++j) k_norm = std::max(k_norm, norm(k.data() + j * dim));
-  double largest = 0.0;
   for (size_t i = 0; i < rows; ++i) {
     const float* qr = q.data() + i * static_cast<size_t>(dim);
     if (!(norm(qr) * k_norm * scale > limit)) continue;  // NaN inputs are not this
@@ -234,10 +241,11 @@ double largest_score(const Divergence& d, const RunView& run) {
     for (int64_t j = span.begin; j < span.end; ++j) {
       double dot = 0.0;
       for (int64_t c = 0; c < dim; ++c) dot += static_cast<double>(qr[c]) * k[static_cast<size_t>(j * dim + c)];
-      largest = std::max(largest, std::fabs(dot) * scale);
+      out.dot = std::max(out.dot, std::fabs(dot));
+      out.score = std::max(out.score, std::fabs(dot) * scale);
     }
   }
-  return largest;
+  return out;
 }
 }  // namespace
 
@@ -277,18 +285,30 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
   // Scores past float32's range (no softcap to bound them): the inputs are out of range of the
   // computation, which is what to say; a kernel bug cannot be told from the overflow.
   if (!d.missing && run.attention.softcap <= 0.0) {
-    const double largest = largest_score(d, run);
-    if (largest > static_cast<double>(std::numeric_limits<float>::max())) {
+    const LargestScore largest = largest_score(d, run);
+    const double limit = static_cast<double>(std::numeric_limits<float>::max());
+    if (largest.score > limit) {
+      // The inputs' product alone passes the limit, or only the scale takes it there.
+      const bool inputs = largest.dot > limit;
+      const std::string scores = inputs ? "|q . k| = " + format_figure(largest.dot)
+                                        : "|q . k| x scale = " + format_figure(largest.score) + " (|q . k| up to " +
+                                              format_figure(largest.dot) + ", softmax scale " +
+                                              format_figure(largest.scale) + ")";
       s.set_kind(SymptomKind::unexplained);
       s.line = "the scores of the first wrong rows (at " + describe_event(d.header, r.stage_table, r.attention) +
-               ") reach |q . k| = " + format_figure(largest) + ", past float32's largest value (" +
-               format_figure(static_cast<double>(std::numeric_limits<float>::max())) +
-               "): in float32 they are infinite, and so are the states computed from them; the inputs are too large "
-               "for this attention (scale them down), and no kernel bug can be told apart from the overflow";
+               ") reach " + scores + ", past float32's largest value (" + format_figure(limit) +
+               "): in float32 they are infinite, and so are the states computed from them; " +
+               (inputs ? std::string("the inputs are too large for this attention (scale them down)")
+                       : "the softmax scale " + format_figure(largest.scale) +
+                             " is too large for these inputs (make it smaller)") +
+               ", and no kernel bug can be told apart from the overflow";
       Finding f;
       f.id = "scores_overflow";
-      f.text = "largest |q . k| of the first wrong rows " + format_figure(largest) + " > float32's largest value";
-      f.numbers["largest_score"] = largest;
+      f.text = "largest " + std::string(inputs ? "|q . k|" : "|q . k| x scale") + " of the first wrong rows " +
+               format_figure(inputs ? largest.dot : largest.score) + " > float32's largest value";
+      f.numbers["largest_score"] = largest.score;
+      f.numbers["largest_dot"] = largest.dot;
+      f.numbers["scale"] = largest.scale;
       s.findings.push_back(std::move(f));
       for (const std::string& a : r.anomalies) s.details.push_back(a);
       return s;
