@@ -78,12 +78,39 @@ def _no_duplicates(pairs):
     return out
 
 
+def _available_memory() -> "int | None":
+    """The memory this process may read a file into without swapping: the kernel's MemAvailable
+    (free memory plus reclaimable caches), at most the machine's memory; None where unknown."""
+    try:
+        memory = int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+    if memory <= 0:
+        return None
+    try:
+        with open("/proc/meminfo", "rb") as info:
+            for line in info:
+                if line.startswith(b"MemAvailable:"):
+                    return min(memory, int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return memory
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
 def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTensor], Dict[str, str]]:
     """Reads a safetensors file into memory this process owns and checks its container.
 
+    The header is read and checked against the file's size first; the data are read only when
+    the header covers them exactly and they fit in the memory available (the C++ reader's order:
+    a damaged header in front of gigabytes of data, or a sparse file, costs nothing).
+
     Returns the tensors (name -> :class:`RawTensor`) and the metadata (strings). Raises
     :class:`TraceFormatError` for any defect, :class:`FileNotFoundError` / :class:`OSError` for a
-    file that cannot be read (a folder, a FIFO...).
+    file that cannot be read (a folder, a FIFO, one larger than the memory available...).
     """
     name = os.fspath(path)
     # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
@@ -107,9 +134,30 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
         if n > size - 8:
             raise _fail(name, f"header length {n} runs past the end of the file ({size} bytes)")
         header_bytes = f.read(n)
-        data = f.read(size - 8 - n)  # bounded by the file's size, checked above
-        if len(header_bytes) != n or len(data) != size - 8 - n or f.read(1):
+        if len(header_bytes) != n:
             raise _fail(name, "the file changed size while it was read")
+        data_size = size - 8 - n
+        metadata, entries = _check_header(name, header_bytes, data_size)
+        available = _available_memory()
+        if available is not None and data_size > available:
+            raise OSError(f"{name}: the file is {_gib(size)}, more than the memory available to read it into "
+                          f"({_gib(available)})")
+        data = f.read(data_size)  # bounded by the file's size, which the header covers exactly
+        if len(data) != data_size or f.read(1):
+            raise _fail(name, "the file changed size while it was read")
+
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    tensors: Dict[str, RawTensor] = {}
+    for tname, dtype, shape, begin, end in entries:
+        array = buffer[begin:end].view(DTYPES[dtype][0]).reshape(shape)
+        array.flags.writeable = False
+        tensors[tname] = RawTensor(dtype, tuple(shape), array)
+    return tensors, metadata
+
+
+def _check_header(name: str, header_bytes: bytes, data_size: int):
+    """The metadata and the tensor entries (name, dtype, shape, begin, end) of a header, every
+    entry checked and the data buffer of `data_size` bytes covered exactly."""
     try:
         header = json.loads(header_bytes.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError as e:
@@ -129,9 +177,7 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
                 raise _fail(name, f"metadata value of {key!r} is not a string")
         metadata = dict(meta)
 
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    spans = []
-    tensors: Dict[str, RawTensor] = {}
+    entries = []
     for tname, entry in header.items():
         where = f"tensor {tname!r}"
         if not isinstance(entry, dict):
@@ -150,28 +196,24 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
             raise _fail(name, f"{where}: data_offsets must be two integers")
         begin, end = offsets
-        if not 0 <= begin <= end <= len(data):
-            raise _fail(name, f"{where}: data_offsets [{begin}, {end}] outside the data buffer ({len(data)} bytes)")
-        np_dtype, elem = DTYPES[dtype]
+        if not 0 <= begin <= end <= data_size:
+            raise _fail(name, f"{where}: data_offsets [{begin}, {end}] outside the data buffer ({data_size} bytes)")
+        elem = DTYPES[dtype][1]
         count = 1
         for d in shape:
             count *= d  # Python integers: no overflow
         if count * elem != end - begin:
             raise _fail(name, f"{where}: shape {shape} of {dtype} needs {count * elem} bytes, data_offsets give {end - begin}")
-        array = buffer[begin:end].view(np_dtype).reshape(shape)
-        array.flags.writeable = False
-        tensors[tname] = RawTensor(dtype, tuple(shape), array)
-        spans.append((begin, end, tname))
-    spans.sort()
+        entries.append((tname, dtype, shape, begin, end))
     at = 0
-    for begin, end, tname in spans:
+    for tname, _, _, begin, end in sorted(entries, key=lambda e: (e[3], e[4])):
         if begin != at:
             what = "overlaps the tensor before it" if begin < at else f"leaves a hole at bytes [{at}, {begin})"
             raise _fail(name, f"tensor {tname!r} {what}: the data buffer must be covered exactly")
         at = end
-    if at != len(data):
-        raise _fail(name, f"the data buffer has {len(data) - at} bytes no tensor covers")
-    return tensors, metadata
+    if at != data_size:
+        raise _fail(name, f"the data buffer has {data_size - at} bytes no tensor covers")
+    return metadata, entries
 
 
 def _what_is(st: os.stat_result) -> str:

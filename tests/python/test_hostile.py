@@ -285,6 +285,52 @@ def test_recipe_of_absurd_size_is_refused_before_anything_is_made(recipe, tmp_pa
     assert tilescope.load(recipe).inputs.v.shape == (2, 128, 64) and made
 
 
+def sparse_file(path, header, data_bytes):
+    """A safetensors file: `header`, then `data_bytes` of data that are a hole (no disk, no time)."""
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        f.truncate(8 + len(text) + data_bytes)
+    return path
+
+
+def load_error_within_2_gib(path):
+    """What loading `path` raises, in a process that cannot hold more than 2 GiB: its type and text."""
+    script = (
+        "import resource, sys, tilescope\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "try:\n"
+        "    tilescope.load(sys.argv[1])\n"
+        "except BaseException as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_damaged_header_is_refused_before_the_data_are_read(tmp_path):
+    # 8 GiB of (sparse) data behind a header whose tensor does not cover them: refused from the
+    # header, in a process that could not even hold the data (it read them all and died of a
+    # MemoryError, or took the machine's memory).
+    path = sparse_file(tmp_path / "bad.trace.safetensors",
+                       {"t": {"dtype": "U8", "shape": [16], "data_offsets": [0, 16]}}, 8 << 30)
+    error = load_error_within_2_gib(path)
+    assert error.startswith("TraceFormatError"), error
+    assert str(path) in error and "no tensor covers" in error, error
+
+
+def test_a_file_larger_than_the_memory_available_is_refused_with_its_size(tmp_path):
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    path = sparse_file(tmp_path / "huge.trace.safetensors",
+                       {"t": {"dtype": "U8", "shape": [2 * memory], "data_offsets": [0, 2 * memory]}}, 2 * memory)
+    with pytest.raises(OSError, match="more than the memory available to read it into") as info:
+        tilescope.load(path)
+    assert str(path) in str(info.value)
+
+
 def test_files_that_cannot_be_read(tmp_path):
     with pytest.raises(FileNotFoundError):
         tilescope.load(tmp_path / "absent.trace.safetensors")
