@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "instrumentation/trace/host_tensor_entry.h"
 #include "instrumentation/trace/npy.h"
 #include "instrumentation/trace/safetensors.h"
 #include "instrumentation/trace/tensor_files.h"
@@ -233,6 +234,14 @@ TEST(CliErrors, BadInputFilesAreNamed) {
   bad_k.set_float(bad_k.numel() - 1, -std::numeric_limits<float>::infinity());
   write(dir.path() / "inf_k.npy", bad_k);
   expect_bad_input(files({"q.npy", "inf_k.npy", "v.npy"}), "inf_k.npy", dir.path(), out);
+  // A .safetensors of several tensors as one of three files: the command line cannot name one,
+  // so the message says what each file must hold (it said "name the one to use").
+  const std::vector<TensorToWrite> qk{tensor_to_write("q", in.q), tensor_to_write("k", in.k)};
+  write_safetensors(dir.path() / "qk.safetensors", qk, {});
+  const auto three = files({"qk.safetensors", "k.npy", "v.npy"});
+  expect_bad_input(three, "qk.safetensors: holds 2 tensors (k, q); each of three input files must hold one", dir.path(),
+                   out);
+  EXPECT_EQ(run_tilescope(three, dir.path()).err.find("name the one to use"), std::string::npos);
   // Not a tensor file at all.
   std::ofstream(dir.path() / "junk.npy") << "this is not an array";
   expect_bad_input(files({"junk.npy", "k.npy", "v.npy"}), "junk.npy", dir.path(), out);

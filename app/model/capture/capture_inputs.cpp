@@ -46,6 +46,16 @@ LoadedInputs load_files(const AttentionConfig& config, const InputFiles& files) 
   for (int i = 0; i < 3; ++i) {
     const TensorFile& file = *opened[file_of(i)];
     DType dtype{};
+    // Three files are taken whole: the command line names no tensor inside one.
+    if (paths.size() == 3 && file.tensors().size() != 1) {
+      std::string held;
+      for (const TensorInfo& t : file.tensors()) held += (held.empty() ? "" : ", ") + t.name;
+      throw TensorFileError(file.path(), file.path().string() + ": holds " + std::to_string(file.tensors().size()) +
+                                             " tensors (" + held +
+                                             "); each of three input files must hold one (a .npy, or a "
+                                             ".safetensors of one tensor); or give one .safetensors holding "
+                                             "tensors named q, k and v");
+    }
     try {
       chosen[i] = &file.select(paths.size() == 3 ? std::string() : names[i]);
       dtype = file.kernel_dtype(*chosen[i]);
