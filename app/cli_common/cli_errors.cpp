@@ -46,8 +46,12 @@ int exit_code_for(const std::exception_ptr& e) {
   return kExitRunFailure;
 }
 
-void print_error(std::string_view prefix, std::string_view message) {
-  std::cerr << prefix << ": " << printable(message, LineBreaks::keep) << "\n" << std::flush;
+void print_error(std::string_view prefix, std::string_view message, LineBreaks line_breaks) {
+  std::cerr << prefix << ": " << printable(message, line_breaks) << "\n" << std::flush;
+}
+
+LineBreaks message_line_breaks(const std::exception& e) {
+  return dynamic_cast<const FileError*>(&e) ? LineBreaks::escape : LineBreaks::keep;
 }
 
 int report_error(std::string_view prefix, const std::exception& e) {
@@ -75,7 +79,7 @@ int report_error(std::string_view prefix, const std::exception& e) {
   } else if (exit_code_for(e) == kExitRunFailure) {
     message = "internal error: " + message + " (please report it with the command line)";
   }
-  print_error(prefix, message);
+  print_error(prefix, message, message_line_breaks(e));
   return exit_code_for(e);
 }
 

@@ -12,6 +12,8 @@
 #include <exception>
 #include <string_view>
 
+#include "instrumentation/trace/display_text.h"
+
 namespace ts::cli {
 
 inline constexpr int kExitOk = 0;
@@ -32,7 +34,13 @@ int exit_code_for(const std::exception_ptr& e);
 int report_error(std::string_view prefix, const std::exception& e);
 
 // Prints "<prefix>: <message>" on stderr, the message made printable (display_text.h).
-void print_error(std::string_view prefix, std::string_view message);
+void print_error(std::string_view prefix, std::string_view message, LineBreaks line_breaks = LineBreaks::keep);
+
+// How the line breaks of e's message are shown. A file error's message is one line that quotes
+// text from the file (a tensor name, a metadata value, a path): a line break there is the file's
+// and is escaped, so that a file cannot add lines to what is printed ("verdict: clean"). Other
+// messages may span lines on purpose.
+LineBreaks message_line_breaks(const std::exception& e);
 
 // Flushes stdout. When anything written to it failed (a full disk, /dev/full, a closed pipe),
 // says so on stderr and returns kExitRunFailure; else returns `code`.

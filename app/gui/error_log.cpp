@@ -10,8 +10,8 @@
 
 namespace ts {
 
-void ErrorLog::report(std::string_view where, std::string_view raw_message, int exit_code) {
-  const std::string message = printable(raw_message, LineBreaks::keep);
+void ErrorLog::report(std::string_view where, std::string_view raw_message, int exit_code, LineBreaks line_breaks) {
+  const std::string message = printable(raw_message, line_breaks);
   const std::string place = printable(where);
   std::fprintf(stderr, "tilescope-gui: %s: %s\n", place.c_str(), message.c_str());
   for (ErrorEntry& e : entries_)
@@ -26,7 +26,7 @@ void ErrorLog::report(std::string_view where, const std::exception& e) {
   // A capture request's problem names its field as the launch form labels it.
   if (const auto* capture = dynamic_cast<const CaptureError*>(&e); capture && capture->field())
     return report(where, problem_text({*capture->field(), capture->what()}), cli::exit_code_for(e));
-  report(where, e.what(), cli::exit_code_for(e));
+  report(where, e.what(), cli::exit_code_for(e), cli::message_line_breaks(e));
 }
 
 void ErrorLog::report(std::string_view where, const std::exception_ptr& e) {

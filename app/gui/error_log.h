@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "instrumentation/trace/display_text.h"
+
 namespace ts {
 
 struct ErrorEntry {
@@ -22,8 +24,10 @@ class ErrorLog {
  public:
   // Adds an entry (and prints it to stderr, for logs of headless runs). The message is made
   // printable here, once for every error the viewer shows: messages quote file contents.
-  void report(std::string_view where, std::string_view message, int exit_code = 3);
-  // The same for an exception, with its exit code (exit_code_for).
+  void report(std::string_view where, std::string_view message, int exit_code = 3,
+              LineBreaks line_breaks = LineBreaks::keep);
+  // The same for an exception, with its exit code (exit_code_for) and its line breaks as the CLI
+  // shows them (message_line_breaks: a file error's are the file's, escaped).
   void report(std::string_view where, const std::exception& e);
   void report(std::string_view where, const std::exception_ptr& e);
   void dismiss(size_t index);

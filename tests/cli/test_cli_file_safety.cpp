@@ -6,6 +6,8 @@
 // inputs of the wrong shape are refused from their header.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -418,6 +420,20 @@ TEST_F(CliFileSafety, TextFromTheFileIsShownEscapedNeverObeyed) {
   const CliRun info = run({"info", hostile.string()});
   EXPECT_NE(info.out.find("gpu\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("evil\\x1b[2J\\x1b[H.trace.safetensors"), std::string::npos) << info.out;
+}
+
+TEST_F(CliFileSafety, ALineBreakInTheFileDoesNotAddALineToTheMessage) {
+  // A metadata value (or a tensor name) the error message quotes, with a line break and a line
+  // of its own: it was printed as a second line, "verdict: clean" on stderr.
+  const fs::path trace = capture("run");
+  const fs::path hostile = tmp_.path() / "forged.trace.safetensors";
+  rewrite_with_metadata(trace, hostile, {{"tilescope_format", "9\nverdict:          clean"}});
+  for (const char* command : {"info", "diff"}) {
+    const CliRun r = run({command, hostile.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("'9\\nverdict:          clean'"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 // --- inputs --------------------------------------------------------------------------------

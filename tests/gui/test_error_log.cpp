@@ -52,6 +52,10 @@ TEST(ErrorLog, MessagesAreShownEscapedAndCarryTheCliExitCode) {
   EXPECT_FALSE(guarded(log, "draw", [] { throw std::runtime_error("a bug"); }));
   EXPECT_EQ(log.entries()[1].exit_code, 2);
   EXPECT_EQ(log.entries()[2].exit_code, 3);
+  // A file error's line break is the file's (a tensor name): escaped, as the CLI shows it; it
+  // was kept, and the name's "second line" read as a line of its own.
+  EXPECT_FALSE(guarded(log, "open", [] { throw TraceFormatError("x", "x: tensor 'a\nverdict: clean': bad"); }));
+  EXPECT_EQ(log.entries()[3].message, "x: tensor 'a\\nverdict: clean': bad");
 }
 
 // A capture request's problem that reaches the log (a re-run the form did not check) names its
