@@ -671,5 +671,29 @@ TEST(FaultReport, AnOverflowCausedByTheSoftmaxScaleNamesTheScale) {
   EXPECT_EQ(line.find("the inputs are too large"), std::string::npos) << line;
 }
 
+// The stage that makes the error was not traced (here the reduce, filtered out; a full trace
+// buffer drops it the same way): the output is wrong with no recorded state before it that
+// covers its keys. The report says that and names the stage not recorded, rather than that the
+// output "goes wrong by itself", which sent the reader to the kernel's final store.
+TEST(FaultReport, AnOutputWithNoRecordedStateBeforeItNamesTheStagesNotRecorded) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = test::make_config(KernelKind::splitk, Fault::double_count_l, DType::f32, 64, 16, 512, false, 4);
+  spec.seed = seed;
+  spec.filter.stage_mask = (uint64_t{1} << kSplitkPartialStage) | (uint64_t{1} << kSplitkFinalStage);
+  const AnalysisReport r = analyze_run(test::launch_run(spec), AnalysisOptions{});
+  ASSERT_FALSE(r.clean());
+  const std::string& line = r.symptom.line;
+  EXPECT_EQ(line.find("goes wrong by itself"), std::string::npos) << line;
+  EXPECT_NE(line.find("final goes wrong in"), std::string::npos) << line;
+  EXPECT_NE(line.find("no recorded state before it covers its rows' keys"), std::string::npos) << line;
+  EXPECT_NE(line.find("splitk.tile and splitk.reduce recorded no event"), std::string::npos) << line;
+  // Traced in full, the same run names the reduce's mechanism as before.
+  spec.filter.stage_mask = ~uint64_t{0};
+  const AnalysisReport full = analyze_run(test::launch_run(spec), AnalysisOptions{});
+  ASSERT_TRUE(full.symptom.mechanism.has_value()) << full.symptom.line;
+  EXPECT_EQ(full.symptom.mechanism->id, "reduce_scaled_by_l");
+}
+
 }  // namespace
 }  // namespace ts

@@ -247,6 +247,20 @@ LargestScore largest_score(const Divergence& d, const RunView& run) {
   }
   return out;
 }
+// The stages before an output origin that recorded no event, when none of the origin's wrong
+// events had a recorded state to continue (its replay predicted them from the reference); else
+// none.
+std::vector<std::string> unrecorded_stages_before(const LocalReplay& replay, const AnalysisReport& r, int32_t origin) {
+  if (r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final) return {};
+  const RunView& run = replay.run();
+  for (const ReplayStep& s : replay.steps())
+    if (run.headers[s.event].stage == origin && replay.any_locally_wrong(s.event) && s.source != StepSource::from_empty)
+      return {};
+  std::vector<std::string> names;
+  for (const StageReport& st : r.stages)
+    if (st.stage < origin && st.events_compared == 0) names.push_back(st.info.name);  // the table is in the kernel's order
+  return names;
+}
 }  // namespace
 
 Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference& ref, unsigned workers) {
@@ -338,8 +352,17 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     s.findings = measure_error_shape(replay, origin);
     const FailingSets where = origin_sets(replay, origin);
     const OriginCounts counts = origin_counts(replay, origin);
-    const std::string where_text = name + " goes wrong by itself in " + std::to_string(counts.events) + " of " +
-                                   std::to_string(where.events_compared) + " events (" + origin_where(where) + ")";
+    // An output whose wrong rows no recorded state covers (the stages before it filtered out, or
+    // dropped from a full trace buffer) is predicted from the reference alone: the error may have
+    // been made in a stage that was not recorded, so the report names those and claims no origin.
+    const std::vector<std::string> unrecorded = unrecorded_stages_before(replay, r, origin);
+    const std::string where_text =
+        name + (unrecorded.empty() ? " goes wrong by itself in " : " goes wrong in ") + std::to_string(counts.events) +
+        " of " + std::to_string(where.events_compared) + " events (" + origin_where(where) + ")" +
+        (unrecorded.empty() ? ""
+                            : ", and no recorded state before it covers its rows' keys: " + spoken_list(unrecorded, "and") +
+                                  " recorded no event (filtered out, or dropped when the trace buffer was full), and the error "
+                                  "may have been made there");
     // Stages wrong only through what they read.
     std::vector<std::string> carried;
     for (const StageReport& st : r.stages)
