@@ -28,11 +28,17 @@ CLI::Validator integer_check(bool is_signed) {
           text = *c;
           return {};
         }
+        // What is wrong with it, and no range beyond the type's: the option's own check says
+        // its range (--workers 0 to 1024), and "from 0 to 18446744073709551615" read as if it
+        // were that range.
+        const std::string_view digits = std::string_view(text).substr(!text.empty() && text[0] == '-' ? 1 : 0);
+        const bool decimal = !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+        if (!decimal) return "'" + text + "' is not a whole number (decimal digits only)";
+        if (!is_signed && text[0] == '-') return "'" + text + "' is negative (give a whole number >= 0)";
         if (is_signed)
-          return "'" + text + "' is not a whole number from " + std::to_string(std::numeric_limits<int64_t>::min()) +
-                 " to " + std::to_string(std::numeric_limits<int64_t>::max());
-        return "'" + text + "' is not a whole number from 0 to " +
-               std::to_string(std::numeric_limits<uint64_t>::max());
+          return "'" + text + "' is outside " + std::to_string(std::numeric_limits<int64_t>::min()) + " .. " +
+                 std::to_string(std::numeric_limits<int64_t>::max());
+        return "'" + text + "' is too large (beyond " + std::to_string(std::numeric_limits<uint64_t>::max()) + ")";
       },
       "");
 }

@@ -378,6 +378,20 @@ TEST_F(CliFileSafety, IntegerOptionsRefuseNegativeOverflowingAndNonDecimalValues
   }
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(tmp_.path() / "e"));
+  // The message says what is wrong, never the type's range as if it were the option's (--workers
+  // -1 said "not a whole number from 0 to 18446744073709551615"; --workers takes 0 to 1024).
+  for (const auto& [args, message] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"diff", trace.string(), "--workers", "-1"}, "'-1' is negative (give a whole number >= 0)"},
+           {with(kSmallCapture, {"--seed", "0x10", "-o", out.string()}), "'0x10' is not a whole number (decimal digits only)"},
+           {with(kSmallCapture, {"--seed", "18446744073709551616", "-o", out.string()}), "is too large"},
+           {with(kSmallCapture, {"--batch", "9223372036854775808", "-o", out.string()}), "is outside"}}) {
+    const CliRun r = run(args);
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    if (args[0] == "diff") {
+      EXPECT_EQ(r.err.find("18446744073709551615"), std::string::npos) << r.err;
+    }
+  }
   // The largest seed is taken as it is, and leading zeros are decimal.
   ASSERT_EQ(run(with(kSmallCapture, {"--seed", "18446744073709551615", "-o", out.string()})).exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(run({"info", "--json", out.string()}).out)["metadata"]["inputs_seed"],
