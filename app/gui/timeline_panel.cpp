@@ -283,15 +283,18 @@ void TimelinePanel::draw(ViewerSession& s, ImVec2 size) {
     return;
   }
   ImGui::AlignTextToFramePadding();
+  const bool one_lane = timeline_.lanes.size() == 1;
   ImGui::Text("%zu events on %zu %s over %s", timeline_.boxes.size(), timeline_.lanes.size(),
-              timeline_.gpu ? "SMs" : "workers", format_duration_ns(timeline_.end_ns).c_str());
+              timeline_.gpu ? (one_lane ? "SM" : "SMs") : (one_lane ? "worker" : "workers"),
+              format_duration_ns(timeline_.end_ns).c_str());
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Clock: %s%s. Each box runs from its block's previous event to the event.%s", timeline_.clock.c_str(),
                       timeline_.gpu ? " (nanoseconds, shared by the SMs)"
                                     : " (the host's, read by each worker thread as it writes; the CPU "
                                       "backend runs blocks on a few threads, so times show its schedule, "
                                       "not a GPU's)",
-                      timeline_.untimed_events ? " Events without a time are left out." : "");
+                      timeline_.untimed_events ? " Events without a time, or with a reading far from the run's "
+                                                 "others (a damaged file), are left out." : "");
   ImGui::SameLine(0, 20);
   int mode = colour_by_split ? 1 : 0;
   if (ImGui::RadioButton("error / tolerance", &mode, 0)) colour_by_split = false;

@@ -37,7 +37,25 @@ Timeline build_timeline(const RunView& run) {
     else ++t.untimed_events;
   }
   if (timed.empty()) return t;
-  // time_ns holds uint64 bits; the clocks are far below 2^63 ns (292 years).
+  // time_ns holds uint64 bits read from the file, so any value. A reading more than
+  // kMaxFromMedianNs from the run's median, or past int64, is no time of this run (real clocks are
+  // far below 2^63 ns, and a run lasts far less than weeks): it is left out as untimed, so that
+  // every offset and difference below fits in int64.
+  constexpr uint64_t kMaxFromMedianNs = uint64_t{1} << 50;  // 13 days
+  std::vector<uint64_t> readings;
+  readings.reserve(timed.size());
+  for (size_t i : timed) readings.push_back(run.headers[i].time_ns);
+  std::nth_element(readings.begin(), readings.begin() + static_cast<std::ptrdiff_t>(readings.size() / 2), readings.end());
+  const uint64_t median = readings[readings.size() / 2];
+  const auto plausible = [&](size_t i) {
+    const uint64_t v = run.headers[i].time_ns;
+    return v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) &&
+           (v > median ? v - median : median - v) <= kMaxFromMedianNs;
+  };
+  const size_t before = timed.size();
+  timed.erase(std::remove_if(timed.begin(), timed.end(), [&](size_t i) { return !plausible(i); }), timed.end());
+  t.untimed_events += before - timed.size();
+  if (timed.empty()) return t;
   auto time_of = [&](size_t i) { return static_cast<int64_t>(run.headers[i].time_ns); };
   t.origin_ns = std::numeric_limits<int64_t>::max();
   for (size_t i : timed) t.origin_ns = std::min(t.origin_ns, time_of(i));
@@ -77,7 +95,9 @@ Timeline build_timeline(const RunView& run) {
     if (s.events == 0) s.first_ns = s.last_ns = b.end_ns;
     s.first_ns = std::min(s.first_ns, b.end_ns);
     s.last_ns = std::max(s.last_ns, b.end_ns);
-    s.busy_ns += b.end_ns - b.start_ns;
+    // Saturating: a span sums many boxes, each up to the run's length.
+    const int64_t busy = b.end_ns - b.start_ns;
+    s.busy_ns = s.busy_ns > std::numeric_limits<int64_t>::max() - busy ? std::numeric_limits<int64_t>::max() : s.busy_ns + busy;
     ++s.events;
   };
   for (const TimelineBox& b : t.boxes) {

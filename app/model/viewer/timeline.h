@@ -48,7 +48,7 @@ struct Timeline {
   std::vector<TimelineBox> boxes;      // by lane, then by time
   std::vector<TimelineSpan> stages;    // per stage with timed events, in stage order
   std::vector<TimelineSpan> splits;    // per (stage, split) for stages whose events have splits
-  size_t untimed_events = 0;           // left out: no clock reading
+  size_t untimed_events = 0;           // left out: no clock reading, or one far from the run's others
   bool empty() const { return boxes.empty(); }
 };
 

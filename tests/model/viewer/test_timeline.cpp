@@ -150,6 +150,40 @@ TEST(Timeline, IdleGapsAreCutNarrowAndTheAxisStaysMonotonic) {
   }
 }
 
+// time_ns comes from the file: clock readings that are no time of this run (2^63 and 2^63 - 1,
+// the ends of int64) are left out as untimed; every other event keeps its box and the spans stay
+// those of the real events. They were subtracted in int64 (overflow: the timeline said "over
+// 0 ns" and drew nothing).
+TEST(Timeline, ClockReadingsFarFromTheRunAreLeftOutAsUntimed) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  size_t untimed = 0;
+  RunView run = random_run(rng, untimed);
+  const size_t real = run.recorded_events;
+  uint64_t earliest = UINT64_MAX, latest = 0;
+  for (size_t i = 0; i < real; ++i) {
+    earliest = std::min(earliest, run.headers[i].time_ns);
+    latest = std::max(latest, run.headers[i].time_ns);
+  }
+  for (const uint64_t bogus : {uint64_t{1} << 63, (uint64_t{1} << 63) - 1, uint64_t{1}, UINT64_MAX}) {
+    EventHeader h = run.headers.front();
+    h.time_ns = bogus;
+    run.headers.insert(run.headers.begin(), h);
+  }
+  run.recorded_events = real + 4;
+  const Timeline t = build_timeline(run);
+  EXPECT_EQ(t.untimed_events, untimed + 4);
+  EXPECT_EQ(t.boxes.size(), real);
+  EXPECT_EQ(static_cast<uint64_t>(t.origin_ns), earliest);
+  EXPECT_EQ(static_cast<uint64_t>(t.end_ns), latest - earliest);
+  for (const TimelineBox& b : t.boxes) {
+    EXPECT_GE(b.event, 4u) << "a bogus reading was drawn";
+    EXPECT_LE(0, b.start_ns);
+    EXPECT_LE(b.start_ns, b.end_ns);
+  }
+  for (const TimelineSpan& s : t.stages) EXPECT_LE(s.busy_ns, t.end_ns * static_cast<int64_t>(s.events));
+}
+
 TEST(Timeline, ARunWithoutTimesIsEmptyAndSaysSo) {
   RunView run;
   run.stages = {{"s", StageKind::state, 0}};
