@@ -23,20 +23,20 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
 
 
 // Split-K partial (splitk_partial.cuh): each of a block's warps walks its own share of every kv
-// tile, splitk_warp_keys consecutive keys, through its own ring of kSplitkStages K and V stages
-// filled by cp.async, so that no warp waits on another within the kv loop. Byte offsets:
+// tile, splitk_warp_keys consecutive keys, through a K and a V buffer of its own filled by
+// cp.async (the next tile's K copied while this tile's P V runs, its V while the next tile's
+// scores do), so that no warp waits on another within the kv loop. Byte offsets:
 //   q          Q [bm][qkv_tile_ld] float, pre-scaled
 //   key_begin, key_end   each row's first and end visible key [bm] int32
 //   m, l       the block's state [bm] float, merged from the warps' (the events read them)
 //   warp_state per warp: its m, l, alpha [bm] float, then its scores and its P [bm][warp keys] float each
-//   ring       per warp: kSplitkStages stages of K then V [warp keys][splitk_tile_ld], input dtype;
-//              after the kv loop (and for the traced build's per-tile events, a stage just read)
-//              a stage holds the warp's O [bm][head_dim] float for the merge.
+//   kv         per warp: K then V [warp keys][splitk_tile_ld], input dtype; after the kv loop (and
+//              for the traced build's per-tile events, once both are read) the two hold the
+//              warp's O [bm][head_dim] float for the merge.
 // Every part's size is a multiple of 16 bytes. K and V are kept in the input dtype, not as float:
 // with float tiles the decode kernel ran well below the memory roof (docs/perf.md, "Split-K
 // decode at the memory roof").
 inline constexpr int kSplitkWarps = kKernelThreads / 32;
-inline constexpr int kSplitkStages = 2;
 TS_HOST_DEVICE constexpr int splitk_warp_keys(int head_dim) { return splitk_block_n(head_dim) / kSplitkWarps; }
 // The score step's lanes per (row, key): a warp's 32 lanes over its keys, each lane's share of the
 // columns every score_parts-th 8-column chunk of the row.
@@ -79,7 +79,7 @@ constexpr bool splitk_score_reads_conflict_free(int head_dim, int elem_bytes) {
   return true;
 }
 struct SplitkPartialSmem {
-  int q, key_begin, key_end, m, l, warp_state, warp_state_bytes, ring, stage_bytes, ring_bytes, total;
+  int q, key_begin, key_end, m, l, warp_state, warp_state_bytes, kv, kv_bytes, total;
 };
 TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int elem_bytes) {
   const int bm = kSplitkMaxBlockM, kw = splitk_warp_keys(head_dim);
@@ -91,10 +91,9 @@ TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int
   s.l = s.m + bm * 4;
   s.warp_state = s.l + bm * 4;
   s.warp_state_bytes = (3 * bm + 2 * bm * kw) * 4;
-  s.ring = s.warp_state + kSplitkWarps * s.warp_state_bytes;
-  s.stage_bytes = 2 * kw * splitk_tile_ld(head_dim, elem_bytes) * elem_bytes;
-  s.ring_bytes = kSplitkStages * s.stage_bytes;
-  s.total = s.ring + kSplitkWarps * s.ring_bytes;
+  s.kv = s.warp_state + kSplitkWarps * s.warp_state_bytes;
+  s.kv_bytes = 2 * kw * splitk_tile_ld(head_dim, elem_bytes) * elem_bytes;
+  s.total = s.kv + kSplitkWarps * s.kv_bytes;
   return s;
 }
 TS_HOST_DEVICE constexpr int splitk_partial_smem_bytes(int head_dim, int elem_bytes) {
@@ -118,13 +117,13 @@ constexpr bool splitk_partial_blocks_fit(int blocks, int smem_per_sm, int elem_b
   return true;
 }
 // The split heuristic's kSplitkBlocksPerSm (tile_shapes.h) blocks of the partial kernel fit an
-// sm_90 SM's shared memory with 16-bit inputs, the decode case it is tuned for; elsewhere (float32
-// inputs, and an A100 at head dim 32) one block fits, and the heuristic counts more than run.
-static_assert(splitk_partial_blocks_fit(kSplitkBlocksPerSm, kSmemPerSmSm90, 2),
-              "kSplitkBlocksPerSm partial blocks no longer fit an sm_90 SM's shared memory (16-bit inputs)");
-static_assert(splitk_partial_blocks_fit(1, kSmemPerSmSm80, 2) && splitk_partial_blocks_fit(1, kSmemPerSmSm80, 4) &&
-                  splitk_partial_blocks_fit(1, kSmemPerSmSm90, 4),
-              "a Split-K partial block no longer fits an SM's shared memory");
+// sm_90 SM's shared memory (16-bit and float32 inputs) and an sm_80 SM's with 16-bit inputs; float32
+// on an A100 fits one block, and there the heuristic counts more than run.
+static_assert(splitk_partial_blocks_fit(kSplitkBlocksPerSm, kSmemPerSmSm90, 2) &&
+                  splitk_partial_blocks_fit(kSplitkBlocksPerSm, kSmemPerSmSm90, 4) &&
+                  splitk_partial_blocks_fit(kSplitkBlocksPerSm, kSmemPerSmSm80, 2),
+              "kSplitkBlocksPerSm partial blocks no longer fit an SM's shared memory");
+static_assert(splitk_partial_blocks_fit(1, kSmemPerSmSm80, 4), "a Split-K partial block no longer fits an SM's shared memory");
 
 // The stage layout's reason holds for 16-bit inputs (the decode case) at every head dim built.
 // (float32 at head dims 128 and 256 reads two chunks' halves in one bank group: two wavefronts a

@@ -21,8 +21,9 @@
 // kSplitkMaxBlockM rows and only as many as the queries (splitk_block_m, kernels/tile_shapes.h).
 // Each of the block's four warps walks its own share of every kv tile (splitk_warp_keys
 // consecutive keys: 16 of the 64 at head dim 128) with its own online-softmax state over them,
-// and its K and V rows are copied by cp.async (16 bytes a lane, through L1) into a ring of two
-// stages of its own, the next tile's copies in flight while one is computed: no warp waits on
+// and its K and V rows are copied by cp.async (16 bytes a lane, through L1) into a K and a V
+// buffer of its own, the next tile's K in flight during this tile's softmax and P V and its V
+// during the next tile's scores (FA-2's order; in a ring of two K+V stages it ran 1% slower): no warp waits on
 // another within the kv loop, whose only barriers are __syncwarp. Per tile and warp: S = Q K^T
 // (32 / warp keys lanes per (row, key), each over every such chunk of 8 columns, summed by
 // shuffles; a decode row's Q held in registers), the online softmax (a lane per key),
@@ -44,7 +45,7 @@
 //                     reduce reads the launcher's NaN poison;
 //   stale_accumulator the P V accumulator of a tile is not cleared before the next tile;
 //   missing_barrier   no barrier between the softmax's stores of P and the P V step's reads of
-//                     them (a read-after-write race between a warp's lanes; the K/V stages,
+//                     them (a read-after-write race between a warp's lanes; K and V,
 //                     filled by cp.async, land only at a wait, so a race on them could not show
 //                     on the CPU).
 //
@@ -170,21 +171,22 @@ struct PartialSmem {
   // missing_barrier fault) is the previous tile's P, not a score (a masked one is -inf).
   __device__ __forceinline__ float* warp_s(int w) const { return warp_m(w) + 3 * kBM; }
   __device__ __forceinline__ float* warp_p(int w) const { return warp_s(w) + kBM * kWarpKeys; }
-  __device__ __forceinline__ T* stage(int w, int s) const {  // K [warp keys][raw ld], then V
-    return reinterpret_cast<T*>(base + kLayout.ring + w * kLayout.ring_bytes + s * kLayout.stage_bytes);
+  __device__ __forceinline__ T* k_tile(int w) const {  // [warp keys][splitk_tile_ld], then V's
+    return reinterpret_cast<T*>(base + kLayout.kv + w * kLayout.kv_bytes);
   }
-  // Warp w's O [bm][kD] for the merge, over its stage s once the warp has read it.
-  __device__ __forceinline__ float* warp_o(int w, int s) const { return reinterpret_cast<float*>(stage(w, s)); }
-  static_assert(kBM * kD * 4 <= kLayout.stage_bytes, "a stage holds a warp's O");
+  __device__ __forceinline__ T* v_tile(int w) const { return k_tile(w) + kWarpKeys * splitk_tile_ld(kD, sizeof(T)); }
+  // Warp w's O [bm][kD] for the merge, over its K and V once the warp has read them.
+  __device__ __forceinline__ float* warp_o(int w) const { return reinterpret_cast<float*>(k_tile(w)); }
+  static_assert(kBM * kD * 4 <= kLayout.kv_bytes, "a warp's K and V hold its O");
 
-  // The block's state of row r, column c: the warps' states (O of each in stage s) merged.
+  // The block's state of row r, column c: the warps' states (O of each over its K and V) merged.
   // Always guarded: a warp that has seen no key of the row holds (-inf, 0, 0), which the block's
   // state does not show (masked_nan acts in the softmax, as in a kernel with one state per block).
-  __device__ __forceinline__ void merged(int r, int c, int s, float& m_out, float& l_out, float& o_out) const {
-    float m_r = warp_m(0)[r], l_r = warp_l(0)[r], o_r = warp_o(0, s)[r * kD + c];
+  __device__ __forceinline__ void merged(int r, int c, float& m_out, float& l_out, float& o_out) const {
+    float m_r = warp_m(0)[r], l_r = warp_l(0)[r], o_r = warp_o(0)[r * kD + c];
     TS_UNROLL
     for (int w = 1; w < kSplitkWarps; ++w)
-      device::merge_state(m_r, l_r, o_r, warp_m(w)[r], warp_l(w)[r], warp_o(w, s)[r * kD + c], true, false);
+      device::merge_state(m_r, l_r, o_r, warp_m(w)[r], warp_l(w)[r], warp_o(w)[r * kD + c], true, false);
     m_out = m_r;
     l_out = l_r;
     o_out = o_r;
@@ -192,10 +194,9 @@ struct PartialSmem {
 };
 
 // The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
-// `index`-th tile the block visits), the warps' states merged (their O in stage s).
+// `index`-th tile the block visits), the warps' states merged (their O over their K and V).
 template <typename T, int kD>
-__device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int s, int tile,
-                                               int index) {
+__device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int tile, int index) {
   const PartialSmem<T, kD> sm{smem};
   const tilescope::EventSite site = tilescope::EventSite::here();
   const tilescope::Event event = tilescope::BlockProbe<true>(p.trace, site.block_linear())
@@ -205,7 +206,7 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, char* s
   for (int e = site.thread; e < b.rows * kD; e += kKernelThreads) {
     const int r = e / kD, c = e % kD;
     float m, l, o;
-    sm.merged(r, c, s, m, l, o);
+    sm.merged(r, c, m, l, o);
     event.o_row(r)[c] = o;
     if (c == 0) {
       event.m()[r] = m;
@@ -231,7 +232,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   constexpr int kLK = splitk_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));             // elements one cp.async moves
   constexpr int kRowVecs = kD / kVec;
-  constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies of K (and as many of V) a stage
+  constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies of K (and as many of V) a tile
   // Scores: kParts lanes per (row, key), each over kD / kParts columns (every kParts-th 8-column
   // chunk from its part's), summed by shuffles.
   constexpr int kParts = splitk_score_parts(kD);
@@ -277,30 +278,29 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
 
-  // This warp's K and V rows of tile t into stage s: 16-byte copies, consecutive lanes on
-  // consecutive vectors of a row; keys past seq_kv are zero-filled (masked keys multiply zeros,
-  // never stale NaN).
-  auto copy_tile = [&](int t, int s) {
-    T* k_st = sm.stage(warp, s);
-    T* v_st = k_st + kKw * kLK;
-    const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
-    TS_UNROLL
-    for (int i = 0; i < kCopies; ++i) {
-      const int e = lane + 32 * i;
-      const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
-      const int64_t key = key0 + row;
-      const bool in = key < seq_kv;
-      const int64_t at = in ? key : 0;
-      tc::cp_async_ca_zfill<16>(k_st + row * kLK + col, k + at * k_row_stride + col, in ? 16u : 0u);
-      tc::cp_async_ca_zfill<16>(v_st + row * kLK + col, v + at * v_row_stride + col, in ? 16u : 0u);
+  // This warp's rows of tile t of K (or V: `src` and `stride`) into `dst`, one commit group:
+  // 16-byte copies, consecutive lanes on consecutive vectors of a row; keys past seq_kv are
+  // zero-filled (masked keys multiply zeros, never stale NaN). A tile past the visited ones
+  // commits an empty group, so that every wait below counts the same groups.
+  T* const k_st = sm.k_tile(warp);
+  T* const v_st = sm.v_tile(warp);
+  auto copy_rows = [&](int t, T* dst, const T* src, int64_t stride) {
+    if (t < visited.end) {
+      const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
+      TS_UNROLL
+      for (int i = 0; i < kCopies; ++i) {
+        const int e = lane + 32 * i;
+        const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
+        const int64_t key = key0 + row;
+        const bool in = key < seq_kv;
+        tc::cp_async_ca_zfill<16>(dst + row * kLK + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
+      }
     }
-  };
-  // The first tiles' copies fly while Q is loaded.
-  TS_UNROLL
-  for (int s = 0; s < kSplitkStages; ++s) {
-    if (visited.begin + s < visited.end) copy_tile(visited.begin + s, s);
     tc::cp_async_commit_group();
-  }
+  };
+  // The first tile's copies fly while Q is loaded.
+  copy_rows(visited.begin, k_st, k, k_row_stride);
+  copy_rows(visited.begin, v_st, v, v_row_stride);
 
   device::load_tile<T, kD, kBM, kKernelThreads, kLD>(q, p.q_row_stride, rows, q_s, tid, p.scale);
   // The keys each query row sees (KernelMask::row_keys: causal, window, seq_kv), found once per
@@ -355,9 +355,9 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       else
         return device::load_f4(qr + chunk_col(lane % kParts, i) + half * 4);
     };
-    // This warp's O into stage s of its ring, for the merge of the warps' states.
-    auto store_o = [&](int s) {
-      float* o_w = sm.warp_o(warp, s);
+    // This warp's O over its K and V, for the merge of the warps' states.
+    auto store_o = [&]() {
+      float* o_w = sm.warp_o(warp);
       TS_UNROLL
       for (int r = 0; r < kR; ++r)
         if (r < nrows) {
@@ -366,13 +366,19 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         }
     };
 
+    // The copies in flight: K of tile t, then V of tile t, as the loop starts tile t; K of t + 1
+    // and V of t after the scores. A block that records per-tile events waits for all (its events
+    // use K and V for the warps' O, so it copies the next tile only after them).
+    auto wait_for_older = [&]() {
+      if (tile_events)
+        tc::cp_async_wait_all();
+      else
+        tc::cp_async_wait_group<1>();
+      __syncwarp();  // every lane's copies have landed
+    };
     for (int t = visited.begin; t < visited.end; ++t) {
-      const int s = (t - visited.begin) % kSplitkStages;
-      const T* k_st = sm.stage(warp, s);
-      const T* v_st = k_st + kKw * kLK;
       const int key0 = t * kBN + warp * kKw;
-      tc::cp_async_wait_group<kSplitkStages - 1>();
-      __syncwarp();  // every lane's copies of this tile have landed
+      wait_for_older();  // K of tile t
 
       // S = Q K^T over this warp's keys: kParts lanes per (row, key), summed by shuffles.
       for (int r = 0; r < nrows; ++r) {
@@ -404,7 +410,11 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
           if (part == 0) s_w[r * kKw + j] = masked ? device::kNegInf : sc;
         }
       }
-      __syncwarp();  // the scores are stored
+      __syncwarp();  // the scores are stored, every lane has read K
+      if (!tile_events) copy_rows(t + 1, k_st, k, k_row_stride);  // during the softmax and P V
+      // V of tile t, waited for before the softmax: the softmax's stores of P and P V's reads
+      // are ordered by the barrier below alone (what missing_barrier leaves out).
+      wait_for_older();
 
       // Online softmax of this warp's keys, row by row: lanes hold keys lane + 32 x. P is stored
       // after the sums' shuffles, so the barrier below is what orders it before P V's reads.
@@ -494,29 +504,29 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
           acc[r][c] = acc[r][c] * alpha_r[r] + add;
         }
       }
-      __syncwarp();  // every lane has read this stage and P before they are written again
+      __syncwarp();  // every lane has read V and P before they are written again
       if constexpr (Traits::kTrace) {
         if (tile_events) {
-          store_o(s);  // the block's state after this tile: each warp's O into the stage just read
+          store_o();  // the block's state after this tile: each warp's O over its K and V
           __syncthreads();
-          record_tile_state<T, kD>(p, sm.base, s, t, t - visited.begin);
+          record_tile_state<T, kD>(p, sm.base, t, t - visited.begin);
           __syncthreads();
+          copy_rows(t + 1, k_st, k, k_row_stride);
         }
       }
-      if (t + kSplitkStages < visited.end) copy_tile(t + kSplitkStages, s);
-      tc::cp_async_commit_group();
+      copy_rows(t + 1, v_st, v, v_row_stride);  // during the next tile's scores
     }
 
     // The split's state, unnormalised: the warps' states merged, one buffer row per (query, split).
     tc::cp_async_wait_all();
     __syncwarp();
-    store_o(0);
+    store_o();
     __syncthreads();
     const int64_t row0 = coords.first_buffer_row(p);
     for (int e = tid; e < nrows * kD; e += kKernelThreads) {
       const int r = e / kD, c = e % kD;
       float m, l, o;
-      sm.merged(r, c, 0, m, l, o);
+      sm.merged(r, c, m, l, o);
       const int64_t row = row0 + static_cast<int64_t>(r) * p.num_splits;
       p.partial_o[row * kD + c] = o;
       if (c == 0) {
@@ -551,7 +561,9 @@ __device__ __noinline__ void partial_block_traced(const AttentionParams& p) {
 }  // namespace splitk_detail
 
 template <typename T, int kD, KernelVariant kVariant>
-__global__ void __launch_bounds__(kKernelThreads)
+// At least kSplitkBlocksPerSm blocks an SM, what the launcher holds the partial to: without it
+// ptxas held the plain build to 168 registers on sm_80 (three blocks' worth) and spilled.
+__global__ void __launch_bounds__(kKernelThreads, kSplitkBlocksPerSm)
     splitk_partial_kernel(const __grid_constant__ AttentionParams p) {
   if constexpr (kVariant == KernelVariant::traced) {
     if (device::block_records_any(p, kSplitkTileStage, kSplitkPartialStage))
