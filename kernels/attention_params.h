@@ -65,6 +65,9 @@ struct AttentionParams {
   int32_t fault = 0;          // ts::Fault; read by KernelVariant::faulty only
   // Split-K partial: record the running state after every kv tile ("splitk.tile" events).
   int32_t tile_events = 0;
+  // Split-K partial at one split: also write O and LSE, what the reduce would (LaunchPlan::
+  // partial_writes_output says when, and why the reduce is then not launched).
+  int32_t partial_writes_output = 0;
   tilescope::TraceView trace;  // headers == nullptr: no tracing
 };
 

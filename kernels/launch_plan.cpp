@@ -244,6 +244,15 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
                             " events); capture fewer with the batch/head/query-tile/stage "
                             "filters or a smaller capacity");
   }
+  if (config.kernel == KernelKind::splitk && t.num_splits == 1 && plan.variant != KernelVariant::faulty) {
+    const PlannedKernel& reduce = plan.kernels.back();
+    const bool reduce_records =
+        std::any_of(reduce.slot_base.begin(), reduce.slot_base.end(), [](int64_t slot) { return slot >= 0; });
+    if (!reduce_records) {
+      plan.partial_writes_output = true;
+      plan.kernels.pop_back();
+    }
+  }
   return plan;
 }
 
@@ -274,6 +283,7 @@ AttentionParams base_params(const LaunchPlan& plan) {
   p.kv_tiles_per_split = t.kv_tiles_per_split;
   p.fault = static_cast<int32_t>(c.fault);
   p.tile_events = plan.tile_events ? 1 : 0;
+  p.partial_writes_output = plan.partial_writes_output ? 1 : 0;
   return p;
 }
 

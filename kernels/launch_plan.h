@@ -34,12 +34,17 @@ struct LaunchPlan {
   AttentionConfig config;  // num_splits resolved
   Tiling tiling;
   KernelVariant variant = KernelVariant::plain;
-  std::vector<PlannedKernel> kernels;  // in launch order (Split-K: partial, then reduce)
+  std::vector<PlannedKernel> kernels;  // in launch order (Split-K: partial, then reduce, unless below)
   std::vector<StageInfo> stages;       // the kernel's stage table (kernels/kernel_stages.h)
 
   int64_t o_elements = 0;        // batch * heads * seq_q * head_dim
   int64_t lse_elements = 0;      // batch * heads * seq_q
   int64_t partial_rows = 0;      // Split-K: batch * heads * seq_q * num_splits; else 0
+  // Split-K at one split, no fault built in and no event of the reduce recorded: the partial
+  // kernel writes O and LSE as well as its buffers, and the reduce, which would only divide by
+  // l, is not launched (its launch and pass were 0.3-0.5% of a decode: docs/perf.md, "Split-K
+  // decode: one split writes the output"). Its output is the reduce's bit for bit.
+  bool partial_writes_output = false;
 
   bool tracing = false;
   bool tile_events = false;      // Split-K: a `splitk.tile` event after every kv tile

@@ -10,7 +10,9 @@
 // sees key j when j < seq_kv, j <= d when causal, d - window_left <= j <= d + window_right (-1:
 // unbounded), d = i + seq_kv - seq_q: base/attention_spec.h's semantics, the rule itself read
 // from base/attention_rules.h through KernelMask (kernels/tile_shapes.h). A split that sees no
-// key (empty, past the causal limit, outside the window) writes m = -inf, l = 0, O = 0.
+// key (empty, past the causal limit, outside the window) writes m = -inf, l = 0, O = 0. At one
+// split with no reduce to run (params.partial_writes_output; kernels/launch_plan.h says when) it
+// also writes the output O / l in the input dtype and LSE = m + log l, as the reduce would.
 //
 // How: one block of 128 threads per (query tile, split, query head, batch); grid
 // (num_q_tiles * num_splits, heads, batch), split fastest. Its kv tiles are those of its split
@@ -66,6 +68,7 @@
 #include "kernels/device/smem_vec.cuh"
 #include "kernels/device/softmax_math.cuh"
 #include "kernels/device/tile_loader.cuh"
+#include "kernels/device/vec_io.cuh"
 #include "kernels/kernel_smem.h"
 #include "kernels/tile_shapes.h"
 
@@ -522,16 +525,23 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
     __syncwarp();
     store_o();
     __syncthreads();
+    // At one split, also the output, as the reduce would write it (splitk_reduce.cuh: merging
+    // one state into the empty one leaves it bit for bit, then O / l and LSE).
     const int64_t row0 = coords.first_buffer_row(p);
+    const bool write_output = p.partial_writes_output != 0;
+    T* const o_out = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + q0 * p.o_row_stride;
+    float* const lse_out = p.lse + (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
     for (int e = tid; e < nrows * kD; e += kKernelThreads) {
       const int r = e / kD, c = e % kD;
       float m, l, o;
       sm.merged(r, c, m, l, o);
       const int64_t row = row0 + static_cast<int64_t>(r) * p.num_splits;
       p.partial_o[row * kD + c] = o;
+      if (write_output) o_out[r * p.o_row_stride + c] = device::from_float<T>(device::normalise(o, l, guard));
       if (c == 0) {
         p.partial_m[row] = m;
         p.partial_l[row] = l;
+        if (write_output) lse_out[r] = device::log_sum_exp(m, l, guard);
         sm.m()[r] = m;
         sm.l()[r] = l;
       }

@@ -25,7 +25,8 @@
 //                   split s at buffer row q + s instead of q * num_splits + s, so query 0 is
 //                   right and later queries read other queries' partials (2+ splits).
 //
-// Run it: after splitk_partial_kernel or splitk2_partial_kernel, as ts::launch_attention does (kernels/launcher.h).
+// Run it: after splitk_partial_kernel or splitk2_partial_kernel, as ts::launch_attention does
+// (kernels/launcher.h); a Split-K run of one split often has no reduce (LaunchPlan::partial_writes_output).
 #pragma once
 
 #include "instrumentation/simt/cuda_compat.h"

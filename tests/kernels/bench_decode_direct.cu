@@ -7,7 +7,8 @@
 // float64 reference of three (batch, head) pairs and for finiteness everywhere (the output
 // poisoned before the check run), then timed: median over 7 batches of 20 runs (CUDA events),
 // after 3 warm-up runs. bench_kernels_gpu measures the launcher's path; this one exists to try
-// kernel variants (split counts, occupancy) and to compare two trees' kernels bit for bit. With
+// kernel variants (split counts, occupancy) and to compare two trees' kernels bit for bit. At one
+// split it also times the partial writing O itself with no reduce, as the launcher runs it. With
 // bf16 it also times three prototypes of the partial on tensor cores (namespaces proto_warp16 and
 // proto_tile128 below: bf16, one row, MHA, no mask; docs/perf.md has their figures), each checked
 // against the reference the same way.
@@ -534,6 +535,16 @@ int run(const Shape& shape, uint64_t seed, const char* out_path) {
   ok &= b.variant("traced, nothing recorded",
                   reinterpret_cast<const void*>(&ts::splitk_partial_kernel<T, 128, KernelVariant::traced>),
                   reduce_traced, smem);
+  if (shape.splits == 1) {  // what the launcher runs at one split (LaunchPlan::partial_writes_output)
+    b.p.partial_writes_output = 1;
+    ok &= b.variant("plain, writing O (no reduce)",
+                    reinterpret_cast<const void*>(&ts::splitk_partial_kernel<T, 128, KernelVariant::plain>), nullptr,
+                    smem);
+    ok &= b.variant("traced nothing, writing O",
+                    reinterpret_cast<const void*>(&ts::splitk_partial_kernel<T, 128, KernelVariant::traced>), nullptr,
+                    smem);
+    b.p.partial_writes_output = 0;
+  }
   if constexpr (sizeof(T) == 2) {
     ok &= b.variant("prototype: mma, the landed tiling", reinterpret_cast<const void*>(&proto_warp16::partial), reduce,
                     static_cast<size_t>(proto_warp16::kSmem));

@@ -25,12 +25,14 @@ constexpr KernelKind kKinds[] = {KernelKind::fa1, KernelKind::splitk, KernelKind
 // Head dims around and between the listed ones, and far from them.
 constexpr int kProbedHeadDims[] = {1, 8, 16, 24, 32, 40, 48, 63, 64, 65, 80, 96, 112, 128, 160, 192, 255, 256, 257, 320, 384, 512};
 
-// The stages a kernel launches, from the plan of a run it is built for.
+// The stages a kernel launches, from the plan of a run it is built for (Split-K at two splits: at
+// one, its reduce is not launched, LaunchPlan::partial_writes_output).
 std::vector<KernelStage> stages_of(KernelKind kernel) {
   AttentionConfig c;
   c.kernel = kernel;
   c.dtype = built_dtypes(kernel).at(0);
   c.head_dim = built_head_dims(kernel).at(0);
+  if (splits_kv(kernel)) c.num_splits = 2;
   std::vector<KernelStage> stages;
   for (const PlannedKernel& k : plan_launch(c, kCpuNominalSmCount, TraceRequest{}).kernels) stages.push_back(k.stage);
   return stages;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 
 #include "tests/kernels/kernel_test_util.h"
 
@@ -180,6 +181,71 @@ TEST(KernelStates, SplitkPartialBuffersFollowTheReferenceSplitBySplit) {
           }
         }
   }
+}
+
+// At one split, with no fault and no reduce event to record, the partial writes the output and
+// the reduce is not launched (LaunchPlan::partial_writes_output): the output must be the reduce's
+// bit for bit (a traced run that records the reduce's events runs it), meet the rule against the
+// reference, and the partial's own events must still be recorded. Shapes drawn fresh: dtype, head
+// dim, query rows (decode and several tiles), keys, causal, window, GQA and softcap.
+TEST(KernelStates, SplitkAtOneSplitThePartialWritesTheOutputTheReduceWould) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  const DType dtypes[] = {DType::bf16, DType::f16, DType::f32};
+  const int64_t dims[] = {32, 64, 128, 256};
+  const int64_t queries[] = {1, 3, 8, 21};
+  for (int trial = 0; trial < 6; ++trial) {
+    AttentionConfig c = cfg(KernelKind::splitk, dtypes[rng() % 3], dims[rng() % 4], queries[rng() % 4],
+                            1 + int64_t(rng() % 700), rng() % 2 == 0, 1);
+    c.heads = 4;
+    c.heads_kv = rng() % 2 == 0 ? 2 : 4;
+    if (rng() % 3 == 0) c.window_left = int64_t(rng() % 200);
+    if (rng() % 3 == 0) c.softcap = 10.0 + double(rng() % 20);
+    SCOPED_TRACE(test::describe(c));
+    const uint64_t inputs_seed = test::case_seed(seed, uint64_t(trial));
+
+    const test::Run plain = test::run_config(c, test::backend_under_test(), inputs_seed, false, 2);
+    const LaunchPlan plain_plan = test::plan_of(plain.out, {});
+    EXPECT_TRUE(plain_plan.partial_writes_output);
+    ASSERT_EQ(plain_plan.kernels.size(), 1u) << "the reduce is not launched";
+    const ReferenceOutput want = test::reference_of(c, plain.inputs);
+    const test::RuleCheck rule = test::check_rule(c, plain.inputs, plain.out, want);
+    EXPECT_TRUE(rule.passes()) << rule.describe();
+
+    // Tracing everything runs the reduce, which writes the output from the partial buffers.
+    test::RunOptions all;
+    all.trace = true;
+    all.cpu_workers = 2;
+    const test::Run traced = test::run_config(c, test::backend_under_test(), inputs_seed, all);
+    const LaunchPlan traced_plan = test::plan_of(traced.out, all);
+    EXPECT_FALSE(traced_plan.partial_writes_output);
+    ASSERT_EQ(traced_plan.kernels.size(), 2u);
+    ASSERT_EQ(traced.inputs.q.bytes, plain.inputs.q.bytes);
+    EXPECT_EQ(plain.out.o.bytes, traced.out.o.bytes) << "the output differs from the reduce's";
+    ASSERT_EQ(plain.out.lse.size(), traced.out.lse.size());
+    for (size_t r = 0; r < plain.out.lse.size(); ++r)
+      ASSERT_EQ(plain.out.lse[r], traced.out.lse[r]) << "LSE of row " << r;
+
+    // Tracing the partials alone: no reduce, and the partial events are there.
+    test::RunOptions partials = all;
+    partials.filter.stage_mask = uint64_t{1} << kSplitkPartialStage;
+    const test::Run only_partials = test::run_config(c, test::backend_under_test(), inputs_seed, partials);
+    EXPECT_EQ(test::plan_of(only_partials.out, partials).kernels.size(), 1u);
+    EXPECT_EQ(only_partials.out.o.bytes, plain.out.o.bytes);
+    EXPECT_EQ(only_partials.out.events.headers.size(),
+              size_t(c.batch * c.heads * only_partials.out.tiling.num_q_tiles));
+    for (const EventHeader& h : only_partials.out.events.headers) EXPECT_EQ(h.stage, kSplitkPartialStage);
+  }
+  // A fault built in, or more than one split: the reduce runs.
+  AttentionConfig faulty = cfg(KernelKind::splitk, DType::bf16, 64, 1, 300, false, 1);
+  faulty.fault = Fault::double_count_l;
+  EXPECT_EQ(plan_launch(faulty, kCpuNominalSmCount, {}).kernels.size(), 2u);
+  const LaunchPlan two = plan_launch(cfg(KernelKind::splitk, DType::bf16, 64, 1, 300, false, 2), kCpuNominalSmCount, {});
+  EXPECT_FALSE(two.partial_writes_output);
+  EXPECT_EQ(two.kernels.size(), 2u);
+  // Split-K 2's partial (FA-2's kernel) does not write the output: its reduce runs at one split.
+  EXPECT_EQ(plan_launch(cfg(KernelKind::splitk2, DType::bf16, 64, 1, 300, false, 1), kCpuNominalSmCount, {}).kernels.size(),
+            2u);
 }
 
 // The error of a p_rounded stage's O (splitk2: P rounded to the input dtype before P V) against
