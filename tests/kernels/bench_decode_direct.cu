@@ -269,6 +269,38 @@ constexpr int kSmem = 4 * kRingElems * 2 + 4 * (kD + 8) * 4;
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return ts::tc::pack_halves(__float2bfloat16_rn(lo), __float2bfloat16_rn(hi));
 }
+// After the kv loop: each warp's state (its O in the accumulator fragments, row 0 held by the
+// lanes of group 0; m and l) into `wo`, then merged a thread per column and written as the
+// split's partial state or, kFinal (one split), as the output in bf16 and the LSE.
+template <bool kFinal>
+__device__ __forceinline__ void store_block_state(const ts::AttentionParams& p, float* wo, const float (&o)[kD / 8][4],
+                                                  float m, float l, int batch, int head, int split) {
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  float* my = wo + warp * (kD + 8);
+  if (g == 0) {
+#pragma unroll
+    for (int n = 0; n < kD / 8; ++n) { my[n * 8 + 2 * t4] = o[n][0]; my[n * 8 + 2 * t4 + 1] = o[n][1]; }
+    if (t4 == 0) { my[kD] = m; my[kD + 1] = l; }
+  }
+  __syncthreads();
+  float mm = -INFINITY;
+  for (int w = 0; w < 4; ++w) mm = fmaxf(mm, wo[w * (kD + 8) + kD]);
+  float ll = 0.0f, oo = 0.0f;
+  for (int w = 0; w < 4; ++w) {
+    const float* ws = wo + w * (kD + 8);
+    const float f = __expf(ws[kD] - mm);
+    ll += ws[kD + 1] * f;
+    oo += ws[tid] * f;
+  }
+  const int64_t row = (static_cast<int64_t>(batch) * p.heads + head) * p.num_splits + split;
+  if constexpr (kFinal) {  // one split: O normalised and stored in the input dtype, no reduce
+    static_cast<__nv_bfloat16*>(p.o)[(static_cast<int64_t>(batch) * p.heads + head) * kD + tid] = __float2bfloat16_rn(oo / ll);
+    if (tid == 0) p.lse[static_cast<int64_t>(batch) * p.heads + head] = mm + logf(ll);
+  } else {
+    p.partial_o[row * kD + tid] = oo;
+    if (tid == 0) { p.partial_m[row] = mm; p.partial_l[row] = ll; }
+  }
+}
 __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::AttentionParams p) {
   using T = __nv_bfloat16;
   extern __shared__ __align__(16) char smem[];
@@ -358,26 +390,7 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
     ts::tc::cp_async_commit_group();
   }
   ts::tc::cp_async_wait_all();
-  float* my = wo + warp * (kD + 8);
-  if (g == 0) {
-#pragma unroll
-    for (int n = 0; n < kD / 8; ++n) { my[n * 8 + 2 * t4] = o[n][0]; my[n * 8 + 2 * t4 + 1] = o[n][1]; }
-    if (t4 == 0) { my[kD] = m; my[kD + 1] = l; }
-  }
-  __syncthreads();
-  // merge the warps' states, a thread per column
-  float mm = -INFINITY;
-  for (int w = 0; w < 4; ++w) mm = fmaxf(mm, wo[w * (kD + 8) + kD]);
-  float ll = 0.0f, oo = 0.0f;
-  for (int w = 0; w < 4; ++w) {
-    const float* ws = wo + w * (kD + 8);
-    const float f = __expf(ws[kD] - mm);
-    ll += ws[kD + 1] * f;
-    oo += ws[tid] * f;
-  }
-  const int64_t row = (static_cast<int64_t>(batch) * p.heads + head) * p.num_splits + split;
-  p.partial_o[row * kD + tid] = oo;
-  if (tid == 0) { p.partial_m[row] = mm; p.partial_l[row] = ll; }
+  store_block_state<false>(p, wo, o, m, l, batch, head, split);
 }
 }  // namespace proto_warp16
 namespace proto_tile128 {
@@ -491,30 +504,7 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
     ts::tc::cp_async_commit_group();
   }
   ts::tc::cp_async_wait_all();
-  float* my = wo + warp * (kD + 8);
-  if (g == 0) {
-#pragma unroll
-    for (int n = 0; n < kD / 8; ++n) { my[n * 8 + 2 * t4] = o[n][0]; my[n * 8 + 2 * t4 + 1] = o[n][1]; }
-    if (t4 == 0) { my[kD] = m; my[kD + 1] = l; }
-  }
-  __syncthreads();
-  float mm = -INFINITY;
-  for (int w = 0; w < 4; ++w) mm = fmaxf(mm, wo[w * (kD + 8) + kD]);
-  float ll = 0.0f, oo = 0.0f;
-  for (int w = 0; w < 4; ++w) {
-    const float* ws = wo + w * (kD + 8);
-    const float f = __expf(ws[kD] - mm);
-    ll += ws[kD + 1] * f;
-    oo += ws[tid] * f;
-  }
-  const int64_t row = (static_cast<int64_t>(batch) * p.heads + head) * p.num_splits + split;
-  if constexpr (kFinal) {  // one split: O normalised and stored in the input dtype, no reduce
-    static_cast<T*>(p.o)[(static_cast<int64_t>(batch) * p.heads + head) * kD + tid] = __float2bfloat16_rn(oo / ll);
-    if (tid == 0) p.lse[static_cast<int64_t>(batch) * p.heads + head] = mm + logf(ll);
-  } else {
-    p.partial_o[row * kD + tid] = oo;
-    if (tid == 0) { p.partial_m[row] = mm; p.partial_l[row] = ll; }
-  }
+  proto_warp16::store_block_state<kFinal>(p, wo, o, m, l, batch, head, split);
 }
 }  // namespace proto_tile128
 
