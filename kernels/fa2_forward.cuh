@@ -35,7 +35,8 @@
 //
 // Variants (KernelVariant): plain (no probes), traced (an `fa2.step` event after every kv tile
 // with the running unnormalised m, l, O over keys [0, end of that tile), and a `final` event with
-// LSE and the output as written; a block that records neither runs the plain build's code),
+// LSE and the output as written; two kernels, the blocks that record neither running the plain
+// build's code in the one and the others the traced block in the other: fa2_forward_kernel below),
 // faulty (probes + params.fault):
 //   masked_nan, per_tile_softmax, stale_accumulator  as in fa1_forward.cuh;
 //   fragment_rows  the final store exchanges each row block's accumulator halves: the values of
@@ -589,32 +590,34 @@ __device__ __forceinline__ void forward_block(const AttentionParams& p) {
                                             kv_head, q0, rows, 0, p.seq_kv, -1, visited.size(), block));
 }
 
-// The traced build's block, compiled as a function of its own: what a traced launch runs for a
-// block that records an event; every other block runs the plain build's code, inline. ptxas
-// allocates registers and schedules a kernel as a whole: with the events' code inline beside the
-// plain path (the kv loop compiled twice), the plain path compiled otherwise than the plain
-// kernel (its address arithmetic moved off the uniform datapath), and the traced build with
-// nothing recorded measured 2.4-3.4% slower than the plain one on an H100 (docs/perf.md,
-// "Instrumented kernels with tracing off"). Behind a call the traced code is compiled apart.
-// `p` is the kernel's __grid_constant__ parameter, taken by reference.
-template <typename T, int kD>
-__device__ __noinline__ void forward_block_traced(const AttentionParams& p) {
-  forward_block<T, kD, KernelVariant::traced>(p);
-}
-
 }  // namespace fa2_detail
 
+// The traced build is two kernels over the same grid, which a traced launch runs side by side
+// (kernels/kernel_registry.h, find_recording_kernel): this one's traced entry, whose blocks that
+// record nothing run the plain build's code and whose others return at once, and
+// fa2_recording_blocks_kernel, below, the other way round. ptxas allocates registers and
+// schedules a kernel as a whole: with the events' code in the same kernel as the plain path,
+// inline or behind a call, the plain path came out scheduled otherwise than the plain kernel, and
+// the traced build with nothing recorded ran 1.7-2.4% slower than the plain one on an H100; the
+// block test alone, in a kernel that holds only the plain path, costs nothing measurable
+// (docs/perf.md, "The traced build as two kernels").
 template <typename T, int kD, KernelVariant kVariant>
 __global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
     fa2_forward_kernel(const __grid_constant__ AttentionParams p) {
   if constexpr (kVariant == KernelVariant::traced) {
-    if (device::block_records_any(p, kFa2StepStage, kFa2FinalStage))
-      fa2_detail::forward_block_traced<T, kD>(p);
-    else
-      fa2_detail::forward_block<T, kD, KernelVariant::plain>(p);
+    if (device::block_records_any(p, kFa2StepStage, kFa2FinalStage)) return;
+    fa2_detail::forward_block<T, kD, KernelVariant::plain>(p);
   } else {
     fa2_detail::forward_block<T, kD, kVariant>(p);
   }
+}
+
+// The traced build's blocks that record an event (the traced entry above runs the others).
+template <typename T, int kD>
+__global__ void __launch_bounds__(kKernelThreads, fa2_detail::kMinBlocksPerSm<kD>)
+    fa2_recording_blocks_kernel(const __grid_constant__ AttentionParams p) {
+  if (!device::block_records_any(p, kFa2StepStage, kFa2FinalStage)) return;
+  fa2_detail::forward_block<T, kD, KernelVariant::traced>(p);
 }
 
 }  // namespace ts

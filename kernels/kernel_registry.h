@@ -19,14 +19,24 @@ enum class KernelStage : int32_t { fa1 = 0, splitk_partial = 1, splitk_reduce = 
 
 const char* kernel_stage_name(KernelStage stage);  // "fa1_forward", "splitk_partial", ...
 
+// A stage whose traced build is two kernels (FA-2 and the Split-K partial: fa2_forward.cuh's
+// fa2_forward_kernel says why) has a recording kernel: find_kernel(..., traced) gives the kernel
+// that runs the blocks recording nothing, with the plain build's code, its other blocks returning
+// at once; find_recording_kernel gives the one that runs the blocks recording an event, with the
+// traced build's code, the others returning. A traced launch runs both over the same grid (the
+// GPU side by side, in two streams), or only the one whose blocks all run (PlannedKernel's
+// recording_blocks). For any other stage find_recording_kernel is nullptr and the traced build
+// is one kernel.
 namespace cpu {
 // nullptr for a (stage, dtype, head dim) that kernels/kernel_list.cmake does not list.
 AttentionKernel find_kernel(KernelStage stage, DType dtype, int head_dim, KernelVariant variant);
+AttentionKernel find_recording_kernel(KernelStage stage, DType dtype, int head_dim);
 }  // namespace cpu
 
 namespace gpu {
 // Only defined when built with CUDA (TILESCOPE_HAVE_CUDA).
 AttentionKernel find_kernel(KernelStage stage, DType dtype, int head_dim, KernelVariant variant);
+AttentionKernel find_recording_kernel(KernelStage stage, DType dtype, int head_dim);
 }  // namespace gpu
 
 }  // namespace ts

@@ -37,4 +37,13 @@ AttentionKernel by_variant_for_dims(int head_dim, KernelVariant variant) {
   return ((head_dim == kDims) || ...) ? by_variant_at<Kernel, 0>(variant) : nullptr;
 }
 
+// Kernel<kD, traced>::recording() for the head dim among kDims; nullptr for any other (and where
+// the stage has no recording kernel).
+template <template <int, KernelVariant> class Kernel, int... kDims>
+AttentionKernel recording_by_dim(int head_dim) {
+  AttentionKernel found = nullptr;
+  ((head_dim == kDims ? (found = Kernel<kDims, KernelVariant::traced>::recording(), 0) : 0), ...);
+  return found;
+}
+
 }  // namespace ts::kernel_select

@@ -90,25 +90,38 @@ LaunchOutcome launch_on_cpu(const LaunchRequest& request, const AttentionInputs&
                                                    std::to_string(c.head_dim));
     params.trace = trace_view(plan, k, {headers.data(), tm.data(), tl.data(), to.data(), &dropped},
                               k.slot_base.data());
-    simt::LaunchOptions options;
-    options.workers = workers;
-    options.perturb_seed = request.perturb_seed;
-    options.cancel = request.cancel;
-    if (request.progress) {
-      options.progress = [&request, blocks_before, total_blocks](uint64_t done, uint64_t) {
-        request.progress(blocks_before + done, total_blocks);
-      };
+    // A traced build of two kernels (kernels/kernel_registry.h) runs as on the GPU: the one whose
+    // blocks all run, or both over the grid (here one after the other, the progress the mean of
+    // the two's).
+    const AttentionKernel recording = plan.variant == KernelVariant::traced
+                                          ? cpu::find_recording_kernel(k.stage, c.dtype, static_cast<int>(c.head_dim))
+                                          : nullptr;
+    const uint64_t recording_blocks = recording != nullptr ? k.recording_blocks() : 0;
+    std::vector<AttentionKernel> kernels;
+    if (recording_blocks > 0) kernels.push_back(recording);
+    if (recording_blocks < k.blocks()) kernels.push_back(fn);
+    uint64_t done_before = 0;  // blocks of the grid the kernels before this one ran
+    for (const AttentionKernel kernel : kernels) {
+      simt::LaunchOptions options;
+      options.workers = workers;
+      options.perturb_seed = request.perturb_seed;
+      options.cancel = request.cancel;
+      if (request.progress) {
+        const uint64_t parts = kernels.size();
+        options.progress = [&request, blocks_before, total_blocks, done_before, parts](uint64_t done, uint64_t) {
+          request.progress(blocks_before + (done_before + done) / parts, total_blocks);
+        };
+      }
+      const simt::LaunchResult r = simt::launch(
+          simt::LaunchConfig{dim3(k.grid_x, k.grid_y, k.grid_z), dim3(kKernelThreads, 1, 1), k.smem_bytes},
+          options, kernel, params);
+      if (r.status == simt::LaunchResult::Status::cancelled)
+        throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
+      if (!r.ok())
+        throw LaunchError(LaunchFailure::failed, std::string("the CPU run of ") + kernel_stage_name(k.stage) +
+                                                     " failed: " + r.message);
+      done_before += k.blocks();
     }
-    const simt::LaunchResult r = simt::launch(
-        simt::LaunchConfig{dim3(k.grid_x, k.grid_y, k.grid_z), dim3(kKernelThreads, 1, 1),
-                           k.smem_bytes},
-        options, fn, params);
-    if (r.status == simt::LaunchResult::Status::cancelled)
-      throw LaunchError(LaunchFailure::cancelled, "the run was cancelled");
-    if (!r.ok())
-      throw LaunchError(LaunchFailure::failed, std::string("the CPU run of ") +
-                                                   kernel_stage_name(k.stage) +
-                                                   " failed: " + r.message);
     blocks_before += k.blocks();
   }
   out.elapsed_ms =

@@ -86,6 +86,41 @@ class EventTimer {
   cudaEvent_t start_{}, stop_{};
 };
 
+// A second stream, beside the legacy default one the kernels are launched on, with the events
+// that fork work into it and join it back: a traced build of two kernels (kernels/kernel_registry.h)
+// runs its recording kernel there, side by side with the kernel of the blocks that record
+// nothing. Non-blocking, so that the default stream does not serialise it.
+class SideStream {
+ public:
+  SideStream() {
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  ~SideStream() {
+    cudaEventDestroy(join_);
+    cudaEventDestroy(fork_);
+    cudaStreamDestroy(stream_);
+  }
+  // The side stream, which starts after what the default stream holds so far.
+  cudaStream_t fork() {
+    check(cudaEventRecord(fork_, nullptr), "cudaEventRecord (fork)");
+    check(cudaStreamWaitEvent(stream_, fork_, 0), "cudaStreamWaitEvent (fork)");
+    return stream_;
+  }
+  // What the default stream holds next starts after what the side stream holds.
+  void join() {
+    check(cudaEventRecord(join_, stream_), "cudaEventRecord (join)");
+    check(cudaStreamWaitEvent(nullptr, join_, 0), "cudaStreamWaitEvent (join)");
+  }
+
+ private:
+  cudaStream_t stream_{};
+  cudaEvent_t fork_{}, join_{};
+};
+
 std::string device_name(int device) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
@@ -193,6 +228,18 @@ class GpuRun {
       const size_t smem = occupancy_matched_smem(fn, plain, pk.stage, pk.smem_bytes, what.c_str());
       kernels_.push_back(fn);
       smem_bytes_.push_back(smem);
+      // A traced build of two kernels: its recording kernel, at the plain build's occupancy too.
+      Recording rec;
+      if (plan_.variant == KernelVariant::traced) {
+        rec.kernel = gpu::find_recording_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim));
+        if (rec.kernel != nullptr) {
+          set_max_dynamic_smem(rec.kernel, pk.smem_bytes, what.c_str());
+          rec.smem_bytes = occupancy_matched_smem(rec.kernel, plain, pk.stage, pk.smem_bytes, what.c_str());
+          rec.blocks = pk.recording_blocks();
+          if (rec.blocks > 0 && rec.blocks < pk.blocks() && !side_) side_ = std::make_unique<SideStream>();
+        }
+      }
+      recording_.push_back(rec);
     }
   }
 
@@ -262,10 +309,23 @@ class GpuRun {
                                   slot_tables_[i].get());
       const std::string name = kernel_stage_name(pk.stage);
       void* args[] = {&params};
-      check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]),
-                             dim3(pk.grid_x, pk.grid_y, pk.grid_z), dim3(kKernelThreads, 1, 1), args,
-                             smem_bytes_[i], nullptr),
-            ("cudaLaunchKernel (" + name + ")").c_str());
+      auto launch = [&](AttentionKernel fn, size_t smem, cudaStream_t stream, const char* which) {
+        check(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(pk.grid_x, pk.grid_y, pk.grid_z),
+                               dim3(kKernelThreads, 1, 1), args, smem, stream),
+              ("cudaLaunchKernel (" + name + which + ")").c_str());
+      };
+      // A traced build of two kernels runs the one whose blocks all run, or both side by side:
+      // the recording kernel first, so that its blocks are not left to the end of the grid's.
+      const Recording& rec = recording_[i];
+      if (rec.kernel == nullptr || rec.blocks == 0) {
+        launch(kernels_[i], smem_bytes_[i], nullptr, "");
+      } else if (rec.blocks == pk.blocks()) {
+        launch(rec.kernel, rec.smem_bytes, nullptr, ", recording blocks");
+      } else {
+        launch(rec.kernel, rec.smem_bytes, side_->fork(), ", recording blocks");
+        launch(kernels_[i], smem_bytes_[i], nullptr, "");
+        side_->join();
+      }
       if (request_.progress) {
         check(cudaDeviceSynchronize(), ("the " + name + " kernel").c_str());
         blocks_done += pk.blocks();
@@ -319,6 +379,15 @@ class GpuRun {
   AttentionParams params_;
   std::vector<AttentionKernel> kernels_;
   std::vector<size_t> smem_bytes_;  // per kernel: the plan's, or more (occupancy_matched_smem)
+  // Per kernel: a traced build's recording kernel (kernels/kernel_registry.h), if it has one, and
+  // how many of the grid's blocks it runs.
+  struct Recording {
+    AttentionKernel kernel = nullptr;
+    size_t smem_bytes = 0;
+    uint64_t blocks = 0;
+  };
+  std::vector<Recording> recording_;
+  std::unique_ptr<SideStream> side_;  // when some kernel runs both of its traced kernels
   DeviceBuffer<std::byte> q_, k_, v_, o_;
   DeviceBuffer<float> lse_, partial_o_, partial_m_, partial_l_;
   size_t slots_ = 0;

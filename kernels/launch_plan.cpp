@@ -25,6 +25,18 @@ KernelVariant variant_for(const AttentionConfig& config, bool tracing) {
   return tracing ? KernelVariant::traced : KernelVariant::plain;
 }
 
+uint64_t PlannedKernel::recording_blocks() const {
+  const uint64_t n = blocks();
+  if (n == 0 || slot_base.empty()) return 0;
+  const size_t stages = slot_base.size() / n;
+  uint64_t recording = 0;
+  for (uint64_t b = 0; b < n; ++b)
+    recording += std::any_of(slot_base.begin() + static_cast<std::ptrdiff_t>(b * stages),
+                             slot_base.begin() + static_cast<std::ptrdiff_t>((b + 1) * stages),
+                             [](int64_t s) { return s >= 0; });
+  return recording;
+}
+
 uint64_t LaunchPlan::total_blocks() const {
   uint64_t n = 0;
   for (const auto& k : kernels) n += k.blocks();

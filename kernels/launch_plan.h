@@ -28,6 +28,9 @@ struct PlannedKernel {
   std::vector<int64_t> slot_base;
 
   uint64_t blocks() const { return uint64_t{grid_x} * grid_y * grid_z; }
+  // When tracing: the blocks that record an event of some stage (their slot_base not all -1),
+  // which a traced build of two kernels runs in its recording kernel (kernels/kernel_registry.h).
+  uint64_t recording_blocks() const;
 };
 
 struct LaunchPlan {

@@ -117,14 +117,12 @@ struct PartialBlock {
 
 // The traced build's `splitk.partial` event, written after the split's state: its payload is
 // read back from what each thread has just written (the partial buffers, same thread, same
-// elements; m and l from shared memory), so it holds what the reduce will read. Not inlined:
-// ptxas allocates a kernel's registers as a whole, and with this code inline it compiled the
-// decode kernel's main loop differently (other registers than the plain kernel's, tid re-read
-// and sign extensions redone in every kv tile; docs/perf.md, "Instrumented kernels with tracing
-// off"). As a call after everything else, the kernel up to
-// the call is the plain kernel, instruction for instruction. `p` is the kernel's
-// __grid_constant__ parameter: passed by reference without a copy to local memory. `step` is
-// the event's place in the block's order: after the block's `splitk.tile` events.
+// elements; m and l from shared memory), so it holds what the reduce will read. Not inlined: it
+// stays out of the recording kernel's registers for its kv loop (inline, when the traced build
+// was one kernel, it changed that loop's registers; docs/perf.md, "Instrumented kernels with
+// tracing off"). `p` is the kernel's __grid_constant__ parameter: passed by reference without a
+// copy to local memory. `step` is the event's place in the block's order: after the block's
+// `splitk.tile` events.
 template <int kD>
 __device__ __noinline__ void record_split_state(const AttentionParams& p, const float* m_s,
                                                 const float* l_s, int step) {
@@ -268,9 +266,9 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   // window hold no visible key and are skipped, unless masked_nan.
   const KvTileRange visited =
       splitk_visited_tiles(coords.range, visible_kv_tiles(p.mask, p.block_m, kBN, q_tile), guard);
-  // The params the kv loop reads, held in registers: in the traced block (a called function) `p`
-  // is a generic reference, re-read from memory after every cp.async and barrier (their asm
-  // clobbers memory); the plain kernel reads its params from the constant bank either way.
+  // The params the kv loop reads, held in registers (they were for a traced block compiled as a
+  // called function, where `p` is a generic reference, re-read from memory after every cp.async
+  // and barrier, their asm clobbering memory); a kernel reads them from the constant bank either way.
   const int64_t seq_kv = p.seq_kv, k_row_stride = p.k_row_stride, v_row_stride = p.v_row_stride;
   const float softcap_value = p.softcap, softcap_inv = p.softcap_inv;
   const bool softcap = softcap_value > 0.0f;
@@ -558,31 +556,32 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
     run(std::integral_constant<int, kBM>{});
 }
 
-// The traced build's block as a function of its own, run by a traced launch's blocks that record
-// an event; the others run the plain build's code inline (fa2_forward.cuh's forward_block_traced
-// says why: here the per-tile event's call and its branch made the traced build's kv loop 45
-// instructions longer than the plain one at head dim 128, sm_90a, and its decode 5% slower on an
-// H200).
-template <typename T, int kD>
-__device__ __noinline__ void partial_block_traced(const AttentionParams& p) {
-  partial_block<T, kD, KernelVariant::traced>(p);
-}
-
 }  // namespace splitk_detail
 
+// The traced build is two kernels, as FA-2's is (fa2_forward.cuh's fa2_forward_kernel says why;
+// here the per-tile event's call and its branch in the same kernel made the traced kv loop 45
+// instructions longer than the plain one at head dim 128, sm_90a, and the decode 5% slower on an
+// H200): this traced entry runs the blocks that record nothing, with the plain build's code,
+// splitk_partial_recording_blocks_kernel the others.
 template <typename T, int kD, KernelVariant kVariant>
 // At least kSplitkBlocksPerSm blocks an SM, what the launcher holds the partial to: without it
 // ptxas held the plain build to 168 registers on sm_80 (three blocks' worth) and spilled.
 __global__ void __launch_bounds__(kKernelThreads, kSplitkBlocksPerSm)
     splitk_partial_kernel(const __grid_constant__ AttentionParams p) {
   if constexpr (kVariant == KernelVariant::traced) {
-    if (device::block_records_any(p, kSplitkTileStage, kSplitkPartialStage))
-      splitk_detail::partial_block_traced<T, kD>(p);
-    else
-      splitk_detail::partial_block<T, kD, KernelVariant::plain>(p);
+    if (device::block_records_any(p, kSplitkTileStage, kSplitkPartialStage)) return;
+    splitk_detail::partial_block<T, kD, KernelVariant::plain>(p);
   } else {
     splitk_detail::partial_block<T, kD, kVariant>(p);
   }
+}
+
+// The traced build's blocks that record an event (the traced entry above runs the others).
+template <typename T, int kD>
+__global__ void __launch_bounds__(kKernelThreads, kSplitkBlocksPerSm)
+    splitk_partial_recording_blocks_kernel(const __grid_constant__ AttentionParams p) {
+  if (!device::block_records_any(p, kSplitkTileStage, kSplitkPartialStage)) return;
+  splitk_detail::partial_block<T, kD, KernelVariant::traced>(p);
 }
 
 }  // namespace ts

@@ -1,6 +1,7 @@
-// Whether a block of a traced launch records anything: FA-2's traced build runs its traced block
-// only where it does, and the plain build's code in every other block (fa2_forward.cuh's
-// forward_block_traced says why).
+// Whether a block of a traced launch records anything: the traced builds that are two kernels
+// (kernels/kernel_registry.h, find_recording_kernel; fa2_forward.cuh's fa2_forward_kernel says
+// why) run the traced block in the one only where it does, the plain build's code in the other
+// only where it does not.
 #pragma once
 
 #include "instrumentation/simt/cuda_compat.h"

@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
-"""Checks what docs/perf.md says of the decode kernel's code generation: the plain build of the
-Split-K partial kernel (bf16, head_dim 128) spills nothing and has no stack frame, and the traced
-build's registers let as many blocks share an SM (up to the kSplitkBlocksPerSm the launcher holds
-the partial to), on every architecture the project builds for.
-The traced build's blocks that record nothing run the plain build's code inline, its traced block
-being a __noinline__ function (kernels/splitk_partial.cuh); ptxas counts the kernel's registers
-over both, so an edit that made the traced block need more than leaves the plain path its
-occupancy shows here. The traced build's spills and stack frame are printed, not checked: they
-are the called traced block's, which only a block that records an event runs.
+"""Checks what docs/perf.md says of the decode kernel's code generation: the Split-K partial
+kernel (bf16, head_dim 128) in its plain build, and in the traced build's kernel of the blocks
+that record nothing (the plain build's code behind a test of the block), spills nothing and has no
+stack frame, on every architecture the project builds for; and the traced build's recording
+kernel (the blocks that record an event: kernels/kernel_registry.h) lets as many blocks share an
+SM as the plain build (up to the kSplitkBlocksPerSm the launcher holds the partial to), so that a
+traced launch runs at the plain kernel's occupancy. The recording kernel's spills and stack frame
+are printed, not checked: only blocks that record run it.
 
     check_decode_registers.py NVCC REPO_ROOT GENERATED_INCLUDE ARCH...      (ARCH: 80, 90a, ...)
 
@@ -44,6 +43,7 @@ def blocks_per_sm(registers, held):
     granted = -(-registers // REGISTER_GRANULE) * REGISTER_GRANULE
     return min(held, REGISTERS_PER_SM // (granted * THREADS))
 ENTRY = re.compile(r"Compiling entry function '(_ZN2ts21splitk_partial_kernel\S*KernelVariantE(\d)\S*)' for 'sm_(\w+)'")
+RECORDING_ENTRY = re.compile(r"Compiling entry function '(_ZN2ts38splitk_partial_recording_blocks_kernel\S*)' for 'sm_(\w+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
@@ -56,6 +56,11 @@ def parse(report):
         m = ENTRY.search(line)
         if m:
             entry = (m.group(3), VARIANTS.get(m.group(2), m.group(2)))
+            kernels[entry] = {"name": m.group(1)}
+            continue
+        m = RECORDING_ENTRY.search(line)
+        if m:
+            entry = (m.group(2), "recording")
             kernels[entry] = {"name": m.group(1)}
             continue
         m = PROPERTIES.search(line)
@@ -96,21 +101,25 @@ def main(argv):
     held = held_blocks(root)
     problems = []
     for arch in archs:
-        plain, traced = kernels.get((arch, "plain")), kernels.get((arch, "traced"))
-        if not plain or not traced or "registers" not in plain or "registers" not in traced:
-            problems.append(f"sm_{arch}: ptxas reported no plain and traced decode kernel (found {sorted(kernels)})")
+        found = {v: kernels.get((arch, v)) for v in ("plain", "traced", "recording")}
+        if not all(k and "registers" in k for k in found.values()):
+            problems.append(f"sm_{arch}: ptxas reported no plain, traced and recording decode kernel "
+                            f"(found {sorted(kernels)})")
             continue
-        for variant, k in (("plain", plain), ("traced", traced)):
-            print(f"sm_{arch} {variant:6s}: {k['registers']} registers, {k.get('frame', '?')} bytes stack frame, "
+        for variant, k in found.items():
+            print(f"sm_{arch} {variant:9s}: {k['registers']} registers, {k.get('frame', '?')} bytes stack frame, "
                   f"{k.get('spills', '?')} bytes spilled")
-            if variant == "plain" and (k.get("spills", 0) != 0 or k.get("frame", 0) != 0):
+            if variant != "recording" and (k.get("spills", 0) != 0 or k.get("frame", 0) != 0):
                 problems.append(f"sm_{arch} {variant}: spills or a stack frame ({k.get('spills')} bytes spilled, "
                                 f"{k.get('frame')} bytes frame)")
-        if blocks_per_sm(traced["registers"], held) < blocks_per_sm(plain["registers"], held):
-            problems.append(f"sm_{arch}: the traced build takes {traced['registers']} registers, the plain one "
-                            f"{plain['registers']}: {blocks_per_sm(traced['registers'], held)} blocks an SM against "
-                            f"{blocks_per_sm(plain['registers'], held)}, so the traced build's blocks that record "
-                            f"nothing no longer run at the plain kernel's occupancy")
+        plain = found["plain"]["registers"]
+        for variant in ("traced", "recording"):
+            registers = found[variant]["registers"]
+            if blocks_per_sm(registers, held) < blocks_per_sm(plain, held):
+                problems.append(f"sm_{arch}: the {variant} kernel takes {registers} registers, the plain one "
+                                f"{plain}: {blocks_per_sm(registers, held)} blocks an SM against "
+                                f"{blocks_per_sm(plain, held)}, so a traced launch no longer runs at the plain "
+                                f"kernel's occupancy")
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "tests/kernels/kernel_test_util.h"
 
@@ -514,6 +515,92 @@ TEST(KernelStates, ProbesDoNotChangeTheResult) {
     }
     EXPECT_TRUE(plain.out.events.headers.empty());
     EXPECT_FALSE(traced.out.events.headers.empty());
+  }
+}
+
+// FA-2's and the Split-K partial's traced build is two kernels over the grid (kernels/
+// kernel_registry.h): the blocks that record nothing run the plain build's code in the one, the
+// others the traced block in the other. Whatever the filter selects (a head of a batch entry, a
+// range of query rows, everything, nothing), every block of the output is written (the buffers
+// are poisoned) and is the plain run's, and the events of a block are those it records when
+// everything is traced, bit for bit. Shapes drawn fresh.
+TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 4; ++trial) {
+    const bool fa2 = trial % 2 == 0;
+    const int64_t dims[] = {64, 128};
+    AttentionConfig c = cfg(fa2 ? KernelKind::fa2 : KernelKind::splitk, rng() % 2 ? DType::bf16 : DType::f16,
+                            dims[rng() % 2], fa2 ? 65 + int64_t(rng() % 200) : 1 + int64_t(rng() % 20),
+                            1 + int64_t(rng() % 400), rng() % 2 == 0, fa2 ? 0 : 1 + int64_t(rng() % 3));
+    c.batch = 2;
+    c.heads = 3;
+    SCOPED_TRACE(test::describe(c));
+    const uint64_t inputs_seed = test::case_seed(seed, uint64_t(trial));
+    const test::Run plain = test::run_config(c, test::backend_under_test(), inputs_seed, false, 2);
+
+    test::RunOptions everything{.trace = true, .cpu_workers = 2, .tile_events = true};
+    const test::Run all = test::run_config(c, test::backend_under_test(), inputs_seed, everything);
+    std::map<std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t, int64_t>, size_t> all_events;
+    for (size_t i = 0; i < all.out.events.size(); ++i) {
+      const EventHeader& h = all.out.events.headers[i];
+      all_events[{h.stage, h.batch, h.head, h.split, h.step, h.q_begin}] = i;
+    }
+
+    test::RunOptions one_head = everything, query_rows = everything, nothing = everything;
+    one_head.filter.batch_begin = 1;
+    one_head.filter.batch_end = 2;
+    one_head.filter.head_begin = one_head.filter.head_end = int32_t(rng() % 3);
+    ++one_head.filter.head_end;
+    query_rows.filter.query_begin = int32_t(rng() % c.seq_q);
+    query_rows.filter.query_end = query_rows.filter.query_begin + 1;
+    nothing.filter.stage_mask = 0;
+    for (const test::RunOptions& opts : {one_head, query_rows, nothing, everything}) {
+      const test::Run run = test::run_config(c, test::backend_under_test(), inputs_seed, opts);
+      const LaunchPlan plan = test::plan_of(run.out, opts);
+      SCOPED_TRACE("filter: batch " + std::to_string(opts.filter.batch_begin) + ", head " +
+                   std::to_string(opts.filter.head_begin) + ", query " + std::to_string(opts.filter.query_begin) +
+                   ", stages " + std::to_string(opts.filter.stage_mask) + ": " +
+                   std::to_string(plan.kernels.front().recording_blocks()) + " of " +
+                   std::to_string(plan.kernels.front().blocks()) + " blocks record");
+      ASSERT_EQ(run.inputs.q.bytes, plain.inputs.q.bytes);
+      // Every element written, and the plain run's (bit for bit on the CPU; on the GPU nvcc may
+      // contract the builds' arithmetic differently, ProbesDoNotChangeTheResult).
+      const std::vector<double> o = run.out.o.to_double(), want = plain.out.o.to_double();
+      for (size_t e = 0; e < o.size(); ++e) ASSERT_FALSE(std::isnan(o[e]) && !std::isnan(want[e])) << "element " << e;
+      if (test::testing_cpu()) {
+        EXPECT_EQ(run.out.o.bytes, plain.out.o.bytes);
+        EXPECT_EQ(run.out.lse, plain.out.lse);
+      } else {
+        EXPECT_LE(test::max_abs_error(o, want), 2e-3);
+        EXPECT_LE(test::max_abs_error(test::to_double(run.out.lse), test::to_double(plain.out.lse)), 1e-5);
+      }
+      // The events, each as tracing everything records it.
+      const CapturedEvents& ev = run.out.events;
+      EXPECT_EQ(ev.dropped, 0u);
+      EXPECT_TRUE(ev.missing.empty());
+      EXPECT_EQ(ev.size(), size_t(ev.requested));
+      if (opts.filter.stage_mask == 0) {
+        EXPECT_EQ(ev.size(), 0u);
+      } else {
+        EXPECT_GT(ev.size(), 0u);
+      }
+      // (each trace's payload rows: a trace of fewer query rows may hold fewer)
+      const size_t rows = size_t(ev.max_rows), all_rows = size_t(all.out.events.max_rows), d = size_t(c.head_dim);
+      for (size_t i = 0; i < ev.size(); ++i) {
+        const EventHeader& h = ev.headers[i];
+        const auto found = all_events.find({h.stage, h.batch, h.head, h.split, h.step, h.q_begin});
+        ASSERT_NE(found, all_events.end()) << test::describe(h);
+        const size_t j = found->second;
+        for (size_t r = 0; r < size_t(h.rows); ++r) {
+          ASSERT_EQ(ev.m[i * rows + r], all.out.events.m[j * all_rows + r]) << test::describe(h) << " row " << r;
+          ASSERT_EQ(ev.l[i * rows + r], all.out.events.l[j * all_rows + r]) << test::describe(h) << " row " << r;
+          for (size_t col = 0; col < d; ++col)
+            ASSERT_EQ(ev.o[(i * rows + r) * d + col], all.out.events.o[(j * all_rows + r) * d + col])
+                << test::describe(h) << " row " << r << " column " << col;
+        }
+      }
+    }
   }
 }
 
