@@ -26,7 +26,8 @@
 // Variants (template KernelVariant): plain (no probes), traced (probes, kernels/kernel_stages.h:
 // an `fa1.step` event after every kv tile it visits holding the unnormalised m, l, O over keys
 // [0, end of that tile), and a `final` event with LSE and the output as written; events name
-// the kv head read), faulty (probes + the fault in params.fault):
+// the kv head read; two kernels, fa1_forward_kernel below says how), faulty (probes + the fault
+// in params.fault):
 //   masked_nan        no guard when a row has seen no key yet: exp(-inf - -inf) = NaN
 //                     (rows that see no key at all, seq_q > seq_kv under causal masking, or rows
 //                     whose window starts past their query tile's first visited tile);
@@ -45,6 +46,7 @@
 #include "kernels/device/unroll.cuh"
 #include "tilescope/probe.h"
 #include "kernels/attention_params.h"
+#include "kernels/device/block_records.cuh"
 #include "kernels/device/kernel_traits.cuh"
 #include "kernels/device/smem_vec.cuh"
 #include "kernels/device/softmax_math.cuh"
@@ -79,9 +81,18 @@ struct TileProduct<true, kRows, kCols> {
 
 }  // namespace fa1_detail
 
-template <typename T, int kD, KernelVariant kVariant>
+// The traced build is two kernels, as FA-2's is (fa2_forward.cuh's fa2_forward_kernel says why;
+// here, with the events inline, the traced build with nothing recorded ran 6-8% slower than the
+// plain one on an H100): fa1_forward_kernel<T, kD, traced> runs the blocks that record nothing,
+// with the plain build's code, and fa1_forward_kernel<T, kD, traced, true> (kRecording) the
+// others, with the traced build's.
+template <typename T, int kD, KernelVariant kVariant, bool kRecording = false>
 __global__ void __launch_bounds__(kKernelThreads) fa1_forward_kernel(const AttentionParams p) {
-  using Traits = device::VariantTraits<kVariant>;
+  static_assert(!kRecording || kVariant == KernelVariant::traced, "only the traced build has a recording kernel");
+  if constexpr (kVariant == KernelVariant::traced) {
+    if (device::block_records_any(p, kFa1StepStage, kFa1FinalStage) != kRecording) return;
+  }
+  using Traits = device::VariantTraits<kVariant == KernelVariant::traced && !kRecording ? KernelVariant::plain : kVariant>;
   constexpr int kBM = fa1_block_m(kD);
   constexpr int kBN = fa1_block_n(kD);
   constexpr int kLD = qkv_tile_ld(kD);

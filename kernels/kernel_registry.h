@@ -19,7 +19,7 @@ enum class KernelStage : int32_t { fa1 = 0, splitk_partial = 1, splitk_reduce = 
 
 const char* kernel_stage_name(KernelStage stage);  // "fa1_forward", "splitk_partial", ...
 
-// A stage whose traced build is two kernels (FA-2 and the Split-K partial: fa2_forward.cuh's
+// A stage whose traced build is two kernels (FA-1, FA-2 and the Split-K partial: fa2_forward.cuh's
 // fa2_forward_kernel says why) has a recording kernel: find_kernel(..., traced) gives the kernel
 // that runs the blocks recording nothing, with the plain build's code, its other blocks returning
 // at once; find_recording_kernel gives the one that runs the blocks recording an event, with the

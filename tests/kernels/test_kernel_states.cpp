@@ -518,7 +518,7 @@ TEST(KernelStates, ProbesDoNotChangeTheResult) {
   }
 }
 
-// FA-2's and the Split-K partial's traced build is two kernels over the grid (kernels/
+// The traced build of FA-1, FA-2 and the Split-K partial is two kernels over the grid (kernels/
 // kernel_registry.h): the blocks that record nothing run the plain build's code in the one, the
 // others the traced block in the other. Whatever the filter selects (a head of a batch entry, a
 // range of query rows, everything, nothing), every block of the output is written (the buffers
@@ -527,12 +527,14 @@ TEST(KernelStates, ProbesDoNotChangeTheResult) {
 TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
-  for (int trial = 0; trial < 4; ++trial) {
-    const bool fa2 = trial % 2 == 0;
+  const KernelKind kinds[] = {KernelKind::fa2, KernelKind::splitk, KernelKind::fa1};
+  for (int trial = 0; trial < 6; ++trial) {
+    const KernelKind kind = kinds[trial % 3];
+    const bool splitk = kind == KernelKind::splitk;
     const int64_t dims[] = {64, 128};
-    AttentionConfig c = cfg(fa2 ? KernelKind::fa2 : KernelKind::splitk, rng() % 2 ? DType::bf16 : DType::f16,
-                            dims[rng() % 2], fa2 ? 65 + int64_t(rng() % 200) : 1 + int64_t(rng() % 20),
-                            1 + int64_t(rng() % 400), rng() % 2 == 0, fa2 ? 0 : 1 + int64_t(rng() % 3));
+    AttentionConfig c = cfg(kind, rng() % 2 ? DType::bf16 : DType::f16, dims[rng() % 2],
+                            splitk ? 1 + int64_t(rng() % 20) : 65 + int64_t(rng() % 200), 1 + int64_t(rng() % 400),
+                            rng() % 2 == 0, splitk ? 1 + int64_t(rng() % 3) : 0);
     c.batch = 2;
     c.heads = 3;
     SCOPED_TRACE(test::describe(c));
