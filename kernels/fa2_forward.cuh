@@ -281,11 +281,12 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
         tc::ldmatrix<4>(q_frag[f][kk], q_s + swizzled<kD>(q_row + 16 * f, kk * 2 + (ld_m >> 1)));
   }
 
-  // The kv loop. The traced build compiles it twice, with the step events for a block that
-  // records them and without for a block that records other stages only (FA-2's final; Split-K
-  // 2's partial): such a block pays a block-uniform branch, not the events' code inside the loop.
-  // (A traced FA-2 block that records nothing runs the plain build: fa2_forward_kernel.) One loop
-  // in the plain and faulty builds.
+  // The kv loop. The traced block (FA-2's recording kernel; Split-K 2's traced build, one kernel)
+  // compiles it twice, with the step events for a block that records them and without for a
+  // block that records other stages only (FA-2's final; Split-K 2's partial): such a block pays a
+  // block-uniform branch, not the events' code inside the loop. (A traced FA-2 block that records
+  // nothing runs the plain build's code, in the other kernel: fa2_forward_kernel.) One loop in the
+  // plain and faulty builds.
   auto kv_loop = [&](auto record_steps) {
     for (int t = visited.begin; t < visited.end; ++t) {
       const int buf = (t - visited.begin) & 1;

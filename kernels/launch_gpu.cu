@@ -97,19 +97,22 @@ class SideStream {
     // before the other kernel's, which would otherwise take every SM first and leave the
     // (slower) recording blocks to the end of the grid (FA-2 prefill on an H100, one head traced:
     // +14% at the default priority, +1-2% at the greatest; docs/perf.md).
-    int least = 0, greatest = 0;
-    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-    check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
-    check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    try {
+      int least = 0, greatest = 0;
+      check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+      check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+      check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+      check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    } catch (...) {
+      release();
+      throw;
+    }
   }
   SideStream(const SideStream&) = delete;
   SideStream& operator=(const SideStream&) = delete;
-  ~SideStream() {
-    cudaEventDestroy(join_);
-    cudaEventDestroy(fork_);
-    cudaStreamDestroy(stream_);
-  }
+  // Waits for what the side stream holds (a launch that threw between fork and join leaves a
+  // kernel there reading the run's buffers, which GpuRun frees after this).
+  ~SideStream() { release(); }
   // The side stream, which starts after what the default stream holds so far.
   cudaStream_t fork() {
     check(cudaEventRecord(fork_, nullptr), "cudaEventRecord (fork)");
@@ -123,6 +126,12 @@ class SideStream {
   }
 
  private:
+  void release() {
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (join_) cudaEventDestroy(join_);
+    if (fork_) cudaEventDestroy(fork_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
   cudaStream_t stream_{};
   cudaEvent_t fork_{}, join_{};
 };
@@ -393,7 +402,6 @@ class GpuRun {
     uint64_t blocks = 0;
   };
   std::vector<Recording> recording_;
-  std::unique_ptr<SideStream> side_;  // when some kernel runs both of its traced kernels
   DeviceBuffer<std::byte> q_, k_, v_, o_;
   DeviceBuffer<float> lse_, partial_o_, partial_m_, partial_l_;
   size_t slots_ = 0;
@@ -401,6 +409,9 @@ class GpuRun {
   DeviceBuffer<float> t_m_, t_l_, t_o_;
   DeviceBuffer<unsigned long long> t_dropped_;
   std::vector<DeviceBuffer<int64_t>> slot_tables_;
+  // When some kernel runs both of its traced kernels. Declared last, destroyed first: it waits
+  // for its stream before the buffers are freed.
+  std::unique_ptr<SideStream> side_;
 };
 
 }  // namespace

@@ -9,10 +9,14 @@ instruction. Used for docs/perf.md, "Instrumented kernels with tracing off".
 
 cuobjdump is not in the Debian-less CUDA install here; `pip install nvidia-cuda-cuobjdump`
 (in a virtual environment) provides it, and `nvidia-cuda-nvdisasm` the disassembler it calls. A
-kv loop is a loop (backward branch) holding barriers and inside no other such loop; a kernel
-whose traced build compiles its kv loop twice (with and without the events, fa2_forward.cuh)
-has two, and the plain loop is compared with the traced build's shorter one, the one that runs
-when a block records nothing. Loops of the split-K reduce (no barriers) are not compared.
+kv loop is a loop (backward branch) holding barriers and inside no other such loop. The plain
+loop is compared with the traced build's shortest one: where the traced build is two kernels
+(FA-1, FA-2, the Split-K partial: kernels/kernel_registry.h) its `KernelVariant::traced` entry is
+the kernel of the blocks that record nothing, which should hold the plain loop, and the recording
+kernel (named without a KernelVariant, or FA-1's with a second bool argument, true) is not
+compared; a traced build of one kernel whose kv loop is compiled twice (Split-K 2's, with and
+without the events: fa2_forward.cuh) has two loops, the shorter the one that runs when a block
+records no step. Loops of the split-K reduce (no barriers) are not compared.
 "Identical" allows a renaming of uniform registers and branch targets outside the loop.
 """
 import collections

@@ -107,6 +107,36 @@ TEST(KernelList, EveryListedBuildHasItsOwnKernel) {
   }
 }
 
+// The traced build of FA-1, FA-2 and the Split-K partial is two kernels (kernels/kernel_registry.h):
+// for every listed build, each backend has the recording kernel of those stages, a kernel of its
+// own (not the traced entry's, nor another build's), and none for the other stages, whose traced
+// build is one kernel. A stage that lost its recording kernel would run only the blocks that
+// record nothing.
+TEST(KernelList, TheTracedBuildsOfTwoKernelsHaveTheirRecordingKernel) {
+  const std::set<KernelStage> two_kernels = {KernelStage::fa1, KernelStage::fa2, KernelStage::splitk_partial};
+  for (int backend = 0; backend < kBackends; ++backend) {
+    SCOPED_TRACE(backend == 0 ? "cpu" : "gpu");
+    std::set<AttentionKernel> seen;
+    for (const KernelBuild& b : kernel_builds())
+      for (KernelStage stage : stages_of(b.kernel)) {
+        SCOPED_TRACE(std::string(kernel_stage_name(stage)) + " " + std::string(to_string(b.dtype)) + " " +
+                     std::to_string(b.head_dim));
+        AttentionKernel recording = nullptr;
+#if defined(TILESCOPE_HAVE_CUDA)
+        if (backend == 1) recording = gpu::find_recording_kernel(stage, b.dtype, b.head_dim);
+#endif
+        if (backend == 0) recording = cpu::find_recording_kernel(stage, b.dtype, b.head_dim);
+        if (!two_kernels.count(stage)) {
+          EXPECT_EQ(recording, nullptr);
+          continue;
+        }
+        ASSERT_NE(recording, nullptr);
+        for (KernelVariant v : kVariants) EXPECT_NE(recording, find(backend, stage, b.dtype, b.head_dim, v));
+        EXPECT_TRUE(seen.insert(recording).second) << "the same recording kernel for two builds";
+      }
+  }
+}
+
 // Whether some kernel that launches `stage` is built for the dtype and head dim (a stage several
 // kernels launch, the Split-K reduce, is built for the union).
 bool stage_built(KernelStage stage, DType dtype, int head_dim) {

@@ -5,11 +5,13 @@
 // says which rows and keys it holds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
 #include <tuple>
 
+#include "base/kernel_list.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace ts {
@@ -521,9 +523,10 @@ TEST(KernelStates, ProbesDoNotChangeTheResult) {
 // The traced build of FA-1, FA-2 and the Split-K partial is two kernels over the grid (kernels/
 // kernel_registry.h): the blocks that record nothing run the plain build's code in the one, the
 // others the traced block in the other. Whatever the filter selects (a head of a batch entry, a
-// range of query rows, everything, nothing), every block of the output is written (the buffers
-// are poisoned) and is the plain run's, and the events of a block are those it records when
-// everything is traced, bit for bit. Shapes drawn fresh.
+// range of query rows, everything, nothing; or a trace buffer too small for what it selects),
+// every block of the output is written (the buffers are poisoned) and is the plain run's, and the
+// events of a block are those it records when everything is traced, bit for bit. Shapes drawn
+// fresh from what the kernel list builds.
 TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
   TS_SEEDED(seed);
   std::mt19937_64 rng(seed);
@@ -531,8 +534,9 @@ TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
   for (int trial = 0; trial < 6; ++trial) {
     const KernelKind kind = kinds[trial % 3];
     const bool splitk = kind == KernelKind::splitk;
-    const int64_t dims[] = {64, 128};
-    AttentionConfig c = cfg(kind, rng() % 2 ? DType::bf16 : DType::f16, dims[rng() % 2],
+    const std::vector<DType> dtypes = built_dtypes(kind);
+    const std::vector<int> dims = built_head_dims(kind);
+    AttentionConfig c = cfg(kind, dtypes[rng() % dtypes.size()], dims[rng() % dims.size()],
                             splitk ? 1 + int64_t(rng() % 20) : 65 + int64_t(rng() % 200), 1 + int64_t(rng() % 400),
                             rng() % 2 == 0, splitk ? 1 + int64_t(rng() % 3) : 0);
     c.batch = 2;
@@ -557,9 +561,21 @@ TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
     query_rows.filter.query_begin = int32_t(rng() % c.seq_q);
     query_rows.filter.query_end = query_rows.filter.query_begin + 1;
     nothing.filter.stage_mask = 0;
-    for (const test::RunOptions& opts : {one_head, query_rows, nothing, everything}) {
+    test::RunOptions too_small = everything;  // some recording blocks' events dropped
+    too_small.capacity_events = std::max<int64_t>(1, all.out.events.requested / 2);
+    for (const test::RunOptions& opts : {one_head, query_rows, nothing, everything, too_small}) {
       const test::Run run = test::run_config(c, test::backend_under_test(), inputs_seed, opts);
       const LaunchPlan plan = test::plan_of(run.out, opts);
+      const PlannedKernel& traced_kernel = plan.kernels.front();
+      // The launch ran both kernels side by side, or only the one whose blocks all run.
+      if (&opts == &one_head) {
+        EXPECT_GT(traced_kernel.recording_blocks(), 0u);
+        EXPECT_LT(traced_kernel.recording_blocks(), traced_kernel.blocks());
+      } else if (&opts == &nothing) {
+        EXPECT_EQ(traced_kernel.recording_blocks(), 0u);
+      } else if (&opts == &everything) {
+        EXPECT_EQ(traced_kernel.recording_blocks(), traced_kernel.blocks());
+      }
       SCOPED_TRACE("filter: batch " + std::to_string(opts.filter.batch_begin) + ", head " +
                    std::to_string(opts.filter.head_begin) + ", query " + std::to_string(opts.filter.query_begin) +
                    ", stages " + std::to_string(opts.filter.stage_mask) + ": " +
@@ -579,9 +595,13 @@ TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
       }
       // The events, each as tracing everything records it.
       const CapturedEvents& ev = run.out.events;
-      EXPECT_EQ(ev.dropped, 0u);
+      const int64_t kept = std::min<int64_t>(int64_t(ev.requested), opts.capacity_events);
+      EXPECT_EQ(ev.dropped, uint64_t(int64_t(ev.requested) - kept));
       EXPECT_TRUE(ev.missing.empty());
-      EXPECT_EQ(ev.size(), size_t(ev.requested));
+      EXPECT_EQ(ev.size(), size_t(kept));
+      if (&opts == &too_small) {
+        EXPECT_GT(ev.dropped, 0u);
+      }
       if (opts.filter.stage_mask == 0) {
         EXPECT_EQ(ev.size(), 0u);
       } else {
