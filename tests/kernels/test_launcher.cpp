@@ -90,6 +90,50 @@ TEST(Launcher, ReportsProgressUpToTheTotal) {
   EXPECT_EQ(last_done, blocks);
 }
 
+// A trace of one head runs each traced build of two kernels as both (kernels/kernel_registry.h):
+// the progress still only grows and ends at the plan's blocks, and a cancel in the middle stops it.
+TEST(Launcher, ReportsProgressUpToTheTotalWhenATracedBuildRunsTwoKernels) {
+  for (KernelKind kind : {KernelKind::splitk, KernelKind::fa2, KernelKind::fa1}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    LaunchRequest req;
+    req.config = small(kind);
+    if (kind == KernelKind::fa2) req.config.dtype = DType::bf16;
+    req.config.seq_q = 300;
+    req.config.seq_kv = 300;
+    req.backend = Backend::cpu;
+    req.trace.enabled = true;
+    req.trace.filter.head_end = 1;
+    uint64_t last_done = 0, total = 0, calls = 0;
+    req.progress = [&](uint64_t done, uint64_t all) {
+      EXPECT_LE(done, all);
+      EXPECT_GE(done, last_done);
+      last_done = done;
+      total = all;
+      ++calls;
+    };
+    const AttentionInputs in = make_random_inputs(req.config, {.seed = 6});
+    const LaunchOutcome out = launch_attention(req, in);
+    const LaunchPlan plan = plan_launch(out.config, kCpuNominalSmCount, req.trace);
+    ASSERT_GT(plan.kernels.front().recording_blocks(), 0u);
+    ASSERT_LT(plan.kernels.front().recording_blocks(), plan.kernels.front().blocks());
+    EXPECT_GT(calls, 0u);
+    EXPECT_EQ(total, plan.total_blocks());
+    EXPECT_EQ(last_done, plan.total_blocks());
+
+    std::atomic<bool> cancel{false};
+    req.cancel = &cancel;
+    req.progress = [&](uint64_t done, uint64_t) {
+      if (done > 0) cancel = true;  // cancel in the middle
+    };
+    try {
+      launch_attention(req, in);
+      ADD_FAILURE() << "not cancelled";
+    } catch (const LaunchError& e) {
+      EXPECT_EQ(e.reason(), LaunchFailure::cancelled) << e.what();
+    }
+  }
+}
+
 TEST(Launcher, CancelledRunsAreDistinguishable) {
   LaunchRequest req;
   req.config = small(KernelKind::fa1);
