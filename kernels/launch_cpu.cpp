@@ -96,10 +96,9 @@ LaunchOutcome launch_on_cpu(const LaunchRequest& request, const AttentionInputs&
     const AttentionKernel recording = plan.variant == KernelVariant::traced
                                           ? cpu::find_recording_kernel(k.stage, c.dtype, static_cast<int>(c.head_dim))
                                           : nullptr;
-    const uint64_t recording_blocks = recording != nullptr ? k.recording_blocks() : 0;
     std::vector<AttentionKernel> kernels;
-    if (recording_blocks > 0) kernels.push_back(recording);
-    if (recording_blocks < k.blocks()) kernels.push_back(fn);
+    if (recording != nullptr && k.runs_recording_kernel()) kernels.push_back(recording);
+    if (recording == nullptr || k.runs_other_kernel()) kernels.push_back(fn);
     uint64_t done_before = 0;  // blocks of the grid the kernels before this one ran
     for (const AttentionKernel kernel : kernels) {
       simt::LaunchOptions options;

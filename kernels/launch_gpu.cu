@@ -250,8 +250,7 @@ class GpuRun {
         if (rec.kernel != nullptr) {
           set_max_dynamic_smem(rec.kernel, pk.smem_bytes, what.c_str());
           rec.smem_bytes = occupancy_matched_smem(rec.kernel, plain, pk.stage, pk.smem_bytes, what.c_str());
-          rec.blocks = pk.recording_blocks();
-          if (rec.blocks > 0 && rec.blocks < pk.blocks() && !side_) side_ = std::make_unique<SideStream>();
+          if (pk.runs_recording_kernel() && pk.runs_other_kernel() && !side_) side_ = std::make_unique<SideStream>();
         }
       }
       recording_.push_back(rec);
@@ -332,9 +331,9 @@ class GpuRun {
       // A traced build of two kernels runs the one whose blocks all run, or both side by side:
       // the recording kernel first, so that its blocks are not left to the end of the grid's.
       const Recording& rec = recording_[i];
-      if (rec.kernel == nullptr || rec.blocks == 0) {
+      if (rec.kernel == nullptr || !pk.runs_recording_kernel()) {
         launch(kernels_[i], smem_bytes_[i], nullptr, "");
-      } else if (rec.blocks == pk.blocks()) {
+      } else if (!pk.runs_other_kernel()) {
         launch(rec.kernel, rec.smem_bytes, nullptr, ", recording blocks");
       } else {
         launch(rec.kernel, rec.smem_bytes, side_->fork(), ", recording blocks");
@@ -394,12 +393,10 @@ class GpuRun {
   AttentionParams params_;
   std::vector<AttentionKernel> kernels_;
   std::vector<size_t> smem_bytes_;  // per kernel: the plan's, or more (occupancy_matched_smem)
-  // Per kernel: a traced build's recording kernel (kernels/kernel_registry.h), if it has one, and
-  // how many of the grid's blocks it runs.
+  // Per kernel: a traced build's recording kernel (kernels/kernel_registry.h), if it has one.
   struct Recording {
     AttentionKernel kernel = nullptr;
     size_t smem_bytes = 0;
-    uint64_t blocks = 0;
   };
   std::vector<Recording> recording_;
   DeviceBuffer<std::byte> q_, k_, v_, o_;

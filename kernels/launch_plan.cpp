@@ -25,18 +25,6 @@ KernelVariant variant_for(const AttentionConfig& config, bool tracing) {
   return tracing ? KernelVariant::traced : KernelVariant::plain;
 }
 
-uint64_t PlannedKernel::recording_blocks() const {
-  const uint64_t n = blocks();
-  if (n == 0 || slot_base.empty()) return 0;
-  const size_t stages = slot_base.size() / n;
-  uint64_t recording = 0;
-  for (uint64_t b = 0; b < n; ++b)
-    recording += std::any_of(slot_base.begin() + static_cast<std::ptrdiff_t>(b * stages),
-                             slot_base.begin() + static_cast<std::ptrdiff_t>((b + 1) * stages),
-                             [](int64_t s) { return s >= 0; });
-  return recording;
-}
-
 uint64_t LaunchPlan::total_blocks() const {
   uint64_t n = 0;
   for (const auto& k : kernels) n += k.blocks();
@@ -122,23 +110,28 @@ void for_each_planned_event(const LaunchPlan& plan, F&& f) {
   }
 }
 
-// Lays out the slots of every kernel's blocks, in launch order; returns the events kept.
+// Lays out the slots of every kernel's blocks, in launch order, and counts the blocks that record;
+// returns the events kept.
 int64_t assign_slots(LaunchPlan& plan) {
   int64_t next = 0;
   const Tiling& t = plan.tiling;
   const auto num_stages = static_cast<uint64_t>(plan.stages.size());
   for (auto& k : plan.kernels) {
     k.slot_base.assign(k.blocks() * num_stages, -1);
+    k.recording_blocks = 0;
     for (uint64_t b = 0; b < k.blocks(); ++b) {
       const BlockCoords c = block_coords(k, t, b);
       const int64_t q_begin = int64_t{c.q_tile} * t.block_m;
+      bool records = false;
       for (const StageCount& sc : events_of_block(plan, k, c)) {
         if (sc.count == 0 ||
             !filter_keeps(plan.filter, sc.stage, c.batch, c.head, q_begin, t.rows_in_q_tile(c.q_tile)))
           continue;
         k.slot_base[b * num_stages + static_cast<uint64_t>(sc.stage)] = next;
         next += sc.count;
+        records = true;
       }
+      k.recording_blocks += records;
     }
   }
   return next;
@@ -257,10 +250,7 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
                             "filters or a smaller capacity");
   }
   if (config.kernel == KernelKind::splitk && t.num_splits == 1 && plan.variant != KernelVariant::faulty) {
-    const PlannedKernel& reduce = plan.kernels.back();
-    const bool reduce_records =
-        std::any_of(reduce.slot_base.begin(), reduce.slot_base.end(), [](int64_t slot) { return slot >= 0; });
-    if (!reduce_records) {
+    if (plan.kernels.back().recording_blocks == 0) {  // the reduce records nothing
       plan.partial_writes_output = true;
       plan.kernels.pop_back();
     }

@@ -27,10 +27,14 @@ struct PlannedKernel {
   // stage, or -1 (filtered out, or a stage the block does not have). Empty otherwise.
   std::vector<int64_t> slot_base;
 
+  // When tracing: the blocks that record an event of some stage (their slot_base not all -1).
+  uint64_t recording_blocks = 0;
+
   uint64_t blocks() const { return uint64_t{grid_x} * grid_y * grid_z; }
-  // When tracing: the blocks that record an event of some stage (their slot_base not all -1),
-  // which a traced build of two kernels runs in its recording kernel (kernels/kernel_registry.h).
-  uint64_t recording_blocks() const;
+  // Which of a traced build's two kernels (kernels/kernel_registry.h) a launch of this kernel
+  // runs: the recording kernel where some block records, the other where some block does not.
+  bool runs_recording_kernel() const { return recording_blocks > 0; }
+  bool runs_other_kernel() const { return recording_blocks < blocks(); }
 };
 
 struct LaunchPlan {

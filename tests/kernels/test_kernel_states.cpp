@@ -584,16 +584,16 @@ TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
       const test::Run run = test::run_config(c, test::backend_under_test(), inputs_seed, opts);
       const LaunchPlan plan = test::plan_of(run.out, opts);
       const PlannedKernel& traced_kernel = plan.kernels.front();
-      SCOPED_TRACE("filter: " + k.what + ": " + std::to_string(traced_kernel.recording_blocks()) + " of " +
+      SCOPED_TRACE("filter: " + k.what + ": " + std::to_string(traced_kernel.recording_blocks) + " of " +
                    std::to_string(traced_kernel.blocks()) + " blocks record");
       // The launch ran both kernels side by side, or only the one whose blocks all run.
       if (k.what == "one head") {
-        EXPECT_GT(traced_kernel.recording_blocks(), 0u);
-        EXPECT_LT(traced_kernel.recording_blocks(), traced_kernel.blocks());
+        EXPECT_GT(traced_kernel.recording_blocks, 0u);
+        EXPECT_LT(traced_kernel.recording_blocks, traced_kernel.blocks());
       } else if (k.what == "nothing") {
-        EXPECT_EQ(traced_kernel.recording_blocks(), 0u);
+        EXPECT_EQ(traced_kernel.recording_blocks, 0u);
       } else if (k.what == "everything") {
-        EXPECT_EQ(traced_kernel.recording_blocks(), traced_kernel.blocks());
+        EXPECT_EQ(traced_kernel.recording_blocks, traced_kernel.blocks());
       }
       ASSERT_EQ(run.inputs.q.bytes, plain.inputs.q.bytes);
       // Every element written, and the plain run's (bit for bit on the CPU; on the GPU nvcc may

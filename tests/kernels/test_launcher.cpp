@@ -70,24 +70,47 @@ TEST(Launcher, AutoRunsOnTheCpuWithoutAGpu) {
   }
 }
 
+// A launch's progress reports, each checked to stay within the total and never to go back.
+struct ProgressLog {
+  uint64_t last_done = 0, total = 0, calls = 0;
+  void attach(LaunchRequest& req) {
+    req.progress = [this](uint64_t done, uint64_t all) {
+      EXPECT_LE(done, all);
+      EXPECT_GE(done, last_done);
+      last_done = done;
+      total = all;
+      ++calls;
+    };
+  }
+};
+
+// Cancelling from the progress callback once a block is done stops the run with `cancelled`.
+void expect_cancelled_in_the_middle(LaunchRequest req, const AttentionInputs& in) {
+  std::atomic<bool> cancel{false};
+  req.cancel = &cancel;
+  req.progress = [&](uint64_t done, uint64_t) {
+    if (done > 0) cancel = true;  // cancel in the middle
+  };
+  try {
+    launch_attention(req, in);
+    ADD_FAILURE() << "not cancelled";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(e.reason(), LaunchFailure::cancelled) << e.what();
+  }
+}
+
 TEST(Launcher, ReportsProgressUpToTheTotal) {
   LaunchRequest req;
   req.config = small();
   req.config.seq_q = 300;
   req.backend = Backend::cpu;
-  uint64_t last_done = 0, total = 0, calls = 0;
-  req.progress = [&](uint64_t done, uint64_t all) {
-    EXPECT_LE(done, all);
-    EXPECT_GE(done, last_done);
-    last_done = done;
-    total = all;
-    ++calls;
-  };
+  ProgressLog log;
+  log.attach(req);
   const LaunchOutcome out = launch_attention(req, make_random_inputs(req.config, {.seed = 3}));
   const uint64_t blocks = uint64_t(out.tiling.num_q_tiles) * 2 * (out.tiling.num_splits + 1);
-  EXPECT_GT(calls, 0u);
-  EXPECT_EQ(total, blocks);
-  EXPECT_EQ(last_done, blocks);
+  EXPECT_GT(log.calls, 0u);
+  EXPECT_EQ(log.total, blocks);
+  EXPECT_EQ(log.last_done, blocks);
 }
 
 // A trace of one head runs each traced build of two kernels as both (kernels/kernel_registry.h):
@@ -103,34 +126,17 @@ TEST(Launcher, ReportsProgressUpToTheTotalWhenATracedBuildRunsTwoKernels) {
     req.backend = Backend::cpu;
     req.trace.enabled = true;
     req.trace.filter.head_end = 1;
-    uint64_t last_done = 0, total = 0, calls = 0;
-    req.progress = [&](uint64_t done, uint64_t all) {
-      EXPECT_LE(done, all);
-      EXPECT_GE(done, last_done);
-      last_done = done;
-      total = all;
-      ++calls;
-    };
+    ProgressLog log;
+    log.attach(req);
     const AttentionInputs in = make_random_inputs(req.config, {.seed = 6});
     const LaunchOutcome out = launch_attention(req, in);
     const LaunchPlan plan = plan_launch(out.config, kCpuNominalSmCount, req.trace);
-    ASSERT_GT(plan.kernels.front().recording_blocks(), 0u);
-    ASSERT_LT(plan.kernels.front().recording_blocks(), plan.kernels.front().blocks());
-    EXPECT_GT(calls, 0u);
-    EXPECT_EQ(total, plan.total_blocks());
-    EXPECT_EQ(last_done, plan.total_blocks());
-
-    std::atomic<bool> cancel{false};
-    req.cancel = &cancel;
-    req.progress = [&](uint64_t done, uint64_t) {
-      if (done > 0) cancel = true;  // cancel in the middle
-    };
-    try {
-      launch_attention(req, in);
-      ADD_FAILURE() << "not cancelled";
-    } catch (const LaunchError& e) {
-      EXPECT_EQ(e.reason(), LaunchFailure::cancelled) << e.what();
-    }
+    ASSERT_GT(plan.kernels.front().recording_blocks, 0u);
+    ASSERT_LT(plan.kernels.front().recording_blocks, plan.kernels.front().blocks());
+    EXPECT_GT(log.calls, 0u);
+    EXPECT_EQ(log.total, plan.total_blocks());
+    EXPECT_EQ(log.last_done, plan.total_blocks());
+    expect_cancelled_in_the_middle(req, in);
   }
 }
 
@@ -149,16 +155,7 @@ TEST(Launcher, CancelledRunsAreDistinguishable) {
   } catch (const LaunchError& e) {
     EXPECT_TRUE(e.cancelled()) << e.what();
   }
-  cancel = false;
-  req.progress = [&](uint64_t done, uint64_t) {
-    if (done > 0) cancel = true;  // cancel in the middle
-  };
-  try {
-    launch_attention(req, in);
-    ADD_FAILURE() << "not cancelled";
-  } catch (const LaunchError& e) {
-    EXPECT_EQ(e.reason(), LaunchFailure::cancelled) << e.what();
-  }
+  expect_cancelled_in_the_middle(req, in);
 }
 
 TEST(Launcher, BadRequestsGetClearErrors) {
