@@ -25,8 +25,9 @@ const char* kernel_stage_name(KernelStage stage);  // "fa1_forward", "splitk_par
 // at once; find_recording_kernel gives the one that runs the blocks recording an event, with the
 // traced build's code, the others returning. A traced launch runs both over the same grid (the
 // GPU side by side, in two streams), or only the one whose blocks all run (PlannedKernel's
-// runs_recording_kernel and runs_other_kernel, from the plan's slot table). For any other stage find_recording_kernel is nullptr and the traced build
-// is one kernel.
+// runs_recording_kernel and runs_other_kernel, from the plan's slot table). For any other stage
+// find_recording_kernel is nullptr and the traced build is one kernel. Where none of a kernel's
+// blocks records, the plan has it launch the plain build instead (PlannedKernel::variant).
 namespace cpu {
 // nullptr for a (stage, dtype, head dim) that kernels/kernel_list.cmake does not list.
 AttentionKernel find_kernel(KernelStage stage, DType dtype, int head_dim, KernelVariant variant);

@@ -83,7 +83,7 @@ LaunchOutcome launch_on_cpu(const LaunchRequest& request, const AttentionInputs&
   const auto start = std::chrono::steady_clock::now();
   for (const PlannedKernel& k : plan.kernels) {
     const AttentionKernel fn =
-        cpu::find_kernel(k.stage, c.dtype, static_cast<int>(c.head_dim), plan.variant);
+        cpu::find_kernel(k.stage, c.dtype, static_cast<int>(c.head_dim), k.variant);
     if (fn == nullptr)
       throw LaunchError(LaunchFailure::failed, std::string("no CPU build of ") +
                                                    kernel_stage_name(k.stage) + " for head_dim " +
@@ -93,7 +93,7 @@ LaunchOutcome launch_on_cpu(const LaunchRequest& request, const AttentionInputs&
     // A traced build of two kernels (kernels/kernel_registry.h) runs as on the GPU: the one whose
     // blocks all run, or both over the grid (here one after the other, the progress the mean of
     // the two's).
-    const AttentionKernel recording = plan.variant == KernelVariant::traced
+    const AttentionKernel recording = k.variant == KernelVariant::traced
                                           ? cpu::find_recording_kernel(k.stage, c.dtype, static_cast<int>(c.head_dim))
                                           : nullptr;
     std::vector<AttentionKernel> kernels;

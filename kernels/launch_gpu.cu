@@ -232,7 +232,7 @@ class GpuRun {
     params_.partial_m = partial_m_.get();
     params_.partial_l = partial_l_.get();
     for (const PlannedKernel& pk : plan_.kernels) {
-      const AttentionKernel fn = gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), plan_.variant);
+      const AttentionKernel fn = gpu::find_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim), pk.variant);
       if (fn == nullptr)
         throw LaunchError(LaunchFailure::failed, std::string("no GPU build of ") +
                                                      kernel_stage_name(pk.stage) + " for head_dim " +
@@ -245,7 +245,7 @@ class GpuRun {
       smem_bytes_.push_back(smem);
       // A traced build of two kernels: its recording kernel, at the plain build's occupancy too.
       Recording rec;
-      if (plan_.variant == KernelVariant::traced) {
+      if (pk.variant == KernelVariant::traced) {
         rec.kernel = gpu::find_recording_kernel(pk.stage, c.dtype, static_cast<int>(c.head_dim));
         if (rec.kernel != nullptr) {
           set_max_dynamic_smem(rec.kernel, pk.smem_bytes, what.c_str());

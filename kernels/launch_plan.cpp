@@ -255,6 +255,8 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
       plan.kernels.pop_back();
     }
   }
+  for (PlannedKernel& k : plan.kernels)
+    k.variant = plan.variant == KernelVariant::traced && k.recording_blocks == 0 ? KernelVariant::plain : plan.variant;
   return plan;
 }
 

@@ -29,12 +29,16 @@ struct PlannedKernel {
 
   // When tracing: the blocks that record an event of some stage (their slot_base not all -1).
   uint64_t recording_blocks = 0;
+  // The build this kernel launches: the plan's variant, except that a traced kernel none of whose
+  // blocks records (every one filtered out) launches the plain build, so that tracing off costs
+  // nothing in any kernel, whatever its probes' code does to ptxas's schedule of the plain path.
+  KernelVariant variant = KernelVariant::plain;
 
   uint64_t blocks() const { return uint64_t{grid_x} * grid_y * grid_z; }
   // Which of a traced build's two kernels (kernels/kernel_registry.h) a launch of this kernel
   // runs: the recording kernel where some block records, the other where some block does not.
-  bool runs_recording_kernel() const { return recording_blocks > 0; }
-  bool runs_other_kernel() const { return recording_blocks < blocks(); }
+  bool runs_recording_kernel() const { return variant == KernelVariant::traced && recording_blocks > 0; }
+  bool runs_other_kernel() const { return variant != KernelVariant::traced || recording_blocks < blocks(); }
 };
 
 struct LaunchPlan {

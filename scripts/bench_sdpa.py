@@ -6,11 +6,12 @@ Times torch.nn.functional.scaled_dot_product_attention with each backend PyTorch
   * Split-K decode: B=8, H=32, Sq=1, Skv=32768, D=128, bf16
   * prefill:        B=4, H=16, S=2048, D=64, bf16 (not causal): FA-1 and FA-2 (tensor cores), and
                     Split-K 2 (FA-2's partial) and Split-K with 4 kv splits
-reporting time (CUDA events, mean of 20 runs after 3 warm-up runs), GB/s (Q, K, V read + O
+reporting time (CUDA events, mean of 20 runs after 3 warm-up runs; with --rounds N the median of
+N such means, as bench_kernels_gpu --rounds N, which --ours passes on), GB/s (Q, K, V read + O
 written) and TFLOP/s (4 * B * H * Sq * Skv * D), the same formulas as bench_kernels_gpu.
 
   python3 scripts/bench_sdpa.py                                   # SDPA alone
-  python3 scripts/bench_sdpa.py --ours build/release/tests/kernels/bench_kernels_gpu
+  python3 scripts/bench_sdpa.py --ours build/release/tests/kernels/bench_kernels_gpu [--rounds 7]
                                      # runs ours too and prints one table with the ratio
   python3 scripts/bench_sdpa.py --check DIR   # after `bench_kernels_gpu --dump DIR`: our
                                      # outputs against SDPA's and a float64 reference
@@ -74,7 +75,12 @@ def measures(s, ms):
     return moved / (ms / 1e3) / 1e9, flops / (ms / 1e3) / 1e12
 
 
-def bench_sdpa():
+def median_ms(fn, rounds):
+    times = sorted(time_ms(fn) for _ in range(rounds))
+    return times[len(times) // 2]
+
+
+def bench_sdpa(rounds):
     torch.manual_seed(0)
     out = {}
     for name, s in SHAPES.items():
@@ -85,7 +91,7 @@ def bench_sdpa():
         for backend, ctx in backends():
             try:
                 with ctx():
-                    ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v))
+                    ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v), rounds)
             except RuntimeError as e:  # backend not available for this shape / GPU
                 print(f"  sdpa {backend:10s} {name}: unavailable ({str(e).splitlines()[0][:80]})")
                 continue
@@ -97,10 +103,10 @@ def bench_sdpa():
     return out
 
 
-def run_ours(binary):
+def run_ours(binary, rounds):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "ours.json")
-        subprocess.run([binary, "--json", path], check=False)
+        subprocess.run([binary, "--json", path, "--rounds", str(rounds)], check=False)
         with open(path) as f:
             return {r["name"]: r for r in json.load(f)}
 
@@ -155,21 +161,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ours", help="path to bench_kernels_gpu: run it and print one table")
     ap.add_argument("--check", metavar="DIR", help="check a `bench_kernels_gpu --dump DIR` directory")
+    ap.add_argument("--rounds", type=int, default=1, help="time every benchmark N rounds, report the medians")
     args = ap.parse_args()
+    if args.rounds < 1:
+        sys.exit("bench_sdpa.py: --rounds must be at least 1")
     if not torch.cuda.is_available():
         sys.exit("bench_sdpa.py: no CUDA device visible to PyTorch")
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     if args.check:
         sys.exit(0 if check(args.check) else 1)
-    sdpa = bench_sdpa()
-    ours = run_ours(args.ours) if args.ours else {}
+    sdpa = bench_sdpa(args.rounds)
+    ours = run_ours(args.ours, args.rounds) if args.ours else {}
     print(f"\n{'shape':16s} {'who':28s} {'ms':>9s} {'GB/s':>8s} {'TFLOP/s':>8s} {'vs SDPA':>8s}")
     for name, best in sdpa.items():
         if best is None:
             print(f"{name:16s} sdpa: no backend ran")
             continue
         print(f"{name:16s} {'sdpa (' + best['backend'] + ')':28s} {best['ms']:9.4f} {best['gbs']:8.1f} "
-              f"{best['tflops']:8.3f} {'1.00x':>8s}")
+              f"{best['tflops']:8.3f} {'1.000x':>8s}")
         for kernel, bench in OURS[name]:
             r = ours.get(bench)
             if r is None:
@@ -179,7 +188,7 @@ def main():
                 print(f"{name:16s} {who:28s} ERROR: {r['error']}")
                 continue
             print(f"{name:16s} {who:28s} {r['ms']:9.4f} "
-                  f"{r['GB/s']:8.1f} {r['TFLOP/s']:8.3f} {best['ms'] / r['ms']:7.2f}x")
+                  f"{r['GB/s']:8.1f} {r['TFLOP/s']:8.3f} {best['ms'] / r['ms']:7.3f}x")
 
 
 if __name__ == "__main__":

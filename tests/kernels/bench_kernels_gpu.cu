@@ -1,7 +1,9 @@
 // The kernels on the GPU, beside PyTorch SDPA (scripts/bench_sdpa.py runs both and prints one
 // table): Split-K decode (B=8, H=32, Sq=1, Skv=32768, D=128, bf16; splits from the heuristic)
-// and FA-1 and FA-2 prefill (B=4, H=16, S=2048, D=64, bf16): the plain kernels (no probes), the traced
-// build with nothing recorded, tracing one head, and (decode) tracing everything; and the decode
+// and FA-1 and FA-2 prefill (B=4, H=16, S=2048, D=64, bf16): the plain kernels (no probes), tracing
+// on with nothing recorded (the plain build runs), tracing one head, (prefill) tracing one query
+// row (one block records: the rest run the traced build's kernel of blocks that record nothing),
+// and (decode) tracing everything; and the decode
 // with GQA (32 query heads on 8 kv heads), plain and with a window of 4096 keys and softcap 50.
 // Reported: time per run (every kernel of a run; CUDA events; inputs resident on the device;
 // mean of 20 runs after 3 warm-up runs; the median of --rounds such means), GB/s (Q read, O
@@ -126,7 +128,7 @@ double max_error(const std::vector<double>& a, const std::vector<double>& ref) {
   return m;
 }
 
-enum class TraceMode { plain, traced_nothing, one_head, everything };
+enum class TraceMode { plain, traced_nothing, one_head, one_row, everything };
 
 struct Bench {
   std::string name;
@@ -163,9 +165,16 @@ LaunchRequest bench_request(const Bench& b) {
   req.backend = Backend::gpu;
   switch (b.mode) {
     case TraceMode::plain: break;
-    case TraceMode::traced_nothing:  // the traced build, every stage filtered out
-      req.trace.enabled = true;
+    case TraceMode::traced_nothing:  // tracing on, every stage filtered out (the plan then
+      req.trace.enabled = true;       // launches the plain build: PlannedKernel::variant)
       req.trace.filter.stage_mask = 0;
+      break;
+    case TraceMode::one_row:  // one block of the grid records: the others' cost in the
+      req.trace.enabled = true;  // traced build's kernel of blocks that record nothing
+      req.trace.filter.batch_end = 1;
+      req.trace.filter.head_end = 1;
+      req.trace.filter.query_begin = static_cast<int32_t>(b.config.seq_q / 2);
+      req.trace.filter.query_end = req.trace.filter.query_begin + 1;
       break;
     case TraceMode::one_head:
       req.trace.enabled = true;
@@ -319,9 +328,11 @@ int run(int argc, char** argv) {
       {"fa1_prefill_B4_H16_S2048_D64_bf16", prefill_config(), TraceMode::plain},
       {"fa1_prefill (traced build, nothing recorded)", prefill_config(), TraceMode::traced_nothing},
       {"fa1_prefill (tracing batch 0 head 0)", prefill_config(), TraceMode::one_head},
+      {"fa1_prefill (tracing one query row)", prefill_config(), TraceMode::one_row},
       {"fa2_prefill_B4_H16_S2048_D64_bf16", fa2_prefill_config(), TraceMode::plain},
       {"fa2_prefill (traced build, nothing recorded)", fa2_prefill_config(), TraceMode::traced_nothing},
       {"fa2_prefill (tracing batch 0 head 0)", fa2_prefill_config(), TraceMode::one_head},
+      {"fa2_prefill (tracing one query row)", fa2_prefill_config(), TraceMode::one_row},
       {"splitk2_prefill_B4_H16_S2048_D64_bf16_4splits", split_prefill_config(KernelKind::splitk2), TraceMode::plain},
       {"splitk_prefill_B4_H16_S2048_D64_bf16_4splits", split_prefill_config(KernelKind::splitk), TraceMode::plain},
   };

@@ -586,12 +586,19 @@ TEST(KernelStates, TracedBuildOfTwoKernelsWritesEveryBlockAndEvent) {
       const PlannedKernel& traced_kernel = plan.kernels.front();
       SCOPED_TRACE("filter: " + k.what + ": " + std::to_string(traced_kernel.recording_blocks) + " of " +
                    std::to_string(traced_kernel.blocks()) + " blocks record");
+      // Each kernel of the plan launches the traced build where one of its blocks records, and the
+      // plain build where none does (tracing off costs nothing: PlannedKernel::variant).
+      for (const PlannedKernel& pk : plan.kernels)
+        EXPECT_EQ(pk.variant, pk.recording_blocks > 0 ? KernelVariant::traced : KernelVariant::plain)
+            << kernel_stage_name(pk.stage) << ": " << pk.recording_blocks << " blocks record";
       // The launch ran both kernels side by side, or only the one whose blocks all run.
       if (k.what == "one head") {
         EXPECT_GT(traced_kernel.recording_blocks, 0u);
         EXPECT_LT(traced_kernel.recording_blocks, traced_kernel.blocks());
       } else if (k.what == "nothing") {
         EXPECT_EQ(traced_kernel.recording_blocks, 0u);
+        EXPECT_FALSE(traced_kernel.runs_recording_kernel());
+        EXPECT_TRUE(traced_kernel.runs_other_kernel());
       } else if (k.what == "everything") {
         EXPECT_EQ(traced_kernel.recording_blocks, traced_kernel.blocks());
       }
