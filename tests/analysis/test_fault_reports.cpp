@@ -695,5 +695,61 @@ TEST(FaultReport, AnOutputWithNoRecordedStateBeforeItNamesTheStagesNotRecorded) 
   EXPECT_EQ(full.symptom.mechanism->id, "reduce_scaled_by_l");
 }
 
+// A merge whose inputs were not traced (the partials filtered out): its events are predicted from
+// the reference's states of the splits, so an error made in the partial kernel looks like one made
+// in the merge. The report says that the states it merges were not recorded, names the stages
+// that recorded nothing as where the error may have been made, claims no mechanism (it gives the
+// form of the error when one fits, as the form and no more) and says what to trace next. It said
+// "splitk.reduce goes wrong by itself" for a stale accumulator in the partial kernel.
+TEST(FaultReport, AMergeWhoseInputsWereNotTracedClaimsNoOriginAndNoMechanism) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (const Fault fault : {Fault::stale_accumulator, Fault::double_count_l}) {
+    // A stale accumulator needs a second kv tile (128 keys) in a split to show: several, the last
+    // split whole or not. The merge's own bug with one tile a split, where the reference's states
+    // of the splits are the kernel's within rounding and its form fits (with more, the kernel's
+    // partials drift from the reference's by more than the form's bar once weighted by l again).
+    const int splits = 2 + int(rng() % 3);
+    const int64_t keys = fault == Fault::double_count_l
+                             ? 128 * splits
+                             : 128 * splits * (2 + int64_t(rng() % 3)) - (rng() % 2 ? 0 : int64_t(rng() % 100));
+    test::LaunchSpec spec;
+    spec.config = test::make_config(KernelKind::splitk, fault, DType::f32, 64, 8 + int64_t(rng() % 24), keys, false, splits);
+    spec.seed = seed;
+    spec.filter.stage_mask = uint64_t{1} << kSplitkReduceStage;
+    SCOPED_TRACE(to_string(fault));
+    const AnalysisReport r = analyze_run(test::launch_run(spec), AnalysisOptions{});
+    ASSERT_FALSE(r.clean());
+    const Symptom& s = r.symptom;
+    EXPECT_EQ(s.line.find("by itself"), std::string::npos) << s.line;
+    EXPECT_EQ(s.line.find("by themselves"), std::string::npos) << s.line;
+    EXPECT_NE(s.line.find("splitk.reduce goes wrong in"), std::string::npos) << s.line;
+    EXPECT_NE(s.line.find("the states it merges were not recorded: splitk.tile and splitk.partial recorded no event"),
+              std::string::npos)
+        << s.line;
+    EXPECT_FALSE(s.mechanism.has_value()) << s.line;
+    EXPECT_TRUE(s.alternatives.empty()) << s.line;
+    EXPECT_EQ(s.category, SymptomKind::unexplained) << s.line;
+    EXPECT_NE(s.next_measurement.find("splitk.tile and splitk.partial traced as well"), std::string::npos)
+        << s.next_measurement;
+    for (const Finding& f : s.findings) EXPECT_EQ(f.text.find("by them"), std::string::npos) << f.text;
+    if (fault == Fault::double_count_l) {  // the merge's own bug: its form fits, said as a form only
+      EXPECT_NE(s.line.find("Its errors have the form of splitk.reduce: the merge weights"), std::string::npos) << s.line;
+      EXPECT_NE(s.line.find("made in splitk.reduce or before it"), std::string::npos) << s.line;
+    }
+
+    // Traced with its inputs, the same run places the error and, for the merge's own bug, names it.
+    spec.filter.stage_mask = ~uint64_t{0};
+    const AnalysisReport full = analyze_run(test::launch_run(spec), AnalysisOptions{});
+    ASSERT_FALSE(full.clean());
+    if (fault == Fault::double_count_l) {
+      ASSERT_TRUE(full.symptom.mechanism.has_value()) << full.symptom.line;
+      EXPECT_EQ(full.symptom.mechanism->id, "reduce_scaled_by_l");
+    } else {
+      EXPECT_NE(full.symptom.origin_stage, kSplitkReduceStage) << full.symptom.line;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ts

@@ -247,19 +247,47 @@ LargestScore largest_score(const Divergence& d, const RunView& run) {
   }
   return out;
 }
-// The stages before an output origin that recorded no event, when none of the origin's wrong
-// events had a recorded state to continue (its replay predicted them from the reference); else
-// none.
-std::vector<std::string> unrecorded_stages_before(const LocalReplay& replay, const AnalysisReport& r, int32_t origin) {
-  if (r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final) return {};
+void strip_by_itself(std::string& text) {
+  for (const std::string phrase : {" by itself", " by themselves"})
+    for (size_t at = text.find(phrase); at != std::string::npos; at = text.find(phrase, at)) text.erase(at, phrase.size());
+}
+
+// Whether the replay predicted a step of the origin from the reference where the kernel read a
+// state an earlier stage made: an output with no recorded state before it, or a merge of a piece
+// whose state was not recorded (a partial filtered out, or dropped from a full trace buffer).
+bool reads_unrecorded_state(const ReplayStep& s, StageKind kind) {
+  if (kind == StageKind::final) return s.source == StepSource::from_empty;
+  if (kind != StageKind::merge || s.piece_event >= 0) return false;
+  return std::any_of(s.piece.begin(), s.piece.end(), [](const KeyRange& k) { return k.end > k.begin; });
+}
+
+// Where the error may have been made when every one of the origin's wrong events read a state
+// that was not recorded (reads_unrecorded_state): the stages before it that recorded no event, or,
+// when a full buffer dropped events, those before it that make states; else none, and the origin
+// goes wrong by itself (what it read was never made: rows that see no key have no running state).
+struct Unrecorded {
+  std::vector<std::string> stages;
+  bool recorded_nothing = false;  // the stages recorded no event at all
+};
+Unrecorded unrecorded_stages_before(const LocalReplay& replay, const AnalysisReport& r, int32_t origin) {
+  const StageKind kind = r.stage_table[static_cast<size_t>(origin)].kind;
+  if (kind == StageKind::state) return {};
   const RunView& run = replay.run();
-  for (const ReplayStep& s : replay.steps())
-    if (run.headers[s.event].stage == origin && replay.any_locally_wrong(s.event) && s.source != StepSource::from_empty)
-      return {};
-  std::vector<std::string> names;
-  for (const StageReport& st : r.stages)
-    if (st.stage < origin && st.events_compared == 0) names.push_back(st.info.name);  // the table is in the kernel's order
-  return names;
+  bool any = false;
+  for (const ReplayStep& s : replay.steps()) {
+    if (run.headers[s.event].stage != origin || !replay.any_locally_wrong(s.event)) continue;
+    if (!reads_unrecorded_state(s, kind)) return {};
+    any = true;
+  }
+  if (!any) return {};
+  Unrecorded u;
+  for (const StageReport& st : r.stages)  // the table is in the kernel's order
+    if (st.stage < origin && st.events_compared == 0) u.stages.push_back(st.info.name);
+  u.recorded_nothing = !u.stages.empty();
+  if (u.stages.empty() && r.dropped_events > 0)  // (else those rows' states do not exist: rows that see no key)
+    for (const StageReport& st : r.stages)
+      if (st.stage < origin && st.info.kind != StageKind::final) u.stages.push_back(st.info.name);
+  return u;
 }
 }  // namespace
 
@@ -355,14 +383,19 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     // An output whose wrong rows no recorded state covers (the stages before it filtered out, or
     // dropped from a full trace buffer) is predicted from the reference alone: the error may have
     // been made in a stage that was not recorded, so the report names those and claims no origin.
-    const std::vector<std::string> unrecorded = unrecorded_stages_before(replay, r, origin);
+    const Unrecorded unrecorded_before = unrecorded_stages_before(replay, r, origin);
+    const std::vector<std::string>& unrecorded = unrecorded_before.stages;
+    const bool merge_origin = r.stage_table[static_cast<size_t>(origin)].kind == StageKind::merge;
     const std::string where_text =
         name + (unrecorded.empty() ? " goes wrong by itself in " : " goes wrong in ") + std::to_string(counts.events) +
         " of " + std::to_string(where.events_compared) + " events (" + origin_where(where) + ")" +
-        (unrecorded.empty() ? ""
-                            : ", and no recorded state before it covers its rows' keys: " + spoken_list(unrecorded, "and") +
-                                  " recorded no event (filtered out, or dropped when the trace buffer was full), and the error "
-                                  "may have been made there");
+        (unrecorded.empty()
+             ? ""
+             : (merge_origin ? ", and the states it merges were not recorded: "
+                             : ", and no recorded state before it covers its rows' keys: ") +
+                   spoken_list(unrecorded, "and") +
+                   (unrecorded_before.recorded_nothing ? " recorded no event" : " recorded none of them") +
+                   " (filtered out, or dropped when the trace buffer was full), and the error may have been made there");
     // Stages wrong only through what they read.
     std::vector<std::string> carried;
     for (const StageReport& st : r.stages)
@@ -371,7 +404,22 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     const std::string carried_text =
         carried.empty() ? "" : "; " + spoken_list(carried, "and") + (carried.size() == 1 ? " is" : " are") + " wrong only through it";
 
-    if (fits.size() == 1) {
+    if (!unrecorded.empty() && !fits.empty()) {
+      // The states the origin read were predicted from the reference: an error of the same form
+      // made in the stages that were not recorded fits its events just as well, so no mechanism
+      // is claimed; the report names the form and what to trace to tell where it is made.
+      s.set_kind(SymptomKind::unexplained);
+      s.line = where_text + ". Its errors have the form of ";
+      for (size_t i = 0; i < fits.size(); ++i) {
+        const Mechanism m = to_mechanism(fits[i], replay, origin);
+        s.line += (i ? "; or of " : "") + m.claim;
+        mechanism_details.push_back("has the form of (" + m.id + "): " + m.claim + "; in " + name +
+                                    ", or in a stage that was not recorded");
+        for (const std::string& e : m.evidence) mechanism_details.push_back("  evidence: " + e);
+      }
+      s.line += " (reproducing " + reproduced_rows_text(fits.front(), name) + "), made in " + name + " or before it" +
+                carried_text;
+    } else if (fits.size() == 1) {
       const Mechanism m = to_mechanism(fits.front(), replay, origin);
       s.set_kind(m.kind);
       const ModelFit& fit = fits.front();
@@ -410,7 +458,14 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       s.line = where_text + ": " + measured_summary(s.findings) + ". No mechanism tested reproduces it (" +
                std::to_string(models_tested(replay, origin)) + " tested: docs/diagnosis.md)" + carried_text;
     }
-    mechanism_details.push_back("goes wrong by itself: " + where_text);
+    if (!unrecorded.empty()) {
+      // "By itself" says that a row is wrong against what its step read as recorded; here what it
+      // read was not recorded, so the measurements speak of the rows that go wrong.
+      strip_by_itself(s.line);
+      for (Finding& f : s.findings) strip_by_itself(f.text);
+      for (std::string& m : mechanism_details) strip_by_itself(m);
+    }
+    mechanism_details.push_back((unrecorded.empty() ? "goes wrong by itself: " : "goes wrong: ") + where_text);
     if (s.mechanism) {
       mechanism_details.push_back("mechanism (" + s.mechanism->id + "): " + s.mechanism->claim + "; acts in " + s.mechanism->scope);
       for (const std::string& e : s.mechanism->evidence) mechanism_details.push_back("evidence: " + e);
@@ -420,7 +475,17 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
       for (const std::string& e : m.evidence) mechanism_details.push_back("  evidence: " + e);
     }
     for (const Finding& f : s.findings) measured_details.push_back("measured: " + f.text);
-    if (!s.mechanism && s.alternatives.empty() && r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final) {
+    if (!unrecorded.empty()) {
+      // Where the error is made is the question: the stages that were not recorded answer it.
+      s.next_measurement = "capture the run again with " +
+                           (unrecorded_before.recorded_nothing
+                                ? spoken_list(unrecorded, "and") + " traced as well (tilescope capture --stages)"
+                                : std::string("room for every event (a larger trace capacity, or narrower filters)")) +
+                           ", so that the states " + name + " reads are recorded and the stage that makes the error "
+                           "can be told";
+      measured_details.push_back("next measurement: " + s.next_measurement);
+    } else if (!s.mechanism && s.alternatives.empty() &&
+               r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final) {
       // A race has no single-run signature; two schedules of the same run tell it from a deterministic bug.
       s.next_measurement =
           "record the run twice on the CPU path with different thread schedules (TILESCOPE_CPU_PERTURB_SEED=1 and =2 "
