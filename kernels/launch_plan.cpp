@@ -143,8 +143,19 @@ int32_t key_of(const Tiling& t, int64_t tile) {
 
 }  // namespace
 
-bool tile_events_by_default(const AttentionConfig& config, const Tiling& tiling) {
-  return config.batch * config.heads * tiling.num_q_tiles * int64_t{tiling.num_kv_tiles} <= kTileEventsByDefaultLimit;
+bool tile_events_by_default(const AttentionConfig& config, const Tiling& tiling, const TraceFilter& filter) {
+  // Indices of [0, n) in [begin, end).
+  const auto kept = [](int64_t n, int64_t begin, int64_t end) {
+    return std::max<int64_t>(0, std::min(n, end) - std::max<int64_t>(0, begin));
+  };
+  // Query tiles holding a row of [query_begin, query_end).
+  const int64_t rows_begin = std::max<int64_t>(0, filter.query_begin);
+  const int64_t rows_end = std::min<int64_t>(config.seq_q, filter.query_end);
+  const int64_t q_tiles =
+      rows_end > rows_begin ? (rows_end - 1) / tiling.block_m - rows_begin / tiling.block_m + 1 : 0;
+  return kept(config.batch, filter.batch_begin, filter.batch_end) * kept(config.heads, filter.head_begin, filter.head_end) *
+             q_tiles * int64_t{tiling.num_kv_tiles} <=
+         kTileEventsByDefaultLimit;
 }
 
 EventHeader planned_event(const LaunchPlan& plan, const PlannedKernel& k, uint64_t block, int32_t stage,
@@ -239,7 +250,7 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
     plan.tracing = true;
     plan.filter = trace.filter;
     plan.tile_events = splits_kv(config.kernel) &&
-                       tile_events.value_or(tile_events_by_default(plan.config, t));
+                       tile_events.value_or(tile_events_by_default(plan.config, t, plan.filter));
     plan.trace_requested = assign_slots(plan);
     plan.trace_slots = std::min(plan.trace_requested, trace.capacity_events);
     if (plan.trace_bytes() > kMaxTraceBytes)

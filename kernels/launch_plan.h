@@ -75,9 +75,10 @@ struct LaunchPlan {
 KernelVariant variant_for(const AttentionConfig& config, bool tracing);
 
 // Whether a Split-K trace records the running state after every kv tile when the request does
-// not say: yes while the run has at most kTileEventsByDefaultLimit (batch, head, query tile, kv
-// tile) states, so small runs can be stepped tile by tile and big ones stay small.
-bool tile_events_by_default(const AttentionConfig& config, const Tiling& tiling);
+// not say: yes while the trace filters keep at most kTileEventsByDefaultLimit (batch, head, query
+// tile, kv tile) states of the run, so small runs and narrow traces of big ones can be stepped tile
+// by tile and wide traces of big ones stay small.
+bool tile_events_by_default(const AttentionConfig& config, const Tiling& tiling, const TraceFilter& filter = {});
 inline constexpr int64_t kTileEventsByDefaultLimit = int64_t{1} << 16;
 
 // Throws ConfigError (invalid config, a grid the GPU cannot launch) or LaunchError (too_large:

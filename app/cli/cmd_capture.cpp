@@ -265,7 +265,8 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--tile-events", o->tile_events,
                   "Split-K (splitk, splitk2): record each split's state after every kv tile (splitk.tile, splitk2.tile): "
                   "on, off, or auto "
-                  "(on for runs of at most " + std::to_string(kTileEventsByDefaultLimit) + " tile states)")
+                  "(on when the trace filters keep at most " + std::to_string(kTileEventsByDefaultLimit) +
+                      " tile states of the run)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->add_option("--capacity", o->capacity,

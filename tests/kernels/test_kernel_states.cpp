@@ -471,6 +471,24 @@ TEST(KernelStates, SplitkTileEventsOnlyWhenAskedOrSmall) {
   EXPECT_EQ(over.trace_requested, at_limit.trace_requested - int64_t{256} * 256)
       << "without tile events: a partial per (query tile, split), a reduce per split and a final";
   EXPECT_TRUE(plan_launch(big, kCpuNominalSmCount, trace, true).tile_events) << "asked for";
+  // What the filters keep is what counts: a head of two, or the query tiles of rows 5..802 (101 of
+  // 256), of a run over the limit are under it; a range past the run's rows keeps none.
+  big.heads = 2;
+  TraceRequest one_head = trace, some_rows = trace;
+  one_head.filter.head_begin = 1;
+  one_head.filter.head_end = 2;
+  some_rows.filter.query_begin = 5;
+  some_rows.filter.query_end = 803;
+  EXPECT_FALSE(plan_launch(big, kCpuNominalSmCount, trace).tile_events);
+  EXPECT_FALSE(plan_launch(big, kCpuNominalSmCount, one_head).tile_events) << "one head: 65792 states";
+  big.seq_kv -= 1;
+  EXPECT_TRUE(plan_launch(big, kCpuNominalSmCount, one_head).tile_events) << "one head: 65536 states";
+  EXPECT_FALSE(plan_launch(big, kCpuNominalSmCount, trace).tile_events) << "two heads";
+  const LaunchPlan rows_plan = plan_launch(big, kCpuNominalSmCount, some_rows);
+  EXPECT_TRUE(rows_plan.tile_events) << "2 heads x 101 query tiles x 256 kv tiles";
+  some_rows.filter.query_begin = 0;
+  some_rows.filter.query_end = 129 * 8;  // 129 query tiles: 66048 states
+  EXPECT_FALSE(plan_launch(big, kCpuNominalSmCount, some_rows).tile_events);
   big.kernel = KernelKind::fa1;
   big.num_splits = 0;
   EXPECT_FALSE(plan_launch(big, kCpuNominalSmCount, trace, true).tile_events) << "FA-1 has no splits";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/kernel_stages.h"
+#include "kernels/launch_plan.h"  // kTileEventsByDefaultLimit
 
 #include <algorithm>
 #include <array>
@@ -12,6 +13,7 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "app/model/capture/capture_check.h"
 #include "app/model/capture/capture_error.h"
 #include "app/model/capture/capture_inputs.h"
 #include "app/model/capture/capture_metadata.h"
@@ -208,6 +210,70 @@ TEST(Capture, RequestsThatCannotRunAreRefusedBeforeRunning) {
   EXPECT_THROW(run_capture(s), ConfigError);
 }
 
+// Filters each in range can keep no event of the run: a stage the traced query rows do not have
+// (rows that see no key have no steps), or Split-K's tile stage with its events off (asked, or by
+// the run's size). The capture is refused before it runs, naming why, where it wrote a trace of
+// no event and exited 0; the same filters with a row that sees a key, or tile events the filters
+// keep few enough of, are taken.
+TEST(Capture, FiltersThatKeepNoEventOfTheRunAreRefusedBeforeRunning) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  auto refused = [](const CaptureSpec& s, const std::string& message) {
+    try {
+      check_capture(s);
+      ADD_FAILURE() << "accepted; expected: " << message;
+    } catch (const CaptureError& e) {
+      EXPECT_EQ(e.field(), CaptureField::trace_stages) << e.what();
+      EXPECT_NE(std::string(e.what()).find("the trace filters keep no event of this run"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  // FA-1, causal, more query rows than keys: the first seq_q - seq_kv rows see no key, the whole
+  // first query tile of 64 rows among them (an event holds a tile's rows: a tile with one row
+  // that sees a key has its steps).
+  CaptureSpec fa1;
+  fa1.config.kernel = KernelKind::fa1;
+  fa1.config.seq_kv = 40 + int64_t(rng() % 100);
+  const int64_t blind = 64 + int64_t(rng() % 60);
+  fa1.config.seq_q = fa1.config.seq_kv + blind;
+  fa1.config.causal = true;
+  fa1.backend = Backend::cpu;
+  fa1.cpu_workers = 2;
+  fa1.inputs = RandomInputSpec{.seed = rng()};
+  fa1.trace.enabled = true;
+  fa1.trace.filter.stage_mask = uint64_t{1} << kFa1StepStage;
+  fa1.trace.filter.query_begin = int32_t(rng() % 64);
+  fa1.trace.filter.query_end = 64;
+  SCOPED_TRACE("FA-1 causal, seq_q " + std::to_string(fa1.config.seq_q) + ", seq_kv " + std::to_string(fa1.config.seq_kv));
+  refused(fa1, "query rows that see no key under the mask have no steps");
+  fa1.trace.filter.query_end = int32_t(blind) + 1;  // the second query tile: its last rows see keys
+  const CaptureResult taken = run_capture(fa1);
+  EXPECT_GT(taken.view.headers.size(), 0u);
+
+  // Split-K's tile stage alone, its events off.
+  CaptureSpec tiles;
+  tiles.config.kernel = KernelKind::splitk;
+  tiles.config.seq_q = 1 + int64_t(rng() % 20);
+  tiles.config.seq_kv = 200 + int64_t(rng() % 600);
+  tiles.config.num_splits = 2;
+  tiles.backend = Backend::cpu;
+  tiles.trace.enabled = true;
+  tiles.trace.filter.stage_mask = uint64_t{1} << kSplitkTileStage;
+  tiles.tile_events = false;
+  refused(tiles, "tile events are off");
+  tiles.tile_events = true;
+  EXPECT_NO_THROW(check_capture(tiles));
+  // By the run's size: more tile states than the default allows, unless the filters keep fewer.
+  tiles.tile_events.reset();
+  tiles.config.heads = 2;
+  tiles.config.seq_q = 2048;                                     // 256 query tiles of 8 rows
+  tiles.config.seq_kv = 128 * (129 + int64_t(rng() % 100));     // over 128 kv tiles of 128 keys
+  refused(tiles, "more than " + std::to_string(kTileEventsByDefaultLimit) + " tile states");
+  tiles.trace.filter.head_end = 1;
+  tiles.trace.filter.query_end = 8 * 128;  // 1 head x 128 query tiles
+  EXPECT_NO_THROW(check_capture(tiles));
+}
+
 TEST(CaptureInputs, FileErrorsNameTheFileAndTensor) {
   TS_SEEDED(seed);
   test::TempDir dir;
@@ -284,6 +350,8 @@ TEST(CaptureMetadata, TraceFilterJsonRoundTrips) {
                CaptureError);
   EXPECT_THROW(stage_mask_from_names("final,,fa1.step", fa1), CaptureError);
   EXPECT_THROW(stage_mask_from_names("splitk.reduce", fa1), CaptureError) << "a stage of another kernel";
+  EXPECT_EQ(stage_mask_from_names(" final,\tfa1.step ", fa1), all_stages_mask(fa1)) << "blanks around names";
+  EXPECT_THROW(stage_mask_from_names("final, ,fa1.step", fa1), CaptureError) << "a blank name";
   for (double x : {0.125, 1e-5, 0.1, 1.0 / 3.0, 12345.678})
     EXPECT_EQ(std::stod(exact_decimal(x)), x);
 }

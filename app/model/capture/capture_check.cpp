@@ -9,6 +9,7 @@
 #include "app/model/capture/capture_metadata.h"
 #include "base/config_error.h"
 #include "kernels/kernel_stages.h"
+#include "kernels/launch_plan.h"
 
 namespace ts {
 namespace {
@@ -24,6 +25,13 @@ bool parse_int(std::string_view text, int64_t& out) {
   if (text.empty()) return false;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+// A whole number past int64's range ("99999999999999999999"): too large, not malformed.
+bool is_huge_int(std::string_view text) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc::result_out_of_range && ptr == text.data() + text.size();
 }
 
 std::string interval_text(int64_t begin, int64_t end) {
@@ -66,6 +74,35 @@ void check_inputs(const InputSource& inputs, std::vector<CaptureProblem>& out) {
       return;
     }
   }
+}
+
+// Filters each in range can still keep no event of the run: stages whose events the kept query
+// rows do not have (rows that see no key have no steps), or Split-K's tile stage with its events
+// off. The plan's count says (its split count does not decide whether any event is kept: every
+// split of a query tile that sees a key has events); what the plan itself refuses, the run reports.
+void check_trace_keeps_an_event(const CaptureSpec& spec, std::vector<CaptureProblem>& out) {
+  const TraceRequest& t = spec.trace;
+  LaunchPlan plan;
+  try {
+    plan = plan_launch(spec.config, kCpuNominalSmCount, t, spec.tile_events);
+  } catch (const std::exception&) {
+    return;
+  }
+  if (plan.trace_requested > 0) return;
+  const uint64_t kept_mask = t.filter.stage_mask & all_stages_mask(plan.stages);
+  const uint64_t tile_bit = splits_kv(spec.config.kernel) ? uint64_t{1} << kSplitkTileStage : 0;
+  std::vector<std::string> why;
+  if ((kept_mask & tile_bit) != 0 && !plan.tile_events)
+    why.push_back(spec.tile_events ? "tile events are off"
+                                   : "tile events are off: the filters keep more than " +
+                                         std::to_string(kTileEventsByDefaultLimit) + " tile states of the run");
+  if ((kept_mask & ~tile_bit) != 0) why.push_back("query rows that see no key under the mask have no steps");
+  std::string because;
+  for (const std::string& w : why) because += (because.empty() ? "" : "; ") + w;
+  out.push_back({CaptureField::trace_stages, "the trace filters keep no event of this run: the stages traced (" +
+                                                 stage_mask_names(kept_mask, plan.stages) +
+                                                 ") record none for the batch entries, heads and query rows traced (" +
+                                                 because + "); trace other stages or rows, or capture without a trace"});
 }
 
 }  // namespace
@@ -136,7 +173,9 @@ std::vector<CaptureProblem> capture_problems(const CaptureSpec& spec) {
 
 void check_capture(const CaptureSpec& spec) {
   validate(spec.config);
-  const std::vector<CaptureProblem> problems = capture_problems(spec);
+  std::vector<CaptureProblem> problems = capture_problems(spec);
+  // Once a capture is asked for, not at every check of a form: the plan lays out every block.
+  if (problems.empty() && spec.trace.enabled) check_trace_keeps_an_event(spec, problems);
   if (!problems.empty()) throw CaptureError(problems.front().field, problems.front().message);
 }
 
@@ -150,19 +189,24 @@ std::pair<int32_t, int32_t> parse_index_range(std::string_view text, CaptureFiel
   };
   const size_t colon = t.find(':');
   int64_t begin = 0, end = kOpenRangeEnd;
+  const char* const too_large = "is too large (indices go up to 2^31 - 2)";
   if (colon == std::string_view::npos) {
+    if (is_huge_int(t)) throw bad(t.front() == '-' ? "is negative" : too_large);
     if (!parse_int(t, begin)) throw bad("is not an index range");
     if (begin < 0) throw bad("is negative");
     // An end of kOpenRangeEnd means "open": one index ends one short of it.
-    if (begin >= kOpenRangeEnd - 1) throw bad("is too large (indices go up to 2^31 - 2)");
+    if (begin >= kOpenRangeEnd - 1) throw bad(too_large);
     return {static_cast<int32_t>(begin), static_cast<int32_t>(begin + 1)};
   }
   const std::string_view a = trim(t.substr(0, colon)), b = trim(t.substr(colon + 1));
+  for (const std::string_view n : {a, b})
+    if (is_huge_int(n)) throw bad(n.front() == '-' ? "is negative" : too_large);
   if (!a.empty() && !parse_int(a, begin)) throw bad("is not an index range");
   if (!b.empty() && !parse_int(b, end)) throw bad("is not an index range");
   if (begin < 0 || end < 0) throw bad("is negative");
+  // Too large before empty: "99999999999:" has no index of the range, but the number is the fault.
+  if (begin >= kOpenRangeEnd || end > kOpenRangeEnd) throw bad(too_large);
   if (end <= begin) throw bad("is empty");
-  if (begin >= kOpenRangeEnd || end > kOpenRangeEnd) throw bad("is too large (indices go up to 2^31 - 2)");
   return {static_cast<int32_t>(begin), static_cast<int32_t>(end)};
 }
 

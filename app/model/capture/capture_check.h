@@ -38,7 +38,9 @@ inline constexpr int kMaxCpuWorkers = 1024;
 std::vector<CaptureProblem> capture_problems(const CaptureSpec& spec);
 
 // Throws the first problem: ConfigError (as validate throws it) for the config, CaptureError
-// with its field for the rest.
+// with its field for the rest. Beyond capture_problems, a trace whose filters, each in range,
+// keep no event of the run (the launch plan's count) is refused: it is checked here, when a
+// capture is asked for, since the plan lays out every block of the run.
 void check_capture(const CaptureSpec& spec);
 
 // The field a ConfigError of validate(AttentionConfig) names (ConfigError::field(): "seq_q",

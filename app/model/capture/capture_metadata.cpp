@@ -81,8 +81,10 @@ uint64_t stage_mask_from_names(std::string_view text, const std::vector<StageInf
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const std::string_view name =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view name = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    // Blanks around a name, as around an index range's numbers: "final, splitk.reduce".
+    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
     bool found = false;
     for (size_t s = 0; s < stages.size() && s < 64; ++s)
       if (name == stages[s].name) {
