@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
 #include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "instrumentation/trace/host_tensor_entry.h"
+#include "instrumentation/trace/safetensors_header.h"
+#include "instrumentation/trace/write_target.h"
 #include "instrumentation/trace/trace_format_v1.h"
 
 namespace ts {
@@ -151,7 +154,37 @@ std::string event_header_problem(const EventHeader& h, size_t num_stages, const 
   return {};
 }
 
+void check_replaces_only_a_trace(const std::filesystem::path& path) {
+  const std::filesystem::path target = resolve_file_target(path);  // refuses what is no regular file
+  std::error_code ec;
+  if (!std::filesystem::exists(target, ec)) return;
+  const uintmax_t size = std::filesystem::file_size(target, ec);
+  if (ec || size == 0) return;  // (unreadable: the write says what is wrong)
+  const auto not_a_trace = [&](const std::string& what) {
+    refuse(path, "it exists and is not a tilescope trace (" + what +
+                     "); a trace replaces only a trace: choose another path, or move the file away");
+  };
+  std::ifstream in(target, std::ios::binary);
+  if (!in) return;
+  // The safetensors layout: an 8-byte little-endian header length, the JSON header, the data.
+  unsigned char length_bytes[8] = {};
+  if (size < 8 || !in.read(reinterpret_cast<char*>(length_bytes), 8)) not_a_trace("too short for a safetensors file");
+  uint64_t header_length = 0;
+  for (int i = 7; i >= 0; --i) header_length = header_length << 8 | length_bytes[i];
+  if (header_length > size - 8 || header_length > kSafetensorsMaxHeaderBytes) not_a_trace("no safetensors header");
+  std::string json(static_cast<size_t>(header_length), '\0');
+  if (!in.read(json.data(), static_cast<std::streamsize>(json.size()))) not_a_trace("no safetensors header");
+  SafetensorsHeader header;
+  try {
+    header = parse_safetensors_header(json, size - 8 - header_length, path.string());
+  } catch (const std::exception&) {
+    not_a_trace("no valid safetensors header");
+  }
+  if (header.metadata.count(std::string(trace_meta::format)) == 0) not_a_trace("a safetensors file of something else");
+}
+
 void write_trace(const std::filesystem::path& path, const TraceContents& c) {
+  check_replaces_only_a_trace(path);
   if (c.events == nullptr) refuse(path, "no events given");
   const CapturedEvents& ev = *c.events;
   try {

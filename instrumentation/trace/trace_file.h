@@ -111,6 +111,13 @@ struct TraceContents {
 // metadata key or tensor name) or the file cannot be written; nothing is left behind then.
 void write_trace(const std::filesystem::path& path, const TraceContents& contents);
 
+// A trace replaces what is at `path` only when that is nothing, an empty file or a tilescope
+// trace (a safetensors file whose header holds trace_meta::format; it is not read further):
+// a typo in -o must not turn someone's notes or data into a trace. Throws FileWriteError
+// naming the path and what is there otherwise (write_trace applies it; a front end may ask
+// before a long run). A symbolic link is judged by the file it leads to (write_target.h).
+void check_replaces_only_a_trace(const std::filesystem::path& path);
+
 class TraceFile {
  public:
   // Reads and checks a trace: the safetensors layer, then the schema (required tensors and

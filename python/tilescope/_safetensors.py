@@ -251,13 +251,45 @@ def _output_file(target: str) -> str:
     return target
 
 
+def _check_replaces_only(target: str, real: str, metadata_key: str) -> None:
+    """A file whose safetensors header holds `metadata_key` in its metadata may be replaced, as may
+    an empty one; anything else is refused (OSError) and left as it was: the C++ writer's rule,
+    check_replaces_only_a_trace in instrumentation/trace/trace_file.h (a typo in a trace's path
+    must not turn someone's notes or data into a trace)."""
+    try:
+        size = os.stat(real).st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+
+    def refuse(what: str) -> OSError:
+        return OSError(f"cannot write trace {target}: it exists and is not a tilescope trace ({what}); a trace "
+                       "replaces only a trace: choose another path, or move the file away")
+
+    with open(real, "rb") as f:
+        if size < 8:
+            raise refuse("too short for a safetensors file")
+        (n,) = struct.unpack("<Q", f.read(8))
+        if n > size - 8 or n > MAX_HEADER_BYTES:
+            raise refuse("no safetensors header")
+        header_bytes = f.read(n)
+    try:
+        metadata, _ = _check_header(target, header_bytes, size - 8 - n)
+    except TraceFormatError:
+        raise refuse("no valid safetensors header") from None
+    if metadata_key not in metadata:
+        raise refuse("a safetensors file of something else")
+
+
 def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tuple[str, np.ndarray]],
-                      metadata: Mapping[str, str]) -> None:
+                      metadata: Mapping[str, str], replaces_only: "str | None" = None) -> None:
     """Writes tensors (name -> (safetensors dtype, array of that dtype's numpy layout)) atomically.
 
     Tensors are laid out largest element size first (each starts aligned to its element size);
     the header is padded with spaces so that the data starts 8-aligned. The file appears whole
-    or not at all (a temporary file in the destination folder, renamed over it).
+    or not at all (a temporary file in the destination folder, renamed over it). With
+    `replaces_only`, an existing non-empty file is replaced only when its metadata holds that key.
     """
     order = sorted(tensors.items(), key=lambda kv: (-DTYPES[kv[1][0]][1], kv[0]))
     header: Dict[str, Any] = {"__metadata__": dict(metadata)}
@@ -274,6 +306,8 @@ def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tupl
     text += b" " * ((8 - (8 + len(text)) % 8) % 8)
     target = os.fspath(path)
     real = _output_file(target)
+    if replaces_only is not None:
+        _check_replaces_only(target, real, replaces_only)
     folder = os.path.dirname(os.path.abspath(real))
     fd, tmp = tempfile.mkstemp(prefix=".tilescope-", suffix=".tmp", dir=folder)
     try:

@@ -279,7 +279,7 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
                  "dropped_events": str(dropped), "requested_events": str(n + dropped),
                  "stages": json.dumps([s.to_json() for s in stages]),
                  "attention": json.dumps(a)})
-    write_safetensors(path, tensors, meta)
+    write_safetensors(path, tensors, meta, replaces_only="tilescope_format")
     return n
 
 

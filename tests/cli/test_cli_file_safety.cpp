@@ -202,6 +202,27 @@ TEST_F(CliFileSafety, OutputsOntoDevicesAndFifosAreRefusedAndLeftAsTheyWere) {
     EXPECT_EQ(e.path().filename().string().rfind(".", 0), std::string::npos) << "left behind: " << e.path();
 }
 
+TEST_F(CliFileSafety, CaptureReplacesOnlyATrace) {
+  // Was: -o notes.txt (a typo, a tab completion) replaced the notes with a trace, exit 0.
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  std::string notes(1 + rng() % 2000, ' ');
+  for (char& ch : notes) ch = static_cast<char>('a' + rng() % 26);
+  const fs::path mine = tmp_.path() / "notes.txt";
+  write_text(mine, notes);
+  const CliRun r = run(with(kSmallCapture, {"-o", mine.string()}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("it exists and is not a tilescope trace"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Captured"), std::string::npos) << "refused before the run: " << r.err;
+  EXPECT_EQ(tree(tmp_.path()), (std::map<std::string, std::string>{{"notes.txt", notes}}));
+  // A trace is replaced by the new one.
+  const fs::path trace = capture("run");
+  const std::string before = test::read_text(trace);
+  const CliRun again = run(with(kSmallCapture, {"-o", trace.string(), "--seed", std::to_string(1 + rng() % 1000)}));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(test::read_text(trace), before);
+}
+
 TEST_F(CliFileSafety, CaptureRefusesToWriteOverItsOwnInput) {
   // Was: --inputs X.safetensors -o X.safetensors replaced the input with the trace.
   TS_SEEDED(seed);
@@ -265,14 +286,14 @@ class CliCancelWhileWriting : public CliFileSafety, public ::testing::WithParamI
 TEST_P(CliCancelWhileWriting, CaptureKeepsThePreviousFileAndLeavesNoTemporaryFile) {
   // Was: SIGINT/SIGTERM printed "cancelling..." and wrote the file anyway (exit 0); SIGHUP left
   // a hidden temporary file.
-  const fs::path out = tmp_.path() / "run.trace.safetensors";
-  write_text(out, "the previous trace");
+  const fs::path out = capture("run");  // the previous trace
+  const std::string previous = test::read_text(out);
   const fs::path marker = scratch() / "holding", so = scratch() / "so", se = scratch() / "se";
   const int code = cancel_while_writing(with(kSmallCapture, {"-o", out.string()}), marker, so, se, GetParam());
   EXPECT_EQ(code, 130) << test::read_text(se);
   EXPECT_NE(test::read_text(se).find("cancelled"), std::string::npos) << test::read_text(se);
-  EXPECT_EQ(test::read_text(out), "the previous trace");
-  EXPECT_EQ(tree(tmp_.path()), (std::map<std::string, std::string>{{"run.trace.safetensors", "the previous trace"}}));
+  EXPECT_EQ(test::read_text(out), previous);
+  EXPECT_EQ(tree(tmp_.path()), (std::map<std::string, std::string>{{"run.trace.safetensors", previous}}));
 }
 
 TEST_P(CliCancelWhileWriting, ExportLeavesNoStagingFolderAndNoParentItCreated) {
@@ -296,8 +317,8 @@ TEST_P(CliCancelWhileWriting, ASignalIgnoredAtStartStaysIgnored) {
   // Was: the cancel handler replaced an inherited SIG_IGN, so `nohup tilescope capture ... &`
   // was cancelled when the terminal closed (SIGHUP), and a script's background capture by Ctrl-C.
   const int ignored = GetParam(), other = ignored == SIGTERM ? SIGINT : SIGTERM;
-  const fs::path out = tmp_.path() / "run.trace.safetensors";
-  write_text(out, "the previous trace");
+  const fs::path out = capture("run");  // the previous trace
+  const std::string previous = test::read_text(out);
   const fs::path marker = scratch() / "holding", so = scratch() / "so", se = scratch() / "se";
   const ScopedEnv hold(kHoldVariable, marker.string());
   const pid_t pid = test::spawn_tilescope(with(kSmallCapture, {"-o", out.string()}), so, se, {ignored});
@@ -311,7 +332,7 @@ TEST_P(CliCancelWhileWriting, ASignalIgnoredAtStartStaysIgnored) {
   // A signal that is not ignored still cancels (and ends the hold at once).
   ::kill(pid, other);
   EXPECT_EQ(test::wait_exit_code(pid), 130) << test::read_text(se);
-  EXPECT_EQ(test::read_text(out), "the previous trace");
+  EXPECT_EQ(test::read_text(out), previous);
 }
 
 // --- what is printed ---------------------------------------------------------------------------

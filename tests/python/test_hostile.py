@@ -368,6 +368,34 @@ def test_outputs_replace_only_regular_files(tmp_path):
                                                          "real.safetensors"]
 
 
+def test_a_trace_replaces_only_a_trace(good, tmp_path, rng):
+    """The trace writer replaces nothing but an empty file or a tilescope trace: someone's notes, a
+    safetensors file of other tensors, or the file a link leads to stay as they were (was: replaced
+    by the trace)."""
+    from tilescope._safetensors import write_safetensors
+    tensors = {"x": ("F32", np.arange(3, dtype=np.float32))}
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(bytes(rng.integers(0, 256, size=int(rng.integers(1, 3000)), dtype=np.uint8)))
+    weights = tmp_path / "weights.safetensors"
+    write_safetensors(weights, tensors, {"owner": "someone"})
+    link = tmp_path / "link.safetensors"
+    link.symlink_to(notes)
+    for target in (notes, weights, link):
+        before = target.read_bytes()
+        with pytest.raises(OSError, match="is not a tilescope trace"):
+            write_safetensors(target, tensors, {"tilescope_format": "2"}, replaces_only="tilescope_format")
+        assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.safetensors", "notes.txt", "weights.safetensors"]
+    # A trace, an empty file and a new path are written.
+    trace = tmp_path / "old.trace.safetensors"
+    trace.write_bytes(good.read_bytes())
+    empty = tmp_path / "empty.safetensors"
+    empty.write_bytes(b"")
+    for target in (trace, empty, tmp_path / "new.safetensors"):
+        write_safetensors(target, tensors, {"tilescope_format": "2"}, replaces_only="tilescope_format")
+        assert target.stat().st_size > 0
+
+
 @pytest.mark.parametrize("which", ["good", "recipe"])
 def test_random_corruption_never_escapes_as_another_error(which, request, tmp_path, rng):
     """Random byte flips anywhere in the file: loaded (a payload flip) or TraceFormatError."""

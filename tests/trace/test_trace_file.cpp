@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -331,6 +334,65 @@ TEST(TraceFileWrite, RefusesAPayloadTheReaderWouldRefuse) {
   ev.max_rows = 65536;  // the largest the reader takes
   write_trace(dir / "w.safetensors", {.events = &ev, .attention = spec});
   EXPECT_EQ(TraceFile::open(dir / "w.safetensors").max_rows(), 65536);
+}
+
+// A trace replaces only nothing, an empty file or a trace: a typo in -o must not turn someone's
+// notes (random bytes here), a safetensors file of other tensors, or a file a symbolic link leads
+// to into a trace. Each refused file is left as it was, and no temporary file is left beside it.
+TEST(TraceFileWrite, ReplacesOnlyATraceOrAnEmptyFile) {
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::run_seed());
+  TempDir dir;
+  CapturedEvents ev;
+  ev.max_rows = 8;
+  ev.head_dim = 16;
+  ev.stages = test::random_stage_table(rng);
+  const AttentionSpec spec = test::random_spec(rng, 16);
+  const TraceContents c{.events = &ev, .attention = spec};
+  auto write_bytes = [](const std::filesystem::path& p, const std::string& bytes) {
+    std::ofstream(p, std::ios::binary) << bytes;
+  };
+  auto read_bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto refused = [&](const std::filesystem::path& p, const std::string& why) {
+    SCOPED_TRACE(p.filename().string());
+    const std::string before = read_bytes(p);
+    const size_t entries = dir.entries().size();
+    try {
+      write_trace(p, c);
+      ADD_FAILURE() << "replaced";
+    } catch (const FileWriteError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a tilescope trace (" + why), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(read_bytes(p), before);
+    EXPECT_EQ(dir.entries().size(), entries) << "a temporary file left behind";
+  };
+  std::string notes(1 + rng() % 3000, '\0');
+  for (char& ch : notes) ch = static_cast<char>(rng());
+  write_bytes(dir / "notes.txt", notes);
+  refused(dir / "notes.txt", "");
+  write_bytes(dir / "short.bin", notes.substr(0, 5));
+  refused(dir / "short.bin", "too short");
+  // A valid safetensors file of something else.
+  const std::string header = R"({"__metadata__": {"owner": "someone"}, "w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
+  std::string st(8, '\0');
+  for (int i = 0; i < 8; ++i) st[size_t(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  write_bytes(dir / "weights.safetensors", st + header + std::string(8, '\1'));
+  refused(dir / "weights.safetensors", "a safetensors file of something else");
+  std::filesystem::create_symlink(dir / "notes.txt", dir / "link.safetensors");
+  refused(dir / "link.safetensors", "");
+  EXPECT_EQ(read_bytes(dir / "notes.txt"), notes);
+
+  // Nothing there, an empty file, and a trace are replaced.
+  write_trace(dir / "new.safetensors", c);
+  ev.dropped = ev.requested = 1 + rng() % 100;
+  write_trace(dir / "new.safetensors", c);
+  EXPECT_EQ(TraceFile::open(dir / "new.safetensors").dropped_events(), ev.dropped);
+  write_bytes(dir / "empty.safetensors", "");
+  write_trace(dir / "empty.safetensors", c);
+  EXPECT_EQ(TraceFile::open(dir / "empty.safetensors").dropped_events(), ev.dropped);
 }
 
 TEST(TraceFileWrite, RefusesInconsistentContents) {

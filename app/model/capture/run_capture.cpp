@@ -225,6 +225,7 @@ std::vector<std::filesystem::path> input_files_of(const std::map<std::string, st
 void check_capture_output(const CaptureSpec& spec, const std::filesystem::path& path) {
   check_output_file(path, "run.trace.safetensors");
   if (const auto* files = std::get_if<InputFiles>(&spec.inputs)) check_not_an_input(path, files->paths, kInputsRole);
+  check_replaces_only_a_trace(path);
 }
 
 void save_trace(const CaptureResult& result, const std::filesystem::path& path, const CaptureProgress& progress) {

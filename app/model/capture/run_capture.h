@@ -65,7 +65,8 @@ void save_trace(const CaptureResult& result, const std::filesystem::path& path,
 bool stores_inputs(const CaptureResult& result);
 
 // The checks save_trace makes of its path, before a run: so that a bad -o is reported at once,
-// not after the work (check_output_file, and not one of the spec's input files).
+// not after the work (check_output_file, not one of the spec's input files, and nothing but a
+// trace to replace: check_replaces_only_a_trace).
 void check_capture_output(const CaptureSpec& spec, const std::filesystem::path& path);
 
 // A RunView of a launch, without a file: config, tiling and output from `outcome` (its own
