@@ -224,7 +224,7 @@ void LaunchPanel::draw_trace_fields(const std::optional<CaptureField>& bad) {
     if (ImGui::RadioButton("off##tiles", &tiles, 2)) f.tile_events = false;
   }
   hint("Split-K (splitk, splitk2): a splitk.tile / splitk2.tile event with each split's running state after every kv tile; auto: on when the "
-       "run is small enough");
+       "trace filters keep few enough tile states");
   label(CaptureField::capacity, bad);
   ImGui::InputScalar("##cap", ImGuiDataType_S64, &f.capacity);
   hint("Events the buffer holds; the rest are counted as dropped");

@@ -157,18 +157,21 @@ std::string event_header_problem(const EventHeader& h, size_t num_stages, const 
 void check_replaces_only_a_trace(const std::filesystem::path& path) {
   const std::filesystem::path target = resolve_file_target(path);  // refuses what is no regular file
   std::error_code ec;
-  if (!std::filesystem::exists(target, ec)) return;
-  const uintmax_t size = std::filesystem::file_size(target, ec);
-  if (ec || size == 0) return;  // (unreadable: the write says what is wrong)
-  const auto not_a_trace = [&](const std::string& what) {
-    refuse(path, "it exists and is not a tilescope trace (" + what +
-                     "); a trace replaces only a trace: choose another path, or move the file away");
+  if (!std::filesystem::exists(target, ec) && !ec) return;
+  const auto refuse_file = [&](const std::string& what) {
+    refuse(path, "it exists and " + what + "; a trace replaces only a trace: choose another path, or move the file away");
   };
+  const uintmax_t size = std::filesystem::file_size(target, ec);
+  if (ec) refuse_file("cannot be read to tell whether it is a trace (" + ec.message() + ")");
+  if (size == 0) return;
+  const auto not_a_trace = [&](const std::string& what) { refuse_file("is not a tilescope trace (" + what + ")"); };
   std::ifstream in(target, std::ios::binary);
-  if (!in) return;
-  // The safetensors layout: an 8-byte little-endian header length, the JSON header, the data.
+  if (!in) refuse_file("cannot be read to tell whether it is a trace");
+  // The safetensors layout: an 8-byte little-endian header length, the JSON header, the data. The
+  // header is checked as the reader checks it (parse_safetensors_header, which builds no JSON
+  // tree from what may be hostile): a damaged trace, truncated say, is refused too.
   unsigned char length_bytes[8] = {};
-  if (size < 8 || !in.read(reinterpret_cast<char*>(length_bytes), 8)) not_a_trace("too short for a safetensors file");
+  if (!in.read(reinterpret_cast<char*>(length_bytes), 8)) not_a_trace("too short for a safetensors file");
   uint64_t header_length = 0;
   for (int i = 7; i >= 0; --i) header_length = header_length << 8 | length_bytes[i];
   if (header_length > size - 8 || header_length > kSafetensorsMaxHeaderBytes) not_a_trace("no safetensors header");
@@ -178,7 +181,7 @@ void check_replaces_only_a_trace(const std::filesystem::path& path) {
   try {
     header = parse_safetensors_header(json, size - 8 - header_length, path.string());
   } catch (const std::exception&) {
-    not_a_trace("no valid safetensors header");
+    not_a_trace("not a valid safetensors file");
   }
   if (header.metadata.count(std::string(trace_meta::format)) == 0) not_a_trace("a safetensors file of something else");
 }

@@ -112,10 +112,12 @@ struct TraceContents {
 void write_trace(const std::filesystem::path& path, const TraceContents& contents);
 
 // A trace replaces what is at `path` only when that is nothing, an empty file or a tilescope
-// trace (a safetensors file whose header holds trace_meta::format; it is not read further):
-// a typo in -o must not turn someone's notes or data into a trace. Throws FileWriteError
-// naming the path and what is there otherwise (write_trace applies it; a front end may ask
-// before a long run). A symbolic link is judged by the file it leads to (write_target.h).
+// trace (a safetensors file whose header, checked as the reader checks it, holds
+// trace_meta::format in its metadata; the data are not read): a typo in -o must not turn
+// someone's notes or data into a trace. Throws FileWriteError naming the path and what is there
+// otherwise, a file that cannot be read or a damaged trace included (write_trace applies it; a
+// front end may ask before a long run). A symbolic link is judged by the file it leads to
+// (write_target.h).
 void check_replaces_only_a_trace(const std::filesystem::path& path);
 
 class TraceFile {

@@ -267,17 +267,23 @@ def _check_replaces_only(target: str, real: str, metadata_key: str) -> None:
         return OSError(f"cannot write trace {target}: it exists and is not a tilescope trace ({what}); a trace "
                        "replaces only a trace: choose another path, or move the file away")
 
-    with open(real, "rb") as f:
-        if size < 8:
+    try:
+        f = open(real, "rb")
+    except OSError as e:
+        raise OSError(f"cannot write trace {target}: it exists and cannot be read to tell whether it is a trace "
+                      f"({e.strerror}); a trace replaces only a trace: choose another path, or move the file away") from None
+    with f:
+        length = f.read(8)
+        if len(length) < 8:
             raise refuse("too short for a safetensors file")
-        (n,) = struct.unpack("<Q", f.read(8))
+        (n,) = struct.unpack("<Q", length)
         if n > size - 8 or n > MAX_HEADER_BYTES:
             raise refuse("no safetensors header")
         header_bytes = f.read(n)
     try:
         metadata, _ = _check_header(target, header_bytes, size - 8 - n)
     except TraceFormatError:
-        raise refuse("no valid safetensors header") from None
+        raise refuse("not a valid safetensors file") from None
     if metadata_key not in metadata:
         raise refuse("a safetensors file of something else")
 
@@ -320,6 +326,8 @@ def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tupl
             os.fsync(f.fileno())
         if _output_file(target) != real:  # the path changed while the file was written
             raise OSError(f"{target}: the path changed while the trace was written; nothing was written")
+        if replaces_only is not None:  # and what is there now, just before it is replaced
+            _check_replaces_only(target, real, replaces_only)
         os.replace(tmp, real)
     except BaseException:
         try:

@@ -688,6 +688,7 @@ TEST(FaultReport, AnOutputWithNoRecordedStateBeforeItNamesTheStagesNotRecorded) 
   EXPECT_NE(line.find("final goes wrong in"), std::string::npos) << line;
   EXPECT_NE(line.find("no recorded state before it covers its rows' keys"), std::string::npos) << line;
   EXPECT_NE(line.find("splitk.tile and splitk.reduce recorded no event"), std::string::npos) << line;
+  EXPECT_EQ(r.symptom.origin_stage, -1) << line;
   // Traced in full, the same run names the reduce's mechanism as before.
   spec.filter.stage_mask = ~uint64_t{0};
   const AnalysisReport full = analyze_run(test::launch_run(spec), AnalysisOptions{});
@@ -729,6 +730,7 @@ TEST(FaultReport, AMergeWhoseInputsWereNotTracedClaimsNoOriginAndNoMechanism) {
         << s.line;
     EXPECT_FALSE(s.mechanism.has_value()) << s.line;
     EXPECT_TRUE(s.alternatives.empty()) << s.line;
+    EXPECT_EQ(s.origin_stage, -1) << "no stage is named as where the error is made";
     EXPECT_EQ(s.category, SymptomKind::unexplained) << s.line;
     EXPECT_NE(s.next_measurement.find("splitk.tile and splitk.partial traced as well"), std::string::npos)
         << s.next_measurement;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -254,40 +255,52 @@ void strip_by_itself(std::string& text) {
 
 // Whether the replay predicted a step of the origin from the reference where the kernel read a
 // state an earlier stage made: an output with no recorded state before it, or a merge of a piece
-// whose state was not recorded (a partial filtered out, or dropped from a full trace buffer).
-bool reads_unrecorded_state(const ReplayStep& s, StageKind kind) {
+// whose state was not recorded (a partial filtered out). `rows_with_states`: the (batch, head,
+// first row, rows) of every recorded state event; a merge whose pieces are not single recorded
+// states (one merge over several partials, as a user's kernel may record it) but whose rows have
+// recorded states read recorded states.
+using RowsKey = std::tuple<int32_t, int32_t, int32_t, int32_t>;
+RowsKey rows_key_of(const EventHeader& h) { return {h.batch, h.head, h.q_begin, h.rows}; }
+bool reads_unrecorded_state(const ReplayStep& s, StageKind kind, const EventHeader& h,
+                            const std::set<RowsKey>& rows_with_states) {
   if (kind == StageKind::final) return s.source == StepSource::from_empty;
-  if (kind != StageKind::merge || s.piece_event >= 0) return false;
+  if (kind != StageKind::merge || s.piece_event >= 0 || rows_with_states.count(rows_key_of(h)) != 0) return false;
   return std::any_of(s.piece.begin(), s.piece.end(), [](const KeyRange& k) { return k.end > k.begin; });
 }
 
+// Whether stage a runs before stage b in the kernel's order: by pass, then by the table's order
+// (docs/trace-format.md).
+bool runs_before(const StageInfo& a, int32_t a_index, const StageInfo& b, int32_t b_index) {
+  return std::make_pair(a.pass, a_index) < std::make_pair(b.pass, b_index);
+}
+
 // Where the error may have been made when every one of the origin's wrong events read a state
-// that was not recorded (reads_unrecorded_state): the stages before it that recorded no event, or,
-// when a full buffer dropped events, those before it that make states; else none, and the origin
-// goes wrong by itself (what it read was never made: rows that see no key have no running state).
-struct Unrecorded {
-  std::vector<std::string> stages;
-  bool recorded_nothing = false;  // the stages recorded no event at all
-};
-Unrecorded unrecorded_stages_before(const LocalReplay& replay, const AnalysisReport& r, int32_t origin) {
-  const StageKind kind = r.stage_table[static_cast<size_t>(origin)].kind;
-  if (kind == StageKind::state) return {};
+// that was not recorded (reads_unrecorded_state): the stages before it that make states (a merge
+// reads states and merges) and recorded no event; else none, and the origin goes wrong by itself
+// (what it read was never made, e.g. rows that see no key have no running state, or was recorded).
+std::vector<std::string> unrecorded_stages_before(const LocalReplay& replay, const AnalysisReport& r, int32_t origin) {
+  const StageInfo& origin_info = r.stage_table[static_cast<size_t>(origin)];
+  if (origin_info.kind == StageKind::state) return {};
   const RunView& run = replay.run();
+  std::set<RowsKey> rows_with_states;
+  for (const EventHeader& h : run.headers)
+    if (h.stage >= 0 && static_cast<size_t>(h.stage) < r.stage_table.size() &&
+        r.stage_table[static_cast<size_t>(h.stage)].kind == StageKind::state)
+      rows_with_states.insert(rows_key_of(h));
   bool any = false;
   for (const ReplayStep& s : replay.steps()) {
-    if (run.headers[s.event].stage != origin || !replay.any_locally_wrong(s.event)) continue;
-    if (!reads_unrecorded_state(s, kind)) return {};
+    const EventHeader& h = run.headers[s.event];
+    if (h.stage != origin || !replay.any_locally_wrong(s.event)) continue;
+    if (!reads_unrecorded_state(s, origin_info.kind, h, rows_with_states)) return {};
     any = true;
   }
   if (!any) return {};
-  Unrecorded u;
-  for (const StageReport& st : r.stages)  // the table is in the kernel's order
-    if (st.stage < origin && st.events_compared == 0) u.stages.push_back(st.info.name);
-  u.recorded_nothing = !u.stages.empty();
-  if (u.stages.empty() && r.dropped_events > 0)  // (else those rows' states do not exist: rows that see no key)
-    for (const StageReport& st : r.stages)
-      if (st.stage < origin && st.info.kind != StageKind::final) u.stages.push_back(st.info.name);
-  return u;
+  std::vector<std::string> names;
+  for (const StageReport& st : r.stages)  // in the table's order
+    if (st.events_compared == 0 && st.info.kind != StageKind::final &&
+        runs_before(st.info, st.stage, origin_info, origin))
+      names.push_back(st.info.name);
+  return names;
 }
 }  // namespace
 
@@ -383,8 +396,7 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     // An output whose wrong rows no recorded state covers (the stages before it filtered out, or
     // dropped from a full trace buffer) is predicted from the reference alone: the error may have
     // been made in a stage that was not recorded, so the report names those and claims no origin.
-    const Unrecorded unrecorded_before = unrecorded_stages_before(replay, r, origin);
-    const std::vector<std::string>& unrecorded = unrecorded_before.stages;
+    const std::vector<std::string> unrecorded = unrecorded_stages_before(replay, r, origin);
     const bool merge_origin = r.stage_table[static_cast<size_t>(origin)].kind == StageKind::merge;
     const std::string where_text =
         name + (unrecorded.empty() ? " goes wrong by itself in " : " goes wrong in ") + std::to_string(counts.events) +
@@ -394,8 +406,8 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
              : (merge_origin ? ", and the states it merges were not recorded: "
                              : ", and no recorded state before it covers its rows' keys: ") +
                    spoken_list(unrecorded, "and") +
-                   (unrecorded_before.recorded_nothing ? " recorded no event" : " recorded none of them") +
-                   " (filtered out, or dropped when the trace buffer was full), and the error may have been made there");
+                   " recorded no event (filtered out, or dropped when the trace buffer was full), and the error may have "
+                   "been made there");
     // Stages wrong only through what they read.
     std::vector<std::string> carried;
     for (const StageReport& st : r.stages)
@@ -459,8 +471,10 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
                std::to_string(models_tested(replay, origin)) + " tested: docs/diagnosis.md)" + carried_text;
     }
     if (!unrecorded.empty()) {
-      // "By itself" says that a row is wrong against what its step read as recorded; here what it
+      // No origin is claimed (origin_stage: the stage whose events go wrong by themselves), and
+      // "by itself" says that a row is wrong against what its step read as recorded; here what it
       // read was not recorded, so the measurements speak of the rows that go wrong.
+      s.origin_stage = -1;
       strip_by_itself(s.line);
       for (Finding& f : s.findings) strip_by_itself(f.text);
       for (std::string& m : mechanism_details) strip_by_itself(m);
@@ -477,12 +491,9 @@ Symptom diagnose(const AnalysisReport& r, const RunView& run, const RunReference
     for (const Finding& f : s.findings) measured_details.push_back("measured: " + f.text);
     if (!unrecorded.empty()) {
       // Where the error is made is the question: the stages that were not recorded answer it.
-      s.next_measurement = "capture the run again with " +
-                           (unrecorded_before.recorded_nothing
-                                ? spoken_list(unrecorded, "and") + " traced as well (tilescope capture --stages)"
-                                : std::string("room for every event (a larger trace capacity, or narrower filters)")) +
-                           ", so that the states " + name + " reads are recorded and the stage that makes the error "
-                           "can be told";
+      s.next_measurement = "capture the run again with " + spoken_list(unrecorded, "and") +
+                           " traced as well (tilescope capture --stages; a larger trace capacity if they were dropped), "
+                           "so that the states " + name + " reads are recorded and the stage that makes the error can be told";
       measured_details.push_back("next measurement: " + s.next_measurement);
     } else if (!s.mechanism && s.alternatives.empty() &&
                r.stage_table[static_cast<size_t>(origin)].kind != StageKind::final) {

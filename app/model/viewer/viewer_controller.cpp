@@ -6,6 +6,7 @@
 #include "app/model/viewer/launch_form.h"
 #include "instrumentation/trace/atomic_file.h"
 #include "instrumentation/trace/file_bytes.h"
+#include "instrumentation/trace/trace_file.h"
 #include "kernels/launcher.h"
 
 namespace ts {
@@ -14,6 +15,7 @@ namespace {
 // A trace opened from a file, saved under another name: its bytes, written atomically (read
 // with the checks of every reader: a regular file, unchanged while it is copied).
 void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to) {
+  check_replaces_only_a_trace(to);  // what it copies is a trace
   const InputFile in(from);
   AtomicFileWriter out(to);
   std::vector<std::byte> buffer(static_cast<size_t>(std::min<uint64_t>(in.size(), uint64_t{1} << 20)));
