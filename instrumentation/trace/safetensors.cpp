@@ -141,22 +141,23 @@ uint64_t safetensors_header_length(std::span<const std::byte> bytes, uint64_t fi
   return header_size;
 }
 
-SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
+SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   const std::string name = path.string();
-  {
-    // The header first: a damaged or hostile file (a header claiming more than the file holds,
-    // or gigabytes of garbage) is refused before its data are read.
-    const InputFile file(path);
-    std::byte length[8] = {};
-    file.read_at(0, length, static_cast<size_t>(std::min<uint64_t>(file.size(), sizeof length)));
-    const uint64_t header_size = safetensors_header_length(length, file.size(), name);
-    std::string text(static_cast<size_t>(header_size), '\0');
-    file.read_at(8, text.data(), text.size());
-    (void)parse_safetensors_header(text, file.size() - 8 - header_size, name);
-  }
-  // Then all of it, into memory of our own, checked again there (file_bytes.h): what was read
-  // above may have changed since.
-  return parse(FileBytes::read(path), name);
+  const InputFile file(path);
+  std::byte length[8] = {};
+  file.read_at(0, length, static_cast<size_t>(std::min<uint64_t>(file.size(), sizeof length)));
+  const uint64_t header_size = safetensors_header_length(length, file.size(), name);
+  std::string text(static_cast<size_t>(header_size), '\0');
+  file.read_at(8, text.data(), text.size());
+  return parse_safetensors_header(text, file.size() - 8 - header_size, name);
+}
+
+SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
+  // The header first: a damaged or hostile file is refused before its data are read. Then all
+  // of it, into memory of our own, checked again there (file_bytes.h): what was read first may
+  // have changed since.
+  (void)read_safetensors_header(path);
+  return parse(FileBytes::read(path), path.string());
 }
 
 SafetensorsFile SafetensorsFile::parse(std::shared_ptr<const ByteSource> source,

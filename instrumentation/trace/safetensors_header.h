@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -25,5 +26,10 @@ struct SafetensorsHeader {
 // begins with `file_name`.
 SafetensorsHeader parse_safetensors_header(std::string_view json, uint64_t buffer_size,
                                            const std::string& file_name);
+
+// The header of the safetensors file at `path`, checked as above, without reading its data (a
+// file that claims more than it holds, or gigabytes of garbage, is refused before more is read).
+// Throws FileReadError (cannot open: not a regular file, unreadable) or TraceFormatError.
+SafetensorsHeader read_safetensors_header(const std::filesystem::path& path);
 
 }  // namespace ts

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <limits>
 #include <set>
 
@@ -164,26 +163,19 @@ void check_replaces_only_a_trace(const std::filesystem::path& path) {
   const uintmax_t size = std::filesystem::file_size(target, ec);
   if (ec) refuse_file("cannot be read to tell whether it is a trace (" + ec.message() + ")");
   if (size == 0) return;
-  const auto not_a_trace = [&](const std::string& what) { refuse_file("is not a tilescope trace (" + what + ")"); };
-  std::ifstream in(target, std::ios::binary);
-  if (!in) refuse_file("cannot be read to tell whether it is a trace");
-  // The safetensors layout: an 8-byte little-endian header length, the JSON header, the data. The
-  // header is checked as the reader checks it (parse_safetensors_header, which builds no JSON
-  // tree from what may be hostile): a damaged trace, truncated say, is refused too.
-  unsigned char length_bytes[8] = {};
-  if (!in.read(reinterpret_cast<char*>(length_bytes), 8)) not_a_trace("too short for a safetensors file");
-  uint64_t header_length = 0;
-  for (int i = 7; i >= 0; --i) header_length = header_length << 8 | length_bytes[i];
-  if (header_length > size - 8 || header_length > kSafetensorsMaxHeaderBytes) not_a_trace("no safetensors header");
-  std::string json(static_cast<size_t>(header_length), '\0');
-  if (!in.read(json.data(), static_cast<std::streamsize>(json.size()))) not_a_trace("no safetensors header");
+  // Its header, checked as the reader checks it (its data are not read): a damaged trace,
+  // truncated say, is refused too.
   SafetensorsHeader header;
   try {
-    header = parse_safetensors_header(json, size - 8 - header_length, path.string());
-  } catch (const std::exception&) {
-    not_a_trace("not a valid safetensors file");
+    header = read_safetensors_header(target);
+  } catch (const TraceFormatError&) {
+    refuse_file(std::string("is not a tilescope trace (") +
+                (size < 8 ? "too short for a safetensors file" : "not a valid safetensors file") + ")");
+  } catch (const FileReadError& e) {
+    refuse_file(std::string("cannot be read to tell whether it is a trace (") + e.what() + ")");
   }
-  if (header.metadata.count(std::string(trace_meta::format)) == 0) not_a_trace("a safetensors file of something else");
+  if (header.metadata.count(std::string(trace_meta::format)) == 0)
+    refuse_file("is not a tilescope trace (a safetensors file of something else)");
 }
 
 void write_trace(const std::filesystem::path& path, const TraceContents& c) {

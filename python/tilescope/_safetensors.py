@@ -101,6 +101,43 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+def _open_regular(name: str):
+    """(binary file, size) of the regular file `name`; OSError for a folder, FIFO or device."""
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    # Checked on the descriptor before it becomes a file object, which would refuse a folder
+    # itself, naming the descriptor's number instead of the path.
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{name}: not a regular file (a folder, FIFO or device)")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb"), st.st_size
+
+
+def _read_header(f, size: int, name: str):
+    """The checked header of an open safetensors file of `size` bytes, read from its start:
+    (metadata, entries, data size). TraceFormatError for any defect."""
+    if size < 8:
+        raise _fail(name, f"{size} bytes: too short for a safetensors header length (8 bytes)")
+    length = f.read(8)
+    if len(length) != 8:
+        raise _fail(name, "the file changed size while it was read")
+    (n,) = struct.unpack("<Q", length)
+    if n > MAX_HEADER_BYTES:
+        raise _fail(name, f"header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes")
+    if n > size - 8:
+        raise _fail(name, f"header length {n} runs past the end of the file ({size} bytes)")
+    header_bytes = f.read(n)
+    if len(header_bytes) != n:
+        raise _fail(name, "the file changed size while it was read")
+    data_size = size - 8 - n
+    metadata, entries = _check_header(name, header_bytes, data_size)
+    return metadata, entries, data_size
+
+
 def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTensor], Dict[str, str]]:
     """Reads a safetensors file into memory this process owns and checks its container.
 
@@ -113,31 +150,9 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
     file that cannot be read (a folder, a FIFO, one larger than the memory available...).
     """
     name = os.fspath(path)
-    # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    # Checked on the descriptor before it becomes a file object, which would refuse a folder
-    # itself, naming the descriptor's number instead of the path.
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{name}: not a regular file (a folder, FIFO or device)")
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as f:
-        size = st.st_size
-        if size < 8:
-            raise _fail(name, f"{size} bytes: too short for a safetensors header length (8 bytes)")
-        (n,) = struct.unpack("<Q", f.read(8))
-        if n > MAX_HEADER_BYTES:
-            raise _fail(name, f"header length {n} exceeds the limit of {MAX_HEADER_BYTES} bytes")
-        if n > size - 8:
-            raise _fail(name, f"header length {n} runs past the end of the file ({size} bytes)")
-        header_bytes = f.read(n)
-        if len(header_bytes) != n:
-            raise _fail(name, "the file changed size while it was read")
-        data_size = size - 8 - n
-        metadata, entries = _check_header(name, header_bytes, data_size)
+    f, size = _open_regular(name)
+    with f:
+        metadata, entries, data_size = _read_header(f, size, name)
         available = _available_memory()
         if available is not None and data_size > available:
             raise OSError(f"{name}: the file is {_gib(size)}, more than the memory available to read it into "
@@ -264,28 +279,21 @@ def _check_replaces_only(target: str, real: str, metadata_key: str) -> None:
         return
 
     def refuse(what: str) -> OSError:
-        return OSError(f"cannot write trace {target}: it exists and is not a tilescope trace ({what}); a trace "
-                       "replaces only a trace: choose another path, or move the file away")
+        return OSError(f"cannot write trace {target}: it exists and {what}; a trace replaces only a trace: "
+                       "choose another path, or move the file away")
 
     try:
-        f = open(real, "rb")
+        f, size = _open_regular(real)
     except OSError as e:
-        raise OSError(f"cannot write trace {target}: it exists and cannot be read to tell whether it is a trace "
-                      f"({e.strerror}); a trace replaces only a trace: choose another path, or move the file away") from None
+        raise refuse(f"cannot be read to tell whether it is a trace ({e.strerror or e})") from None
     with f:
-        length = f.read(8)
-        if len(length) < 8:
-            raise refuse("too short for a safetensors file")
-        (n,) = struct.unpack("<Q", length)
-        if n > size - 8 or n > MAX_HEADER_BYTES:
-            raise refuse("no safetensors header")
-        header_bytes = f.read(n)
-    try:
-        metadata, _ = _check_header(target, header_bytes, size - 8 - n)
-    except TraceFormatError:
-        raise refuse("not a valid safetensors file") from None
+        try:
+            metadata, _, _ = _read_header(f, size, target)
+        except TraceFormatError:
+            what = "too short for a safetensors file" if size < 8 else "not a valid safetensors file"
+            raise refuse(f"is not a tilescope trace ({what})") from None
     if metadata_key not in metadata:
-        raise refuse("a safetensors file of something else")
+        raise refuse("is not a tilescope trace (a safetensors file of something else)")
 
 
 def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tuple[str, np.ndarray]],
