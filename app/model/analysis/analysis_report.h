@@ -201,7 +201,7 @@ struct Symptom {
   std::vector<Mechanism> alternatives;   // others that fit every error equally
   std::vector<Finding> findings;         // what was measured
   std::string next_measurement;          // what to measure next when nothing fits; empty otherwise
-  int32_t origin_stage = -1;             // the stage whose events go wrong by themselves first
+  int32_t origin_stage = -1;             // the stage whose events go wrong by themselves first; -1: none claimed
   std::vector<std::string> also_wrong;   // each later stage that goes wrong by itself too, one line each
 
   void set_kind(SymptomKind k) {

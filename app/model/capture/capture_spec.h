@@ -40,7 +40,7 @@ struct CaptureSpec {
   // opened: app/model/generated_inputs.h). false with input files: the trace names the files
   // and their hashes only, and cannot be analysed on its own.
   std::optional<bool> store_inputs;
-  std::optional<bool> tile_events;      // Split-K: every kv tile's state; nullopt: by the run's size
+  std::optional<bool> tile_events;      // Split-K: every kv tile's state; nullopt: by what the filters keep (tile_events_by_default)
   int cpu_workers = 0;                  // CPU: SIMT worker threads; 0 = all cores
   std::optional<uint64_t> perturb_seed; // CPU: seeded thread order between barriers
 };
