@@ -19,8 +19,9 @@
 //        -I. -Iinstrumentation/probe -Xcompiler -static-libstdc++,-static-libgcc
 //        tests/kernels/bench_decode_direct.cu -o bench_decode_direct        (one line)
 //   bench_decode_direct [--dtype bf16|f32] [--batch 8] [--splits 1] [--blocks N] [--seed 1]
-//                       [--copy] [--out FILE]
-// --copy: also a 2 GiB device-to-device copy's bandwidth (bytes read + written); --out: the plain
+//                       [--copy] [--roof] [--out FILE]
+// --copy: also a 2 GiB device-to-device copy's bandwidth (bytes read + written); --roof: also the
+// bandwidth of kernels that only read K and V (read_kv: the decode's grid and larger ones); --out: the plain
 // build's O, raw bytes (cmp two builds' files). Prints two lines per variant: registers, shared
 // bytes, resident blocks per SM, splits, median ms of the partial and the reduce, GB/s (K and V
 // read once, Q read, O written), max abs error; then the partial alone, timed the same way (the
@@ -110,7 +111,7 @@ struct Bench {
     fill<<<4096, 256>>>(v, kv_elems(), seed * 3 + 2);
     check(cudaGetLastError(), "fill launch");
     check(cudaDeviceSynchronize(), "fill");
-    const int block_n = ts::splitk_block_n(s.d);
+    const int block_n = ts::splitk_block_n(s.d, static_cast<int>(sizeof(T)));
     const int kv_tiles = static_cast<int>(ts::ceil_div(s.seq_kv, block_n));
     const int splits = s.splits;
     const size_t rows = size_t(s.batch) * s.heads * splits;
@@ -261,8 +262,8 @@ struct Bench {
 // the row in its A fragments, padded to 16 rows (rows 1-15 zero), as cuDNN's kernel does; the
 // warps' states are merged at the end as the landed kernel merges them.
 namespace proto_warp16 {
-// The landed kernel's tiling and ring (64-key tiles, a warp's 16 keys, K and V of a tile in one
-// stage of two), its score and P V steps on tensor cores.
+// The landed kernel's tiling and ring before its 128-key tiles (64-key tiles, a warp's 16 keys, K
+// and V of a tile in one stage of two), its score and P V steps on tensor cores.
 constexpr int kD = 128, kBN = 64, kKw = 16, kLK = kD + 8, kStages = 2, kCopies = kKw * (kD / 8) / 32;
 constexpr int kRingElems = kStages * 2 * kKw * kLK;  // per warp
 constexpr int kSmem = 4 * kRingElems * 2 + 4 * (kD + 8) * 4;
@@ -311,8 +312,9 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
-  const int t_begin = split * p.kv_tiles_per_split;
-  const int t_end = min(p.num_kv_tiles, t_begin + p.kv_tiles_per_split);
+  // Its own tiles over the split's keys (the params' tiles are the landed kernel's)
+  const int t_begin = split * p.kv_tiles_per_split * p.block_n / kBN;
+  const int t_end = min(static_cast<int>(p.seq_kv), (split + 1) * p.kv_tiles_per_split * p.block_n) / kBN;
   const int64_t ks = p.k_row_stride, vs = p.v_row_stride;
   auto copy_tile = [&](int t, int s) {
     T* k_st = ring + s * 2 * kKw * kLK;
@@ -396,7 +398,7 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
 namespace proto_tile128 {
 template <bool kFinal>
 __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::AttentionParams p);
-// cuDNN's tile shape: 128 keys a tile (two of the params' 64-key tiles), each warp its own 32; one
+// cuDNN's tile shape: 128 keys a tile, each warp its own 32; one
 // K and one V buffer a warp, K of the next tile loading during this tile's P V and V during the
 // next tile's scores (FA-2's order). kFinal (one split only): O normalised and written in the
 // input dtype, with the LSE, so that no reduce runs.
@@ -416,10 +418,9 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
   const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
-  // p's tiles are 64 keys: this kernel's tile is two of them
-  const int tiles64 = p.num_kv_tiles;
-  const int t_begin = split * p.kv_tiles_per_split / 2;
-  const int t_end = min(tiles64 / 2, (split + 1) * p.kv_tiles_per_split / 2);
+  // Its own tiles over the split's keys (the params' tiles are the landed kernel's)
+  const int t_begin = split * p.kv_tiles_per_split * p.block_n / kBN;
+  const int t_end = min(static_cast<int>(p.seq_kv), (split + 1) * p.kv_tiles_per_split * p.block_n) / kBN;
   const int64_t ks = p.k_row_stride, vs = p.v_row_stride;
   auto copy = [&](T* dst, const T* src, int64_t stride, int t) {
     const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
@@ -508,12 +509,74 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
 }
 }  // namespace proto_tile128
 
+// The roof for the decode's reads: K and V read once (16-byte loads, kLoads in flight a thread,
+// each thread folding what it read into one word so that nothing is optimised away), by
+// `parts` blocks of `threads` threads per (batch, head), each block a contiguous share of the
+// head's keys; no arithmetic. parts = 1, threads = 128 is the decode's grid.
+template <int kLoads>
+__global__ void read_kv(const uint4* k, const uint4* v, size_t head_vecs, int parts, unsigned* sink) {
+  const size_t share = head_vecs / parts;
+  const size_t base = (static_cast<size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * head_vecs + blockIdx.x * share;
+  unsigned acc = 0;
+  for (size_t i = threadIdx.x; i < share; i += static_cast<size_t>(blockDim.x) * kLoads) {
+    uint4 a[kLoads], b[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const size_t j = i + static_cast<size_t>(u) * blockDim.x;
+      a[u] = j < share ? k[base + j] : uint4{};
+      b[u] = j < share ? v[base + j] : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w ^ b[u].x ^ b[u].y ^ b[u].z ^ b[u].w;
+  }
+  if (acc == 0x9e3779b9u) sink[0] = acc;  // practically never; keeps the loads
+}
+
 template <typename T>
-int run(const Shape& shape, uint64_t seed, const char* out_path) {
+void read_roof(const Bench<T>& b) {
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&sink, sizeof(unsigned)), "malloc sink");
+  const size_t head_vecs = size_t(b.s.seq_kv) * b.s.d * sizeof(T) / 16;
+  const double bytes = 2.0 * b.kv_elems() * sizeof(T);
+  auto time = [&](auto kernel, int loads, int parts, int threads) {
+    auto launch = [&] {
+      kernel<<<dim3(parts, b.s.heads, b.s.batch), threads>>>(reinterpret_cast<const uint4*>(b.k),
+                                                              reinterpret_cast<const uint4*>(b.v), head_vecs, parts, sink);
+    };
+    for (int i = 0; i < 3; ++i) launch();
+    check(cudaGetLastError(), "read_kv launch");
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<float> ms;
+    for (int rep = 0; rep < 7; ++rep) {
+      cudaEventRecord(e0);
+      for (int i = 0; i < 20; ++i) launch();
+      cudaEventRecord(e1);
+      check(cudaEventSynchronize(e1), "read_kv");
+      float t = 0;
+      cudaEventElapsedTime(&t, e0, e1);
+      ms.push_back(t / 20);
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("read K and V only: %d block(s) of %3d threads a head, %2d loads of K and V in flight a thread: %.4f ms  %6.0f GB/s\n",
+                parts, threads, loads, ms[3], bytes / ms[3] / 1e6);
+  };
+  time(read_kv<4>, 4, 1, 128);
+  time(read_kv<8>, 8, 1, 128);
+  time(read_kv<8>, 8, 1, 256);
+  time(read_kv<4>, 4, 4, 256);
+  time(read_kv<8>, 8, 4, 256);
+  cudaFree(sink);
+}
+
+template <typename T>
+int run(const Shape& shape, uint64_t seed, const char* out_path, bool roof) {
   Bench<T> b;
   b.s = shape;
   b.seed = seed;
   b.setup();
+  if (roof) read_roof(b);
   const int elem = static_cast<int>(sizeof(T));
   const void* reduce = reinterpret_cast<const void*>(&ts::splitk_reduce_kernel<T, KernelVariant::plain>);
   const void* reduce_traced = reinterpret_cast<const void*>(&ts::splitk_reduce_kernel<T, KernelVariant::traced>);
@@ -590,7 +653,7 @@ int main(int argc, char** argv) {
   std::string dtype = "bf16";
   uint64_t seed = 1;
   const char* out = nullptr;
-  bool copy = false;
+  bool copy = false, roof = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -607,12 +670,14 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::strtoull(next(), nullptr, 10);
     else if (a == "--out") out = next();
     else if (a == "--copy") copy = true;
+    else if (a == "--roof") roof = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
   }
-  const int kv_tiles = static_cast<int>(ts::ceil_div(shape.seq_kv, ts::splitk_block_n(shape.d)));
+  const int kv_tiles =
+      static_cast<int>(ts::ceil_div(shape.seq_kv, ts::splitk_block_n(shape.d, dtype == "f32" ? 4 : 2)));
   if (shape.batch < 1 || shape.splits < 1 || shape.splits > kv_tiles || shape.blocks < 0) {
     std::fprintf(stderr, "--batch >= 1, 1 <= --splits <= %d (the kv tiles), --blocks >= 0\n", kv_tiles);
     return 2;
@@ -623,8 +688,8 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, shape.batch, shape.heads, shape.seq_kv, shape.d, dtype.c_str(), shape.splits,
               shape.blocks);
   if (copy) std::printf("device-to-device copy: %.0f GB/s (read + written)\n", copy_gbps());
-  if (dtype == "bf16") return run<__nv_bfloat16>(shape, seed, out);
-  if (dtype == "f32") return run<float>(shape, seed, out);
+  if (dtype == "bf16") return run<__nv_bfloat16>(shape, seed, out, roof);
+  if (dtype == "f32") return run<float>(shape, seed, out, roof);
   std::fprintf(stderr, "--dtype: bf16 or f32\n");
   return 2;
 }

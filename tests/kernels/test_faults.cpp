@@ -87,21 +87,26 @@ TEST(Faults, DoubleCountL_PartialsRightReduceWrong) {
 
 TEST(Faults, MaskedNan_SplitkNanExactlyWhereASplitIsFullyMasked) {
   TS_SEEDED(seed);
-  // Causal, seq_q = seq_kv = 256, 4 kv tiles in 4 splits: query i sees splits 0..i/64 only.
+  // Causal, seq_q = seq_kv = 4 kv tiles, in 4 splits: query i sees splits 0..i / block_n only.
   AttentionConfig c = cfg(KernelKind::splitk, Fault::masked_nan, DType::bf16, 128, 256, 256, true, 4);
+  const int64_t block_n = make_tiling(c, kCpuNominalSmCount).block_n;
+  c.seq_q = c.seq_kv = 4 * block_n;
+  const int64_t n = c.seq_q;
   const test::Run bad = test::run_config(c, test::backend_under_test(), seed, false, 2);
+  ASSERT_EQ(bad.out.tiling.num_kv_tiles, 4);
+  ASSERT_EQ(bad.out.tiling.num_splits, 4);
   c.fault = Fault::none;
   const test::Run good = test::run_config(c, test::backend_under_test(), seed, false, 2);
   const ReferenceOutput ref = test::reference_of(c, good.inputs);
   const std::vector<double> good_err = test::row_errors(c, good.out.o, ref);
   const std::vector<double> bad_err = test::row_errors(c, bad.out.o, ref);
   for (int64_t bh = 0; bh < 2; ++bh)
-    for (int64_t q = 0; q < 256; ++q) {
-      const size_t row = size_t(bh * 256 + q);
+    for (int64_t q = 0; q < n; ++q) {
+      const size_t row = size_t(bh * n + q);
       // The correct kernel writes a fully masked split as (-inf, 0, 0)...
       for (int s = 0; s < 4; ++s) {
         const size_t p = row * 4 + s;
-        const bool masked = s > q / 64;
+        const bool masked = s > q / block_n;
         EXPECT_EQ(good.out.partial_m[p] == -INFINITY, masked) << "row " << q << " split " << s;
         if (masked) {
           EXPECT_EQ(good.out.partial_l[p], 0.0f);
@@ -110,9 +115,9 @@ TEST(Faults, MaskedNan_SplitkNanExactlyWhereASplitIsFullyMasked) {
         EXPECT_EQ(std::isnan(bad.out.partial_l[p]), masked) << "row " << q << " split " << s;
         EXPECT_EQ(has_nan(bad.out.partial_o, p * 128, (p + 1) * 128), masked);
       }
-      // The NaN reaches the output of every row with a masked split (all but the last 64).
-      EXPECT_EQ(std::isinf(bad_err[row]), q < 192) << "row " << q;
-      if (q >= 192) {
+      // The NaN reaches the output of every row with a masked split (all but the last split's).
+      EXPECT_EQ(std::isinf(bad_err[row]), q < 3 * block_n) << "row " << q;
+      if (q >= 3 * block_n) {
         EXPECT_LE(bad_err[row], 2 * good_err[row] + 1e-3) << "row " << q;
       }
       EXPECT_FALSE(std::isinf(good_err[row]));
