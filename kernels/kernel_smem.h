@@ -31,8 +31,9 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
 //   m, l       the block's state [bm] float, merged from the warps' (the events read them)
 //   warp_state per warp: its m, l, alpha [bm] float, then its scores and its P [bm][warp keys] float each
 //   kv         per warp: K [warp keys][splitk_k_ld], then V [warp keys][head_dim], input dtype;
-//              after the kv loop (and for the traced build's per-tile events, once both are read)
-//              the two hold the warp's O [bm][head_dim] float for the merge.
+//              after the kv loop (and for the traced build's per-tile events, once V is read, the
+//              next tile's K in flight) V's buffer holds the warp's O [bm][head_dim] float for the
+//              merge.
 // Every part's size is a multiple of 16 bytes. K and V are kept in the input dtype, not as float:
 // with float tiles the decode kernel ran well below the memory roof (docs/perf.md, "Split-K
 // decode at the memory roof").

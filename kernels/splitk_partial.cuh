@@ -178,9 +178,10 @@ struct PartialSmem {
   __device__ __forceinline__ T* v_tile(int w) const {
     return k_tile(w) + kWarpKeys * splitk_k_ld(kD, static_cast<int>(sizeof(T)));
   }
-  // Warp w's O [bm][kD] for the merge, over its K and V once the warp has read them.
-  __device__ __forceinline__ float* warp_o(int w) const { return reinterpret_cast<float*>(k_tile(w)); }
-  static_assert(kBM * kD * 4 <= kLayout.kv_bytes, "a warp's K and V hold its O");
+  // Warp w's O [bm][kD] for the merge, over its V once the warp has read it (not over K: the next
+  // tile's K is in flight while a recording block writes its per-tile event).
+  __device__ __forceinline__ float* warp_o(int w) const { return reinterpret_cast<float*>(v_tile(w)); }
+  static_assert(kBM * kD * 4 <= kWarpKeys * kD * static_cast<int>(sizeof(T)), "a warp's V buffer holds its O");
 
   // The block's state of row r, column c: the warps' states (O of each over its K and V) merged.
   // Always guarded: a warp that has seen no key of the row holds (-inf, 0, 0), which the block's
@@ -197,7 +198,7 @@ struct PartialSmem {
 };
 
 // The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
-// `index`-th tile the block visits), the warps' states merged (their O over their K and V).
+// `index`-th tile the block visits), the warps' states merged (their O over their V buffers).
 template <typename T, int kD>
 __device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int tile, int index) {
   const PartialSmem<T, kD> sm{smem};
@@ -358,7 +359,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       else
         return device::load_f4(qr + chunk_col(lane % kParts, i) + half * 4);
     };
-    // This warp's O over its K and V, for the merge of the warps' states.
+    // This warp's O over its V buffer, for the merge of the warps' states.
     auto store_o = [&]() {
       float* o_w = sm.warp_o(warp);
       TS_UNROLL
@@ -370,13 +371,10 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
     };
 
     // The copies in flight: K of tile t, then V of tile t, as the loop starts tile t; K of t + 1
-    // and V of t after the scores. A block that records per-tile events waits for all (its events
-    // use K and V for the warps' O, so it copies the next tile only after them).
+    // and V of t after the scores. A block that records per-tile events copies V of t + 1 after
+    // its event, which holds the warps' O in their V buffers (the next K in flight meanwhile).
     auto wait_for_older = [&]() {
-      if (tile_events)
-        tc::cp_async_wait_all();
-      else
-        tc::cp_async_wait_group<1>();
+      tc::cp_async_wait_group<1>();
       __syncwarp();  // every lane's copies have landed
     };
     for (int t = visited.begin; t < visited.end; ++t) {
@@ -414,7 +412,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         }
       }
       __syncwarp();  // the scores are stored, every lane has read K
-      if (!tile_events) copy_rows(t + 1, k_st, kLK, k, k_row_stride);  // during the softmax and P V
+      copy_rows(t + 1, k_st, kLK, k, k_row_stride);  // during the softmax and P V
       // V of tile t, waited for before the softmax: the softmax's stores of P and P V's reads
       // are ordered by the barrier below alone (what missing_barrier leaves out).
       wait_for_older();
@@ -510,11 +508,10 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       __syncwarp();  // every lane has read V and P before they are written again
       if constexpr (Traits::kTrace) {
         if (tile_events) {
-          store_o();  // the block's state after this tile: each warp's O over its K and V
+          store_o();  // the block's state after this tile: each warp's O over its V
           __syncthreads();
           record_tile_state<T, kD>(p, sm.base, t, t - visited.begin);
           __syncthreads();
-          copy_rows(t + 1, k_st, kLK, k, k_row_stride);
         }
       }
       copy_rows(t + 1, v_st, kD, v, v_row_stride);  // during the next tile's scores
