@@ -30,29 +30,26 @@ TS_HOST_DEVICE constexpr int fa1_smem_floats(int head_dim) {
 //   key_begin, key_end   each row's first and end visible key [bm] int32
 //   m, l       the block's state [bm] float, merged from the warps' (the events read them)
 //   warp_state per warp: its m, l, alpha [bm] float, then its scores and its P [bm][warp keys] float each
-//   kv         per warp: K [warp keys][splitk_k_ld], then V [warp keys][head_dim], input dtype;
-//              after the kv loop (and for the traced build's per-tile events, once V is read, the
-//              next tile's K in flight) V's buffer holds the warp's O [bm][head_dim] float for the
-//              merge.
+//   kv         per warp: K then V [warp keys][splitk_tile_ld], input dtype; after the kv loop (and
+//              for the traced build's per-tile events, once both are read) the two hold the
+//              warp's O [bm][head_dim] float for the merge.
 // Every part's size is a multiple of 16 bytes. K and V are kept in the input dtype, not as float:
 // with float tiles the decode kernel ran well below the memory roof (docs/perf.md, "Split-K
 // decode at the memory roof").
 inline constexpr int kSplitkWarps = kKernelThreads / 32;
-TS_HOST_DEVICE constexpr int splitk_warp_keys(int head_dim, int elem_bytes) {
-  return splitk_block_n(head_dim, elem_bytes) / kSplitkWarps;
+TS_HOST_DEVICE constexpr int splitk_warp_keys(int head_dim) { return splitk_block_n(head_dim) / kSplitkWarps; }
+// The score step's lanes per (row, key): a warp's 32 lanes over its keys, each lane's share of the
+// columns every score_parts-th 8-column chunk of the row.
+TS_HOST_DEVICE constexpr int splitk_score_parts(int head_dim) {
+  return splitk_warp_keys(head_dim) < 32 ? 32 / splitk_warp_keys(head_dim) : 1;
 }
-// The score step's lanes per (row, key): each lane's share of a key's columns at most 64 (a decode
-// row's share of Q is held in as many registers), every score_parts-th 8-column chunk of the row;
-// a warp's 32 lanes take its (key, part) pairs in steps of 32.
-TS_HOST_DEVICE constexpr int splitk_score_parts(int head_dim) { return head_dim > 64 ? head_dim / 64 : 1; }
-// Row stride of the K buffer, elements of the input dtype: 16 bytes a score part longer than the
-// row, so that the eight lanes of a quarter warp (8 / parts keys, parts lanes each) read sixteen
-// bytes from eight different bank groups (splitk_score_reads_conflict_free). With 16 bytes
-// whatever the parts and each part's columns contiguous, as before, the parts of a key read the
-// same bank group: two wavefronts a quarter at head dim 128, four at 256. Keeps 16-byte
-// alignment. V's rows are not padded: P V reads one row across the warp, consecutive lanes on
-// consecutive columns.
-TS_HOST_DEVICE constexpr int splitk_k_ld(int head_dim, int elem_bytes) {
+// Row stride of a K or V stage, elements of the input dtype: 16 bytes a score part longer than
+// the row, so that the eight lanes of a quarter warp (8 / parts keys, parts lanes each) read
+// sixteen bytes from eight different bank groups (splitk_score_reads_conflict_free). With 16
+// bytes whatever the parts and each part's columns contiguous, as before, the parts of a key read
+// the same bank group: two wavefronts a quarter at head dim 128, four at 256. Keeps 16-byte
+// alignment.
+TS_HOST_DEVICE constexpr int splitk_tile_ld(int head_dim, int elem_bytes) {
   return head_dim + 16 * splitk_score_parts(head_dim) / elem_bytes;
 }
 // The first column of score part `part`'s i-th chunk of 8 columns: a part's chunks are every
@@ -60,12 +57,12 @@ TS_HOST_DEVICE constexpr int splitk_k_ld(int head_dim, int elem_bytes) {
 TS_HOST_DEVICE constexpr int splitk_chunk_col(int head_dim, int part, int i) {
   return (part + splitk_score_parts(head_dim) * i) * 8;
 }
-// Whether the score step's 16-byte reads of K from its buffer (the lane of (key, part) at step
+// Whether the score step's 16-byte reads of K from a stage (the lane of (key, part) at step
 // `step` reading chunk i, 8 columns: one read in a 16-bit dtype, two in float32) fall, for each
 // quarter warp, in eight different bank groups of 16 bytes: one wavefront a quarter.
 constexpr bool splitk_score_reads_conflict_free(int head_dim, int elem_bytes) {
-  const int parts = splitk_score_parts(head_dim), keys = splitk_warp_keys(head_dim, elem_bytes);
-  const int ld_bytes = splitk_k_ld(head_dim, elem_bytes) * elem_bytes;
+  const int parts = splitk_score_parts(head_dim), keys = splitk_warp_keys(head_dim);
+  const int ld_bytes = splitk_tile_ld(head_dim, elem_bytes) * elem_bytes;
   for (int step = 0; step < keys * parts / 32; ++step)
     for (int i = 0; i < head_dim / parts / 8; ++i)
       for (int read = 0; read < 8 * elem_bytes / 16; ++read)
@@ -85,7 +82,7 @@ struct SplitkPartialSmem {
   int q, key_begin, key_end, m, l, warp_state, warp_state_bytes, kv, kv_bytes, total;
 };
 TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int elem_bytes) {
-  const int bm = kSplitkMaxBlockM, kw = splitk_warp_keys(head_dim, elem_bytes);
+  const int bm = kSplitkMaxBlockM, kw = splitk_warp_keys(head_dim);
   SplitkPartialSmem s{};
   s.q = 0;
   s.key_begin = s.q + bm * qkv_tile_ld(head_dim) * 4;
@@ -95,7 +92,7 @@ TS_HOST_DEVICE constexpr SplitkPartialSmem splitk_partial_smem(int head_dim, int
   s.warp_state = s.l + bm * 4;
   s.warp_state_bytes = (3 * bm + 2 * bm * kw) * 4;
   s.kv = s.warp_state + kSplitkWarps * s.warp_state_bytes;
-  s.kv_bytes = kw * (splitk_k_ld(head_dim, elem_bytes) + head_dim) * elem_bytes;
+  s.kv_bytes = 2 * kw * splitk_tile_ld(head_dim, elem_bytes) * elem_bytes;
   s.total = s.kv + kSplitkWarps * s.kv_bytes;
   return s;
 }
@@ -137,7 +134,7 @@ constexpr bool splitk_score_reads_conflict_free_16bit() {
   return true;
 }
 static_assert(splitk_score_reads_conflict_free_16bit(),
-              "the Split-K partial's score step reads K with bank conflicts (kernel_smem.h: splitk_k_ld)");
+              "the Split-K partial's score step reads K with bank conflicts (kernel_smem.h: splitk_tile_ld)");
 
 // FA-2: Q [bm][d], K and V [2][bn][d] (double-buffered), in the input dtype (16-bit); the faulty
 // build adds the P V product of a tile, [bm][d] floats (each thread's bm * d / threads of them).

@@ -22,12 +22,12 @@
 // one). Designed for the memory-bound decode case (seq_q = 1, long kv): a query tile has at most
 // kSplitkMaxBlockM rows and only as many as the queries (splitk_block_m, kernels/tile_shapes.h).
 // Each of the block's four warps walks its own share of every kv tile (splitk_warp_keys
-// consecutive keys: 32 of the 128 at head dim 128 in a 16-bit dtype) with its own online-softmax state over them,
+// consecutive keys: 16 of the 64 at head dim 128) with its own online-softmax state over them,
 // and its K and V rows are copied by cp.async (16 bytes a lane, through L1) into a K and a V
 // buffer of its own, the next tile's K in flight during this tile's softmax and P V and its V
 // during the next tile's scores (FA-2's order; in a ring of two K+V stages it ran 1% slower): no warp waits on
 // another within the kv loop, whose only barriers are __syncwarp. Per tile and warp: S = Q K^T
-// (splitk_score_parts lanes per (row, key), each over every such chunk of 8 columns, summed by
+// (32 / warp keys lanes per (row, key), each over every such chunk of 8 columns, summed by
 // shuffles; a decode row's Q held in registers), the online softmax (a lane per key),
 // O = alpha * O + P V (a lane's head_dim / 32 columns of every row). After the loop the warps'
 // states are merged (softmax_math.cuh's merge_state, the reduce's merge). The loop is compiled
@@ -154,7 +154,7 @@ __device__ __noinline__ void record_split_state(const AttentionParams& p, const 
 template <typename T, int kD>
 struct PartialSmem {
   static constexpr SplitkPartialSmem kLayout = splitk_partial_smem(kD, static_cast<int>(sizeof(T)));
-  static constexpr int kWarpKeys = splitk_warp_keys(kD, static_cast<int>(sizeof(T)));
+  static constexpr int kWarpKeys = splitk_warp_keys(kD);
   static constexpr int kBM = kSplitkMaxBlockM;
   char* base;
 
@@ -172,16 +172,13 @@ struct PartialSmem {
   // missing_barrier fault) is the previous tile's P, not a score (a masked one is -inf).
   __device__ __forceinline__ float* warp_s(int w) const { return warp_m(w) + 3 * kBM; }
   __device__ __forceinline__ float* warp_p(int w) const { return warp_s(w) + kBM * kWarpKeys; }
-  __device__ __forceinline__ T* k_tile(int w) const {  // [warp keys][splitk_k_ld], then V's [warp keys][kD]
+  __device__ __forceinline__ T* k_tile(int w) const {  // [warp keys][splitk_tile_ld], then V's
     return reinterpret_cast<T*>(base + kLayout.kv + w * kLayout.kv_bytes);
   }
-  __device__ __forceinline__ T* v_tile(int w) const {
-    return k_tile(w) + kWarpKeys * splitk_k_ld(kD, static_cast<int>(sizeof(T)));
-  }
-  // Warp w's O [bm][kD] for the merge, over its V once the warp has read it (not over K: the next
-  // tile's K is in flight while a recording block writes its per-tile event).
-  __device__ __forceinline__ float* warp_o(int w) const { return reinterpret_cast<float*>(v_tile(w)); }
-  static_assert(kBM * kD * 4 <= kWarpKeys * kD * static_cast<int>(sizeof(T)), "a warp's V buffer holds its O");
+  __device__ __forceinline__ T* v_tile(int w) const { return k_tile(w) + kWarpKeys * splitk_tile_ld(kD, sizeof(T)); }
+  // Warp w's O [bm][kD] for the merge, over its K and V once the warp has read them.
+  __device__ __forceinline__ float* warp_o(int w) const { return reinterpret_cast<float*>(k_tile(w)); }
+  static_assert(kBM * kD * 4 <= kLayout.kv_bytes, "a warp's K and V hold its O");
 
   // The block's state of row r, column c: the warps' states (O of each over its K and V) merged.
   // Always guarded: a warp that has seen no key of the row holds (-inf, 0, 0), which the block's
@@ -198,7 +195,7 @@ struct PartialSmem {
 };
 
 // The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
-// `index`-th tile the block visits), the warps' states merged (their O over their V buffers).
+// `index`-th tile the block visits), the warps' states merged (their O over their K and V).
 template <typename T, int kD>
 __device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int tile, int index) {
   const PartialSmem<T, kD> sm{smem};
@@ -230,10 +227,10 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   using Traits = device::VariantTraits<kVariant>;
   using Smem = PartialSmem<T, kD>;
   constexpr int kBM = kSplitkMaxBlockM;  // tile capacity; p.block_m <= kBM rows are used
-  constexpr int kBN = splitk_block_n(kD, static_cast<int>(sizeof(T)));
+  constexpr int kBN = splitk_block_n(kD);
   constexpr int kKw = Smem::kWarpKeys;   // a warp's keys of each kv tile
   constexpr int kLD = qkv_tile_ld(kD);
-  constexpr int kLK = splitk_k_ld(kD, static_cast<int>(sizeof(T)));  // K's rows, elements of T (V's: kD)
+  constexpr int kLK = splitk_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));             // elements one cp.async moves
   constexpr int kRowVecs = kD / kVec;
   constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies of K (and as many of V) a tile
@@ -282,13 +279,13 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
 
-  // This warp's rows of tile t of K (or V: `src` and `stride`) into `dst` (rows `ld` apart), one commit group:
+  // This warp's rows of tile t of K (or V: `src` and `stride`) into `dst`, one commit group:
   // 16-byte copies, consecutive lanes on consecutive vectors of a row; keys past seq_kv are
   // zero-filled (masked keys multiply zeros, never stale NaN). A tile past the visited ones
   // commits an empty group, so that every wait below counts the same groups.
   T* const k_st = sm.k_tile(warp);
   T* const v_st = sm.v_tile(warp);
-  auto copy_rows = [&](int t, T* dst, int ld, const T* src, int64_t stride) {
+  auto copy_rows = [&](int t, T* dst, const T* src, int64_t stride) {
     if (t < visited.end) {
       const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
       TS_UNROLL
@@ -297,14 +294,14 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
         const int64_t key = key0 + row;
         const bool in = key < seq_kv;
-        tc::cp_async_ca_zfill<16>(dst + row * ld + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
+        tc::cp_async_ca_zfill<16>(dst + row * kLK + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
       }
     }
     tc::cp_async_commit_group();
   };
   // The first tile's copies fly while Q is loaded.
-  copy_rows(visited.begin, k_st, kLK, k, k_row_stride);
-  copy_rows(visited.begin, v_st, kD, v, v_row_stride);
+  copy_rows(visited.begin, k_st, k, k_row_stride);
+  copy_rows(visited.begin, v_st, v, v_row_stride);
 
   device::load_tile<T, kD, kBM, kKernelThreads, kLD>(q, p.q_row_stride, rows, q_s, tid, p.scale);
   // The keys each query row sees (KernelMask::row_keys: causal, window, seq_kv), found once per
@@ -359,7 +356,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       else
         return device::load_f4(qr + chunk_col(lane % kParts, i) + half * 4);
     };
-    // This warp's O over its V buffer, for the merge of the warps' states.
+    // This warp's O over its K and V, for the merge of the warps' states.
     auto store_o = [&]() {
       float* o_w = sm.warp_o(warp);
       TS_UNROLL
@@ -371,10 +368,13 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
     };
 
     // The copies in flight: K of tile t, then V of tile t, as the loop starts tile t; K of t + 1
-    // and V of t after the scores. A block that records per-tile events copies V of t + 1 after
-    // its event, which holds the warps' O in their V buffers (the next K in flight meanwhile).
+    // and V of t after the scores. A block that records per-tile events waits for all (its events
+    // use K and V for the warps' O, so it copies the next tile only after them).
     auto wait_for_older = [&]() {
-      tc::cp_async_wait_group<1>();
+      if (tile_events)
+        tc::cp_async_wait_all();
+      else
+        tc::cp_async_wait_group<1>();
       __syncwarp();  // every lane's copies have landed
     };
     for (int t = visited.begin; t < visited.end; ++t) {
@@ -412,7 +412,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         }
       }
       __syncwarp();  // the scores are stored, every lane has read K
-      copy_rows(t + 1, k_st, kLK, k, k_row_stride);  // during the softmax and P V
+      if (!tile_events) copy_rows(t + 1, k_st, k, k_row_stride);  // during the softmax and P V
       // V of tile t, waited for before the softmax: the softmax's stores of P and P V's reads
       // are ordered by the barrier below alone (what missing_barrier leaves out).
       wait_for_older();
@@ -481,7 +481,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       TS_UNROLL_N(4)
       for (int j = 0; j < kKw; ++j) {
         float vf[kCols];
-        device::load_floats<T, kCols>(v_st + j * kD + lane * kCols, vf);
+        device::load_floats<T, kCols>(v_st + j * kLK + lane * kCols, vf);
         TS_UNROLL
         for (int r = 0; r < kR; ++r) {
           if (r < nrows) {
@@ -508,13 +508,14 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
       __syncwarp();  // every lane has read V and P before they are written again
       if constexpr (Traits::kTrace) {
         if (tile_events) {
-          store_o();  // the block's state after this tile: each warp's O over its V
+          store_o();  // the block's state after this tile: each warp's O over its K and V
           __syncthreads();
           record_tile_state<T, kD>(p, sm.base, t, t - visited.begin);
           __syncthreads();
+          copy_rows(t + 1, k_st, k, k_row_stride);
         }
       }
-      copy_rows(t + 1, v_st, kD, v, v_row_stride);  // during the next tile's scores
+      copy_rows(t + 1, v_st, v, v_row_stride);  // during the next tile's scores
     }
 
     // The split's state, unnormalised: the warps' states merged, one buffer row per (query, split).

@@ -29,12 +29,8 @@ inline constexpr int kFa2BlockN = 64;
 // Split-K partial: at most kSplitkMaxBlockM query rows per tile, fewer when seq_q is smaller,
 // so that a decode step with seq_q = 1 computes one row, not idle ones. The Q, score and
 // per-row tiles in shared memory (kernel_smem.h) and the reduce's per-thread arrays
-// (splitk_reduce.cuh) are sized for it. A kv tile holds 8192 elements of K (16 KiB in a 16-bit
-// dtype) whatever the head dim, a quarter of them for each warp (kernel_smem.h, splitk_warp_keys),
-// and twice that in a 16-bit dtype at head dims of 128 and more: 128 keys at 128, the decode's
-// tile (32 keys a warp: half the per-tile softmax, waits and rescales a key; docs/perf.md,
-// "Split-K decode: 128-key tiles"). float32 and the smaller head dims keep 8192 elements: their
-// doubled tiles would not fit two blocks an SM (kernel_smem.h's static_asserts check what does).
+// (splitk_reduce.cuh) are sized for it. A kv tile holds 8192 elements of K (16 KiB in bf16)
+// whatever the head dim, a quarter of them for each warp (kernel_smem.h, splitk_warp_keys).
 inline constexpr int kSplitkMaxBlockM = 8;
 // Resident partial-kernel blocks per multiprocessor that the split heuristic assumes
 // (kernels/tiling.h, choose_num_splits) and that the GPU launcher holds the partial kernel to
@@ -43,9 +39,7 @@ inline constexpr int kSplitkMaxBlockM = 8;
 // kernel before and with the warps' kernel now (docs/perf.md, "Split-K decode: warps on their own
 // keys"). kernel_smem.h asserts that the shared memory allows this many.
 inline constexpr int kSplitkBlocksPerSm = 2;
-TS_HOST_DEVICE constexpr int splitk_block_n(int head_dim, int elem_bytes) {
-  return (elem_bytes == 2 && head_dim >= 128 ? 16384 : 8192) / head_dim;
-}
+TS_HOST_DEVICE constexpr int splitk_block_n(int head_dim) { return 8192 / head_dim; }
 TS_HOST_DEVICE constexpr int splitk_block_m(int64_t seq_q) {
   return seq_q < kSplitkMaxBlockM ? static_cast<int>(seq_q) : kSplitkMaxBlockM;
 }

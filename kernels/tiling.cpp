@@ -53,7 +53,7 @@ Tiling make_tiling(const AttentionConfig& config, int sm_count) {
     t.block_n = kFa2BlockN;
   } else {
     t.block_m = splitk_block_m(config.seq_q);
-    t.block_n = splitk_block_n(d, static_cast<int>(dtype_size(config.dtype)));
+    t.block_n = splitk_block_n(d);
   }
   t.num_q_tiles = static_cast<int32_t>(ceil_div(config.seq_q, t.block_m));
   t.num_kv_tiles = static_cast<int32_t>(ceil_div(config.seq_kv, t.block_n));

@@ -53,7 +53,7 @@ struct TileLoader {
   }
 
   // Writes the fetched vectors as they are (the input dtype) to a shared tile of row stride kLd
-  // elements (e.g. kernel_smem.h: splitk_k_ld); the kernel converts elements as it reads them.
+  // elements (e.g. kernel_smem.h: splitk_tile_ld); the kernel converts elements as it reads them.
   template <int kLd>
   __device__ __forceinline__ void store_raw(T* tile, int tid) const {
     TS_UNROLL

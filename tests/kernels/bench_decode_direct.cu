@@ -111,7 +111,7 @@ struct Bench {
     fill<<<4096, 256>>>(v, kv_elems(), seed * 3 + 2);
     check(cudaGetLastError(), "fill launch");
     check(cudaDeviceSynchronize(), "fill");
-    const int block_n = ts::splitk_block_n(s.d, static_cast<int>(sizeof(T)));
+    const int block_n = ts::splitk_block_n(s.d);
     const int kv_tiles = static_cast<int>(ts::ceil_div(s.seq_kv, block_n));
     const int splits = s.splits;
     const size_t rows = size_t(s.batch) * s.heads * splits;
@@ -262,8 +262,8 @@ struct Bench {
 // the row in its A fragments, padded to 16 rows (rows 1-15 zero), as cuDNN's kernel does; the
 // warps' states are merged at the end as the landed kernel merges them.
 namespace proto_warp16 {
-// The landed kernel's tiling and ring before its 128-key tiles (64-key tiles, a warp's 16 keys, K
-// and V of a tile in one stage of two), its score and P V steps on tensor cores.
+// The landed kernel's tiling and ring (64-key tiles, a warp's 16 keys, K and V of a tile in one
+// stage of two), its score and P V steps on tensor cores.
 constexpr int kD = 128, kBN = 64, kKw = 16, kLK = kD + 8, kStages = 2, kCopies = kKw * (kD / 8) / 32;
 constexpr int kRingElems = kStages * 2 * kKw * kLK;  // per warp
 constexpr int kSmem = 4 * kRingElems * 2 + 4 * (kD + 8) * 4;
@@ -398,9 +398,8 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
 namespace proto_tile128 {
 template <bool kFinal>
 __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::AttentionParams p);
-// cuDNN's tile shape: 128 keys a tile, each warp its own 32; one
-// K and one V buffer a warp, K of the next tile loading during this tile's P V and V during the
-// next tile's scores (FA-2's order). kFinal (one split only): O normalised and written in the
+// cuDNN's tile shape: 128 keys a tile, each warp its own 32; one K and one V buffer a warp, K of
+// the next tile loading during this tile's P V and V during the next tile's scores (FA-2's order). kFinal (one split only): O normalised and written in the
 // input dtype, with the LSE, so that no reduce runs.
 constexpr int kD = 128, kBN = 128, kKw = 32, kLK = kD + 8, kCopies = kKw * (kD / 8) / 32;
 constexpr int kBufElems = kKw * kLK;
@@ -676,8 +675,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const int kv_tiles =
-      static_cast<int>(ts::ceil_div(shape.seq_kv, ts::splitk_block_n(shape.d, dtype == "f32" ? 4 : 2)));
+  const int kv_tiles = static_cast<int>(ts::ceil_div(shape.seq_kv, ts::splitk_block_n(shape.d)));
   if (shape.batch < 1 || shape.splits < 1 || shape.splits > kv_tiles || shape.blocks < 0) {
     std::fprintf(stderr, "--batch >= 1, 1 <= --splits <= %d (the kv tiles), --blocks >= 0\n", kv_tiles);
     return 2;
