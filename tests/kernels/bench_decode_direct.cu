@@ -54,6 +54,30 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
+// Median over 7 batches of `runs` calls of `launch` (CUDA events, ms per call), after 3 calls.
+template <typename Launch>
+double median_ms_of(Launch launch, int runs) {
+  for (int i = 0; i < 3; ++i) launch();
+  check(cudaGetLastError(), "launch");
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "event");
+  check(cudaEventCreate(&b), "event");
+  std::vector<float> ms;
+  for (int rep = 0; rep < 7; ++rep) {
+    check(cudaEventRecord(a), "record");
+    for (int i = 0; i < runs; ++i) launch();
+    check(cudaEventRecord(b), "record");
+    check(cudaEventSynchronize(b), "sync");
+    float t = 0.0f;
+    check(cudaEventElapsedTime(&t, a, b), "elapsed");
+    ms.push_back(t / static_cast<float>(runs));
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms[ms.size() / 2];
+}
+
 __device__ __host__ inline float random_value(uint64_t i, uint64_t seed) {  // in [-1, 1)
   uint64_t x = i * 0x9E3779B97F4A7C15ull + seed * 0xD1B54A32D192ED03ull;
   x ^= x >> 31;
@@ -213,24 +237,7 @@ struct Bench {
   }
 
   double median_ms(const void* partial, const void* reduce, size_t smem) const {
-    for (int i = 0; i < 3; ++i) run_once(partial, reduce, smem);
-    cudaEvent_t a, b;
-    check(cudaEventCreate(&a), "event");
-    check(cudaEventCreate(&b), "event");
-    std::vector<float> ms;
-    for (int rep = 0; rep < 7; ++rep) {
-      check(cudaEventRecord(a), "record");
-      for (int i = 0; i < 20; ++i) run_once(partial, reduce, smem);
-      check(cudaEventRecord(b), "record");
-      check(cudaEventSynchronize(b), "sync");
-      float t = 0.0f;
-      check(cudaEventElapsedTime(&t, a, b), "elapsed");
-      ms.push_back(t / 20.0f);
-    }
-    std::sort(ms.begin(), ms.end());
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return ms[ms.size() / 2];
+    return median_ms_of([&] { run_once(partial, reduce, smem); }, 20);
   }
 
   // Returns false on a wrong result.
@@ -542,24 +549,9 @@ void read_roof(const Bench<T>& b) {
       kernel<<<dim3(parts, b.s.heads, b.s.batch), threads>>>(reinterpret_cast<const uint4*>(b.k),
                                                               reinterpret_cast<const uint4*>(b.v), head_vecs, parts, sink);
     };
-    for (int i = 0; i < 3; ++i) launch();
-    check(cudaGetLastError(), "read_kv launch");
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> ms;
-    for (int rep = 0; rep < 7; ++rep) {
-      cudaEventRecord(e0);
-      for (int i = 0; i < 20; ++i) launch();
-      cudaEventRecord(e1);
-      check(cudaEventSynchronize(e1), "read_kv");
-      float t = 0;
-      cudaEventElapsedTime(&t, e0, e1);
-      ms.push_back(t / 20);
-    }
-    std::sort(ms.begin(), ms.end());
+    const double ms = median_ms_of(launch, 20);
     std::printf("read K and V only: %d block(s) of %3d threads a head, %2d loads of K and V in flight a thread: %.4f ms  %6.0f GB/s\n",
-                parts, threads, loads, ms[3], bytes / ms[3] / 1e6);
+                parts, threads, loads, ms, bytes / ms / 1e6);
   };
   time(read_kv<4>, 4, 1, 128);
   time(read_kv<8>, 8, 1, 128);
@@ -624,24 +616,10 @@ double copy_gbps() {  // device-to-device copy of 2 GiB, bytes read + written
   check(cudaMalloc(&a, n), "malloc copy");
   check(cudaMalloc(&b, n), "malloc copy");
   check(cudaMemset(a, 1, n), "memset");
-  for (int i = 0; i < 3; ++i) check(cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice), "copy");
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> ms;
-  for (int rep = 0; rep < 7; ++rep) {
-    cudaEventRecord(e0);
-    for (int i = 0; i < 5; ++i) cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float t = 0;
-    cudaEventElapsedTime(&t, e0, e1);
-    ms.push_back(t / 5);
-  }
-  std::sort(ms.begin(), ms.end());
+  const double ms = median_ms_of([&] { check(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice), "copy"); }, 5);
   cudaFree(a);
   cudaFree(b);
-  return 2.0 * n / ms[3] / 1e6;
+  return 2.0 * n / ms / 1e6;
 }
 
 }  // namespace
