@@ -12,7 +12,9 @@ written) and TFLOP/s (4 * B * H * Sq * Skv * D), the same formulas as bench_kern
 
   python3 scripts/bench_sdpa.py                                   # SDPA alone
   python3 scripts/bench_sdpa.py --ours build/release/tests/kernels/bench_kernels_gpu [--rounds 7]
-                                     # runs ours too and prints one table with the ratio
+                                     # runs ours too, then SDPA's fastest backend of each shape
+                                     # again, and prints one table with the ratios to SDPA
+                                     # timed before ours and after it
   python3 scripts/bench_sdpa.py --check DIR   # after `bench_kernels_gpu --dump DIR`: our
                                      # outputs against SDPA's and a float64 reference
 Exit status: 0, or 1 when --check finds an output outside the correctness rule.
@@ -80,15 +82,20 @@ def median_ms(fn, rounds):
     return times[len(times) // 2]
 
 
-def bench_sdpa(rounds):
+def bench_sdpa(rounds, only=None):
+    """The fastest backend of each shape; `only` ({shape: backend}): times just that backend."""
     torch.manual_seed(0)
     out = {}
     for name, s in SHAPES.items():
+        if only is not None and only.get(name) is None:
+            continue
         q = torch.randn(s["b"], s["h"], s["sq"], s["d"], device="cuda", dtype=s["dtype"])
         k = torch.randn(s["b"], s["h"], s["skv"], s["d"], device="cuda", dtype=s["dtype"])
         v = torch.randn_like(k)
         best = None
         for backend, ctx in backends():
+            if only is not None and backend != only[name]:
+                continue
             try:
                 with ctx():
                     ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v), rounds)
@@ -96,7 +103,8 @@ def bench_sdpa(rounds):
                 print(f"  sdpa {backend:10s} {name}: unavailable ({str(e).splitlines()[0][:80]})")
                 continue
             gbs, tflops = measures(s, ms)
-            print(f"  sdpa {backend:10s} {name}: {ms:.4f} ms  {gbs:8.1f} GB/s  {tflops:7.3f} TFLOP/s")
+            again = " (again, after ours)" if only is not None else ""
+            print(f"  sdpa {backend:10s} {name}{again}: {ms:.4f} ms  {gbs:8.1f} GB/s  {tflops:7.3f} TFLOP/s")
             if best is None or ms < best["ms"]:
                 best = dict(backend=backend, ms=ms, gbs=gbs, tflops=tflops)
         out[name] = best
@@ -172,13 +180,21 @@ def main():
         sys.exit(0 if check(args.check) else 1)
     sdpa = bench_sdpa(args.rounds)
     ours = run_ours(args.ours, args.rounds) if args.ours else {}
-    print(f"\n{'shape':16s} {'who':28s} {'ms':>9s} {'GB/s':>8s} {'TFLOP/s':>8s} {'vs SDPA':>8s}")
+    # SDPA's fastest backend again after ours: a GPU's speed drifts over minutes (a few tenths of a
+    # percent: docs/perf.md), and ours runs between the two.
+    after = bench_sdpa(args.rounds, {n: b["backend"] for n, b in sdpa.items() if b}) if args.ours else {}
+    print(f"\n{'shape':16s} {'who':28s} {'ms':>9s} {'GB/s':>8s} {'TFLOP/s':>8s} {'vs SDPA':>8s}"
+          + (f" {'vs after':>8s}" if after else ""))
     for name, best in sdpa.items():
         if best is None:
             print(f"{name:16s} sdpa: no backend ran")
             continue
         print(f"{name:16s} {'sdpa (' + best['backend'] + ')':28s} {best['ms']:9.4f} {best['gbs']:8.1f} "
               f"{best['tflops']:8.3f} {'1.000x':>8s}")
+        late = after.get(name)
+        if late is not None:
+            print(f"{name:16s} {'sdpa, again after ours':28s} {late['ms']:9.4f} {late['gbs']:8.1f} "
+                  f"{late['tflops']:8.3f} {best['ms'] / late['ms']:7.3f}x {'1.000x':>8s}")
         for kernel, bench in OURS[name]:
             r = ours.get(bench)
             if r is None:
@@ -188,7 +204,8 @@ def main():
                 print(f"{name:16s} {who:28s} ERROR: {r['error']}")
                 continue
             print(f"{name:16s} {who:28s} {r['ms']:9.4f} "
-                  f"{r['GB/s']:8.1f} {r['TFLOP/s']:8.3f} {best['ms'] / r['ms']:7.3f}x")
+                  f"{r['GB/s']:8.1f} {r['TFLOP/s']:8.3f} {best['ms'] / r['ms']:7.3f}x"
+                  + (f" {late['ms'] / r['ms']:7.3f}x" if late is not None else ""))
 
 
 if __name__ == "__main__":
