@@ -19,7 +19,7 @@ from typing import Any, Dict, Mapping, Tuple
 import numpy as np
 
 #: Header length limit (the C++ reader's).
-MAX_HEADER_BYTES = 100 * 1000 * 1000
+MAX_HEADER_BYTES = 100 << 20  # the C++ reader's kSafetensorsMaxHeaderBytes (docs/trace-format.md)
 #: Dimensions a shape may have.
 MAX_DIMS = 64
 

@@ -1,6 +1,6 @@
-// The diagnosis against bugs it was not written for: 28 fault variants of our own test kernels
+// The diagnosis against bugs it was not written for: 29 fault variants of our own test kernels
 // (fault_kernels/: a one-pass FA-1-style kernel and a Split-K partial + merge, written as a user
-// writes a kernel, none of them one of the seven built-in faults), each over several configs (odd
+// writes a kernel, none of them one of the eight built-in faults), each over several configs (odd
 // sizes, causal, Sq != Skv, fp32 / fp16 / bf16, batch and heads > 1, GQA, softcap, ALiBi), on fresh random
 // inputs. For each: the first divergence is where the bug first acts (worked out here from the
 // kernel's tiling, independently of the analysis); where it goes wrong, as sets, is what the bug

@@ -1,6 +1,6 @@
 // The diagnosis tests' own fault variants: bugs kernel authors make in masks, tails, strides,
 // scales, log bases, rescaling, merges, index arithmetic and partial writes, none of them one of
-// tilescope's seven built-in faults (kernels/). Each lives behind one switch in the test kernels
+// tilescope's eight built-in faults (kernels/). Each lives behind one switch in the test kernels
 // of this folder (one_pass_kernel.cuh: an FA-1-style one-pass kernel; split_kernels.cuh: a
 // Split-K partial pass and its merge), written as a user writes a kernel: the public probe API
 // and nothing of tilescope's own kernels.
