@@ -9,12 +9,15 @@ No allocation is sized by the file's claims before they were checked against the
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
+import signal
 import stat
 import struct
-import tempfile
-from typing import Any, Dict, Mapping, Tuple
+import threading
+from typing import Any, Dict, Iterator, Mapping, Tuple
 
 import numpy as np
 
@@ -164,7 +167,10 @@ def read_safetensors(path: "str | os.PathLike[str]") -> Tuple[Dict[str, RawTenso
     buffer = np.frombuffer(data, dtype=np.uint8)
     tensors: Dict[str, RawTensor] = {}
     for tname, dtype, shape, begin, end in entries:
-        array = buffer[begin:end].view(DTYPES[dtype][0]).reshape(shape)
+        try:
+            array = buffer[begin:end].view(DTYPES[dtype][0]).reshape(shape)
+        except ValueError as e:  # numpy's own limits on a shape (e.g. of no elements but huge dimensions)
+            raise _fail(name, f"tensor {tname!r}: shape {shape} cannot be held as an array ({e})") from None
         array.flags.writeable = False
         tensors[tname] = RawTensor(dtype, tuple(shape), array)
     return tensors, metadata
@@ -214,9 +220,12 @@ def _check_header(name: str, header_bytes: bytes, data_size: int):
         if not 0 <= begin <= end <= data_size:
             raise _fail(name, f"{where}: data_offsets [{begin}, {end}] outside the data buffer ({data_size} bytes)")
         elem = DTYPES[dtype][1]
-        count = 1
+        count, running = 1, elem
         for d in shape:
             count *= d  # Python integers: no overflow
+            running *= d  # the C++ reader's uint64 byte size, dimension by dimension
+            if d > 2**63 - 1 or running > 2**64 - 1:
+                raise _fail(name, f"{where}: shape {shape} is too large: its byte size overflows")
         if count * elem != end - begin:
             raise _fail(name, f"{where}: shape {shape} of {dtype} needs {count * elem} bytes, data_offsets give {end - begin}")
         entries.append((tname, dtype, shape, begin, end))
@@ -318,28 +327,90 @@ def write_safetensors(path: "str | os.PathLike[str]", tensors: Mapping[str, Tupl
         at += len(raw)
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * ((8 - (8 + len(text)) % 8) % 8)
-    target = os.fspath(path)
-    real = _output_file(target)
-    if replaces_only is not None:
-        _check_replaces_only(target, real, replaces_only)
+    target = os.fsdecode(path)
+    real = check_output_path(target, replaces_only)
     folder = os.path.dirname(os.path.abspath(real))
-    fd, tmp = tempfile.mkstemp(prefix=".tilescope-", suffix=".tmp", dir=folder)
+    fd, tmp = _create_temp(folder, target)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(text)))
-            f.write(text)
-            for raw in blobs:
-                f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        if _output_file(target) != real:  # the path changed while the file was written
-            raise OSError(f"{target}: the path changed while the trace was written; nothing was written")
-        if replaces_only is not None:  # and what is there now, just before it is replaced
-            _check_replaces_only(target, real, replaces_only)
-        os.replace(tmp, real)
+        with _removed_on_termination(tmp):
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(struct.pack("<Q", len(text)))
+                    f.write(text)
+                    for raw in blobs:
+                        f.write(raw)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:  # named by the user's path, not the temporary file's
+                raise OSError(e.errno, f"cannot write {target}: {e.strerror}; nothing was written") from None
+            if _output_file(target) != real:  # the path changed while the file was written
+                raise OSError(f"{target}: the path changed while the trace was written; nothing was written")
+            if replaces_only is not None:  # and what is there now, just before it is replaced
+                _check_replaces_only(target, real, replaces_only)
+            os.replace(tmp, real)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def check_output_path(path: "str | os.PathLike[str]", replaces_only: "str | None" = None) -> str:
+    """What writing `path` is checked for before anything is computed (the CLI checks an output
+    path before the run, too): a path, in a folder that exists, where _output_file's rule and, with
+    `replaces_only`, _check_replaces_only's allow a file to be written. Returns the regular file that
+    writing replaces (OSError naming the problem otherwise)."""
+    target = os.fsdecode(path)
+    if not target:
+        raise OSError("the output path is empty: give the trace's file name")
+    real = _output_file(target)
+    folder = os.path.dirname(os.path.abspath(real))
+    if not os.path.isdir(folder):
+        raise OSError(f"cannot write {target}: the folder {folder} does not exist (create it first)")
+    if replaces_only is not None:
+        _check_replaces_only(target, real, replaces_only)
+    return real
+
+
+def _create_temp(folder: str, target: str) -> Tuple[int, str]:
+    """A new temporary file in `folder` (the C++ writer's AtomicFileWriter: mode 0666 less the
+    umask, so that the trace gets the usual permissions, where mkstemp's 0600 would make it
+    private), and its path; OSError naming `target` when it cannot be made."""
+    for _ in range(100):
+        tmp = os.path.join(folder, f".tilescope-{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise OSError(e.errno, f"cannot write {target}: cannot create a file in {folder} ({e.strerror})") from None
+    raise OSError(f"cannot write {target}: no free temporary file name in {folder}")
+
+
+@contextlib.contextmanager
+def _removed_on_termination(tmp: str) -> Iterator[None]:
+    """While a trace is written: SIGTERM and SIGHUP, where they would end the process without a
+    word (their default action), first remove the temporary file, then end it as they would have
+    (docs/file-safety.md: a signal leaves no half-written file). SIGINT raises KeyboardInterrupt,
+    which the writer's cleanup handles. Only the main thread can set handlers."""
+    installed = {}
+    if threading.current_thread() is threading.main_thread():
+        def handler(signum: int, frame: Any) -> None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, handler)
+                installed[sig] = handler
+    try:
+        yield
+    finally:
+        for sig, h in installed.items():
+            if signal.getsignal(sig) is h:
+                signal.signal(sig, signal.SIG_DFL)

@@ -27,7 +27,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ._layout import TRACE_VIEW_SIZE, BufferLayout, pack_trace_view
-from .writer import Attention, HostInputs, RecorderError, TraceFilter, stage_table, write_recording
+from ._safetensors import check_output_path
+from .writer import TRACE_KEY, Attention, HostInputs, RecorderError, TraceFilter, stage_table, write_recording
 
 _LAYOUTS = ("bshd", "bhsd")
 
@@ -109,7 +110,9 @@ class Recording:
         if events_per_block < 0:
             raise RecorderError(f"events_per_block = {events_per_block}; 0 for counted slots, or the events each "
                                 "block records")
-        self.path = os.fspath(path)
+        self.path = os.fsdecode(path)
+        # The output path is checked now, not after the kernel has run (OSError, as the write's).
+        check_output_path(self.path, TRACE_KEY)
         self.device = q.device
         self.cuda = q.device.type == "cuda"
         self.stream = stream if stream is not None or not self.cuda else torch.cuda.current_stream(q.device)

@@ -16,7 +16,11 @@ def assert_attention_matches(trace: Union[PathOrTrace, Callable[[], Any]], again
     which mechanism), after ``msg`` when given. Returns the :class:`Report` when clean.
     """
     if callable(trace) and not isinstance(trace, (str, bytes)):
-        trace = trace()
+        made = trace()
+        if made is None:
+            raise TypeError("the callable given to assert_attention_matches returned None; it must return the "
+                            "trace's path, a tilescope.Trace or a tilescope.Recording")
+        trace = made
     if hasattr(trace, "path") and not hasattr(trace, "events"):  # a Recording
         trace = trace.path
     report = diff(trace, against=against, tol=tol)  # type: ignore[arg-type]

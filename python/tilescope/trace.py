@@ -44,6 +44,56 @@ CONVENTION_MASK = NORMALIZED | LOG_BASE2 | UNSCALED_MAX | NO_MAX
 STAGE_KINDS = ("state", "merge", "final")
 INPUT_DTYPES = {"fp32": "F32", "fp16": "F16", "bf16": "BF16"}
 CAUSAL = ("none", "bottom_right", "top_left")
+# The attention description's limits: base/attention_spec.cpp's validate(), which the C++ reader
+# and the CLI apply.
+MAX_BATCH, MAX_HEADS, MAX_SEQ, MAX_HEAD_DIM, MAX_TENSOR_ELEMENTS = 1 << 20, 1 << 16, 2**31 - 1, 1024, 1 << 50
+
+
+def attention_problem(a: Mapping[str, Any]) -> Optional[str]:
+    """What is wrong with an attention description (every field present, as a trace stores it),
+    by the C++ validate()'s rules, or None: one rule for the reader (:func:`load`) and the writer
+    (:class:`tilescope.Attention`), so that Python writes no trace the readers refuse."""
+    def whole(key: str, low: int, high: int) -> Optional[str]:
+        v = a[key]
+        if type(v) is not int or not low <= v <= high:
+            return f"attention.{key} = {v!r} must be an integer from {low} to {high}"
+        return None
+
+    for key, high in (("batch", MAX_BATCH), ("heads_q", MAX_HEADS), ("seq_q", MAX_SEQ), ("seq_kv", MAX_SEQ),
+                      ("head_dim", MAX_HEAD_DIM)):
+        problem = whole(key, 1, high)
+        if problem:
+            return problem
+    problem = whole("heads_kv", 1, a["heads_q"])
+    if problem:
+        return problem
+    if a["heads_q"] % a["heads_kv"]:
+        return f"attention.heads_q {a['heads_q']} is not a multiple of heads_kv {a['heads_kv']}"
+    if a["dtype"] not in INPUT_DTYPES:
+        return f"attention.dtype {a['dtype']!r} (fp32, fp16 or bf16)"
+    for key, what in (("scale", "0: 1/sqrt(head_dim)"), ("softcap", "0: off")):
+        v = a[key]
+        if type(v) not in (int, float) or not math.isfinite(v) or v < 0:
+            return f"attention.{key} = {v!r} must be a finite number >= 0 ({what})"
+    if a["causal"] not in CAUSAL:
+        return f"attention.causal {a['causal']!r} (none, bottom_right or top_left)"
+    for key in ("window_left", "window_right"):
+        problem = whole(key, -1, MAX_SEQ)
+        if problem:
+            return problem + " (-1: unbounded)"
+    for key, limit in (("q_lens", a["seq_q"]), ("kv_lens", a["seq_kv"])):
+        v = a[key]
+        if not isinstance(v, list) or (v and len(v) != a["batch"]) or not all(
+                type(x) is int and 0 <= x <= limit for x in v):
+            return f"attention.{key} must be empty or one length in [0, {limit}] per batch entry"
+    slopes = a["alibi_slopes"]
+    if not isinstance(slopes, list) or (slopes and len(slopes) != a["heads_q"]) or not all(
+            type(x) in (int, float) and math.isfinite(x) for x in slopes):
+        return "attention.alibi_slopes must be empty or one finite number per query head"
+    for what, heads, seq in (("Q", a["heads_q"], a["seq_q"]), ("K and V", a["heads_kv"], a["seq_kv"])):
+        if a["batch"] * heads * seq * a["head_dim"] > MAX_TENSOR_ELEMENTS:
+            return f"the attention's {what} would hold more than 2^50 elements"
+    return None
 
 #: The int32 header columns of an event, in tilescope/event.h's order (time_ns is int64).
 HEADER_COLUMNS = ("stage", "convention", "batch", "head", "kv_head", "q_begin", "rows", "split", "step",
@@ -237,6 +287,9 @@ class Trace:
 
     def __init__(self, path: str, tensors: Dict[str, RawTensor], metadata: Dict[str, str]) -> None:
         self.path = path
+        # The file read, as an absolute path, and its file_identity() then (set by load()): what
+        # tilescope.diff runs the CLI on, refusing a file that changed since.
+        self.file: Optional[Tuple[str, Optional[Tuple[int, int, int, int]]]] = None
         self.raw_metadata = dict(metadata)
         self.tensors = {k: t.array for k, t in tensors.items()}
         self._check(tensors, metadata)
@@ -378,37 +431,17 @@ class Trace:
         for key in ("batch", "heads_q", "seq_q", "seq_kv", "head_dim"):
             out[key] = integer(key, 1)
         out["heads_kv"] = integer("heads_kv", 1, out["heads_q"])
-        if out["heads_q"] % out["heads_kv"]:
-            raise self._fail(f"attention.heads_q {out['heads_q']} is not a multiple of heads_kv {out['heads_kv']}")
-        if a.get("dtype") not in INPUT_DTYPES:
-            raise self._fail(f"attention.dtype {a.get('dtype')!r} (fp32, fp16 or bf16)")
-        out["dtype"] = a["dtype"]
-        for key in ("scale", "softcap"):
-            v = a.get(key, 0.0)
-            if type(v) not in (int, float) or not math.isfinite(v):
-                raise self._fail(f"attention.{key} = {v!r} must be a finite number")
-            out[key] = float(v)
+        out["dtype"] = a.get("dtype")
+        for key, default in (("scale", 0.0), ("softcap", 0.0), ("window_left", -1), ("window_right", -1),
+                             ("q_lens", []), ("kv_lens", []), ("alibi_slopes", [])):
+            out[key] = a.get(key, default)
         causal = a.get("causal", "none")
-        causal = {True: "bottom_right", False: "none"}.get(causal, causal) if isinstance(causal, bool) else causal
-        if causal not in CAUSAL:
-            raise self._fail(f"attention.causal {causal!r} (none, bottom_right or top_left)")
-        out["causal"] = causal
-        for key in ("window_left", "window_right"):
-            v = a.get(key, -1)
-            if type(v) is not int or v < -1:
-                raise self._fail(f"attention.{key} = {v!r} must be an integer >= -1")
-            out[key] = v
-        for key, limit in (("q_lens", out["seq_q"]), ("kv_lens", out["seq_kv"])):
-            v = a.get(key, [])
-            if not isinstance(v, list) or (v and len(v) != out["batch"]) or not all(
-                    type(x) is int and 0 <= x <= limit for x in v):
-                raise self._fail(f"attention.{key} must be empty or one length in [0, {limit}] per batch entry")
-            out[key] = v
-        slopes = a.get("alibi_slopes", [])
-        if not isinstance(slopes, list) or (slopes and len(slopes) != out["heads_q"]) or not all(
-                type(x) in (int, float) and math.isfinite(x) for x in slopes):
-            raise self._fail("attention.alibi_slopes must be empty or one finite number per query head")
-        out["alibi_slopes"] = [float(x) for x in slopes]
+        out["causal"] = {True: "bottom_right", False: "none"}.get(causal, causal) if isinstance(causal, bool) else causal
+        problem = attention_problem(out)
+        if problem:
+            raise self._fail(problem)
+        out["scale"], out["softcap"] = float(out["scale"]), float(out["softcap"])
+        out["alibi_slopes"] = [float(x) for x in out["alibi_slopes"]]
         return out
 
     def _metadata_values(self, meta: Mapping[str, str]) -> Dict[str, Any]:
@@ -689,6 +722,21 @@ def load(path: PathLike) -> Trace:
     raises :class:`TraceFormatError` naming the file and the problem, a file that cannot be read
     an :class:`OSError`.
     """
-    name = os.fspath(path)
+    name = os.fsdecode(path)
+    before = file_identity(name)
     tensors, metadata = read_safetensors(name)
-    return Trace(name, tensors, metadata)
+    if file_identity(name) != before:
+        raise OSError(f"{name}: the file was replaced while it was read; load it again")
+    trace = Trace(name, tensors, metadata)
+    trace.file = (os.path.abspath(name), before)
+    return trace
+
+
+def file_identity(path: str) -> Optional[Tuple[int, int, int, int]]:
+    """(device, inode, size, modification time in ns) of the file at `path`, None when there is
+    none: what tells that a path still names the file that was read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)

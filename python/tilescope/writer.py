@@ -9,7 +9,8 @@ LSE, and writes the file atomically.
 from __future__ import annotations
 
 import json
-import math
+import numbers
+import operator
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -19,8 +20,12 @@ import numpy as np
 from ._layout import EVENT_HEADER, INT32_MAX, MAX_KEY_RANGES, BufferLayout
 from ._paths import version
 from ._safetensors import write_safetensors
-from .trace import (CAUSAL, HEADER_COLUMNS, INPUT_DTYPES, MAX_STAGE_NAME_BYTES, MAX_STAGE_PASS, MAX_STAGES, STAGE_FLAGS,
-                    STAGE_KINDS, Stage, event_problems)
+from .trace import (HEADER_COLUMNS, MAX_STAGE_NAME_BYTES, MAX_STAGE_PASS, MAX_STAGES, STAGE_FLAGS, STAGE_KINDS, Stage,
+                    attention_problem, event_problems)
+
+
+# A trace replaces only a trace (docs/file-safety.md): a file whose metadata holds this key.
+TRACE_KEY = "tilescope_format"
 
 
 class RecorderError(ValueError):
@@ -49,34 +54,36 @@ class Attention:
     alibi_slopes: List[float] = field(default_factory=list)
 
     def to_json(self, dtype: str) -> Dict[str, Any]:
-        """The description as a trace stores it, after checking it."""
-        heads_kv = self.heads_kv or self.heads_q
-        for name in ("batch", "heads_q", "seq_q", "seq_kv", "head_dim"):
-            if int(getattr(self, name)) < 1:
-                raise RecorderError(f"the attention's {name} = {getattr(self, name)}; it must be >= 1")
-        if heads_kv < 1 or self.heads_q % heads_kv:
-            raise RecorderError(f"heads_q = {self.heads_q} is not a multiple of heads_kv = {heads_kv} (GQA)")
+        """The description as a trace stores it, after checking it by the readers' rule
+        (:func:`tilescope.trace.attention_problem`): integers must be integers (numpy's too), not
+        floats or bools, and numbers real; nothing is rounded or coerced."""
+        def whole(v: Any) -> Any:
+            if isinstance(v, bool):
+                return v
+            try:
+                return operator.index(v)
+            except TypeError:
+                return v  # refused below, as it was given
+
+        def real(v: Any) -> Any:
+            return float(v) if isinstance(v, numbers.Real) and not isinstance(v, bool) else v
+
+        def listed(v: Any, each: Any) -> Any:
+            return [each(x) for x in v] if isinstance(v, (list, tuple)) else v
+
         causal = {True: "bottom_right", False: "none"}.get(self.causal, self.causal) \
             if isinstance(self.causal, bool) else self.causal
-        if causal not in CAUSAL:
-            raise RecorderError(f"causal = {self.causal!r}: none, bottom_right or top_left")
-        if not (math.isfinite(self.scale) and math.isfinite(self.softcap)):
-            raise RecorderError("scale and softcap must be finite")
-        if self.window_left < -1 or self.window_right < -1:
-            raise RecorderError("a window bound is a number of keys, or -1 for none")
-        for name, lens, limit in (("q_lens", self.q_lens, self.seq_q), ("kv_lens", self.kv_lens, self.seq_kv)):
-            if lens and (len(lens) != self.batch or any(not 0 <= int(x) <= limit for x in lens)):
-                raise RecorderError(f"{name} must be empty or {self.batch} lengths in [0, {limit}]")
-        if self.alibi_slopes and len(self.alibi_slopes) != self.heads_q:
-            raise RecorderError(f"alibi_slopes must be empty or one per query head ({self.heads_q})")
-        if dtype not in INPUT_DTYPES:
-            raise RecorderError(f"inputs dtype {dtype!r}: fp32, fp16 or bf16")
-        return {"batch": int(self.batch), "heads_q": int(self.heads_q), "heads_kv": int(heads_kv),
-                "seq_q": int(self.seq_q), "seq_kv": int(self.seq_kv), "head_dim": int(self.head_dim),
-                "dtype": dtype, "scale": float(self.scale), "causal": causal,
-                "window_left": int(self.window_left), "window_right": int(self.window_right),
-                "softcap": float(self.softcap), "q_lens": [int(x) for x in self.q_lens],
-                "kv_lens": [int(x) for x in self.kv_lens], "alibi_slopes": [float(x) for x in self.alibi_slopes]}
+        a = {"batch": whole(self.batch), "heads_q": whole(self.heads_q),
+             "heads_kv": whole(self.heads_kv or self.heads_q), "seq_q": whole(self.seq_q),
+             "seq_kv": whole(self.seq_kv), "head_dim": whole(self.head_dim), "dtype": dtype,
+             "scale": real(self.scale), "causal": causal, "window_left": whole(self.window_left),
+             "window_right": whole(self.window_right), "softcap": real(self.softcap),
+             "q_lens": listed(self.q_lens, whole), "kv_lens": listed(self.kv_lens, whole),
+             "alibi_slopes": listed(self.alibi_slopes, real)}
+        problem = attention_problem(a)
+        if problem:
+            raise RecorderError(f"the attention cannot be stored: {problem}")
+        return a
 
 
 @dataclass
@@ -89,17 +96,28 @@ class TraceFilter:
     queries: Tuple[int, Optional[int]] = (0, None)
     stages: Optional[Sequence[str]] = None
 
+    def _kept_stages(self) -> Optional[List[str]]:
+        return [self.stages] if isinstance(self.stages, str) else None if self.stages is None else list(self.stages)
+
     def view_fields(self, stages: Sequence[Stage]) -> Dict[str, int]:
+        for what, r in (("batch", self.batch), ("head", self.head), ("queries", self.queries)):
+            ok = isinstance(r, (tuple, list)) and len(r) == 2 and all(
+                (v is None and i == 1) or (type(v) is int and 0 <= v <= INT32_MAX) for i, v in enumerate(r))
+            if not ok:
+                raise RecorderError(f"filter {what} = {r!r}: a (begin, end) pair of indices from 0 to {INT32_MAX}, "
+                                    "end None for open")
+
         def end(v: Optional[int]) -> int:
             return INT32_MAX if v is None else int(v)
 
         mask = (1 << 64) - 1
-        if self.stages is not None:
+        kept = self._kept_stages()
+        if kept is not None:
             names = [s.name for s in stages]
-            unknown = [n for n in self.stages if n not in names]
+            unknown = [n for n in kept if n not in names]
             if unknown:
                 raise RecorderError(f"filter stages {unknown} are not in the stage table ({names})")
-            mask = sum(1 << i for i, n in enumerate(names) if n in self.stages)
+            mask = sum(1 << i for i, n in enumerate(names) if n in kept)
         return {"filter.batch_begin": self.batch[0], "filter.batch_end": end(self.batch[1]),
                 "filter.head_begin": self.head[0], "filter.head_end": end(self.head[1]),
                 "filter.query_begin": self.queries[0], "filter.query_end": end(self.queries[1]),
@@ -112,9 +130,18 @@ class TraceFilter:
         return inside(batch, self.batch) and inside(head, self.head)
 
     def to_json(self, stages: Sequence[Stage]) -> str:
-        names = [s.name for s in stages if self.stages is None or s.name in self.stages]
+        kept = self._kept_stages()
+        names = [s.name for s in stages if kept is None or s.name in kept]
         return json.dumps({"enabled": True, "batch": list(self.batch), "head": list(self.head),
                            "queries": list(self.queries), "stages": names})
+
+
+def _utf8_bytes(name: str) -> int:
+    """The name's length in UTF-8, or -1 when it has none (a lone surrogate)."""
+    try:
+        return len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return -1
 
 
 def stage_table(stages: Sequence[Any]) -> List[Stage]:
@@ -135,8 +162,8 @@ def stage_table(stages: Sequence[Any]) -> List[Stage]:
         raise RecorderError(f"declare 1 to {MAX_STAGES} stages: one per kind of event the kernel records")
     names = set()
     for name, kind, p, r in out:
-        if (not isinstance(name, str) or not 1 <= len(name.encode()) <= MAX_STAGE_NAME_BYTES
-                or any(ord(c) < 32 for c in name)):
+        if (not isinstance(name, str) or not 1 <= _utf8_bytes(name) <= MAX_STAGE_NAME_BYTES
+                or any(ord(c) < 32 or ord(c) == 127 for c in name)):
             raise RecorderError(f"stage name {name!r}: 1 to {MAX_STAGE_NAME_BYTES} bytes, no control characters")
         if name in names:
             raise RecorderError(f"stage name {name!r} is declared twice")
@@ -279,7 +306,7 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
                  "dropped_events": str(dropped), "requested_events": str(n + dropped),
                  "stages": json.dumps([s.to_json() for s in stages]),
                  "attention": json.dumps(a)})
-    write_safetensors(path, tensors, meta, replaces_only="tilescope_format")
+    write_safetensors(path, tensors, meta, replaces_only=TRACE_KEY)
     return n
 
 

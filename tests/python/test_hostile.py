@@ -2,6 +2,7 @@
 before anything the file claims is allocated."""
 import json
 import os
+import signal
 import stat
 import struct
 
@@ -122,9 +123,14 @@ def test_schema_defects(good, tmp_path):
     refused(edited(meta(stages='[{"name": "a", "kind": "state"}, {"name": "a", "kind": "merge"}]')), "used twice")
     refused(edited(meta(stages='[{"name": "a\\u0001", "kind": "state"}]')), "control characters")
     att = json.loads(header["__metadata__"]["attention"])
-    for change, pattern in (({"heads_kv": 3}, "not a multiple"), ({"seq_q": 0}, "seq_q"),
+    # The C++ validate()'s rules (base/attention_spec.cpp), which the CLI applies: the readers agree.
+    for change, pattern in (({"heads_kv": 3}, "heads_kv = 3"), ({"seq_q": 0}, "seq_q"),
                             ({"dtype": "fp8"}, "dtype 'fp8'"), ({"causal": "diagonal"}, "causal"),
-                            ({"kv_lens": [1, 2, 3]}, "kv_lens"), ({"head_dim": 16}, "head_dim")):
+                            ({"kv_lens": [1, 2, 3]}, "kv_lens"), ({"head_dim": 16}, "head_dim"),
+                            ({"scale": -0.5}, "scale = -0.5 must be a finite number >= 0"),
+                            ({"softcap": -1}, "softcap = -1"), ({"window_left": 2**40}, "window_left"),
+                            ({"head_dim": 2048, "batch": 1}, "head_dim = 2048"),
+                            ({"alibi_slopes": [float("nan")] * att["heads_q"]}, "alibi_slopes")):
         refused(edited(meta(attention=json.dumps({**att, **change}))), pattern)
     refused(edited(lambda h: h.update({"extra.l": h.pop("events.l")})), "events.l is missing")
     refused(edited(lambda h: h["events.stage"].update(dtype="U32")), "events.stage is U32, must be I32")
@@ -394,6 +400,92 @@ def test_a_trace_replaces_only_a_trace(good, tmp_path, rng):
     for target in (trace, empty, tmp_path / "new.safetensors"):
         write_safetensors(target, tensors, {"tilescope_format": "2"}, replaces_only="tilescope_format")
         assert target.stat().st_size > 0
+
+
+def test_a_shape_of_no_elements_but_huge_dimensions_is_a_format_error(good, tmp_path):
+    """A tensor of zero elements whose other dimensions are huge is refused as the C++ reader refuses
+    it (its byte size overflows), naming the file (was: numpy's ValueError)."""
+    header, data = split(good)
+    header["extra.zero"] = {"dtype": "F32", "shape": [2**62, 0, 2**62], "data_offsets": [len(data), len(data)]}
+    refused(write(tmp_path, join(header, data)), "byte size overflows")
+    header["extra.zero"]["dtype"] = "U8"  # within uint64 dimension by dimension; numpy still cannot hold it
+    header["extra.zero"]["shape"] = [2**62, 0, 2**61]
+    refused(write(tmp_path, join(header, data)), "extra.zero")
+
+
+def test_written_files_get_the_usual_permissions_and_errors_name_the_users_path(good, tmp_path):
+    """A trace written from Python gets mode 0666 less the umask, as the CLI's (was: 0600 from its
+    temporary file, also over a 0644 trace); a missing folder, an empty path and a folder that cannot
+    be written name the user's path, not a temporary file's, and leave nothing behind."""
+    from tilescope._safetensors import write_safetensors
+    tensors = {"x": ("F32", np.arange(3, dtype=np.float32))}
+    old = os.umask(0o022)
+    try:
+        target = tmp_path / "t.trace.safetensors"
+        target.write_bytes(good.read_bytes())
+        os.chmod(target, 0o644)
+        write_safetensors(target, tensors, {"tilescope_format": "2"}, replaces_only="tilescope_format")
+        assert stat.S_IMODE(target.stat().st_mode) == 0o644
+        os.umask(0o027)
+        fresh = tmp_path / "fresh.trace.safetensors"
+        write_safetensors(fresh, tensors, {"tilescope_format": "2"})
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
+    with pytest.raises(OSError, match=r"missing/dir/x\.trace\.safetensors: the folder .* does not exist"):
+        write_safetensors(tmp_path / "missing" / "dir" / "x.trace.safetensors", tensors, {})
+    with pytest.raises(OSError, match="the output path is empty"):
+        write_safetensors("", tensors, {})
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        with pytest.raises(OSError, match=r"cannot write .*locked/x\.trace\.safetensors: cannot create a file"):
+            write_safetensors(locked / "x.trace.safetensors", tensors, {})
+    assert not [p for p in tmp_path.rglob(".tilescope-*")]
+
+
+WRITER = '''
+import os, signal, sys, time
+import numpy as np
+from tilescope import _safetensors as s
+real_fsync = os.fsync
+def slow_fsync(fd):
+    print("writing", flush=True)
+    time.sleep(30)
+    real_fsync(fd)
+os.fsync = slow_fsync
+s.write_safetensors(sys.argv[1], {"x": ("F32", np.zeros(1 << 20, dtype=np.float32))}, {"tilescope_format": "2"},
+                    replaces_only="tilescope_format")
+'''
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_while_a_trace_is_written_leaves_the_previous_file_and_no_temporary_one(good, tmp_path, sig):
+    """SIGTERM, SIGHUP (was: a full-size hidden temporary file left in the folder) and SIGINT in the
+    middle of a write: the process ends by the signal, the previous trace is as it was, and no
+    temporary file is left."""
+    import subprocess
+    import sys
+    target = tmp_path / "t.trace.safetensors"
+    target.write_bytes(good.read_bytes())
+    before = target.read_bytes()
+    def not_ignored():  # a test runner may start us with the signals ignored, which exec keeps
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(s, signal.SIG_DFL)
+
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=not_ignored)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tilescope-")]
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -sig  # SIGINT too: Python ends an unhandled KeyboardInterrupt by the signal
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.trace.safetensors"]
 
 
 @pytest.mark.parametrize("which", ["good", "recipe"])

@@ -1,6 +1,7 @@
 """The host side of tilescope.record without a GPU: the device buffer's layout against a C++
 compiler's, and collect + write_trace on a buffer laid out as a kernel leaves it (slots in the
 atomic counter's order, a gap, dropped events) re-making a CLI trace that diffs the same."""
+import json
 import os
 import shutil
 import subprocess
@@ -152,6 +153,39 @@ def test_write_refuses_what_cannot_be_stored(capture, tmp_path, rng):
                     TraceFilter())
     with pytest.raises(RecorderError, match="kind 'reduce'"):
         stage_table([("a", "reduce")])
+
+
+def test_the_attention_and_stages_a_recording_declares_follow_the_readers_rules(capture, tmp_path, rng):
+    """What the readers refuse is refused when the recording is declared, before a kernel runs (was:
+    a negative scale or softcap, a window past int32, NaN ALiBi slopes and a stage name holding
+    DEL were written, and the CLI then refused the trace; a float window, length or batch was
+    silently truncated)."""
+    from tilescope.writer import Attention
+    base = dict(batch=2, heads_q=4, seq_q=8, seq_kv=32, head_dim=16, heads_kv=2)
+    assert Attention(**base).to_json("bf16")["heads_kv"] == 2
+    assert Attention(**base, window_left=np.int64(3), alibi_slopes=[0.5] * 4).to_json("fp16")["window_left"] == 3
+    for change, pattern in (({"scale": -1.0}, "scale = -1.0 must be a finite number >= 0"),
+                            ({"softcap": -0.5}, "softcap"), ({"scale": None}, "scale = None"),
+                            ({"window_left": 2**40}, "window_left"), ({"window_right": 3.7}, "window_right = 3.7"),
+                            ({"q_lens": [15.5, 2]}, "q_lens"), ({"batch": 1.9}, "batch = 1.9"),
+                            ({"heads_kv": 3}, "heads_kv"), ({"head_dim": 4096}, "head_dim"),
+                            ({"alibi_slopes": [float("nan"), 0.5, 0.5, 0.5]}, "alibi_slopes"),
+                            ({"causal": "diagonal"}, "causal")):
+        with pytest.raises(RecorderError, match=pattern):
+            Attention(**{**base, **change}).to_json("fp32")
+    with pytest.raises(RecorderError, match="dtype 'fp64'"):
+        Attention(**base).to_json("fp64")
+    for name in ("a\x7f", "a\x01", "\ud800", ""):
+        with pytest.raises(RecorderError, match="no control characters"):
+            stage_table([(name, "state")])
+    # The filter: indices that fit the kernel's int32 view, a stage name given alone.
+    stages = stage_table([("a", "state"), ("reduce", "merge")])
+    with pytest.raises(RecorderError, match=r"filter head = \(0, 1099511627776\)"):
+        TraceFilter(head=(0, 2**40)).view_fields(stages)
+    with pytest.raises(RecorderError, match="filter batch"):
+        TraceFilter(batch=(-1, None)).view_fields(stages)
+    assert TraceFilter(stages="reduce").view_fields(stages)["filter.stage_mask"] == 2
+    assert json.loads(TraceFilter(stages="reduce").to_json(stages))["stages"] == ["reduce"]
 
 
 def test_record_needs_torch_or_cuda_tensors():

@@ -32,6 +32,36 @@ def test_a_file_name_that_starts_with_a_dash(capture, tmp_path, monkeypatch):
     assert tilescope.diff("-run.trace.safetensors", against="-run.trace.safetensors").clean
 
 
+def test_a_loaded_trace_is_diffed_from_its_own_file(capture, tmp_path, monkeypatch):
+    """tilescope.diff(trace) analyses the file load() read, wherever the process has moved since, and
+    refuses one that changed after it (was: the relative path was re-read from the new working
+    folder, so a clean trace was reported as diverging because a faulty file of that name sat
+    there); a report's text is refused once its file changed."""
+    args = ("--kernel", "splitk", "--heads", 2, "--seq-q", 16, "--seq-kv", 256, "--splits", 4, "--seed", 23)
+    clean, bad = capture(*args), capture(*args[:2], "--fault", "double_count_l", *args[2:])
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    (here / "run.trace.safetensors").write_bytes(open(clean, "rb").read())
+    (there / "run.trace.safetensors").write_bytes(open(bad, "rb").read())
+    monkeypatch.chdir(here)
+    t = tilescope.load("run.trace.safetensors")
+    assert t.path == "run.trace.safetensors"
+    monkeypatch.chdir(there)
+    assert tilescope.diff(t).clean
+    assert not tilescope.diff("run.trace.safetensors").clean
+    report = tilescope.diff(b"run.trace.safetensors")  # a bytes path, as load() takes
+    assert not report.clean
+    (there / "run.trace.safetensors").write_bytes(open(clean, "rb").read())
+    with pytest.raises(OSError, match="changed since the report was made"):
+        report.text
+    (here / "run.trace.safetensors").write_bytes(open(bad, "rb").read())
+    with pytest.raises(OSError, match="changed since run.trace.safetensors was loaded"):
+        tilescope.diff(t)
+    with pytest.raises(TypeError, match="returned None"):
+        assert_attention_matches(lambda: None)
+
+
 def test_clean_and_faulty_reports(cli, capture):
     clean = capture("--kernel", "splitk", "--heads", 2, "--seq-q", 16, "--seq-kv", 256, "--splits", 4, "--seed", 21)
     bad = capture("--kernel", "splitk", "--fault", "double_count_l", "--heads", 2, "--seq-q", 16, "--seq-kv", 256,
