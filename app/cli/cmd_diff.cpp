@@ -57,6 +57,8 @@ void run(const DiffOptions& o) {
   ProgressBar bar("diff", o.progress || ProgressBar::stderr_is_terminal());
   const OpenWithProgress open_traced(bar, o.workers, options);
   const RunView a = open_traced(o.run);
+  // A trace of tilescope's own kernels holds its capture's config; one a user's kernel recorded does not.
+  const std::string more_events = a.config ? capacity_hint() : recording_capacity_hint();
   if (o.against.empty()) {
     AnalysisReport report;
     try {
@@ -73,14 +75,14 @@ void run(const DiffOptions& o) {
       print_error("tilescope diff",
                   o.run + " is incomplete: " + std::to_string(report.dropped_events) +
                       " events were dropped when it was captured (the trace buffer was full), so \"clean\" covers "
-                      "only the recorded events; " + capacity_hint());
+                      "only the recorded events; " + more_events);
       throw CommandExit{kExitBadInput};
     }
     // The report says so in words of no front end; here, with the options that fix it.
     if (report.dropped_events > 0)
       print_error("tilescope diff", "note: " + std::to_string(report.dropped_events) +
                                         " events were dropped when " + o.run + " was captured and were not checked; " +
-                                        capacity_hint());
+                                        more_events);
     throw CommandExit{report.clean() ? kExitOk : kExitDivergence};
   }
   const RunView b = open_traced(o.against);

@@ -34,6 +34,11 @@ std::string_view option_for(CaptureField field) {
   return {};
 }
 
+std::string recording_capacity_hint() {
+  return "record it again with a larger trace capacity or narrower filters (tilescope.record's capacity= and "
+         "filter=, the C++ Recorder's BufferOptions capacity and filter; docs/your-own-kernel.md)";
+}
+
 std::string capacity_hint() {
   return "capture again with a larger " + std::string(option_for(CaptureField::capacity)) + " or narrower filters (" +
          std::string(option_for(CaptureField::trace_batch)) + ", " + std::string(option_for(CaptureField::trace_heads)) +

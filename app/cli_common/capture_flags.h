@@ -17,5 +17,8 @@ std::string_view option_for(CaptureField field);
 // What to do about a full trace buffer, naming the options: "capture again with a larger
 // --capacity or narrower filters (--trace-batch, --trace-head, --trace-queries, --stages)".
 std::string capacity_hint();
+// The same for a trace a user's kernel recorded (tilescope.record, the C++ Recorder): no capture
+// options apply to it.
+std::string recording_capacity_hint();
 
 }  // namespace ts::cli

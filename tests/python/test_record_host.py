@@ -188,6 +188,30 @@ def test_the_attention_and_stages_a_recording_declares_follow_the_readers_rules(
     assert json.loads(TraceFilter(stages="reduce").to_json(stages))["stages"] == ["reduce"]
 
 
+def test_a_report_says_nothing_of_an_lse_that_was_not_recorded(capture, tmp_path, rng):
+    """A kernel's output recorded without its LSE (convention NO_MAX, no output.lse): the measured
+    quantities name O alone (was: "LSE right; O wrong", of an LSE never compared), and the two
+    forms of the fragment mix-up, which differ only in the LSE, are not told apart."""
+    from tilescope.trace import NO_MAX, NORMALIZED
+    t = tilescope.load(capture("--kernel", "fa2", "--fault", "fragment_rows", "--heads", 2, "--seq-q", 64,
+                               "--seq-kv", 128, "--head-dim", 64, "--dtype", "fp16", "--seed", 3))
+    assert "LSE right; O wrong" in str(tilescope.diff(t))  # recorded with its LSE
+    buf, lay = device_buffer(t, rng, capacity=len(t.events) + 1, dropped=0)
+    headers, m, l_, o, _, dropped = collect(buf, lay)
+    normalized = (headers["convention"] & NORMALIZED) != 0
+    assert normalized.any()
+    headers["convention"][normalized] |= NO_MAX
+    q, k, v = bhsd_inputs(t)
+    out = tmp_path / "no_lse.trace.safetensors"
+    write_trace(str(out), t.attention, stage_table(list(t.stages)), headers, m, l_, o, t.max_rows, dropped,
+                HostInputs(q, k, v, "fp16"), TraceFilter(), (t.output, "fp16"), None)
+    report = tilescope.diff(out)
+    measured = [line for line in str(report).splitlines() if line.startswith("measured:")]
+    assert not report.clean and measured
+    assert "O wrong" in measured[0] and "LSE" not in measured[0] and " m " not in measured[0], measured
+    assert "cannot tell them apart" in report.symptom
+
+
 def test_record_needs_torch_or_cuda_tensors():
     try:
         import torch

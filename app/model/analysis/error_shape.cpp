@@ -263,7 +263,9 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
   const Quantities local = quantities_of(rows);
   {
     std::vector<std::string> right, wrong;
-    (local.m_wrong ? wrong : right).push_back(m_name);
+    // A normalised stage without its LSE (a final output recorded without one) has no m to
+    // speak of: it is neither right nor wrong.
+    if (!local.m.empty()) (local.m_wrong ? wrong : right).push_back(m_name);
     if (!normalized) (local.l_wrong ? wrong : right).push_back("l");
     // An unnormalised O that is right beside a wrong l leaves O / l wrong, which the failing sets
     // and the first divergence call "O wrong": say which O is right, and that O / l is not.
