@@ -137,6 +137,13 @@ def test_write_refuses_what_cannot_be_stored(capture, tmp_path, rng):
     r = tilescope.load(out)
     assert r.dropped_events == 3 and r.requested_events == len(t.events) + 3
     assert r.inputs.q_pairs.tolist() == [[0, 1]]
+    # What to do about the dropped events, in the recorder's terms (was: capture's --capacity).
+    whole = tmp_path / "whole.trace.safetensors"
+    write_trace(str(whole), t.attention, stages, headers, m, l_, o, t.max_rows, dropped, HostInputs(q, k, v, "fp32"),
+                TraceFilter())
+    with pytest.raises(tilescope.CliError, match=r"tilescope\.record's capacity= and filter=") as info:
+        tilescope.diff(whole)
+    assert "--capacity" not in str(info.value)
     written = np.nonzero(headers["stage"] != -1)[0]
     bad = headers.copy()
     bad["rows"][written[0]] = t.max_rows + 1
