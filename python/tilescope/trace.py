@@ -171,50 +171,62 @@ class Events:
                 if s.name == stage:
                     return i
             raise KeyError(f"no stage {stage!r} in this trace (stages: {', '.join(s.name for s in self.stages)})")
+        if isinstance(stage, bool) or not isinstance(stage, (int, np.integer)):
+            raise TypeError(f"stage {stage!r}: a stage's name or index")
         if not 0 <= int(stage) < len(self.stages):
             raise KeyError(f"stage index {stage} outside the stage table ({len(self.stages)} stages)")
         return int(stage)
 
     def mask(self, stage: Union[int, str, Iterable[Union[int, str]], None] = None,
              batch: Union[int, Iterable[int], None] = None, head: Union[int, Iterable[int], None] = None,
-             rows: Union[int, Tuple[int, int], range, None] = None, split: Union[int, Iterable[int], None] = None
+             rows: Union[int, Tuple[int, int], range, slice, None] = None, split: Union[int, Iterable[int], None] = None
              ) -> np.ndarray:
         """A boolean mask of the events that match every given criterion.
 
         ``stage``: a name or index, or several; ``batch``, ``head``, ``split``: a value or
-        several; ``rows``: a query row, or a half-open ``(begin, end)`` / ``range``: events whose
+        several; ``rows``: a query row, or a half-open ``(begin, end)`` / ``range`` / ``slice``: events whose
         rows overlap it.
         """
         keep = np.ones(len(self), dtype=bool)
         if stage is not None:
             wanted = [stage] if isinstance(stage, (int, str, np.integer)) else list(stage)
             keep &= np.isin(self._columns["stage"], [self._stage_index(s) for s in wanted])
+        def index(what: str, v: Any) -> int:  # an index, not a bool, float or string taken for one
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{what} {v!r}: an integer index")
+            return int(v)
+
         for name, value in (("batch", batch), ("head", head), ("split", split)):
             if value is not None:
-                values = [value] if isinstance(value, (int, np.integer)) else list(value)
-                keep &= np.isin(self._columns[name], values)
+                values = [value] if isinstance(value, (int, np.integer, bool, str, float)) else list(value)
+                keep &= np.isin(self._columns[name], [index(name, v) for v in values])
         if rows is not None:
-            if isinstance(rows, (int, np.integer)):
+            if isinstance(rows, (int, np.integer)) and not isinstance(rows, bool):
                 begin, end = int(rows), int(rows) + 1
-            elif isinstance(rows, range):
-                if rows.step != 1:
-                    raise ValueError("rows: a range with step 1")
-                begin, end = rows.start, rows.stop
+            elif isinstance(rows, (range, slice)):
+                if rows.step not in (None, 1):
+                    raise ValueError("rows: a range or slice with step 1")
+                begin = 0 if rows.start is None else index("rows", rows.start)
+                end = 2**31 if rows.stop is None else index("rows", rows.stop)
+            elif isinstance(rows, (tuple, list)) and len(rows) == 2:
+                begin, end = index("rows", rows[0]), index("rows", rows[1])
             else:
-                begin, end = rows
+                raise TypeError(f"rows {rows!r}: a query row, a (begin, end) pair, a range or a slice")
             q0 = self._columns["q_begin"].astype(np.int64)
             keep &= (q0 < end) & (q0 + self._columns["rows"] > begin)
         return keep
 
     def select(self, stage: Union[int, str, Iterable[Union[int, str]], None] = None,
                batch: Union[int, Iterable[int], None] = None, head: Union[int, Iterable[int], None] = None,
-               rows: Union[int, Tuple[int, int], range, None] = None, split: Union[int, Iterable[int], None] = None
+               rows: Union[int, Tuple[int, int], range, slice, None] = None, split: Union[int, Iterable[int], None] = None
                ) -> "Events":
         """The events that match (see :meth:`mask`), in the same order."""
         return self[self.mask(stage=stage, batch=batch, head=head, rows=rows, split=split)]
 
     def __getitem__(self, index: Any) -> "Events":
-        if isinstance(index, (int, np.integer)):
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            if not -len(self) <= index < len(self):
+                raise IndexError(f"event {index} of {len(self)} events")
             index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
         return Events({k: v[index] for k, v in self._columns.items()}, self.stages)
 
@@ -297,7 +309,7 @@ class Trace:
     # --- selection -------------------------------------------------------------------------
     def select(self, stage: Union[int, str, Iterable[Union[int, str]], None] = None,
                batch: Union[int, Iterable[int], None] = None, head: Union[int, Iterable[int], None] = None,
-               rows: Union[int, Tuple[int, int], range, None] = None, split: Union[int, Iterable[int], None] = None
+               rows: Union[int, Tuple[int, int], range, slice, None] = None, split: Union[int, Iterable[int], None] = None
                ) -> Events:
         """The events that match every given criterion (:meth:`Events.mask`)."""
         return self.events.select(stage=stage, batch=batch, head=head, rows=rows, split=split)

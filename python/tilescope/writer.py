@@ -301,6 +301,11 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
     for key, value in (metadata or {}).items():
         if key in reserved:
             raise RecorderError(f"metadata key '{key}' is written by tilescope itself; choose another name")
+        if isinstance(value, (dict, list, tuple)):  # stored as JSON, which the readers parse back
+            try:
+                value = json.dumps(value)
+            except (TypeError, ValueError) as e:
+                raise RecorderError(f"metadata '{key}': {e}") from None
         meta[key] = str(value)
     meta.update({"tilescope_format": "2", "max_rows": str(max_rows), "head_dim": str(a["head_dim"]),
                  "dropped_events": str(dropped), "requested_events": str(n + dropped),

@@ -144,6 +144,19 @@ def test_selection_matches_the_columns(capture):
     assert len(t.select(stage=["splitk.tile", 2])) == len(t.select(stage="splitk.tile")) + len(t.select(stage=2))
     with pytest.raises(KeyError, match="no stage 'nope'"):
         t.select(stage="nope")
+    # A slice of rows is a range; what is not an index is refused, not matched against nothing or
+    # taken for one (was: head="1" selected no event, stage=True stage 1, a slice an unpacking error).
+    assert len(t.select(rows=slice(10, 20))) == len(t.select(rows=range(10, 20))) > 0
+    assert len(t.select(rows=slice(None, 5))) == len(t.select(rows=(0, 5)))
+    for bad in (dict(head="1"), dict(batch=1.0), dict(stage=True), dict(rows="3"), dict(split=[0, "1"])):
+        with pytest.raises(TypeError):
+            t.select(**bad)
+    # One event by its index, as a sequence indexes (was: an empty Events past either end).
+    n = len(ev)
+    assert len(ev[n - 1]) == len(ev[-n]) == 1 and ev[-n].o.tobytes() == ev[0].o.tobytes()
+    for past in (n, -n - 1, 1000):
+        with pytest.raises(IndexError, match=f"event {past} of {n} events"):
+            ev[past]
 
 
 def test_same_arrays_as_the_documented_numpy_loader(capture):

@@ -118,6 +118,14 @@ def test_collect_and_write_remake_the_trace(cli, capture, tmp_path, rng, fault):
     np.testing.assert_array_equal(r.inputs.q, t.inputs.q)
     np.testing.assert_array_equal(r.output, t.output)
     assert r.metadata["kernel"] == "remade" and r.metadata["tool_version"].startswith("tilescope python")
+    # A structured metadata value is stored as JSON, which the reader parses back (was: its repr).
+    structured = tmp_path / "structured.trace.safetensors"
+    write_trace(str(structured), t.attention, stages, headers, m, l_, o, t.max_rows, dropped,
+                HostInputs(q, k, v, "fp32"), TraceFilter(), None, None, {"run": {"lr": 0.5, "tags": ["a"]}})
+    assert tilescope.load(structured).metadata["run"] == {"lr": 0.5, "tags": ["a"]}
+    with pytest.raises(RecorderError, match="metadata 'run'"):
+        write_trace(str(structured), t.attention, stages, headers, m, l_, o, t.max_rows, dropped,
+                    HostInputs(q, k, v, "fp32"), TraceFilter(), None, None, {"run": {"f": object()}})
     mine, theirs = tilescope.diff(out), tilescope.diff(path)
     assert mine.clean == theirs.clean == (fault == "none")
     assert mine.symptom_kind == theirs.symptom_kind
