@@ -140,7 +140,7 @@ void AtomicFileWriter::write(const void* data, size_t size) {
   }
 }
 
-void AtomicFileWriter::commit() {
+void AtomicFileWriter::commit(const std::function<void()>& check_before_rename) {
   if (fd_ < 0) throw FileWriteError(destination_, "commit of " + destination_.string() +
                                                       " after commit or failure");
   hold_before_rename_for_tests(temp_);
@@ -156,7 +156,8 @@ void AtomicFileWriter::commit() {
   // Again just before the rename: a long write gives time to put a device or FIFO there.
   try {
     check_write_target(target_, WriteTarget::file);
-  } catch (const FileWriteError&) {
+    if (check_before_rename) check_before_rename();
+  } catch (...) {
     discard();
     throw;
   }

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -51,7 +52,11 @@ class AtomicFileWriter {
 
   void write(const void* data, size_t size);
   void write(std::span<const std::byte> bytes) { write(bytes.data(), bytes.size()); }
-  void commit();
+  // `check_before_rename`, when given, runs once the bytes are on disk, just before the rename
+  // (after the write target's own check): what it throws discards the file and propagates, so
+  // that a rule about what the destination may be (a trace replaces only a trace) holds at the
+  // moment of replacing, not only before a long write.
+  void commit(const std::function<void()>& check_before_rename = {});
 
   uint64_t bytes_written() const { return written_; }
   const std::filesystem::path& destination() const { return destination_; }

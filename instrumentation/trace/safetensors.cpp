@@ -70,7 +70,8 @@ int64_t TensorInfo::numel() const {
 }
 
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
-                       const std::map<std::string, std::string>& metadata, const WriteProgress& progress) {
+                       const std::map<std::string, std::string>& metadata, const WriteProgress& progress,
+                       const std::function<void()>& check_before_rename) {
   std::vector<const TensorToWrite*> order;
   std::set<std::string_view> names;
   for (const TensorToWrite& t : tensors) {
@@ -122,7 +123,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
       if (progress) progress(out.bytes_written(), total);
     }
   }
-  out.commit();
+  out.commit(check_before_rename);
 }
 
 uint64_t safetensors_header_length(std::span<const std::byte> bytes, uint64_t file_size,

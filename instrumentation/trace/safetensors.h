@@ -55,10 +55,12 @@ struct TensorToWrite {
 // Writes `tensors` and `metadata` to `path` atomically. Throws FileWriteError naming the path
 // when a name repeats, is "__metadata__" or is not valid UTF-8, a shape is negative or
 // overflows, or the file cannot be written (then no file, temporary or final, is left).
-// `progress`, when given, is told the bytes written of all after every few MiB.
+// `progress`, when given, is told the bytes written of all after every few MiB;
+// `check_before_rename` is AtomicFileWriter::commit's.
 using WriteProgress = std::function<void(uint64_t written, uint64_t total)>;
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorToWrite> tensors,
-                       const std::map<std::string, std::string>& metadata, const WriteProgress& progress = {});
+                       const std::map<std::string, std::string>& metadata, const WriteProgress& progress = {},
+                       const std::function<void()>& check_before_rename = {});
 
 // One tensor of a file, as its (checked) header describes it.
 struct TensorInfo {

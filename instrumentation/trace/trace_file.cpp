@@ -293,7 +293,8 @@ void write_trace(const std::filesystem::path& path, const TraceContents& c) {
         refuse(path, "extra tensor '" + t.name + "' uses the reserved prefix '" + std::string(prefix) + "'");
     tensors.push_back(t);
   }
-  write_safetensors(path, tensors, metadata, c.progress);
+  // Again just before the rename: what is at the path may have changed during a long write.
+  write_safetensors(path, tensors, metadata, c.progress, [&] { check_replaces_only_a_trace(path); });
 }
 
 TraceFile TraceFile::open(const std::filesystem::path& path) {

@@ -395,6 +395,39 @@ TEST(TraceFileWrite, ReplacesOnlyATraceOrAnEmptyFile) {
   EXPECT_EQ(TraceFile::open(dir / "empty.safetensors").dropped_events(), ev.dropped);
 }
 
+// The rule holds when the file is replaced, not only when the write starts: a trace that became
+// someone's notes during the write is refused just before the rename, and the notes stay (was:
+// checked once, before writing).
+TEST(TraceFileWrite, ATraceReplacedDuringTheWriteIsCheckedAgainBeforeTheRename) {
+  TS_SEED_TRACE();
+  std::mt19937_64 rng(test::run_seed());
+  TempDir dir;
+  RandomTrace r = make_random_trace(rng, 10);
+  TraceContents c;
+  c.events = &r.events;
+  c.attention = r.spec;
+  const std::filesystem::path path = dir / "run.trace.safetensors";
+  write_trace(path, c);  // a trace: may be replaced
+  std::string notes(1 + rng() % 3000, '\0');
+  for (char& ch : notes) ch = static_cast<char>(rng());
+  bool swapped = false;
+  c.progress = [&](uint64_t, uint64_t) {
+    if (!swapped) std::ofstream(path, std::ios::binary | std::ios::trunc) << notes;
+    swapped = true;
+  };
+  const size_t entries = dir.entries().size();
+  try {
+    write_trace(path, c);
+    ADD_FAILURE() << "replaced the notes put there during the write";
+  } catch (const FileWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a tilescope trace"), std::string::npos) << e.what();
+  }
+  ASSERT_TRUE(swapped) << "no progress call: nothing was swapped";
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), notes);
+  EXPECT_EQ(dir.entries().size(), entries) << "a temporary file left behind";
+}
+
 TEST(TraceFileWrite, RefusesInconsistentContents) {
   TS_SEED_TRACE();
   std::mt19937_64 rng(test::run_seed());

@@ -26,7 +26,7 @@ void copy_file_atomically(const std::filesystem::path& from, const std::filesyst
     done += n;
   }
   in.check_unchanged();
-  out.commit();
+  out.commit([&] { check_replaces_only_a_trace(to); });
 }
 
 bool same_run(const ViewerSession& session, const LoadedRun& a) {
