@@ -115,9 +115,9 @@ void write_trace(const std::filesystem::path& path, const TraceContents& content
 // trace (a safetensors file whose header, checked as the reader checks it, holds
 // trace_meta::format in its metadata; the data are not read): a typo in -o must not turn
 // someone's notes or data into a trace. Throws FileWriteError naming the path and what is there
-// otherwise, a file that cannot be read or a damaged trace included (write_trace applies it; a
-// front end may ask before a long run). A symbolic link is judged by the file it leads to
-// (write_target.h).
+// otherwise, a file that cannot be read or a damaged trace included (write_trace applies it, and
+// again just before its rename; a front end may ask before a long run). A symbolic link is judged
+// by the file it leads to (write_target.h).
 void check_replaces_only_a_trace(const std::filesystem::path& path);
 
 class TraceFile {

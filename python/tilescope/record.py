@@ -28,7 +28,8 @@ import numpy as np
 
 from ._layout import TRACE_VIEW_SIZE, BufferLayout, pack_trace_view
 from ._safetensors import check_output_path
-from .writer import TRACE_KEY, Attention, HostInputs, RecorderError, TraceFilter, stage_table, write_recording
+from .trace import FORMAT_KEY
+from .writer import Attention, HostInputs, RecorderError, TraceFilter, stage_table, write_recording
 
 _LAYOUTS = ("bshd", "bhsd")
 
@@ -112,7 +113,7 @@ class Recording:
                                 "block records")
         self.path = os.fsdecode(path)
         # The output path is checked now, not after the kernel has run (OSError, as the write's).
-        check_output_path(self.path, TRACE_KEY)
+        check_output_path(self.path, FORMAT_KEY)
         self.device = q.device
         self.cuda = q.device.type == "cuda"
         self.stream = stream if stream is not None or not self.cuda else torch.cuda.current_stream(q.device)

@@ -44,6 +44,9 @@ CONVENTION_MASK = NORMALIZED | LOG_BASE2 | UNSCALED_MAX | NO_MAX
 STAGE_KINDS = ("state", "merge", "final")
 INPUT_DTYPES = {"fp32": "F32", "fp16": "F16", "bf16": "BF16"}
 CAUSAL = ("none", "bottom_right", "top_left")
+#: The metadata key that makes a safetensors file a tilescope trace (its format's number); a trace
+#: replaces only a file that holds it (docs/file-safety.md).
+FORMAT_KEY = "tilescope_format"
 # The attention description's limits: base/attention_spec.cpp's validate(), which the C++ reader
 # and the CLI apply.
 MAX_BATCH, MAX_HEADS, MAX_SEQ, MAX_HEAD_DIM, MAX_TENSOR_ELEMENTS = 1 << 20, 1 << 16, 2**31 - 1, 1024, 1 << 50
@@ -351,7 +354,7 @@ class Trace:
 
     def _check(self, tensors: Dict[str, RawTensor], meta: Dict[str, str]) -> None:
         self._dtypes = {k: t.dtype for k, t in tensors.items()}
-        fmt = meta.get("tilescope_format")
+        fmt = meta.get(FORMAT_KEY)
         if fmt is None:
             raise self._fail("not a tilescope trace: no tilescope_format in the metadata")
         if fmt == "1":

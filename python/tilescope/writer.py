@@ -20,12 +20,8 @@ import numpy as np
 from ._layout import EVENT_HEADER, INT32_MAX, MAX_KEY_RANGES, BufferLayout
 from ._paths import version
 from ._safetensors import write_safetensors
-from .trace import (HEADER_COLUMNS, MAX_STAGE_NAME_BYTES, MAX_STAGE_PASS, MAX_STAGES, STAGE_FLAGS, STAGE_KINDS, Stage,
-                    attention_problem, event_problems)
-
-
-# A trace replaces only a trace (docs/file-safety.md): a file whose metadata holds this key.
-TRACE_KEY = "tilescope_format"
+from .trace import (FORMAT_KEY, HEADER_COLUMNS, MAX_STAGE_NAME_BYTES, MAX_STAGE_PASS, MAX_STAGES, STAGE_FLAGS,
+                    STAGE_KINDS, Stage, attention_problem, event_problems)
 
 
 class RecorderError(ValueError):
@@ -296,7 +292,7 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
 
     meta: Dict[str, str] = {"tool_version": f"tilescope python {version()}",
                             "captured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    reserved = ("tilescope_format", "max_rows", "head_dim", "dropped_events", "requested_events", "stages",
+    reserved = (FORMAT_KEY, "max_rows", "head_dim", "dropped_events", "requested_events", "stages",
                 "attention")
     for key, value in (metadata or {}).items():
         if key in reserved:
@@ -307,11 +303,11 @@ def write_trace(path: str, attention: Dict[str, Any], stages: Sequence[Stage], h
             except (TypeError, ValueError) as e:
                 raise RecorderError(f"metadata '{key}': {e}") from None
         meta[key] = str(value)
-    meta.update({"tilescope_format": "2", "max_rows": str(max_rows), "head_dim": str(a["head_dim"]),
+    meta.update({FORMAT_KEY: "2", "max_rows": str(max_rows), "head_dim": str(a["head_dim"]),
                  "dropped_events": str(dropped), "requested_events": str(n + dropped),
                  "stages": json.dumps([s.to_json() for s in stages]),
                  "attention": json.dumps(a)})
-    write_safetensors(path, tensors, meta, replaces_only=TRACE_KEY)
+    write_safetensors(path, tensors, meta, replaces_only=FORMAT_KEY)
     return n
 
 
