@@ -61,6 +61,7 @@
 #include "kernels/attention_params.h"
 #include "kernels/device/block_records.cuh"
 #include "kernels/device/kernel_traits.cuh"
+#include "kernels/device/mma_ops.cuh"
 #include "kernels/device/softmax_math.cuh"
 #include "kernels/device/vec_io.cuh"
 #include "kernels/kernel_smem.h"
@@ -111,22 +112,6 @@ __device__ __forceinline__ void load_tile_async(T* dst, const T* src, int64_t ro
     tc::cp_async_cg_zfill(dst + swizzled<kD>(r, c), in ? src + r * row_stride + c * 8 : src,
                           in ? 16u : 0u);
   }
-}
-
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
-                                    __half) {
-  const uint32_t b[2] = {b0, b1};
-  tc::mma_m16n8k16_f16(d, a, b, d);
-}
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
-                                    __nv_bfloat16) {
-  const uint32_t b[2] = {b0, b1};
-  tc::mma_m16n8k16_bf16(d, a, b, d);
-}
-
-template <typename T>
-__device__ __forceinline__ uint32_t pack(float low, float high) {
-  return tc::pack_halves(device::from_float<T>(low), device::from_float<T>(high));
 }
 
 // Blocks per SM that every build of a head dim must fit (ptxas caps the registers to match): at
@@ -333,8 +318,8 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
           tc::ldmatrix<4>(b, k_t + swizzled<kD>(np * 16 + ld_row + (ld_m >> 1) * 8, kk * 2 + (ld_m & 1)));
           TS_UNROLL
           for (int f = 0; f < kMFrags; ++f) {
-            fa2_detail::mma(s[f][2 * np], a[f], b[0], b[1], T{});
-            fa2_detail::mma(s[f][2 * np + 1], a[f], b[2], b[3], T{});
+            device::mma(s[f][2 * np], a[f], b[0], b[1], T{});
+            device::mma(s[f][2 * np + 1], a[f], b[2], b[3], T{});
           }
         }
       }
@@ -432,10 +417,10 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
       for (int f = 0; f < kMFrags; ++f)
         TS_UNROLL
         for (int kk = 0; kk < kPSteps; ++kk) {
-          p_frag[f][kk][0] = fa2_detail::pack<T>(s[f][2 * kk][0], s[f][2 * kk][1]);
-          p_frag[f][kk][1] = fa2_detail::pack<T>(s[f][2 * kk][2], s[f][2 * kk][3]);
-          p_frag[f][kk][2] = fa2_detail::pack<T>(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
-          p_frag[f][kk][3] = fa2_detail::pack<T>(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
+          p_frag[f][kk][0] = device::pack<T>(s[f][2 * kk][0], s[f][2 * kk][1]);
+          p_frag[f][kk][1] = device::pack<T>(s[f][2 * kk][2], s[f][2 * kk][3]);
+          p_frag[f][kk][2] = device::pack<T>(s[f][2 * kk + 1][0], s[f][2 * kk + 1][1]);
+          p_frag[f][kk][3] = device::pack<T>(s[f][2 * kk + 1][2], s[f][2 * kk + 1][3]);
         }
       auto v_fragments = [&](int kk, int dp, uint32_t (&b)[4]) {
         tc::ldmatrix_trans<4>(b, v_t + swizzled<kD>(kk * 16 + ld_row + (ld_m & 1) * 8, dp * 2 + (ld_m >> 1)));
@@ -449,8 +434,8 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
             v_fragments(kk, dp, b);
             TS_UNROLL
             for (int f = 0; f < kMFrags; ++f) {
-              fa2_detail::mma(o_acc[f][2 * dp], p_frag[f][kk], b[0], b[1], T{});
-              fa2_detail::mma(o_acc[f][2 * dp + 1], p_frag[f][kk], b[2], b[3], T{});
+              device::mma(o_acc[f][2 * dp], p_frag[f][kk], b[0], b[1], T{});
+              device::mma(o_acc[f][2 * dp + 1], p_frag[f][kk], b[2], b[3], T{});
             }
           }
         }
@@ -475,8 +460,8 @@ __device__ __forceinline__ void attend_kv_tiles(const AttentionParams& p, T* sme
             v_fragments(kk, dp, b);
             TS_UNROLL
             for (int f = 0; f < kMFrags; ++f) {
-              fa2_detail::mma(pv[f][0], p_frag[f][kk], b[0], b[1], T{});
-              fa2_detail::mma(pv[f][1], p_frag[f][kk], b[2], b[3], T{});
+              device::mma(pv[f][0], p_frag[f][kk], b[0], b[1], T{});
+              device::mma(pv[f][1], p_frag[f][kk], b[2], b[3], T{});
             }
           }
           TS_UNROLL

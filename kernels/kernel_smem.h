@@ -78,6 +78,16 @@ constexpr bool splitk_score_reads_conflict_free(int head_dim, int elem_bytes) {
         }
   return true;
 }
+// Whether the Split-K partial runs its blocks on tensor cores (splitk_partial.cuh,
+// decode_block_on_tensor_cores) rather than in SIMT steps: a decode (one query row a block:
+// block_m 1), 16-bit inputs (the mma's operands), a head dim whose warp share of a kv tile is
+// whole 16-key mma steps (32, 64 and 128, not 256: 8 keys a warp), and a build without a fault
+// (the faults act on the SIMT steps: P through shared memory, one running max for the block).
+// Such a run rounds P to the input dtype before P V, which its stage table declares
+// (kernel_stage_table).
+TS_HOST_DEVICE constexpr bool splitk_decode_on_tensor_cores(int head_dim, int elem_bytes, int block_m, bool faulty) {
+  return block_m == 1 && elem_bytes == 2 && !faulty && head_dim % 16 == 0 && splitk_warp_keys(head_dim) % 16 == 0;
+}
 struct SplitkPartialSmem {
   int q, key_begin, key_end, m, l, warp_state, warp_state_bytes, kv, kv_bytes, total;
 };

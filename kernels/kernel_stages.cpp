@@ -1,5 +1,7 @@
 #include "kernels/kernel_stages.h"
 
+#include "kernels/kernel_smem.h"
+
 namespace ts {
 
 std::vector<StageInfo> kernel_stage_table(KernelKind kernel) {
@@ -16,6 +18,17 @@ std::vector<StageInfo> kernel_stage_table(KernelKind kernel) {
           {"splitk.partial", StageKind::state, 0},
           {"splitk.reduce", StageKind::merge, 1},
           {"final", StageKind::final, 1}};
+}
+
+std::vector<StageInfo> kernel_stage_table(const AttentionConfig& config) {
+  std::vector<StageInfo> stages = kernel_stage_table(config.kernel);
+  // A faulty build is the one a run with a fault gets (launch_plan.h, variant_for).
+  if (config.kernel == KernelKind::splitk &&
+      splitk_decode_on_tensor_cores(static_cast<int>(config.head_dim), static_cast<int>(dtype_size(config.dtype)),
+                                    splitk_block_m(config.seq_q), config.fault != Fault::none))
+    for (StageInfo& s : stages)
+      if (s.kind != StageKind::final) s.p_rounded = true;
+  return stages;
 }
 
 }  // namespace ts

@@ -47,7 +47,12 @@ inline constexpr int32_t kSplitkNumStages = 4;
 // The most stages any of our kernels declares (sizes of per-block slot tables).
 inline constexpr int32_t kMaxKernelStages = 4;
 
-// The stage table of a kernel's traces.
+// The stage table of a kernel's traces: its stages' names, kinds and passes, with the flags of a
+// run of that kernel in its usual form (Split-K's stages as its SIMT steps compute them).
 std::vector<StageInfo> kernel_stage_table(KernelKind kernel);
+// The stage table of a run of `config` (what its trace declares): Split-K's partial runs on tensor
+// cores for a decode in a 16-bit dtype (splitk_decode_on_tensor_cores, kernel_smem.h), and then
+// its states carry P rounded to the input dtype (p_rounded), as FA-2's do.
+std::vector<StageInfo> kernel_stage_table(const AttentionConfig& config);
 
 }  // namespace ts

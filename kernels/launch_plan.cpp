@@ -209,7 +209,7 @@ LaunchPlan plan_launch(const AttentionConfig& config, int sm_count, const TraceR
   plan.config = config;
   plan.config.num_splits = plan.tiling.num_splits;
   plan.variant = variant_for(config, trace.enabled);
-  plan.stages = kernel_stage_table(config.kernel);
+  plan.stages = kernel_stage_table(config);
   const Tiling& t = plan.tiling;
   const int d = static_cast<int>(config.head_dim);
   const auto heads = static_cast<uint32_t>(config.heads);

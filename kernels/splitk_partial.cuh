@@ -65,6 +65,7 @@
 #include "kernels/attention_params.h"
 #include "kernels/device/block_records.cuh"
 #include "kernels/device/kernel_traits.cuh"
+#include "kernels/device/mma_ops.cuh"
 #include "kernels/device/smem_vec.cuh"
 #include "kernels/device/softmax_math.cuh"
 #include "kernels/device/tile_loader.cuh"
@@ -221,10 +222,250 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, char* s
                                       index, site.block_linear()));
 }
 
+// After the kv loop, every warp's state in shared memory (its m and l, its O over its K and V):
+// the split's state, the warps' states merged, one buffer row per (query, split); at one split
+// also the output, as the reduce would write it (splitk_reduce.cuh: merging one state into the
+// empty one leaves it bit for bit, then O / l and LSE); then the traced build's `splitk.partial`
+// event.
+template <typename T, int kD, KernelVariant kVariant>
+__device__ __forceinline__ void write_block_state(const AttentionParams& p, const PartialSmem<T, kD>& sm,
+                                                  const PartialBlock& coords, int nrows, bool guard,
+                                                  KvTileRange visited) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t row0 = coords.first_buffer_row(p);
+  const bool write_output = p.partial_writes_output != 0;
+  T* const o_out = static_cast<T*>(p.o) + coords.batch * p.o_batch_stride + coords.head * p.o_head_stride +
+                   coords.q0 * p.o_row_stride;
+  float* const lse_out = p.lse + (static_cast<int64_t>(coords.batch) * p.heads + coords.head) * p.seq_q + coords.q0;
+  for (int e = tid; e < nrows * kD; e += kKernelThreads) {
+    const int r = e / kD, c = e % kD;
+    float m, l, o;
+    sm.merged(r, c, m, l, o);
+    const int64_t row = row0 + static_cast<int64_t>(r) * p.num_splits;
+    p.partial_o[row * kD + c] = o;
+    if (write_output) o_out[r * p.o_row_stride + c] = device::from_float<T>(device::normalise(o, l, guard));
+    if (c == 0) {
+      p.partial_m[row] = m;
+      p.partial_l[row] = l;
+      if (write_output) lse_out[r] = device::log_sum_exp(m, l, guard);
+      sm.m()[r] = m;
+      sm.l()[r] = l;
+    }
+  }
+  // Everything above is the plain kernel; the event only reads what it wrote.
+  if constexpr (device::VariantTraits<kVariant>::kTrace) {
+    __syncthreads();  // m and l of every row are in shared memory
+    record_split_state<kD>(p, sm.m(), sm.l(), p.tile_events != 0 ? visited.size() : 0);
+  }
+}
+
+// The kernel's block for a decode row on tensor cores (splitk_decode_on_tensor_cores,
+// kernel_smem.h, says when: one query row a block, 16-bit inputs, head dims 32-128, no fault):
+// the SIMT block's tiling, copies and order (each warp its own keys of every kv tile through its
+// own K and V buffers, the next tile's K copied during this tile's softmax and P V, its V during
+// the next tile's scores), with the score and P V steps as mma.sync m16n8k16. The query row is
+// row 0 of the A fragments (lanes 0-3 hold it; rows 1-15 are zero or ignored), so a warp's scores
+// are the C fragments of its keys in groups of 8 (row 0: lanes 0-3, two keys each); the online
+// softmax runs on them in registers (a quad's shuffles), and P, rounded to the input dtype (the
+// mma's operand: the stage table declares it, p_rounded), becomes the A fragment of P V as in
+// fa2_forward.cuh. K and V rows are kD + 8 elements apart in their buffers (within the SIMT
+// layout's rows), so that the 8 rows an ldmatrix phase reads fall in 8 bank groups. Masks,
+// softcap and the per-tile events as in the SIMT block; measured against it: docs/perf.md,
+// "Split-K decode on tensor cores".
+template <typename T, int kD, KernelVariant kVariant>
+__device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionParams& p) {
+  using Traits = device::VariantTraits<kVariant>;
+  using Smem = PartialSmem<T, kD>;
+  constexpr int kBN = splitk_block_n(kD);
+  constexpr int kKw = Smem::kWarpKeys;
+  constexpr int kLd = kD + 8;  // elements between rows of a K or V buffer
+  constexpr int kRowVecs = kD / 8;
+  constexpr int kCopies = kKw * kRowVecs / 32;
+  constexpr int kKeyBlocks = kKw / 8;  // the scores' n-blocks of 8 keys
+  static_assert(kLd <= splitk_tile_ld(kD, 2) && kKw % 16 == 0 && kD % 16 == 0 && kCopies * 32 == kKw * kRowVecs &&
+                    (kLd * 2) % 128 != 0 && (kLd * 2) % 16 == 0,
+                "decode on tensor cores: tile shape");
+
+  TS_DYNAMIC_SHARED(float, smem_floats);
+  const Smem sm{reinterpret_cast<char*>(smem_floats)};
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32, group = lane / 4, quad_lane = lane % 4;
+  const PartialBlock coords = PartialBlock::at(blockIdx, p);
+  const KvTileRange visited =
+      splitk_visited_tiles(coords.range, visible_kv_tiles(p.mask, p.block_m, kBN, coords.q_tile), true);
+  const int64_t seq_kv = p.seq_kv, k_row_stride = p.k_row_stride, v_row_stride = p.v_row_stride;
+  const float scale = p.scale, softcap_value = p.softcap, softcap_inv = p.softcap_inv;
+  const bool softcap = softcap_value > 0.0f;
+  const bool tile_events = Traits::kTrace && p.tile_events != 0 && p.trace.headers != nullptr;
+  const T* q = static_cast<const T*>(p.q) + coords.batch * p.q_batch_stride + coords.head * p.q_head_stride +
+               coords.q0 * p.q_row_stride;
+  const T* k = static_cast<const T*>(p.k) + coords.batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + coords.batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
+
+  // As the SIMT block's copy_rows: 16-byte copies, keys past seq_kv zero-filled, an empty group
+  // for a tile past the visited ones.
+  T* const k_st = sm.k_tile(warp);
+  T* const v_st = sm.v_tile(warp);
+  auto copy_rows = [&](int t, T* dst, const T* src, int64_t stride) {
+    if (t < visited.end) {
+      const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
+      TS_UNROLL
+      for (int i = 0; i < kCopies; ++i) {
+        const int e = lane + 32 * i;
+        const int row = e / kRowVecs, col = (e % kRowVecs) * 8;
+        const int64_t key = key0 + row;
+        const bool in = key < seq_kv;
+        tc::cp_async_ca_zfill<16>(dst + row * kLd + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
+      }
+    }
+    tc::cp_async_commit_group();
+  };
+  copy_rows(visited.begin, k_st, k, k_row_stride);
+  copy_rows(visited.begin, v_st, v, v_row_stride);
+
+  // Q's A fragments, row 0 (the lanes of group 0; the other rows zero), from the input as it is:
+  // the scale multiplies the scores.
+  uint32_t qa[kD / 16][4];
+  TS_UNROLL
+  for (int kk = 0; kk < kD / 16; ++kk) {
+    const T* qk = q + kk * 16 + 2 * quad_lane;
+    qa[kk][0] = group == 0 ? tc::pack_halves(qk[0], qk[1]) : 0u;
+    qa[kk][1] = 0u;
+    qa[kk][2] = group == 0 ? tc::pack_halves(qk[8], qk[9]) : 0u;
+    qa[kk][3] = 0u;
+  }
+  // The keys the row sees (KernelMask::row_keys); key indices fit int32 (config: seq_kv <= 2^30).
+  const KeySpan keys = p.mask.row_keys(coords.q0);
+  const int key_begin = static_cast<int>(keys.begin), key_end = static_cast<int>(keys.end);
+
+  float o[kD / 8][4];  // the P V accumulators: row 0 in elements 0 and 1 of the lanes of group 0
+  TS_UNROLL
+  for (int n = 0; n < kD / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m = device::kNegInf, l = 0.0f;
+  // The warp's state in shared memory, for the merge of the warps' states (PartialSmem::merged).
+  auto store_state = [&]() {
+    float* o_w = sm.warp_o(warp);
+    if (group == 0) {
+      TS_UNROLL
+      for (int n = 0; n < kD / 8; ++n) {
+        o_w[n * 8 + 2 * quad_lane] = o[n][0];
+        o_w[n * 8 + 2 * quad_lane + 1] = o[n][1];
+      }
+    }
+    if (lane == 0) {
+      sm.warp_m(warp)[0] = m;
+      sm.warp_l(warp)[0] = l;
+    }
+  };
+  auto wait_for_older = [&]() {  // as the SIMT block's
+    if (tile_events)
+      tc::cp_async_wait_all();
+    else
+      tc::cp_async_wait_group<1>();
+    __syncwarp();
+  };
+  const int mat = lane / 8, mat_row = lane % 8;  // ldmatrix: lane 8 mat + r passes row r of matrix mat
+  for (int t = visited.begin; t < visited.end; ++t) {
+    const int key0 = t * kBN + warp * kKw;
+    wait_for_older();  // K of tile t
+
+    // S = Q K^T: K's rows are keys, so the plain ldmatrix gives the col-major B operand; one x4
+    // load is two n-blocks of 8 keys over 16 columns.
+    float sc[kKeyBlocks][4];
+    TS_UNROLL
+    for (int n = 0; n < kKeyBlocks; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.0f;
+    TS_UNROLL
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      TS_UNROLL
+      for (int h = 0; h < kKeyBlocks / 2; ++h) {
+        uint32_t b[4];
+        tc::ldmatrix<4>(b, k_st + (h * 16 + (mat >> 1) * 8 + mat_row) * kLd + kk * 16 + (mat & 1) * 8);
+        device::mma(sc[2 * h], qa[kk], b[0], b[1], T{});
+        device::mma(sc[2 * h + 1], qa[kk], b[2], b[3], T{});
+      }
+    }
+    __syncwarp();  // every lane has read K
+    if (!tile_events) copy_rows(t + 1, k_st, k, k_row_stride);  // during the softmax and P V
+
+    // Online softmax of the row's scores: a lane's two keys of each n-block, the quad's shuffles.
+    float x[2 * kKeyBlocks];
+    float tile_max = device::kNegInf;
+    TS_UNROLL
+    for (int n = 0; n < kKeyBlocks; ++n) {
+      TS_UNROLL
+      for (int e = 0; e < 2; ++e) {
+        float s = sc[n][e] * scale;
+        if (softcap) s = device::softcap_score(s, softcap_value, softcap_inv);  // uniform branch
+        const int key = key0 + n * 8 + 2 * quad_lane + e;
+        x[2 * n + e] = key < key_begin || key >= key_end ? device::kNegInf : s;
+        tile_max = fmaxf(tile_max, x[2 * n + e]);
+      }
+    }
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+    const float m_new = fmaxf(m, tile_max);
+    const float shift = device::softmax_shift(m_new, true);
+    const float alpha = expf(m - shift);
+    float sum = 0.0f;
+    TS_UNROLL
+    for (int i = 0; i < 2 * kKeyBlocks; ++i) {
+      x[i] = expf(x[i] - shift);
+      sum += x[i];
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    l = l * alpha + sum;
+    m = m_new;
+    TS_UNROLL
+    for (int n = 0; n < kD / 8; ++n) {
+      o[n][0] *= alpha;
+      o[n][1] *= alpha;
+    }
+
+    // O += P V: the C fragments of two n-blocks of P are the A fragment of one 16-key step; V's
+    // rows are keys, so ldmatrix_trans gives the col-major B operand.
+    wait_for_older();  // V of tile t
+    TS_UNROLL
+    for (int step = 0; step < kKw / 16; ++step) {
+      const uint32_t pa[4] = {device::pack<T>(x[4 * step], x[4 * step + 1]), 0u,
+                              device::pack<T>(x[4 * step + 2], x[4 * step + 3]), 0u};
+      TS_UNROLL
+      for (int dp = 0; dp < kD / 16; ++dp) {
+        uint32_t b[4];
+        tc::ldmatrix_trans<4>(b, v_st + (step * 16 + (mat & 1) * 8 + mat_row) * kLd + dp * 16 + (mat >> 1) * 8);
+        device::mma(o[2 * dp], pa, b[0], b[1], T{});
+        device::mma(o[2 * dp + 1], pa, b[2], b[3], T{});
+      }
+    }
+    __syncwarp();  // every lane has read V
+    if constexpr (Traits::kTrace) {
+      if (tile_events) {  // as the SIMT block's
+        store_state();
+        __syncthreads();
+        record_tile_state<T, kD>(p, sm.base, t, t - visited.begin);
+        __syncthreads();
+        copy_rows(t + 1, k_st, k, k_row_stride);
+      }
+    }
+    copy_rows(t + 1, v_st, v, v_row_stride);  // during the next tile's scores
+  }
+  tc::cp_async_wait_all();
+  __syncwarp();
+  store_state();
+  __syncthreads();
+  write_block_state<T, kD, kVariant>(p, sm, coords, 1, true, visited);
+}
+
 // One block's work (the kernel's, below); `p` is the kernel's __grid_constant__ parameter.
 template <typename T, int kD, KernelVariant kVariant>
 __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   using Traits = device::VariantTraits<kVariant>;
+  if constexpr (splitk_decode_on_tensor_cores(kD, static_cast<int>(sizeof(T)), 1, Traits::kFaulty)) {
+    if (p.block_m == 1) {
+      decode_block_on_tensor_cores<T, kD, kVariant>(p);
+      return;
+    }
+  }
   using Smem = PartialSmem<T, kD>;
   constexpr int kBM = kSplitkMaxBlockM;  // tile capacity; p.block_m <= kBM rows are used
   constexpr int kBN = splitk_block_n(kD);
@@ -523,32 +764,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
     __syncwarp();
     store_o();
     __syncthreads();
-    // At one split, also the output, as the reduce would write it (splitk_reduce.cuh: merging
-    // one state into the empty one leaves it bit for bit, then O / l and LSE).
-    const int64_t row0 = coords.first_buffer_row(p);
-    const bool write_output = p.partial_writes_output != 0;
-    T* const o_out = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + q0 * p.o_row_stride;
-    float* const lse_out = p.lse + (static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0;
-    for (int e = tid; e < nrows * kD; e += kKernelThreads) {
-      const int r = e / kD, c = e % kD;
-      float m, l, o;
-      sm.merged(r, c, m, l, o);
-      const int64_t row = row0 + static_cast<int64_t>(r) * p.num_splits;
-      p.partial_o[row * kD + c] = o;
-      if (write_output) o_out[r * p.o_row_stride + c] = device::from_float<T>(device::normalise(o, l, guard));
-      if (c == 0) {
-        p.partial_m[row] = m;
-        p.partial_l[row] = l;
-        if (write_output) lse_out[r] = device::log_sum_exp(m, l, guard);
-        sm.m()[r] = m;
-        sm.l()[r] = l;
-      }
-    }
-    // Everything above is the plain kernel; the event only reads what it wrote.
-    if constexpr (Traits::kTrace) {
-      __syncthreads();  // m and l of every row are in shared memory
-      record_split_state<kD>(p, sm.m(), sm.l(), p.tile_events != 0 ? visited.size() : 0);
-    }
+    write_block_state<T, kD, kVariant>(p, sm, coords, nrows, guard, visited);
   };
   if (rows == 1)
     run(std::integral_constant<int, 1>{});

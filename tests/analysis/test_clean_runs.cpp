@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "app/model/analysis/analyze_run.h"
@@ -160,6 +161,60 @@ TEST(CleanRuns, Fa2StepsAreCleanOnlyWithPRounded) {
     tight.tolerance = ToleranceOverride{1e-7, 0.0};
     const AnalysisReport t = analyze_run(without, tight);
     for (const Finding& f : t.symptom.findings) EXPECT_NE(f.id, "p_rounded_fits");
+  }
+}
+
+// Split-K's decode (one query row a block) in a 16-bit dtype runs on tensor cores at head dims
+// 32-128 (splitk_decode_on_tensor_cores, kernels/kernel_smem.h) and rounds P before P V as FA-2
+// does: such a run's stage table declares it on every state stage, and no other run's does (head
+// dim 256, float32, more than one query, a faulty build: the SIMT steps, float32 P). With the flag
+// the run is clean; read as if its stages did not declare it, it is held to the plain float32
+// textbook and its O fails there, m and l do not: the flag is true of what the kernel does.
+TEST(CleanRuns, SplitkDecodeOnTensorCoresIsCleanOnlyWithPRounded) {
+  TS_SEEDED(seed);
+  std::mt19937_64 rng(seed);
+  for (const DType dtype : {DType::bf16, DType::f16, DType::f32})
+    for (const int64_t d : {32, 64, 128, 256})
+      for (const int64_t seq_q : {1, 2})
+        for (const Fault fault : {Fault::none, Fault::double_count_l}) {
+          const AttentionConfig c = make_config(KernelKind::splitk, fault, dtype, d, seq_q, 1000, true, 2);
+          const bool rounded = dtype != DType::f32 && d <= 128 && seq_q == 1 && fault == Fault::none;
+          for (const StageInfo& s : kernel_stage_table(c))
+            EXPECT_EQ(s.p_rounded, rounded && s.kind != StageKind::final)
+                << s.name << " " << to_string(dtype) << " D" << d << " " << seq_q << " queries, fault "
+                << to_string(fault);
+        }
+  for (const DType dtype : {DType::bf16, DType::f16}) {
+    const int64_t dims[] = {32, 64, 128};
+    test::LaunchSpec spec;
+    // GQA (4 query heads on 2 kv heads), a causal window, softcap: what the fragment scores are masked by.
+    spec.config = make_config(KernelKind::splitk, Fault::none, dtype, dims[rng() % 3], 1, 2500 + int64_t(rng() % 1500),
+                              true, 3, 1, 4);
+    spec.config.heads_kv = 2;
+    spec.config.window_left = 1800;
+    if (rng() % 2 == 0) spec.config.softcap = 20.0;
+    spec.seed = seed + static_cast<uint64_t>(dtype);
+    spec.cpu_workers = 2;
+    spec.tile_events = true;
+    const std::string what = std::string(to_string(dtype)) + " D" + std::to_string(spec.config.head_dim) + " 1x" +
+                             std::to_string(spec.config.seq_kv) + (spec.config.softcap > 0 ? " softcap" : "");
+    const RunView run = test::launch_run(spec);
+    for (const StageInfo& s : run.stages) ASSERT_EQ(s.p_rounded, s.kind != StageKind::final) << what << " " << s.name;
+    const AnalysisReport with_flag = analyze_run(run);
+    expect_clean(with_flag, what + " with p_rounded");
+
+    RunView without = run;
+    for (StageInfo& s : without.stages) s.p_rounded = false;
+    const AnalysisReport r = analyze_run(without);
+    EXPECT_EQ(r.verdict, Verdict::divergence) << what;
+    ASSERT_TRUE(r.first_divergence.found) << what;
+    const int32_t partial = run.stage_index("splitk.partial");
+    ASSERT_GE(partial, 0);
+    EXPECT_GT(r.stages[static_cast<size_t>(partial)].o_norm.failing_rows, 0u) << what;
+    for (const StageReport& s : r.stages) {
+      EXPECT_EQ(s.m.failing_rows, 0u) << what << " " << s.info.name << ": m does not depend on P";
+      EXPECT_EQ(s.l.failing_rows, 0u) << what << " " << s.info.name << ": l sums the unrounded P";
+    }
   }
 }
 

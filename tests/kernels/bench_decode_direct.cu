@@ -9,9 +9,9 @@
 // after 3 warm-up runs. bench_kernels_gpu measures the launcher's path; this one exists to try
 // kernel variants (split counts, occupancy) and to compare two trees' kernels bit for bit. At one
 // split it also times the partial writing O itself with no reduce, as the launcher runs it. With
-// bf16 it also times three prototypes of the partial on tensor cores (namespaces proto_warp16 and
-// proto_tile128 below: bf16, one row, MHA, no mask; docs/perf.md has their figures), each checked
-// against the reference the same way.
+// bf16 (where the kernel's decode runs on tensor cores) it also times a prototype of it, with and
+// without cuDNN's 128-key tiles (namespace proto_tile128 below: bf16, one row, MHA, no mask;
+// docs/perf.md has their figures), each checked against the reference the same way.
 //
 // Built with the GPU benchmarks (TILESCOPE_BENCH, TILESCOPE_CUDA), or by hand against any tree,
 // e.g. an older checkout to compare with, and carried to the GPU machine:
@@ -262,18 +262,19 @@ struct Bench {
   }
 };
 
-// Prototypes of the decode partial on tensor cores, measured beside the landed kernel and cuDNN
-// (docs/perf.md, "Split-K decode: what cuDNN's kernel does differently"). Not tilescope kernels:
+// A prototype of the decode partial on tensor cores, measured beside the landed kernel and cuDNN
+// (docs/perf.md, "Split-K decode: what cuDNN's kernel does differently" and "Split-K decode on
+// tensor cores"; at 64-key tiles it is what the kernel's decode became). Not a tilescope kernel:
 // bf16, head dim 128, one query row, MHA, no mask or softcap, seq_kv a multiple of the tile, no
 // probes, no faults, GPU only (mma.sync, ldmatrix and cp.async through ts::tc). Each warp keeps
 // the row in its A fragments, padded to 16 rows (rows 1-15 zero), as cuDNN's kernel does; the
 // warps' states are merged at the end as the landed kernel merges them.
-namespace proto_warp16 {
-// The landed kernel's tiling and ring (64-key tiles, a warp's 16 keys, K and V of a tile in one
-// stage of two), its score and P V steps on tensor cores.
-constexpr int kD = 128, kBN = 64, kKw = 16, kLK = kD + 8, kStages = 2, kCopies = kKw * (kD / 8) / 32;
-constexpr int kRingElems = kStages * 2 * kKw * kLK;  // per warp
-constexpr int kSmem = 4 * kRingElems * 2 + 4 * (kD + 8) * 4;
+namespace proto_tile128 {
+// One K and one V buffer a warp of kKw keys (tiles of 4 kKw keys), K of the next tile loading
+// during this tile's P V and V during the next tile's scores (FA-2's order). kKw = 32: cuDNN's
+// tile shape (128 keys a tile); kKw = 16: the landed kernel's tiling (64 keys). kFinal (one split
+// only): O normalised and written in the input dtype, with the LSE, so that no reduce runs.
+constexpr int kD = 128, kLK = kD + 8;
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return ts::tc::pack_halves(__float2bfloat16_rn(lo), __float2bfloat16_rn(hi));
 }
@@ -309,112 +310,13 @@ __device__ __forceinline__ void store_block_state(const ts::AttentionParams& p, 
     if (tid == 0) { p.partial_m[row] = mm; p.partial_l[row] = ll; }
   }
 }
+template <int kKw>
+constexpr int kSmemOf = 4 * 2 * kKw * kLK * 2 + 4 * (kD + 8) * 4;
+constexpr int kSmem = kSmemOf<32>;
+template <bool kFinal, int kKw = 32>
 __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::AttentionParams p) {
   using T = __nv_bfloat16;
-  extern __shared__ __align__(16) char smem[];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
-  const int split = blockIdx.x, head = blockIdx.y, batch = blockIdx.z;
-  T* ring = reinterpret_cast<T*>(smem) + warp * kRingElems;
-  float* wo = reinterpret_cast<float*>(smem + 4 * kRingElems * 2);  // per warp: O [kD], m, l
-  const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
-  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head * p.k_head_stride;
-  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head * p.v_head_stride;
-  // Its own tiles over the split's keys (the params' tiles are the landed kernel's)
-  const int t_begin = split * p.kv_tiles_per_split * p.block_n / kBN;
-  const int t_end = min(static_cast<int>(p.seq_kv), (split + 1) * p.kv_tiles_per_split * p.block_n) / kBN;
-  const int64_t ks = p.k_row_stride, vs = p.v_row_stride;
-  auto copy_tile = [&](int t, int s) {
-    T* k_st = ring + s * 2 * kKw * kLK;
-    T* v_st = k_st + kKw * kLK;
-    const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
-#pragma unroll
-    for (int i = 0; i < kCopies; ++i) {
-      const int e = lane + 32 * i, row = e / (kD / 8), col = (e % (kD / 8)) * 8;
-      ts::tc::cp_async_ca_zfill<16>(k_st + row * kLK + col, k + (key0 + row) * ks + col, 16u);
-      ts::tc::cp_async_ca_zfill<16>(v_st + row * kLK + col, v + (key0 + row) * vs + col, 16u);
-    }
-  };
-#pragma unroll
-  for (int s = 0; s < kStages; ++s) {
-    if (t_begin + s < t_end) copy_tile(t_begin + s, s);
-    ts::tc::cp_async_commit_group();
-  }
-  // Q's A fragments: row g (only row 0 is real), rows g + 8 zero.
-  uint32_t qa[kD / 16][4];
-#pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
-    const uint32_t* q32 = reinterpret_cast<const uint32_t*>(q + kk * 16);
-    qa[kk][0] = g == 0 ? q32[t4] : 0u;
-    qa[kk][1] = 0u;
-    qa[kk][2] = g == 0 ? q32[4 + t4] : 0u;
-    qa[kk][3] = 0u;
-  }
-  float o[kD / 8][4];
-#pragma unroll
-  for (int n = 0; n < kD / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float m = -INFINITY, l = 0.0f;
-  const float scale = p.scale;
-  const int mi = lane / 8, ri = lane % 8;
-  for (int t = t_begin; t < t_end; ++t) {
-    const int s = (t - t_begin) % kStages;
-    const T* k_st = ring + s * 2 * kKw * kLK;
-    const T* v_st = k_st + kKw * kLK;
-    ts::tc::cp_async_wait_group<kStages - 1>();
-    __syncwarp();
-    float sc[2][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      uint32_t b[4];
-      ts::tc::ldmatrix<4>(b, k_st + ((mi >> 1) * 8 + ri) * kLK + kk * 16 + (mi & 1) * 8);
-      const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-      ts::tc::mma_m16n8k16_bf16(sc[0], qa[kk], b0, sc[0]);
-      ts::tc::mma_m16n8k16_bf16(sc[1], qa[kk], b1, sc[1]);
-    }
-    float x[4] = {sc[0][0] * scale, sc[0][1] * scale, sc[1][0] * scale, sc[1][1] * scale};
-    float mx = fmaxf(fmaxf(x[0], x[1]), fmaxf(x[2], x[3]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m, mx);
-    const float alpha = __expf(m - m_new);
-    float pr[4], sum = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) { pr[i] = __expf(x[i] - m_new); sum += pr[i]; }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    l = l * alpha + sum;
-    m = m_new;
-    const uint32_t pa[4] = {pack_bf16(pr[0], pr[1]), 0u, pack_bf16(pr[2], pr[3]), 0u};
-#pragma unroll
-    for (int n = 0; n < kD / 8; ++n) { o[n][0] *= alpha; o[n][1] *= alpha; }
-#pragma unroll
-    for (int dp = 0; dp < kD / 16; ++dp) {
-      uint32_t b[4];
-      ts::tc::ldmatrix_trans<4>(b, v_st + ((mi & 1) * 8 + ri) * kLK + dp * 16 + (mi >> 1) * 8);
-      const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-      ts::tc::mma_m16n8k16_bf16(o[2 * dp], pa, b0, o[2 * dp]);
-      ts::tc::mma_m16n8k16_bf16(o[2 * dp + 1], pa, b1, o[2 * dp + 1]);
-    }
-    __syncwarp();
-    if (t + kStages < t_end) copy_tile(t + kStages, s);
-    ts::tc::cp_async_commit_group();
-  }
-  ts::tc::cp_async_wait_all();
-  store_block_state<false>(p, wo, o, m, l, batch, head, split);
-}
-}  // namespace proto_warp16
-namespace proto_tile128 {
-template <bool kFinal>
-__global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::AttentionParams p);
-// cuDNN's tile shape: 128 keys a tile, each warp its own 32; one K and one V buffer a warp, K of
-// the next tile loading during this tile's P V and V during the next tile's scores (FA-2's order). kFinal (one split only): O normalised and written in the
-// input dtype, with the LSE, so that no reduce runs.
-constexpr int kD = 128, kBN = 128, kKw = 32, kLK = kD + 8, kCopies = kKw * (kD / 8) / 32;
-constexpr int kBufElems = kKw * kLK;
-constexpr int kSmem = 4 * 2 * kBufElems * 2 + 4 * (kD + 8) * 4;
-using proto_warp16::pack_bf16;
-template <bool kFinal>
-__global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::AttentionParams p) {
-  using T = __nv_bfloat16;
+  constexpr int kBN = 4 * kKw, kCopies = kKw * (kD / 8) / 32, kBufElems = kKw * kLK, kNB = kKw / 8;
   extern __shared__ __align__(16) char smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
   const int split = blockIdx.x, head = blockIdx.y, batch = blockIdx.z;
@@ -458,11 +360,11 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
   for (int t = t_begin; t < t_end; ++t) {
     ts::tc::cp_async_wait_group<1>();  // K(t) landed; V(t) may be in flight
     __syncwarp();
-    float sc[4][4] = {};
+    float sc[kNB][4] = {};
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kNB / 2; ++h) {
         uint32_t b[4];
         ts::tc::ldmatrix<4>(b, k_st + (h * 16 + (mi >> 1) * 8 + ri) * kLK + kk * 16 + (mi & 1) * 8);
         const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
@@ -473,19 +375,19 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
     __syncwarp();
     if (t + 1 < t_end) copy(k_st, k, ks, t + 1);
     ts::tc::cp_async_commit_group();
-    float x[8];
+    float x[2 * kNB];
 #pragma unroll
-    for (int n = 0; n < 4; ++n) { x[2 * n] = sc[n][0] * scale; x[2 * n + 1] = sc[n][1] * scale; }
+    for (int n = 0; n < kNB; ++n) { x[2 * n] = sc[n][0] * scale; x[2 * n + 1] = sc[n][1] * scale; }
     float mx = x[0];
 #pragma unroll
-    for (int i = 1; i < 8; ++i) mx = fmaxf(mx, x[i]);
+    for (int i = 1; i < 2 * kNB; ++i) mx = fmaxf(mx, x[i]);
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m, mx);
     const float alpha = __expf(m - m_new);
-    float pr[8], sum = 0.0f;
+    float pr[2 * kNB], sum = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) { pr[i] = __expf(x[i] - m_new); sum += pr[i]; }
+    for (int i = 0; i < 2 * kNB; ++i) { pr[i] = __expf(x[i] - m_new); sum += pr[i]; }
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     l = l * alpha + sum;
@@ -495,7 +397,7 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
     ts::tc::cp_async_wait_group<1>();  // V(t) landed; K(t+1) may be in flight
     __syncwarp();
 #pragma unroll
-    for (int kc = 0; kc < 2; ++kc) {  // 16 keys a k-step
+    for (int kc = 0; kc < kKw / 16; ++kc) {  // 16 keys a k-step
       const uint32_t pa[4] = {pack_bf16(pr[4 * kc], pr[4 * kc + 1]), 0u, pack_bf16(pr[4 * kc + 2], pr[4 * kc + 3]), 0u};
 #pragma unroll
       for (int dp = 0; dp < kD / 16; ++dp) {
@@ -511,7 +413,7 @@ __global__ void __launch_bounds__(128) partial(const __grid_constant__ ts::Atten
     ts::tc::cp_async_commit_group();
   }
   ts::tc::cp_async_wait_all();
-  proto_warp16::store_block_state<kFinal>(p, wo, o, m, l, batch, head, split);
+  store_block_state<kFinal>(p, wo, o, m, l, batch, head, split);
 }
 }  // namespace proto_tile128
 
@@ -590,14 +492,16 @@ int run(const Shape& shape, uint64_t seed, const char* out_path, bool roof) {
     b.p.partial_writes_output = 0;
   }
   if constexpr (sizeof(T) == 2) {
-    ok &= b.variant("prototype: mma, the landed tiling", reinterpret_cast<const void*>(&proto_warp16::partial), reduce,
-                    static_cast<size_t>(proto_warp16::kSmem));
     if (shape.splits == 1 || shape.splits % 2 == 0)
       ok &= b.variant("prototype: mma, 128-key tiles", reinterpret_cast<const void*>(&proto_tile128::partial<false>),
                       reduce, static_cast<size_t>(proto_tile128::kSmem));
-    if (shape.splits == 1)
+    if (shape.splits == 1) {
       ok &= b.variant("prototype: mma, 128-key, no reduce", reinterpret_cast<const void*>(&proto_tile128::partial<true>),
                       nullptr, static_cast<size_t>(proto_tile128::kSmem));
+      ok &= b.variant("prototype: mma, 64-key K/V bufs, no reduce",
+                      reinterpret_cast<const void*>(&proto_tile128::partial<true, 16>), nullptr,
+                      static_cast<size_t>(proto_tile128::kSmemOf<16>));
+    }
   }
   if (out_path != nullptr) {
     FILE* f = std::fopen(out_path, "wb");

@@ -287,7 +287,7 @@ void check_splitk_events(const AttentionConfig& c, uint64_t seed, bool tile_even
   ASSERT_EQ(ev.dropped, 0u);
   ASSERT_EQ(ev.size(), ev.requested);
   EXPECT_TRUE(ev.missing.empty());
-  ASSERT_EQ(ev.stages, kernel_stage_table(c.kernel));
+  ASSERT_EQ(ev.stages, kernel_stage_table(c));
   double v_max = 0.0;
   for (int64_t e = 0; e < run.inputs.v.numel(); ++e) v_max = std::max(v_max, std::abs(double(run.inputs.v.get_float(e))));
   size_t i = 0;

@@ -177,7 +177,7 @@ CaptureResult run_capture(const CaptureSpec& spec, const CaptureProgress& progre
   result.outcome.events = CapturedEvents{};
   // With tracing off the launcher leaves the sizes unset; a trace file still needs them.
   if (events->stages.empty()) {
-    events->stages = kernel_stage_table(result.outcome.config.kernel);
+    events->stages = kernel_stage_table(result.outcome.config);
     events->max_rows = result.outcome.tiling.block_m;
     events->head_dim = static_cast<int32_t>(result.outcome.config.head_dim);
   }
