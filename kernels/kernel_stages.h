@@ -10,7 +10,9 @@
 //                                               folded in (StageInfo::exp2_folded)
 //            1 "final"           final  pass 0  as FA-1's
 //   Split-K: 0 "splitk.tile"     state  pass 0  a split's running state after each of its kv
-//                                               tiles (optional: LaunchRequest::tile_events)
+//                                               tiles (optional: LaunchRequest::tile_events);
+//                                               it, the partial and the reduce p_rounded in a
+//                                               run on tensor cores (kernel_stage_table(config))
 //            1 "splitk.partial"  state  pass 0  the split's state as written to the partial
 //                                               buffers the reduce reads
 //            2 "splitk.reduce"   merge  pass 1  the merged state after each split

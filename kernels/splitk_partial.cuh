@@ -33,7 +33,10 @@
 // states are merged (softmax_math.cuh's merge_state, the reduce's merge). The loop is compiled
 // for one query row and for up to kSplitkMaxBlockM rows. Why this shape, and what it replaced
 // (a block-wide tile, four barriers a tile): docs/perf.md, "Split-K decode: warps on their own
-// keys".
+// keys". A decode (one query row a block) in a 16-bit dtype at head dims 32-128, in a build
+// without a fault, runs the same tiling, copies and order with S = Q K^T and P V on tensor cores
+// (decode_block_on_tensor_cores below; splitk_decode_on_tensor_cores, kernel_smem.h, says when):
+// P is then rounded to the input dtype before P V, as the run's stage table declares.
 //
 // Variants (template KernelVariant): plain (no probes), traced (kernels/kernel_stages.h: with
 // params.tile_events a `splitk.tile` event after each kv tile the block visits, the running state

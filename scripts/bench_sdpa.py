@@ -15,6 +15,10 @@ written) and TFLOP/s (4 * B * H * Sq * Skv * D), the same formulas as bench_kern
                                      # runs ours too, then SDPA's fastest backend of each shape
                                      # again, and prints one table with the ratios to SDPA
                                      # timed before ours and after it
+  python3 scripts/bench_sdpa.py --ours BENCH --interleave N [--only splitk_decode] [--rounds R]
+                                     # ours and SDPA's fastest backend timed in turn, N pairs
+                                     # (each R rounds), a fresh process of ours each time: the
+                                     # ratio of each pair, and their median, min and max
   python3 scripts/bench_sdpa.py --check DIR   # after `bench_kernels_gpu --dump DIR`: our
                                      # outputs against SDPA's and a float64 reference
 Exit status: 0, or 1 when --check finds an output outside the correctness rule.
@@ -82,41 +86,75 @@ def median_ms(fn, rounds):
     return times[len(times) // 2]
 
 
-def bench_sdpa(rounds, only=None):
-    """The fastest backend of each shape; `only` ({shape: backend}): times just that backend."""
+def bench_sdpa(rounds, only=None, quiet=False):
+    """The fastest backend of each shape; `only` ({shape: backend}): times just those shapes, and
+    of each just that backend (None: every backend)."""
     torch.manual_seed(0)
     out = {}
     for name, s in SHAPES.items():
-        if only is not None and only.get(name) is None:
+        if only is not None and name not in only:
             continue
         q = torch.randn(s["b"], s["h"], s["sq"], s["d"], device="cuda", dtype=s["dtype"])
         k = torch.randn(s["b"], s["h"], s["skv"], s["d"], device="cuda", dtype=s["dtype"])
         v = torch.randn_like(k)
         best = None
         for backend, ctx in backends():
-            if only is not None and backend != only[name]:
+            if only is not None and only[name] is not None and backend != only[name]:
                 continue
             try:
                 with ctx():
                     ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v), rounds)
             except RuntimeError as e:  # backend not available for this shape / GPU
-                print(f"  sdpa {backend:10s} {name}: unavailable ({str(e).splitlines()[0][:80]})")
+                if not quiet:
+                    print(f"  sdpa {backend:10s} {name}: unavailable ({str(e).splitlines()[0][:80]})")
                 continue
             gbs, tflops = measures(s, ms)
             again = " (again, after ours)" if only is not None else ""
-            print(f"  sdpa {backend:10s} {name}{again}: {ms:.4f} ms  {gbs:8.1f} GB/s  {tflops:7.3f} TFLOP/s")
+            if not quiet:
+                print(f"  sdpa {backend:10s} {name}{again}: {ms:.4f} ms  {gbs:8.1f} GB/s  {tflops:7.3f} TFLOP/s")
             if best is None or ms < best["ms"]:
                 best = dict(backend=backend, ms=ms, gbs=gbs, tflops=tflops)
         out[name] = best
     return out
 
 
-def run_ours(binary, rounds):
+def run_ours(binary, rounds, bench=None, check=True, quiet=False):
+    """bench_kernels_gpu's results by name: every benchmark, or those named like `bench`."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "ours.json")
-        subprocess.run([binary, "--json", path, "--rounds", str(rounds)], check=False)
+        args = [binary, "--json", path, "--rounds", str(rounds)] + (["--filter", bench] if bench else []) + \
+            ([] if check else ["--no-check"])
+        subprocess.run(args, check=False, stdout=subprocess.DEVNULL if quiet else None)
         with open(path) as f:
             return {r["name"]: r for r in json.load(f)}
+
+
+def interleave(binary, pairs, rounds, only):
+    """Each of our plain benchmarks and SDPA's fastest backend of its shape timed in turn, `pairs`
+    times (ours first checked against the float64 reference, then timed with --no-check): a GPU's
+    speed drifts by a few tenths of a percent over minutes (docs/perf.md), and a pair's two
+    timings are seconds apart. Prints each pair's ratio (SDPA's time / ours: above 1, ours is
+    faster), then their median, min and max."""
+    fastest = bench_sdpa(1, None if only is None else {only: None}, quiet=True)
+    for name, best in fastest.items():
+        if best is None or (only is not None and name != only):
+            continue
+        for kernel, bench in OURS[name]:
+            ratios = []
+            print(f"\n{name}: tilescope {kernel} and sdpa ({best['backend']}) in turn, {pairs} pairs of {rounds} round(s)")
+            for i in range(pairs):
+                r = run_ours(binary, rounds, bench, check=i == 0, quiet=True).get(bench)
+                if r is None or "error" in r:
+                    print(f"  pair {i + 1}: ours {'ERROR: ' + r['error'] if r else 'did not run'}")
+                    break
+                theirs = bench_sdpa(rounds, {name: best["backend"]}, quiet=True)[name]
+                ratios.append(theirs["ms"] / r["ms"])
+                print(f"  pair {i + 1}: ours {r['ms']:.4f} ms  sdpa {theirs['ms']:.4f} ms  {ratios[-1]:.4f}x")
+            if ratios:
+                ordered = sorted(ratios)
+                print(f"  {name} tilescope {kernel}: median {ordered[len(ordered) // 2]:.4f}x "
+                      f"(min {ordered[0]:.4f}x, max {ordered[-1]:.4f}x, {sum(x >= 1.0 for x in ratios)} of "
+                      f"{len(ratios)} pairs at or above 1.0x)")
 
 
 def check(directory):
@@ -170,14 +208,21 @@ def main():
     ap.add_argument("--ours", help="path to bench_kernels_gpu: run it and print one table")
     ap.add_argument("--check", metavar="DIR", help="check a `bench_kernels_gpu --dump DIR` directory")
     ap.add_argument("--rounds", type=int, default=1, help="time every benchmark N rounds, report the medians")
+    ap.add_argument("--interleave", type=int, metavar="N", help="with --ours: ours and SDPA in turn, N pairs")
+    ap.add_argument("--only", choices=sorted(SHAPES), help="with --interleave: just this shape")
     args = ap.parse_args()
     if args.rounds < 1:
         sys.exit("bench_sdpa.py: --rounds must be at least 1")
+    if args.interleave is not None and (args.interleave < 1 or not args.ours):
+        sys.exit("bench_sdpa.py: --interleave takes a count of 1 or more, and --ours")
     if not torch.cuda.is_available():
         sys.exit("bench_sdpa.py: no CUDA device visible to PyTorch")
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     if args.check:
         sys.exit(0 if check(args.check) else 1)
+    if args.interleave:
+        interleave(args.ours, args.interleave, args.rounds, args.only)
+        return
     sdpa = bench_sdpa(args.rounds)
     ours = run_ours(args.ours, args.rounds) if args.ours else {}
     # SDPA's fastest backend again after ours: a GPU's speed drifts over minutes (a few tenths of a

@@ -68,6 +68,7 @@ run() {
   step bench_kernels_again "$bin/bench_kernels_gpu" --no-check
   if python3 -c 'import torch' 2>/dev/null; then
     step bench_sdpa python3 scripts/bench_sdpa.py --ours "$bin/bench_kernels_gpu"
+    step bench_sdpa_pairs python3 scripts/bench_sdpa.py --ours "$bin/bench_kernels_gpu" --interleave 9 --rounds 3 --only splitk_decode
   fi
   return "$failed"
 }
