@@ -180,18 +180,24 @@ struct PartialSmem {
     return reinterpret_cast<T*>(base + kLayout.kv + w * kLayout.kv_bytes);
   }
   __device__ __forceinline__ T* v_tile(int w) const { return k_tile(w) + kWarpKeys * splitk_tile_ld(kD, sizeof(T)); }
-  // Warp w's O [bm][kD] for the merge, over its K and V once the warp has read them.
-  __device__ __forceinline__ float* warp_o(int w) const { return reinterpret_cast<float*>(k_tile(w)); }
+  // Warp w's O [bm][kD] for the merge, over its K and V once the warp has read them; or, for the
+  // per-tile events of a decode on tensor cores (one row, its scores and P in registers), over its
+  // score and P area, so that its K and V copies stay in flight through the event.
+  __device__ __forceinline__ float* warp_o(int w, bool over_scores = false) const {
+    return over_scores ? warp_s(w) : reinterpret_cast<float*>(k_tile(w));
+  }
   static_assert(kBM * kD * 4 <= kLayout.kv_bytes, "a warp's K and V hold its O");
 
-  // The block's state of row r, column c: the warps' states (O of each over its K and V) merged.
+  // The block's state of row r, column c: the warps' states (O of each where warp_o puts it) merged.
   // Always guarded: a warp that has seen no key of the row holds (-inf, 0, 0), which the block's
   // state does not show (masked_nan acts in the softmax, as in a kernel with one state per block).
-  __device__ __forceinline__ void merged(int r, int c, float& m_out, float& l_out, float& o_out) const {
-    float m_r = warp_m(0)[r], l_r = warp_l(0)[r], o_r = warp_o(0)[r * kD + c];
+  __device__ __forceinline__ void merged(int r, int c, float& m_out, float& l_out, float& o_out,
+                                         bool over_scores = false) const {
+    float m_r = warp_m(0)[r], l_r = warp_l(0)[r], o_r = warp_o(0, over_scores)[r * kD + c];
     TS_UNROLL
     for (int w = 1; w < kSplitkWarps; ++w)
-      device::merge_state(m_r, l_r, o_r, warp_m(w)[r], warp_l(w)[r], warp_o(w)[r * kD + c], true, false);
+      device::merge_state(m_r, l_r, o_r, warp_m(w)[r], warp_l(w)[r], warp_o(w, over_scores)[r * kD + c], true,
+                          false);
     m_out = m_r;
     l_out = l_r;
     o_out = o_r;
@@ -199,9 +205,11 @@ struct PartialSmem {
 };
 
 // The traced build's `splitk.tile` event: the split's running state after kv tile `tile` (the
-// `index`-th tile the block visits), the warps' states merged (their O over their K and V).
+// `index`-th tile the block visits), the warps' states merged (their O where PartialSmem::warp_o
+// puts it, over_scores or not).
 template <typename T, int kD>
-__device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int tile, int index) {
+__device__ __noinline__ void record_tile_state(const AttentionParams& p, char* smem, int tile, int index,
+                                               bool over_scores) {
   const PartialSmem<T, kD> sm{smem};
   const tilescope::EventSite site = tilescope::EventSite::here();
   const tilescope::Event event = tilescope::BlockProbe<true>(p.trace, site.block_linear())
@@ -211,7 +219,7 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, char* s
   for (int e = site.thread; e < b.rows * kD; e += kKernelThreads) {
     const int r = e / kD, c = e % kD;
     float m, l, o;
-    sm.merged(r, c, m, l, o);
+    sm.merged(r, c, m, l, o, over_scores);
     event.o_row(r)[c] = o;
     if (c == 0) {
       event.m()[r] = m;
@@ -285,6 +293,7 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
   constexpr int kRowVecs = kD / 8;
   constexpr int kCopies = kKw * kRowVecs / 32;
   constexpr int kKeyBlocks = kKw / 8;  // the scores' n-blocks of 8 keys
+  static_assert(kD <= 2 * kSplitkMaxBlockM * kKw, "a warp's score and P area holds its O row for the per-tile events");
   static_assert(kLd <= splitk_tile_ld(kD, 2) && kKw % 16 == 0 && kD % 16 == 0 && kCopies * 32 == kKw * kRowVecs &&
                     (kLd * 2) % 128 != 0 && (kLd * 2) % 16 == 0,
                 "decode on tensor cores: tile shape");
@@ -345,9 +354,10 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
   TS_UNROLL
   for (int n = 0; n < kD / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
   float m = device::kNegInf, l = 0.0f;
-  // The warp's state in shared memory, for the merge of the warps' states (PartialSmem::merged).
-  auto store_state = [&]() {
-    float* o_w = sm.warp_o(warp);
+  // The warp's state in shared memory, for the merge of the warps' states (PartialSmem::merged):
+  // its O over its K and V after the loop, over its score area for a per-tile event.
+  auto store_state = [&](bool over_scores) {
+    float* o_w = sm.warp_o(warp, over_scores);
     if (group == 0) {
       TS_UNROLL
       for (int n = 0; n < kD / 8; ++n) {
@@ -360,11 +370,11 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
       sm.warp_l(warp)[0] = l;
     }
   };
-  auto wait_for_older = [&]() {  // as the SIMT block's
-    if (tile_events)
-      tc::cp_async_wait_all();
-    else
-      tc::cp_async_wait_group<1>();
+  // The copies in flight: K of tile t, then V of tile t, as the loop starts tile t; K of t + 1
+  // and V of t after the scores. Unlike the SIMT block's, a per-tile event here leaves them in
+  // flight: it keeps the warps' O over their score areas, which this path does not use.
+  auto wait_for_older = [&]() {
+    tc::cp_async_wait_group<1>();
     __syncwarp();
   };
   const int mat = lane / 8, mat_row = lane % 8;  // ldmatrix: lane 8 mat + r passes row r of matrix mat
@@ -388,7 +398,7 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
       }
     }
     __syncwarp();  // every lane has read K
-    if (!tile_events) copy_rows(t + 1, k_st, k, k_row_stride);  // during the softmax and P V
+    copy_rows(t + 1, k_st, k, k_row_stride);  // during the softmax and P V
 
     // Online softmax of the row's scores: a lane's two keys of each n-block, the quad's shuffles.
     float x[2 * kKeyBlocks];
@@ -442,19 +452,18 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
     }
     __syncwarp();  // every lane has read V
     if constexpr (Traits::kTrace) {
-      if (tile_events) {  // as the SIMT block's
-        store_state();
+      if (tile_events) {
+        store_state(true);
         __syncthreads();
-        record_tile_state<T, kD>(p, sm.base, t, t - visited.begin);
-        __syncthreads();
-        copy_rows(t + 1, k_st, k, k_row_stride);
+        record_tile_state<T, kD>(p, sm.base, t, t - visited.begin, true);
+        __syncthreads();  // every warp's state is read before the next tile's event writes it
       }
     }
     copy_rows(t + 1, v_st, v, v_row_stride);  // during the next tile's scores
   }
   tc::cp_async_wait_all();
   __syncwarp();
-  store_state();
+  store_state(false);
   __syncthreads();
   write_block_state<T, kD, kVariant>(p, sm, coords, 1, true, visited);
 }
@@ -754,7 +763,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
         if (tile_events) {
           store_o();  // the block's state after this tile: each warp's O over its K and V
           __syncthreads();
-          record_tile_state<T, kD>(p, sm.base, t, t - visited.begin);
+          record_tile_state<T, kD>(p, sm.base, t, t - visited.begin, false);
           __syncthreads();
           copy_rows(t + 1, k_st, k, k_row_stride);
         }
