@@ -233,6 +233,33 @@ __device__ __noinline__ void record_tile_state(const AttentionParams& p, char* s
                                       index, site.block_linear()));
 }
 
+// A warp's rows of kv tile t of K or V (`src`, rows `stride` apart) into its buffer `dst`, rows
+// kLd elements apart, as one commit group: 16-byte copies through L1, consecutive lanes on
+// consecutive vectors of a row; keys past seq_kv are zero-filled (masked keys multiply zeros,
+// never stale NaN). A tile at or past `end` (the visited tiles') commits an empty group, so that
+// every wait counts the same groups.
+template <typename T, int kD, int kLd>
+__device__ __forceinline__ void copy_warp_rows(T* dst, const T* src, int64_t stride, int t, int end, int warp,
+                                               int lane, int64_t seq_kv) {
+  constexpr int kBN = splitk_block_n(kD), kKw = splitk_warp_keys(kD);
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements one cp.async moves
+  constexpr int kRowVecs = kD / kVec;
+  constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies a tile
+  static_assert(kCopies * 32 == kKw * kRowVecs, "a warp's rows are whole copies of its lanes");
+  if (t < end) {
+    const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
+    TS_UNROLL
+    for (int i = 0; i < kCopies; ++i) {
+      const int e = lane + 32 * i;
+      const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
+      const int64_t key = key0 + row;
+      const bool in = key < seq_kv;
+      tc::cp_async_ca_zfill<16>(dst + row * kLd + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
+    }
+  }
+  tc::cp_async_commit_group();
+}
+
 // After the kv loop, every warp's state in shared memory (its m and l, its O over its K and V):
 // the split's state, the warps' states merged, one buffer row per (query, split); at one split
 // also the output, as the reduce would write it (splitk_reduce.cuh: merging one state into the
@@ -290,12 +317,10 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
   constexpr int kBN = splitk_block_n(kD);
   constexpr int kKw = Smem::kWarpKeys;
   constexpr int kLd = kD + 8;  // elements between rows of a K or V buffer
-  constexpr int kRowVecs = kD / 8;
-  constexpr int kCopies = kKw * kRowVecs / 32;
   constexpr int kKeyBlocks = kKw / 8;  // the scores' n-blocks of 8 keys
   static_assert(kD <= 2 * kSplitkMaxBlockM * kKw, "a warp's score and P area holds its O row for the per-tile events");
-  static_assert(kLd <= splitk_tile_ld(kD, 2) && kKw % 16 == 0 && kD % 16 == 0 && kCopies * 32 == kKw * kRowVecs &&
-                    (kLd * 2) % 128 != 0 && (kLd * 2) % 16 == 0,
+  // Rows an odd number of 16-byte chunks apart: the 8 rows of an ldmatrix phase in 8 bank groups.
+  static_assert(kLd <= splitk_tile_ld(kD, 2) && kKw % 16 == 0 && kD % 16 == 0 && kLd * 2 % 32 == 16,
                 "decode on tensor cores: tile shape");
 
   TS_DYNAMIC_SHARED(float, smem_floats);
@@ -314,23 +339,10 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
   const T* k = static_cast<const T*>(p.k) + coords.batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + coords.batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
 
-  // As the SIMT block's copy_rows: 16-byte copies, keys past seq_kv zero-filled, an empty group
-  // for a tile past the visited ones.
   T* const k_st = sm.k_tile(warp);
   T* const v_st = sm.v_tile(warp);
   auto copy_rows = [&](int t, T* dst, const T* src, int64_t stride) {
-    if (t < visited.end) {
-      const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
-      TS_UNROLL
-      for (int i = 0; i < kCopies; ++i) {
-        const int e = lane + 32 * i;
-        const int row = e / kRowVecs, col = (e % kRowVecs) * 8;
-        const int64_t key = key0 + row;
-        const bool in = key < seq_kv;
-        tc::cp_async_ca_zfill<16>(dst + row * kLd + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
-      }
-    }
-    tc::cp_async_commit_group();
+    copy_warp_rows<T, kD, kLd>(dst, src, stride, t, visited.end, warp, lane, seq_kv);
   };
   copy_rows(visited.begin, k_st, k, k_row_stride);
   copy_rows(visited.begin, v_st, v, v_row_stride);
@@ -484,9 +496,6 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   constexpr int kKw = Smem::kWarpKeys;   // a warp's keys of each kv tile
   constexpr int kLD = qkv_tile_ld(kD);
   constexpr int kLK = splitk_tile_ld(kD, static_cast<int>(sizeof(T)));  // K and V rows, elements of T
-  constexpr int kVec = 16 / static_cast<int>(sizeof(T));             // elements one cp.async moves
-  constexpr int kRowVecs = kD / kVec;
-  constexpr int kCopies = kKw * kRowVecs / 32;  // a lane's copies of K (and as many of V) a tile
   // Scores: kParts lanes per (row, key), each over kD / kParts columns (every kParts-th 8-column
   // chunk from its part's), summed by shuffles.
   constexpr int kParts = splitk_score_parts(kD);
@@ -497,7 +506,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   constexpr int kScoreSteps = kKw * kParts / 32;  // per row
   constexpr int kKeysPerLane = (kKw + 31) / 32;   // softmax
   constexpr int kCols = kD / 32;                  // P V: a lane's columns
-  static_assert(kCopies * 32 == kKw * kRowVecs && kScoreSteps * 32 == kKw * kParts &&
+  static_assert(kScoreSteps * 32 == kKw * kParts &&
                     kPartCols % 16 == 0 && kCols * 32 == kD && kKw * kSplitkWarps == kBN,
                 "tile shape");
 
@@ -532,25 +541,10 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
   const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
 
-  // This warp's rows of tile t of K (or V: `src` and `stride`) into `dst`, one commit group:
-  // 16-byte copies, consecutive lanes on consecutive vectors of a row; keys past seq_kv are
-  // zero-filled (masked keys multiply zeros, never stale NaN). A tile past the visited ones
-  // commits an empty group, so that every wait below counts the same groups.
   T* const k_st = sm.k_tile(warp);
   T* const v_st = sm.v_tile(warp);
   auto copy_rows = [&](int t, T* dst, const T* src, int64_t stride) {
-    if (t < visited.end) {
-      const int64_t key0 = static_cast<int64_t>(t) * kBN + warp * kKw;
-      TS_UNROLL
-      for (int i = 0; i < kCopies; ++i) {
-        const int e = lane + 32 * i;
-        const int row = e / kRowVecs, col = (e % kRowVecs) * kVec;
-        const int64_t key = key0 + row;
-        const bool in = key < seq_kv;
-        tc::cp_async_ca_zfill<16>(dst + row * kLK + col, src + (in ? key : 0) * stride + col, in ? 16u : 0u);
-      }
-    }
-    tc::cp_async_commit_group();
+    copy_warp_rows<T, kD, kLK>(dst, src, stride, t, visited.end, warp, lane, seq_kv);
   };
   // The first tile's copies fly while Q is loaded.
   copy_rows(visited.begin, k_st, k, k_row_stride);
