@@ -124,7 +124,9 @@ def run_ours(binary, rounds, bench=None, check=True, quiet=False):
         path = os.path.join(tmp, "ours.json")
         args = [binary, "--json", path, "--rounds", str(rounds)] + (["--filter", bench] if bench else []) + \
             ([] if check else ["--no-check"])
-        subprocess.run(args, check=False, stdout=subprocess.DEVNULL if quiet else None)
+        rc = subprocess.run(args, check=False, stdout=subprocess.DEVNULL if quiet else None).returncode
+        if not os.path.exists(path):
+            sys.exit(f"bench_sdpa.py: {binary} wrote no results (exit status {rc})")
         with open(path) as f:
             return {r["name"]: r for r in json.load(f)}
 
