@@ -39,7 +39,8 @@ struct CaptureOptions {
   std::vector<std::string> input_files;
   std::string distribution = "normal", preset = "none";
   double input_scale = 1.0;
-  std::string trace_batch, trace_head, trace_queries, stages;
+  std::string trace_batch, trace_head, trace_queries;
+  std::optional<std::string> stages;  // given empty: an error, not every stage
   std::string tile_events = "auto";
   std::string window;  // "L,R"; empty: no window
   int64_t capacity = TraceRequest{}.capacity_events;
@@ -132,9 +133,9 @@ CaptureSpec spec_from(const CaptureOptions& o) {
   std::tie(f.batch_begin, f.batch_end) = parse_index_range(o.trace_batch, CaptureField::trace_batch);
   std::tie(f.head_begin, f.head_end) = parse_index_range(o.trace_head, CaptureField::trace_heads);
   std::tie(f.query_begin, f.query_end) = parse_index_range(o.trace_queries, CaptureField::trace_queries);
-  if (!o.stages.empty()) {
+  if (o.stages) {
     try {
-      f.stage_mask = stage_mask_from_names(o.stages, kernel_stage_table(spec.config.kernel));
+      f.stage_mask = stage_mask_from_names(*o.stages, kernel_stage_table(spec.config.kernel));
     } catch (const CaptureError& e) {
       throw CaptureError(CaptureField::trace_stages, e.what());
     }

@@ -85,6 +85,11 @@ uint64_t stage_mask_from_names(std::string_view text, const std::vector<StageInf
     // Blanks around a name, as around an index range's numbers: "final, splitk.reduce".
     while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
     while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
+    if (name.empty())
+      throw CaptureError(std::string(text.find_first_not_of(" \t,") == std::string_view::npos ? "no stage named"
+                                                                                                : "an empty stage name") +
+                         " in the stage list '" + std::string(text) + "' (this kernel's stages: " + table_names(stages) +
+                         ")");
     bool found = false;
     for (size_t s = 0; s < stages.size() && s < 64; ++s)
       if (name == stages[s].name) {
