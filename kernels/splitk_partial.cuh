@@ -117,6 +117,19 @@ struct PartialBlock {
   __device__ __forceinline__ int64_t first_buffer_row(const AttentionParams& p) const {
     return ((static_cast<int64_t>(batch) * p.heads + head) * p.seq_q + q0) * p.num_splits + split;
   }
+  // The block's first query row, and its kv head's first key and value rows.
+  template <typename T>
+  __device__ __forceinline__ const T* q_rows(const AttentionParams& p) const {
+    return static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride + q0 * p.q_row_stride;
+  }
+  template <typename T>
+  __device__ __forceinline__ const T* k_rows(const AttentionParams& p) const {
+    return static_cast<const T*>(p.k) + batch * p.k_batch_stride + kv_head * p.k_head_stride;
+  }
+  template <typename T>
+  __device__ __forceinline__ const T* v_rows(const AttentionParams& p) const {
+    return static_cast<const T*>(p.v) + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+  }
 };
 
 // The traced build's `splitk.partial` event, written after the split's state: its payload is
@@ -334,10 +347,9 @@ __device__ __forceinline__ void decode_block_on_tensor_cores(const AttentionPara
   const float scale = p.scale, softcap_value = p.softcap, softcap_inv = p.softcap_inv;
   const bool softcap = softcap_value > 0.0f;
   const bool tile_events = Traits::kTrace && p.tile_events != 0 && p.trace.headers != nullptr;
-  const T* q = static_cast<const T*>(p.q) + coords.batch * p.q_batch_stride + coords.head * p.q_head_stride +
-               coords.q0 * p.q_row_stride;
-  const T* k = static_cast<const T*>(p.k) + coords.batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
-  const T* v = static_cast<const T*>(p.v) + coords.batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
+  const T* q = coords.q_rows<T>(p);
+  const T* k = coords.k_rows<T>(p);
+  const T* v = coords.v_rows<T>(p);
 
   T* const k_st = sm.k_tile(warp);
   T* const v_st = sm.v_tile(warp);
@@ -517,7 +529,7 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
   const splitk_detail::PartialBlock coords = splitk_detail::PartialBlock::at(blockIdx, p);
-  const int q_tile = coords.q_tile, head = coords.head, batch = coords.batch, rows = coords.rows;
+  const int q_tile = coords.q_tile, rows = coords.rows;
   const int64_t q0 = coords.q0;
   const bool guard = !Traits::has(p, Fault::masked_nan);
   const bool stale = Traits::has(p, Fault::stale_accumulator);
@@ -536,10 +548,9 @@ __device__ __forceinline__ void partial_block(const AttentionParams& p) {
   const bool softcap = softcap_value > 0.0f;
   const bool tile_events = Traits::kTrace && p.tile_events != 0 && p.trace.headers != nullptr;
 
-  const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride +
-               q0 * p.q_row_stride;
-  const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + coords.kv_head * p.k_head_stride;
-  const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + coords.kv_head * p.v_head_stride;
+  const T* q = coords.q_rows<T>(p);
+  const T* k = coords.k_rows<T>(p);
+  const T* v = coords.v_rows<T>(p);
 
   T* const k_st = sm.k_tile(warp);
   T* const v_st = sm.v_tile(warp);
