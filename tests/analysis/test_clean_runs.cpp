@@ -291,6 +291,41 @@ TEST(CleanRuns, PartialTracesCompareWhatWasTraced) {
   }
 }
 
+// One recorded O value off by 3 x its O / l bar in the first tile event of a split (whose input
+// is the empty state): the row goes wrong by itself in O / l, which the row check judges beside raw
+// O, whose bar may be wider. The measurement names O wrong, as the first divergence does (was:
+// "m, l and O right;  wrong", naming nothing, where only raw O was judged).
+TEST(CleanRuns, ARowWrongInOOverLAloneIsSaidToHaveOWrong) {
+  TS_SEEDED(seed);
+  test::LaunchSpec spec;
+  spec.config = make_config(KernelKind::splitk, Fault::none, DType::f32, 64, 1, 700, false, 3, 1, 2);
+  spec.seed = seed;
+  spec.tile_events = true;
+  const RunView run = test::launch_run(spec);
+  const AnalysisReport clean = analyze_run(run);
+  expect_clean(clean, "before the edit");
+  const int32_t tile = run.stage_index("splitk.tile");
+  ASSERT_GE(tile, 0);
+  size_t event = run.num_events();
+  for (size_t i = 0; i < run.num_events() && event == run.num_events(); ++i)
+    if (run.headers[i].stage == tile && run.headers[i].step == 0) event = i;
+  ASSERT_LT(event, run.num_events());
+  EditableRun e = editable(run);
+  const size_t row = event * static_cast<size_t>(run.max_rows), d = static_cast<size_t>(run.head_dim);
+  const double l = (*e.l)[row];
+  (*e.o)[row * d + 5] += static_cast<float>(3.0 * clean.tolerance.for_stage(run.stages[static_cast<size_t>(tile)]).o_norm.atol * l);
+  const AnalysisReport r = analyze_run(e.view);
+  ASSERT_EQ(r.verdict, Verdict::divergence);
+  EXPECT_NE(r.symptom.line.find("goes wrong by itself"), std::string::npos) << r.symptom.line;
+  const auto q = std::find_if(r.symptom.findings.begin(), r.symptom.findings.end(),
+                              [](const Finding& f) { return f.id == "quantities"; });
+  ASSERT_NE(q, r.symptom.findings.end()) << r.symptom.line;
+  EXPECT_NE(q->text.find("m and l right; O wrong"), std::string::npos) << q->text;
+  EXPECT_EQ(q->numbers.at("o_wrong"), 1.0);
+  EXPECT_EQ(q->numbers.at("m_wrong"), 0.0);
+  EXPECT_EQ(q->numbers.at("l_wrong"), 0.0);
+}
+
 TEST(CleanRuns, TracesAreInTheKernelsOwnOrder) {
   TS_SEEDED(seed);
   for (KernelKind k : {KernelKind::fa1, KernelKind::splitk}) {

@@ -34,6 +34,7 @@ struct WrongRow {
   double prev_m = -INFINITY;    // the previous state's m (extend steps)
   std::vector<double> to, po;   // O
   double m_bar = 0, l_bar = 0, o_bar = 0;
+  double o_norm_bar = 0;        // O / l of an unnormalised row, which the row check judges too
   bool nan = false, pos_inf = false, neg_inf = false, no_key_state = false, expected_empty = false;
 };
 
@@ -172,6 +173,12 @@ std::vector<WrongRow> collect_rows(const LocalReplay& replay, int32_t stage, boo
       w.m_bar = bars.m.bar(std::isfinite(w.pm) ? std::fabs(w.pm) : 0.0, l_ref);
       w.l_bar = bars.l.bar(l_ref, l_ref);
       w.o_bar = (w.normalized ? bars.o_norm : bars.o_raw).bar(o_scale, l_ref);
+      if (!w.normalized) {
+        double norm_scale = 0;
+        for (double x : w.po)
+          if (std::isfinite(x) && w.pl != 0.0) norm_scale = std::max(norm_scale, std::fabs(x / w.pl));
+        w.o_norm_bar = bars.o_norm.bar(norm_scale, l_ref);
+      }
       const float sm = ev.m[ri], sl = ev.l[ri];
       auto note = [&](float x) {
         if (std::isnan(x)) w.nan = true;
@@ -256,6 +263,10 @@ std::vector<Finding> measure_error_shape(const LocalReplay& replay, int32_t stag
       for (size_t c = 0; c < w.to.size(); ++c) {
         q.o.push_back({w.to[c], w.po[c], w.o_bar});
         q.o_wrong = q.o_wrong || off(w.to[c], w.po[c], w.o_bar);
+        // As LocalReplay::check_row judges an unnormalised row: its O / l too, whose bar may be the
+        // tighter one (a row wrong by itself in O / l alone had "m, l and O right", naming nothing).
+        if (!w.normalized && w.tl != 0.0 && w.pl != 0.0)
+          q.o_wrong = q.o_wrong || off(w.to[c] / w.tl, w.po[c] / w.pl, w.o_norm_bar);
       }
     }
     return q;
